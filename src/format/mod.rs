@@ -1,0 +1,3 @@
+//! Text and table renderers/parsers for benchmark reports.
+
+pub mod text;

@@ -1,0 +1,31 @@
+//! # servebench
+//!
+//! Schemas, timing collectors, metric computations, comparisons and report renderers for
+//! LLM-serving benchmarks (vLLM, SGLang, TGI, …), plus an embedded simulated H200 engine so
+//! the whole pipeline runs on any laptop.
+//!
+//! The modules follow the pipeline:
+//!
+//! | stage | module |
+//! |---|---|
+//! | what to send | [`profile`] |
+//! | the result schema | [`result`] |
+//! | per-request raw timings | [`record`] |
+//! | reports as text (GPUStack and vLLM styles) | [`format`] |
+//!
+//! ```
+//! use servebench::profile::Profile;
+//! let p = Profile::preset("sharegpt").unwrap();
+//! assert_eq!(p.total_requests, 1000);
+//! ```
+#![deny(missing_docs)]
+#![forbid(unsafe_code)]
+
+pub mod format;
+pub mod profile;
+pub mod record;
+pub mod result;
+
+pub use profile::Profile;
+pub use record::{Chunk, Outcome, RequestRecord};
+pub use result::{BenchmarkResult, Convention, Summary};

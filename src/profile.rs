@@ -1,0 +1,456 @@
+//! Load profiles: what a benchmark sends (dataset, rate, request count, concurrency cap),
+//! the seed study's presets, and the guidellm commands that run them.
+//!
+//! A [`Profile`] serializes with the key names GPUStack's profile lists use
+//! (`dataset_name`, `dataset_input_tokens`, `dataset_output_tokens`, `dataset_seed`,
+//! `request_rate`, `total_requests`):
+//!
+//! ```
+//! use servebench::profile::Profile;
+//! let p = Profile::preset("throughput").unwrap();
+//! let json = serde_json::to_string(&p).unwrap();
+//! assert!(json.contains(r#""dataset_name":"Random""#));
+//! assert!(json.contains(r#""dataset_input_tokens":1024"#));
+//! let back: Profile = serde_json::from_str(&json).unwrap();
+//! assert_eq!(back, p);
+//! ```
+
+use std::fmt;
+use std::path::PathBuf;
+
+use serde::{Deserialize, Serialize};
+
+/// File name of the ShareGPT dataset the seed's commands read.
+pub const SHAREGPT_FILE: &str = "ShareGPT_V3_unfiltered_cleaned_split.json";
+
+/// What prompts a profile sends.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Dataset {
+    /// Conversations from a ShareGPT JSON file (`None`: the conventional
+    /// `./ShareGPT_V3_unfiltered_cleaned_split.json`, or servebench's built-in length
+    /// distribution when the file is absent).
+    ShareGpt {
+        /// Path to the dataset file, if given.
+        path: Option<PathBuf>,
+    },
+    /// Synthetic prompts of a fixed token length.
+    Random {
+        /// Prompt tokens per request.
+        input_tokens: u64,
+        /// Output tokens per request (sent as `max_tokens` with `ignore_eos`).
+        output_tokens: u64,
+        /// Random seed.
+        seed: u64,
+    },
+}
+
+/// A load profile. Construct one directly, or take a [`preset`](Profile::preset).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(try_from = "ProfileWire", into = "ProfileWire")]
+pub struct Profile {
+    /// Preset name (`sharegpt`, `throughput`, …) or a user's name; `None` for ad-hoc profiles.
+    pub name: Option<String>,
+    /// The prompts.
+    pub dataset: Dataset,
+    /// Requests per second the client schedules (the seed's 1000 means "as fast as the
+    /// concurrency cap allows").
+    pub request_rate: f64,
+    /// Number of requests to send.
+    pub total_requests: u64,
+    /// Client-side cap on requests in flight, if any.
+    pub max_concurrency: Option<u64>,
+}
+
+/// Names of the built-in presets, in the seed's order (plus GPUStack's Latency preset).
+pub const PRESET_NAMES: [&str; 5] = [
+    "sharegpt",
+    "throughput",
+    "long-context",
+    "generation-heavy",
+    "latency",
+];
+
+/// Error for an unknown preset name or a malformed profile.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum ProfileError {
+    /// No preset with that name.
+    #[error("unknown profile `{0}` (known: sharegpt, throughput, long-context, generation-heavy, latency)")]
+    UnknownPreset(String),
+    /// `dataset_name` is neither ShareGPT nor Random.
+    #[error("unknown dataset_name `{0}` (expected ShareGPT or Random)")]
+    UnknownDataset(String),
+    /// A Random dataset without its token counts.
+    #[error("dataset_name Random needs `{0}`")]
+    MissingField(&'static str),
+    /// The rate is not a positive finite number.
+    #[error("request_rate must be a positive number, got {0}")]
+    BadRate(f64),
+}
+
+fn random(input_tokens: u64, output_tokens: u64) -> Dataset {
+    Dataset::Random {
+        input_tokens,
+        output_tokens,
+        seed: 42,
+    }
+}
+
+impl Profile {
+    /// A built-in preset by name: `sharegpt`, `throughput`, `long-context`,
+    /// `generation-heavy` (the seed's four) or `latency` (GPUStack's Random 128/128 at 1 req/s).
+    ///
+    /// ```
+    /// use servebench::profile::{Dataset, Profile};
+    /// let p = Profile::preset("long-context").unwrap();
+    /// assert_eq!(p.total_requests, 100);
+    /// assert!(matches!(p.dataset, Dataset::Random { input_tokens: 32000, output_tokens: 100, seed: 42 }));
+    /// assert!(Profile::preset("nope").is_err());
+    /// ```
+    pub fn preset(name: &str) -> Result<Profile, ProfileError> {
+        let (dataset, rate, total) = match name {
+            "sharegpt" => (Dataset::ShareGpt { path: None }, 1000.0, 1000),
+            "throughput" => (random(1024, 128), 1000.0, 1000),
+            "long-context" => (random(32000, 100), 1000.0, 100),
+            "generation-heavy" => (random(1000, 2000), 1000.0, 200),
+            "latency" => (random(128, 128), 1.0, 100),
+            other => return Err(ProfileError::UnknownPreset(other.to_string())),
+        };
+        Ok(Profile {
+            name: Some(name.to_string()),
+            dataset,
+            request_rate: rate,
+            total_requests: total,
+            max_concurrency: None,
+        })
+    }
+
+    /// All presets, in [`PRESET_NAMES`] order.
+    pub fn presets() -> Vec<Profile> {
+        PRESET_NAMES
+            .iter()
+            .filter_map(|n| Profile::preset(n).ok())
+            .collect()
+    }
+
+    /// The seed's four study profiles (without `latency`).
+    pub fn seed_study() -> Vec<Profile> {
+        PRESET_NAMES[..4]
+            .iter()
+            .filter_map(|n| Profile::preset(n).ok())
+            .collect()
+    }
+
+    /// The heading the seed uses for this profile ("ShareGPT", "Throughput", "Long Context",
+    /// "Generation Heavy", "Latency"); for other names the name itself.
+    pub fn title(&self) -> String {
+        match self.name.as_deref() {
+            Some("sharegpt") => "ShareGPT".into(),
+            Some("throughput") => "Throughput".into(),
+            Some("long-context") => "Long Context".into(),
+            Some("generation-heavy") => "Generation Heavy".into(),
+            Some("latency") => "Latency".into(),
+            Some(other) => other.to_string(),
+            None => match &self.dataset {
+                Dataset::ShareGpt { .. } => "ShareGPT".into(),
+                Dataset::Random {
+                    input_tokens,
+                    output_tokens,
+                    ..
+                } => format!("Random {input_tokens}/{output_tokens}"),
+            },
+        }
+    }
+
+    /// The seed's "Open-Source Replacement" command (`guidellm benchmark …`, guidellm ≤ 0.7),
+    /// with `target` and `model_path` filled in. Pass `"${target}"` and `"${model_path}"` to
+    /// get the template as the seed prints it.
+    ///
+    /// ```
+    /// use servebench::profile::Profile;
+    /// let cmd = Profile::preset("throughput").unwrap().guidellm_command("${target}", "${model_path}");
+    /// assert_eq!(cmd, "guidellm benchmark \\\n  --target ${target} \\\n  --profile constant \\\n  --rate 1000 \\\n  --max-requests 1000 \\\n  --processor ${model_path} \\\n  --data \"prompt_tokens=1024,output_tokens=128\" \\\n  --random-seed 42");
+    /// ```
+    pub fn guidellm_command(&self, target: &str, model_path: &str) -> String {
+        let mut lines = vec![
+            "guidellm benchmark".to_string(),
+            format!("  --target {target}"),
+            "  --profile constant".to_string(),
+            format!("  --rate {}", fmt_rate(self.request_rate)),
+            format!("  --max-requests {}", self.total_requests),
+            format!("  --processor {model_path}"),
+        ];
+        match &self.dataset {
+            Dataset::ShareGpt { path } => lines.push(format!("  --data {}", sharegpt_arg(path))),
+            Dataset::Random {
+                input_tokens,
+                output_tokens,
+                seed,
+            } => {
+                lines.push(format!(
+                    "  --data \"prompt_tokens={input_tokens},output_tokens={output_tokens}\""
+                ));
+                lines.push(format!("  --random-seed {seed}"));
+            }
+        }
+        if let Some(c) = self.max_concurrency {
+            lines.insert(5, format!("  --max-concurrency {c}"));
+        }
+        lines.join(" \\\n")
+    }
+
+    /// The same run in guidellm 0.8's `guidellm run` syntax (registry-typed `kind=…`
+    /// arguments), with `model_path` as the tokenizer.
+    ///
+    /// ```
+    /// use servebench::profile::Profile;
+    /// let cmd = Profile::preset("latency").unwrap().guidellm_run_command("http://127.0.0.1:8000", "/models/qwen");
+    /// assert!(cmd.starts_with("guidellm run \\\n  --backend kind=openai_http,target=http://127.0.0.1:8000 \\\n"));
+    /// assert!(cmd.contains("--profile kind=constant,rate=1 \\\n"));
+    /// assert!(cmd.contains("--data kind=synthetic_text,prompt_tokens=128,output_tokens=128"));
+    /// ```
+    pub fn guidellm_run_command(&self, target: &str, model_path: &str) -> String {
+        let mut lines = vec![
+            "guidellm run".to_string(),
+            format!("  --backend kind=openai_http,target={target}"),
+            format!("  --tokenizer kind=hf_auto,model={model_path}"),
+            format!(
+                "  --profile kind=constant,rate={}",
+                fmt_rate(self.request_rate)
+            ),
+            format!(
+                "  --constraint kind=max_requests,count={}",
+                self.total_requests
+            ),
+        ];
+        if let Some(c) = self.max_concurrency {
+            lines.push(format!("  --constraint kind=max_concurrency,count={c}"));
+        }
+        match &self.dataset {
+            Dataset::ShareGpt { path } => lines.push(format!("  --data {}", sharegpt_arg(path))),
+            Dataset::Random {
+                input_tokens,
+                output_tokens,
+                seed,
+            } => {
+                lines.push(format!("  --seed kind=static,value={seed}"));
+                lines.push(format!(
+                    "  --data kind=synthetic_text,prompt_tokens={input_tokens},output_tokens={output_tokens}"
+                ));
+            }
+        }
+        lines.join(" \\\n")
+    }
+}
+
+fn sharegpt_arg(path: &Option<PathBuf>) -> String {
+    match path {
+        Some(p) => p.display().to_string(),
+        None => format!("./{SHAREGPT_FILE}"),
+    }
+}
+
+/// Formats a rate the way the seed writes it: integers without decimals.
+fn fmt_rate(rate: f64) -> String {
+    if rate.fract() == 0.0 && rate.abs() < 1e15 {
+        format!("{}", rate as i64)
+    } else {
+        format!("{rate}")
+    }
+}
+
+impl fmt::Display for Profile {
+    /// The seed's profile listing (`dataset_name: Random` …), one key per line.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match &self.dataset {
+            Dataset::ShareGpt { .. } => writeln!(f, "dataset_name: ShareGPT")?,
+            Dataset::Random {
+                input_tokens,
+                output_tokens,
+                seed,
+            } => {
+                writeln!(f, "dataset_name: Random")?;
+                writeln!(f, "dataset_input_tokens: {input_tokens}")?;
+                writeln!(f, "dataset_output_tokens: {output_tokens}")?;
+                writeln!(f, "dataset_seed: {seed}")?;
+            }
+        }
+        writeln!(f, "request_rate: {}", fmt_rate(self.request_rate))?;
+        write!(f, "total_requests: {}", self.total_requests)?;
+        if let Some(c) = self.max_concurrency {
+            write!(f, "\nmax_concurrency: {c}")?;
+        }
+        Ok(())
+    }
+}
+
+/// A rate on the wire: integers stay integers (`1000`), others are floats.
+#[derive(Debug, Clone, Copy, Serialize, Deserialize)]
+#[serde(untagged)]
+enum WireRate {
+    Int(u64),
+    Float(f64),
+}
+
+/// The flat, seed-keyed serde form of a [`Profile`].
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct ProfileWire {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    name: Option<String>,
+    dataset_name: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    dataset_path: Option<PathBuf>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    dataset_input_tokens: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    dataset_output_tokens: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    dataset_seed: Option<u64>,
+    request_rate: WireRate,
+    total_requests: u64,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    max_concurrency: Option<u64>,
+}
+
+impl From<Profile> for ProfileWire {
+    fn from(p: Profile) -> Self {
+        let rate =
+            if p.request_rate.fract() == 0.0 && p.request_rate >= 0.0 && p.request_rate < 1e15 {
+                WireRate::Int(p.request_rate as u64)
+            } else {
+                WireRate::Float(p.request_rate)
+            };
+        let mut w = ProfileWire {
+            name: p.name,
+            dataset_name: String::new(),
+            dataset_path: None,
+            dataset_input_tokens: None,
+            dataset_output_tokens: None,
+            dataset_seed: None,
+            request_rate: rate,
+            total_requests: p.total_requests,
+            max_concurrency: p.max_concurrency,
+        };
+        match p.dataset {
+            Dataset::ShareGpt { path } => {
+                w.dataset_name = "ShareGPT".into();
+                w.dataset_path = path;
+            }
+            Dataset::Random {
+                input_tokens,
+                output_tokens,
+                seed,
+            } => {
+                w.dataset_name = "Random".into();
+                w.dataset_input_tokens = Some(input_tokens);
+                w.dataset_output_tokens = Some(output_tokens);
+                w.dataset_seed = Some(seed);
+            }
+        }
+        w
+    }
+}
+
+impl TryFrom<ProfileWire> for Profile {
+    type Error = ProfileError;
+    fn try_from(w: ProfileWire) -> Result<Self, ProfileError> {
+        let rate = match w.request_rate {
+            WireRate::Int(i) => i as f64,
+            WireRate::Float(f) => f,
+        };
+        if !(rate.is_finite() && rate > 0.0) {
+            return Err(ProfileError::BadRate(rate));
+        }
+        let dataset = match w.dataset_name.to_ascii_lowercase().as_str() {
+            "sharegpt" => Dataset::ShareGpt {
+                path: w.dataset_path,
+            },
+            "random" => Dataset::Random {
+                input_tokens: w
+                    .dataset_input_tokens
+                    .ok_or(ProfileError::MissingField("dataset_input_tokens"))?,
+                output_tokens: w
+                    .dataset_output_tokens
+                    .ok_or(ProfileError::MissingField("dataset_output_tokens"))?,
+                seed: w.dataset_seed.unwrap_or(42),
+            },
+            _ => return Err(ProfileError::UnknownDataset(w.dataset_name)),
+        };
+        Ok(Profile {
+            name: w.name,
+            dataset,
+            request_rate: rate,
+            total_requests: w.total_requests,
+            max_concurrency: w.max_concurrency,
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn seed_profile_listing_matches_the_document() {
+        let seed = std::fs::read_to_string("tests/fixtures/seed.txt").unwrap();
+        for p in Profile::seed_study() {
+            let listing = p.to_string();
+            assert!(
+                seed.contains(&listing),
+                "seed lacks listing for {}:\n{listing}",
+                p.title()
+            );
+        }
+    }
+
+    #[test]
+    fn seed_open_source_replacement_commands_match() {
+        let seed = std::fs::read_to_string("tests/fixtures/seed.txt").unwrap();
+        let sharegpt = Profile::preset("sharegpt")
+            .unwrap()
+            .guidellm_command("${target}", "${model_path}")
+            .replace("--rate 1000", "--rate ${request_rate}")
+            .replace("--max-requests 1000", "--max-requests ${total_requests}");
+        assert!(seed.contains(&sharegpt), "{sharegpt}");
+        let random = Profile::preset("throughput")
+            .unwrap()
+            .guidellm_command("${target}", "${model_path}")
+            .replace("--rate 1000", "--rate ${request_rate}")
+            .replace("--max-requests 1000", "--max-requests ${total_requests}")
+            .replace(
+                "prompt_tokens=1024",
+                "prompt_tokens=${dataset_input_tokens}",
+            )
+            .replace(
+                "output_tokens=128",
+                "output_tokens=${dataset_output_tokens}",
+            )
+            .replace("--random-seed 42", "--random-seed ${dataset_seed:-42}");
+        assert!(seed.contains(&random), "{random}");
+    }
+
+    #[test]
+    fn serde_reads_seed_keys_and_rejects_garbage() {
+        let p: Profile = serde_json::from_str(
+            r#"{"dataset_name":"Random","dataset_input_tokens":1000,"dataset_output_tokens":2000,"dataset_seed":42,"request_rate":1000,"total_requests":200}"#,
+        )
+        .unwrap();
+        assert_eq!(p.dataset, random(1000, 2000));
+        assert!(serde_json::from_str::<Profile>(
+            r#"{"dataset_name":"Foo","request_rate":1,"total_requests":1}"#
+        )
+        .is_err());
+        assert!(serde_json::from_str::<Profile>(
+            r#"{"dataset_name":"Random","request_rate":1,"total_requests":1}"#
+        )
+        .is_err());
+        assert!(serde_json::from_str::<Profile>(
+            r#"{"dataset_name":"ShareGPT","request_rate":0,"total_requests":1}"#
+        )
+        .is_err());
+        for p in Profile::presets() {
+            let back: Profile = serde_json::from_str(&serde_json::to_string(&p).unwrap()).unwrap();
+            assert_eq!(back, p);
+        }
+    }
+}
