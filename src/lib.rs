@@ -11,6 +11,7 @@
 //! | what to send | [`profile`] |
 //! | the result schema | [`result`] |
 //! | per-request raw timings | [`record`] |
+//! | the server adapter (virtual or real time) | [`engine`] |
 //! | reports as text (GPUStack and vLLM styles) | [`format`] |
 //!
 //! ```
@@ -21,6 +22,7 @@
 #![deny(missing_docs)]
 #![forbid(unsafe_code)]
 
+pub mod engine;
 pub mod format;
 pub mod profile;
 pub mod record;

@@ -1,0 +1,154 @@
+//! The [`Engine`] trait: the thin adapter between the load driver and a server that streams
+//! tokens — a virtual-time simulator or a real HTTP server.
+//!
+//! # Contract
+//!
+//! An engine has its own clock, [`Engine::now`], an offset from the run's start. The driver
+//! alternates two calls:
+//!
+//! * [`Engine::submit`] hands over a request at the engine's current time (the driver has
+//!   already advanced the engine to the request's arrival time).
+//! * [`Engine::advance`] lets time pass until `deadline` (`None`: until something happens),
+//!   appending every [`EngineEvent`] that occurred, in time order, each stamped with the
+//!   engine-clock time it happened at. It returns **early** — right after the first event
+//!   that ends a request ([`EngineEvent::Finished`] / [`EngineEvent::Failed`]) — so that a
+//!   driver with a concurrency cap can send the next request at the moment a slot frees.
+//!   When the deadline is reached, `now()` equals the deadline.
+//!
+//! A virtual-time engine (the H200 simulator) computes its steps inside `advance` and jumps
+//! its clock: it is deterministic and runs far faster than real time. A real-time engine (the
+//! HTTP adapter) starts the request on `submit` and, in `advance`, waits on the wall clock for
+//! events that its I/O tasks timestamped on arrival. The same driver and
+//! `Collector` code serve both.
+
+use std::time::Duration;
+
+use crate::record::ErrorKind;
+
+/// One request handed to an engine.
+#[derive(Debug, Clone, PartialEq)]
+pub struct EngineRequest {
+    /// Request id, unique within a run.
+    pub id: u64,
+    /// Prompt length in tokens.
+    pub prompt_tokens: u64,
+    /// Prompt text, when the workload has one (HTTP engines send it; simulators ignore it).
+    pub prompt: Option<String>,
+    /// Maximum output tokens (`max_tokens`).
+    pub max_output_tokens: u64,
+    /// Keep generating past end-of-sequence until `max_output_tokens`.
+    pub ignore_eos: bool,
+    /// When the request arrived at the client (scheduled arrival), engine-clock time.
+    pub arrival: Duration,
+    /// Tokens of the prompt shared with other requests (prefix-cache hits), if known.
+    pub shared_prefix_tokens: u64,
+}
+
+/// Token usage as reported by the server.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Usage {
+    /// `usage.prompt_tokens`.
+    pub prompt_tokens: Option<u64>,
+    /// `usage.completion_tokens`.
+    pub completion_tokens: Option<u64>,
+}
+
+/// Something that happened to a request, stamped with engine-clock time.
+#[derive(Debug, Clone, PartialEq)]
+pub enum EngineEvent {
+    /// The request was sent to (accepted by) the server.
+    Sent {
+        /// Request id.
+        id: u64,
+        /// When.
+        at: Duration,
+    },
+    /// A chunk of output arrived.
+    Chunk {
+        /// Request id.
+        id: u64,
+        /// When it arrived.
+        at: Duration,
+        /// Tokens in the chunk.
+        tokens: u32,
+    },
+    /// The request completed.
+    Finished {
+        /// Request id.
+        id: u64,
+        /// When.
+        at: Duration,
+        /// Usage the server reported.
+        usage: Usage,
+    },
+    /// The request failed.
+    Failed {
+        /// Request id.
+        id: u64,
+        /// When.
+        at: Duration,
+        /// Error category.
+        kind: ErrorKind,
+        /// Reason.
+        message: String,
+    },
+}
+
+impl EngineEvent {
+    /// The request id the event belongs to.
+    pub fn id(&self) -> u64 {
+        match self {
+            EngineEvent::Sent { id, .. }
+            | EngineEvent::Chunk { id, .. }
+            | EngineEvent::Finished { id, .. }
+            | EngineEvent::Failed { id, .. } => *id,
+        }
+    }
+
+    /// When the event happened.
+    pub fn at(&self) -> Duration {
+        match self {
+            EngineEvent::Sent { at, .. }
+            | EngineEvent::Chunk { at, .. }
+            | EngineEvent::Finished { at, .. }
+            | EngineEvent::Failed { at, .. } => *at,
+        }
+    }
+
+    /// `true` for events that end a request.
+    pub fn is_terminal(&self) -> bool {
+        matches!(
+            self,
+            EngineEvent::Finished { .. } | EngineEvent::Failed { .. }
+        )
+    }
+}
+
+/// An engine-level failure (not a single request's: those are [`EngineEvent::Failed`]).
+#[derive(Debug, thiserror::Error)]
+pub enum EngineError {
+    /// The engine cannot continue.
+    #[error("engine failure: {0}")]
+    Fatal(String),
+}
+
+/// A server that streams tokens. See the module docs for the contract.
+pub trait Engine {
+    /// The engine's clock: offset from the run's start.
+    fn now(&self) -> Duration;
+
+    /// Hand over a request at the current time.
+    fn submit(&mut self, request: EngineRequest) -> Result<(), EngineError>;
+
+    /// Let time pass until `deadline` (or, with `None`, until the next request ends or
+    /// nothing is left to do), appending events in time order. Returns early after the
+    /// first event that ends a request.
+    fn advance(
+        &mut self,
+        deadline: Option<Duration>,
+        events: &mut Vec<EngineEvent>,
+    ) -> Result<(), EngineError>;
+
+    /// Requests submitted and not yet finished or failed.
+    fn in_flight(&self) -> usize;
+}
