@@ -13,6 +13,8 @@
 //! | per-request raw timings | [`record`] |
 //! | the server adapter (virtual or real time) | [`engine`] |
 //! | reports as text (GPUStack and vLLM styles) | [`format`] |
+//! | records → metrics, both conventions | [`metrics`] |
+//! | exact and streaming statistics | [`stats`] |
 //!
 //! ```
 //! use servebench::profile::Profile;
@@ -24,9 +26,11 @@
 
 pub mod engine;
 pub mod format;
+pub mod metrics;
 pub mod profile;
 pub mod record;
 pub mod result;
+pub mod stats;
 
 pub use profile::Profile;
 pub use record::{Chunk, Outcome, RequestRecord};
