@@ -11,6 +11,7 @@
 //! | what to send | [`profile`] |
 //! | the result schema | [`result`] |
 //! | per-request raw timings | [`record`] |
+//! | collecting them from many threads/tasks | [`collector`] |
 //! | the server adapter (virtual or real time) | [`engine`] |
 //! | reports as text (GPUStack and vLLM styles) | [`format`] |
 //! | records → metrics, both conventions | [`metrics`] |
@@ -24,6 +25,7 @@
 #![deny(missing_docs)]
 #![forbid(unsafe_code)]
 
+pub mod collector;
 pub mod engine;
 pub mod format;
 pub mod metrics;
@@ -32,6 +34,7 @@ pub mod record;
 pub mod result;
 pub mod stats;
 
+pub use collector::{Clock, Collector};
 pub use profile::Profile;
 pub use record::{Chunk, Outcome, RequestRecord};
 pub use result::{BenchmarkResult, Convention, Summary};
