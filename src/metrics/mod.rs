@@ -27,6 +27,18 @@
 //! * Bucket indices are computed from integer nanoseconds; vLLM adds float seconds, which can
 //!   move a timestamp lying exactly on a bucket edge by one bucket.
 //!
+//! # `Convention::Guidellm` (guidellm 0.8.1, the numbers in GPUStack's reports)
+//!
+//! TPOT includes the TTFT (`(last − start)/N`), "ITL" is the per-request decode mean
+//! (`(last − first)/(N − 1)`), both token-weighted; latency = end − start; rates and
+//! concurrency are guidellm's event-merging, duration-weighted distributions; percentiles
+//! follow guidellm's inverse-CDF rule. [`guidellm_metrics`] returns every distribution per
+//! status group; [`compute`] maps the successful group onto the GPUStack block's rows
+//! (request/output/total-token throughput = the rate distributions' means, peak output
+//! throughput = `output_tokens_per_second.max`, maximum and peak concurrency =
+//! `request_concurrency.max`, totals = mean × successful). Details in [`guidellm`].
+//! Verified figure by figure against guidellm's own aggregates in the test fixtures.
+//!
 //! # Exact figures ([`ExactFigures`])
 //!
 //! * `peak_output_tokens_per_s`: the most output tokens (chunk token counts of successful
@@ -61,6 +73,9 @@ use crate::record::RequestRecord;
 use crate::result::{BenchmarkResult, Convention, ExactFigures, Percentile, Summary};
 use crate::stats::{numpy_summary, NumpySummary};
 
+pub mod guidellm;
+pub use guidellm::{guidellm_metrics, GuidellmMetrics, StatusCounts, StatusDistributions};
+
 /// Goodput service-level objectives, in ms; a request is "good" when it meets every one
 /// that is set (inclusive bounds).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
@@ -86,19 +101,34 @@ pub struct MetricsOptions {
     /// Benchmark duration; default: from the first send to the last end over all records.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub duration: Option<Duration>,
-    /// Goodput SLOs (vLLM `--goodput`); `None`: no goodput figure.
+    /// Goodput SLOs (vLLM `--goodput`; guidellm's `slo`, whose TPOT objective is compared
+    /// with its ITL); `None`: no goodput figure.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub goodput: Option<Slo>,
+    /// `Convention::Guidellm` only: the measurement window `(start, end)`; default from the
+    /// first send to the last end.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub window: Option<(Duration, Duration)>,
+    /// `Convention::Guidellm` only: epoch seconds of offset zero, so that computations run
+    /// on the same float timestamps guidellm used (bit-exact reproduction).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub time_origin_s: Option<f64>,
 }
 
 impl MetricsOptions {
-    /// Defaults for a convention: percentiles `[99]`, duration from the records, no goodput.
+    /// Defaults for a convention: the percentiles its report prints (vLLM `[99]`,
+    /// GPUStack/guidellm `[95, 99]`), duration and window from the records, no goodput.
     pub fn new(convention: Convention) -> Self {
         MetricsOptions {
             convention,
-            percentiles: vec![99.0],
+            percentiles: match convention {
+                Convention::Vllm => vec![99.0],
+                Convention::Guidellm => vec![95.0, 99.0],
+            },
             duration: None,
             goodput: None,
+            window: None,
+            time_origin_s: None,
         }
     }
 }
@@ -121,7 +151,7 @@ pub fn compute<O: Into<MetricsOptions>>(records: &[RequestRecord], opts: O) -> B
     let opts = opts.into();
     match opts.convention {
         Convention::Vllm => compute_vllm(records, &opts),
-        Convention::Guidellm => compute_guidellm(records, &opts),
+        Convention::Guidellm => guidellm::compute_guidellm(records, &opts),
     }
 }
 
@@ -377,13 +407,5 @@ fn compute_vllm(records: &[RequestRecord], opts: &MetricsOptions) -> BenchmarkRe
         ..BenchmarkResult::default()
     };
     res.meta.convention = Some(Convention::Vllm);
-    res
-}
-
-fn compute_guidellm(records: &[RequestRecord], opts: &MetricsOptions) -> BenchmarkResult {
-    // Placeholder until the guidellm convention lands: only what both conventions share.
-    let _ = (records, opts);
-    let mut res = BenchmarkResult::default();
-    res.meta.convention = Some(Convention::Guidellm);
     res
 }
