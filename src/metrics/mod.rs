@@ -264,42 +264,105 @@ fn vllm_peaks(successes: &[&RequestRecord]) -> (f64, f64) {
 /// servebench's exact figures over `records` (see the module docs).
 pub fn exact_figures(records: &[RequestRecord]) -> ExactFigures {
     ExactFigures {
-        peak_output_tokens_per_s: Some(sliding_window_peak_tokens(
-            records
-                .iter()
-                .filter(|r| r.outcome.is_success())
-                .flat_map(|r| r.chunks.iter()),
-        )),
+        peak_output_tokens_per_s: Some(sliding_window_peak_tokens(records) as f64),
         peak_in_flight: Some(peak_in_flight(records)),
     }
 }
 
-/// Most tokens in any half-open 1-second window `[t, t + 1 s)` over the given chunks.
-fn sliding_window_peak_tokens<'a>(chunks: impl Iterator<Item = &'a crate::record::Chunk>) -> f64 {
-    let mut ev: Vec<(u64, u32)> = chunks
-        .filter(|c| c.tokens > 0)
-        .map(|c| (duration_nanos(c.at), c.tokens))
-        .collect();
-    if ev.is_empty() {
-        return 0.0;
+/// Most output tokens of successful requests in any half-open window `[s, s + 1 s)`.
+///
+/// Exact, without sorting every chunk: tokens are binned into cells of 1/K s (K = 1000, or
+/// fewer for runs longer than ~4.6 h); windows aligned on cells are summed exactly from
+/// prefix sums, giving a lower bound `L`. A window starting inside cell `c` can only beat
+/// `L` if the K + 1 cells `c..=c+K` hold more than `L` tokens; only for those candidate
+/// cells are the chunks of cells `c` and `c + K` sorted and the window swept exactly.
+fn sliding_window_peak_tokens(records: &[RequestRecord]) -> u64 {
+    let chunks = || {
+        records
+            .iter()
+            .filter(|r| r.outcome.is_success())
+            .flat_map(|r| r.chunks.iter())
+            .filter(|c| c.tokens > 0)
+    };
+    let (mut lo, mut hi) = (u64::MAX, 0u64);
+    for c in chunks() {
+        let t = duration_nanos(c.at);
+        lo = lo.min(t);
+        hi = hi.max(t);
     }
-    ev.sort_unstable_by_key(|e| e.0);
-    let window = NANOS_PER_S as u64;
-    let mut best = 0u64;
-    let mut sum = 0u64;
-    let mut lo = 0usize;
-    for hi in 0..ev.len() {
-        sum += u64::from(ev[hi].1);
-        // Window ending at ev[hi] (inclusive) and starting after ev[hi] − 1 s: the best
-        // window [t, t+1s) can always start at a chunk time, and equivalently end just after
-        // one.
-        while ev[hi].0 - ev[lo].0 >= window {
-            sum -= u64::from(ev[lo].1);
-            lo += 1;
+    if lo > hi {
+        return 0;
+    }
+    let span = hi - lo;
+    let mut k: u64 = 1000;
+    while k > 1 && span / (NANOS_PER_S as u64 / k) > (1 << 24) {
+        k /= 10;
+    }
+    let cell_ns = NANOS_PER_S as u64 / k;
+    let k = k as usize;
+    let ncells = (span / cell_ns) as usize + 1;
+    let cell_of = |t: u64| ((t - lo) / cell_ns) as usize;
+    // prefix[i] = tokens in cells 0..i (cells past the last one are empty).
+    let mut prefix = vec![0u64; ncells + k + 2];
+    for c in chunks() {
+        prefix[cell_of(duration_nanos(c.at)) + 1] += u64::from(c.tokens);
+    }
+    for i in 1..prefix.len() {
+        prefix[i] += prefix[i - 1];
+    }
+    let sum = |a: usize, b: usize| prefix[b] - prefix[a]; // cells a..b
+    let mut best = (0..ncells).map(|c| sum(c, c + k)).max().unwrap_or(0);
+    let candidates: Vec<usize> = (0..ncells).filter(|&c| sum(c, c + k + 1) > best).collect();
+    if candidates.is_empty() {
+        return best;
+    }
+    // Gather the chunks of every candidate cell and of its partner cell c + K.
+    const NONE: u32 = u32::MAX;
+    let mut slot = vec![NONE; ncells + k + 1];
+    let mut groups: Vec<Vec<(u64, u32)>> = Vec::new();
+    for &c in &candidates {
+        for cell in [c, c + k] {
+            if slot[cell] == NONE {
+                slot[cell] = groups.len() as u32;
+                groups.push(Vec::new());
+            }
         }
-        best = best.max(sum);
     }
-    best as f64
+    for c in chunks() {
+        let t = duration_nanos(c.at);
+        let s = slot[cell_of(t)];
+        if s != NONE {
+            groups[s as usize].push((t, c.tokens));
+        }
+    }
+    for g in groups.iter_mut() {
+        g.sort_unstable();
+    }
+    let window = NANOS_PER_S as u64;
+    for &c in &candidates {
+        let starts = &groups[slot[c] as usize];
+        let ends = &groups[slot[c + k] as usize];
+        let inner = sum(c + 1, c + k);
+        // Tokens of cell c at or after the start, of cell c+K before the end.
+        let mut tail: u64 = starts.iter().map(|e| u64::from(e.1)).sum();
+        let mut head = 0u64;
+        let mut j = 0;
+        let mut i = 0;
+        while i < starts.len() {
+            let s = starts[i].0;
+            while j < ends.len() && ends[j].0 < s + window {
+                head += u64::from(ends[j].1);
+                j += 1;
+            }
+            best = best.max(inner + tail + head);
+            // Every chunk at time s leaves the window once the start moves past s.
+            while i < starts.len() && starts[i].0 == s {
+                tail -= u64::from(starts[i].1);
+                i += 1;
+            }
+        }
+    }
+    best
 }
 
 fn duration_nanos(d: Duration) -> u64 {
@@ -408,4 +471,71 @@ fn compute_vllm(records: &[RequestRecord], opts: &MetricsOptions) -> BenchmarkRe
     };
     res.meta.convention = Some(Convention::Vllm);
     res
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::record::Chunk;
+    use proptest::prelude::*;
+
+    /// The definition: sort every chunk, slide a window.
+    fn naive_peak(records: &[RequestRecord]) -> u64 {
+        let mut ev: Vec<(u64, u32)> = records
+            .iter()
+            .filter(|r| r.outcome.is_success())
+            .flat_map(|r| r.chunks.iter())
+            .map(|c| (duration_nanos(c.at), c.tokens))
+            .collect();
+        ev.sort_unstable();
+        let (mut best, mut sum, mut lo) = (0u64, 0u64, 0usize);
+        for hi in 0..ev.len() {
+            sum += u64::from(ev[hi].1);
+            while ev[hi].0 - ev[lo].0 >= 1_000_000_000 {
+                sum -= u64::from(ev[lo].1);
+                lo += 1;
+            }
+            best = best.max(sum);
+        }
+        best
+    }
+
+    #[test]
+    fn sliding_peak_on_a_ten_hour_run_uses_coarser_cells() {
+        // 10 h span → 10 ms cells; the burst straddles cell edges.
+        let at = |ns: u64| Chunk {
+            at: Duration::from_nanos(ns),
+            tokens: 3,
+        };
+        let mut r = RequestRecord::new(0, Duration::ZERO);
+        r.chunks = vec![at(0), at(36_000_000_000_000)];
+        let mut burst = RequestRecord::new(1, Duration::ZERO);
+        let base = 5_000_004_999_999u64;
+        burst.chunks = (0..50).map(|i| at(base + i * 20_000_001)).collect();
+        let records = vec![r, burst];
+        assert_eq!(sliding_window_peak_tokens(&records), naive_peak(&records));
+        assert_eq!(naive_peak(&records), 50 * 3);
+    }
+
+    proptest! {
+        #[test]
+        fn sliding_peak_equals_definition(
+            scale in prop::sample::select(vec![1_000u64, 1_000_000, 100_000_000, 30_000_000_000]),
+            reqs in prop::collection::vec(prop::collection::vec((0u64..5_000, 0u32..5), 0..40), 0..20),
+        ) {
+            let records: Vec<RequestRecord> = reqs
+                .iter()
+                .enumerate()
+                .map(|(i, chunks)| {
+                    let mut r = RequestRecord::new(i as u64, Duration::ZERO);
+                    r.chunks = chunks
+                        .iter()
+                        .map(|&(t, tokens)| Chunk { at: Duration::from_nanos(t * scale / 1000 * 7 / 3), tokens })
+                        .collect();
+                    r
+                })
+                .collect();
+            prop_assert_eq!(sliding_window_peak_tokens(&records), naive_peak(&records));
+        }
+    }
 }
