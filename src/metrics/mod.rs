@@ -218,7 +218,7 @@ fn vllm_summary_ms(s: Option<NumpySummary>, percentiles: &[f64]) -> Summary {
     }
 }
 
-const NANOS_PER_S: u128 = 1_000_000_000;
+const NANOS_PER_S: u64 = 1_000_000_000;
 
 fn vllm_peaks(successes: &[&RequestRecord]) -> (f64, f64) {
     let Some(min_start) = successes.iter().map(|r| r.sent_at).min() else {
@@ -229,9 +229,10 @@ fn vllm_peaks(successes: &[&RequestRecord]) -> (f64, f64) {
         .filter_map(|r| r.chunks.last().map(|c| c.at))
         .max()
         .unwrap_or(min_start);
-    let span = max_end.saturating_sub(min_start).as_nanos();
+    let span = duration_nanos(max_end.saturating_sub(min_start));
     let n = span.div_ceil(NANOS_PER_S) as usize + 1;
-    let bucket = |t: Duration| (t.saturating_sub(min_start).as_nanos() / NANOS_PER_S) as usize;
+    let min_ns = duration_nanos(min_start);
+    let bucket = |t: Duration| (duration_nanos(t).saturating_sub(min_ns) / NANOS_PER_S) as usize;
     let mut tokens = vec![0u64; n];
     // Difference array for the inclusive concurrency ranges.
     let mut conc = vec![0i64; n + 1];
@@ -269,6 +270,51 @@ pub fn exact_figures(records: &[RequestRecord]) -> ExactFigures {
     }
 }
 
+/// `d / cell_ns` for the four cell sizes, each a division by a constant.
+#[inline]
+fn cell_index(d: u64, cell_ns: u64) -> usize {
+    (match cell_ns {
+        1_000_000 => d / 1_000_000,
+        10_000_000 => d / 10_000_000,
+        100_000_000 => d / 100_000_000,
+        _ => d / NANOS_PER_S,
+    }) as usize
+}
+
+/// Token prefix sums over cells of the chunks in `[lo, hi]`: `(prefix, lo, cell_ns, K,
+/// cells)`, or `None` when there is nothing to bin or a chunk lies outside `[lo, hi]`.
+#[allow(clippy::type_complexity)]
+fn bin_tokens<'a, I: Iterator<Item = &'a crate::record::Chunk>>(
+    chunks: &impl Fn() -> I,
+    lo: u64,
+    hi: u64,
+) -> Option<(Vec<u64>, u64, u64, usize, usize)> {
+    if lo > hi {
+        return None;
+    }
+    let span = hi - lo;
+    let mut k: u64 = 1000;
+    while k > 1 && span / (NANOS_PER_S / k) > (1 << 24) {
+        k /= 10;
+    }
+    let cell_ns = NANOS_PER_S / k;
+    let k = k as usize;
+    let ncells = cell_index(span, cell_ns) + 1;
+    // prefix[i] = tokens in cells 0..i (cells past the last one are empty).
+    let mut prefix = vec![0u64; ncells + k + 2];
+    for c in chunks() {
+        let t = duration_nanos(c.at);
+        if t < lo || t > hi {
+            return None;
+        }
+        prefix[cell_index(t - lo, cell_ns) + 1] += u64::from(c.tokens);
+    }
+    for i in 1..prefix.len() {
+        prefix[i] += prefix[i - 1];
+    }
+    Some((prefix, lo, cell_ns, k, ncells))
+}
+
 /// Most output tokens of successful requests in any half-open window `[s, s + 1 s)`.
 ///
 /// Exact, without sorting every chunk: tokens are binned into cells of 1/K s (K = 1000, or
@@ -284,32 +330,31 @@ fn sliding_window_peak_tokens(records: &[RequestRecord]) -> u64 {
             .flat_map(|r| r.chunks.iter())
             .filter(|c| c.tokens > 0)
     };
+    // Chunks arrive in order within a record, so the first and last chunks usually bound
+    // the run; binning checks it and falls back to a full min/max scan when they do not.
     let (mut lo, mut hi) = (u64::MAX, 0u64);
-    for c in chunks() {
-        let t = duration_nanos(c.at);
-        lo = lo.min(t);
-        hi = hi.max(t);
+    for r in records.iter().filter(|r| r.outcome.is_success()) {
+        if let (Some(f), Some(l)) = (r.chunks.first(), r.chunks.last()) {
+            lo = lo.min(duration_nanos(f.at));
+            hi = hi.max(duration_nanos(l.at));
+        }
     }
-    if lo > hi {
-        return 0;
-    }
-    let span = hi - lo;
-    let mut k: u64 = 1000;
-    while k > 1 && span / (NANOS_PER_S as u64 / k) > (1 << 24) {
-        k /= 10;
-    }
-    let cell_ns = NANOS_PER_S as u64 / k;
-    let k = k as usize;
-    let ncells = (span / cell_ns) as usize + 1;
-    let cell_of = |t: u64| ((t - lo) / cell_ns) as usize;
-    // prefix[i] = tokens in cells 0..i (cells past the last one are empty).
-    let mut prefix = vec![0u64; ncells + k + 2];
-    for c in chunks() {
-        prefix[cell_of(duration_nanos(c.at)) + 1] += u64::from(c.tokens);
-    }
-    for i in 1..prefix.len() {
-        prefix[i] += prefix[i - 1];
-    }
+    let (prefix, lo, cell_ns, k, ncells) = match bin_tokens(&chunks, lo, hi) {
+        Some(binned) => binned,
+        None => {
+            let (mut lo, mut hi) = (u64::MAX, 0u64);
+            for c in chunks() {
+                let t = duration_nanos(c.at);
+                lo = lo.min(t);
+                hi = hi.max(t);
+            }
+            match bin_tokens(&chunks, lo, hi) {
+                Some(binned) => binned,
+                None => return 0,
+            }
+        }
+    };
+    let cell_of = |t: u64| cell_index(t - lo, cell_ns);
     let sum = |a: usize, b: usize| prefix[b] - prefix[a]; // cells a..b
     let mut best = (0..ncells).map(|c| sum(c, c + k)).max().unwrap_or(0);
     let candidates: Vec<usize> = (0..ncells).filter(|&c| sum(c, c + k + 1) > best).collect();
@@ -338,7 +383,7 @@ fn sliding_window_peak_tokens(records: &[RequestRecord]) -> u64 {
     for g in groups.iter_mut() {
         g.sort_unstable();
     }
-    let window = NANOS_PER_S as u64;
+    let window = NANOS_PER_S;
     for &c in &candidates {
         let starts = &groups[slot[c] as usize];
         let ends = &groups[slot[c + k] as usize];
@@ -365,8 +410,12 @@ fn sliding_window_peak_tokens(records: &[RequestRecord]) -> u64 {
     best
 }
 
+/// Nanoseconds as u64 (saturating after ~584 years), without u128 arithmetic.
+#[inline]
 fn duration_nanos(d: Duration) -> u64 {
-    u64::try_from(d.as_nanos()).unwrap_or(u64::MAX)
+    d.as_secs()
+        .saturating_mul(NANOS_PER_S)
+        .saturating_add(u64::from(d.subsec_nanos()))
 }
 
 /// Exact peak of requests in flight: sweep line over half-open `[send, end)`.
@@ -389,7 +438,41 @@ fn peak_in_flight(records: &[RequestRecord]) -> u64 {
     peak as u64
 }
 
+/// Below this many chunks the exact figures are computed inline; above, on a second
+/// thread while the convention's statistics are computed.
+const PARALLEL_CHUNKS: usize = 1 << 20;
+
+/// Run `f` and the exact figures concurrently for large runs.
+fn with_exact_figures<T: Send>(
+    records: &[RequestRecord],
+    f: impl FnOnce() -> T + Send,
+) -> (T, ExactFigures) {
+    let chunks: usize = records.iter().map(|r| r.chunks.len()).sum();
+    if chunks < PARALLEL_CHUNKS {
+        return (f(), exact_figures(records));
+    }
+    std::thread::scope(|s| {
+        match std::thread::Builder::new().spawn_scoped(s, || exact_figures(records)) {
+            Ok(h) => {
+                let t = f();
+                let exact = h
+                    .join()
+                    .unwrap_or_else(|payload| std::panic::resume_unwind(payload));
+                (t, exact)
+            }
+            // No thread available: do both here.
+            Err(_) => (f(), exact_figures(records)),
+        }
+    })
+}
+
 fn compute_vllm(records: &[RequestRecord], opts: &MetricsOptions) -> BenchmarkResult {
+    let (mut res, exact) = with_exact_figures(records, || compute_vllm_stats(records, opts));
+    res.exact = Some(exact);
+    res
+}
+
+fn compute_vllm_stats(records: &[RequestRecord], opts: &MetricsOptions) -> BenchmarkResult {
     let successes: Vec<&RequestRecord> = records.iter().filter(|r| vllm_success(r)).collect();
     let failed = (records.len() - successes.len()) as u64;
 
@@ -437,7 +520,6 @@ fn compute_vllm(records: &[RequestRecord], opts: &MetricsOptions) -> BenchmarkRe
     });
 
     let (peak_tokens, peak_conc) = vllm_peaks(&successes);
-    let exact = exact_figures(records);
 
     let pct = &opts.percentiles;
     let ttft = vllm_summary_ms(numpy_summary(&mut ttfts, pct), pct);
@@ -466,7 +548,6 @@ fn compute_vllm(records: &[RequestRecord], opts: &MetricsOptions) -> BenchmarkRe
         tpot: Some(tpot),
         itl: Some(itl),
         e2el: Some(e2el),
-        exact: Some(exact),
         ..BenchmarkResult::default()
     };
     res.meta.convention = Some(Convention::Vllm);
