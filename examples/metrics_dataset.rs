@@ -18,6 +18,17 @@ use std::time::Instant;
 use servebench::metrics::compute;
 use servebench::result::Convention;
 
+/// User + system CPU seconds of this process so far (Linux `/proc/self/stat`, 100 Hz
+/// ticks); `None` elsewhere. Wall time is noisy on a shared machine; CPU time much less.
+fn cpu_seconds() -> Option<f64> {
+    let stat = std::fs::read_to_string("/proc/self/stat").ok()?;
+    let after = &stat[stat.rfind(')')? + 2..];
+    let fields: Vec<&str> = after.split_whitespace().collect();
+    let utime: f64 = fields.get(11)?.parse().ok()?;
+    let stime: f64 = fields.get(12)?.parse().ok()?;
+    Some((utime + stime) / 100.0)
+}
+
 fn arg(args: &[String], name: &str) -> Option<String> {
     args.iter()
         .position(|a| a == name)
@@ -52,11 +63,16 @@ fn main() {
         }
     }
     let mut times = Vec::new();
+    let mut cpu = Vec::new();
     let mut res = None;
     for _ in 0..repeat {
+        let c0 = cpu_seconds();
         let t = Instant::now();
         let r = compute(&records, Convention::Vllm);
         times.push(t.elapsed().as_secs_f64());
+        if let (Some(a), Some(b)) = (c0, cpu_seconds()) {
+            cpu.push(b - a);
+        }
         res = Some(r);
     }
     let Some(res) = res else { return };
@@ -92,6 +108,7 @@ fn main() {
         "generate_s": gen_s,
         "compute_s": times,
         "compute_min_s": times.iter().cloned().fold(f64::INFINITY, f64::min),
+        "compute_cpu_s": cpu,
         "figures": figures,
     });
     println!("{out}");
