@@ -155,6 +155,53 @@ pub fn compute<O: Into<MetricsOptions>>(records: &[RequestRecord], opts: O) -> B
     }
 }
 
+/// A result from a collector's streaming histograms (bounded-memory mode, see
+/// [`crate::collector::LatencyHistograms`]): vLLM's definitions, but every latency figure is
+/// within the histograms' resolution (3 significant digits, see [`crate::stats::Streaming`])
+/// and percentiles use the nearest-rank rule instead of numpy's interpolation; the median
+/// is the nearest-rank p50. Counts and token totals are exact. `duration` is the benchmark
+/// duration; rates are `None` when it is zero. Failed counts and peaks are not known to
+/// histograms and are left `None`.
+///
+/// ```
+/// use std::time::Duration;
+/// use servebench::collector::{Collector, CollectorOptions, ManualClock};
+/// use servebench::engine::Usage;
+/// use servebench::metrics::from_histograms;
+///
+/// let c = Collector::with_options(ManualClock::new(), CollectorOptions { keep_records: false, histograms: true });
+/// let mut h = c.begin_at(Duration::ZERO);
+/// h.chunk_at(Duration::from_millis(100), 1);
+/// h.chunk_at(Duration::from_millis(120), 1);
+/// h.finish_at(Duration::from_millis(120), Usage::default());
+/// let res = from_histograms(&c.histograms().unwrap().unwrap(), Duration::from_secs(1), &[99.0]);
+/// assert_eq!(res.successful_requests, Some(1));
+/// let ttft = res.ttft.unwrap().mean.unwrap();
+/// assert!((ttft - 100.0).abs() <= 100.0 / 1024.0);
+/// ```
+pub fn from_histograms(
+    h: &crate::collector::LatencyHistograms,
+    duration: Duration,
+    percentiles: &[f64],
+) -> BenchmarkResult {
+    let dur_s = duration.as_secs_f64();
+    let per_s = |x: f64| (dur_s > 0.0).then(|| x / dur_s);
+    let mut res = BenchmarkResult {
+        successful_requests: Some(h.requests),
+        duration_ms: Some(dur_s * 1000.0),
+        total_output_tokens: Some(h.output_tokens),
+        request_throughput_per_s: per_s(h.requests as f64),
+        output_throughput_per_s: per_s(h.output_tokens as f64),
+        ttft: Some(h.ttft.summary_ms(percentiles)),
+        tpot: Some(h.tpot.summary_ms(percentiles)),
+        itl: Some(h.itl.summary_ms(percentiles)),
+        e2el: Some(h.e2el.summary_ms(percentiles)),
+        ..BenchmarkResult::default()
+    };
+    res.meta.convention = Some(Convention::Vllm);
+    res
+}
+
 /// When a record ends: `ended_at`, else its last chunk, else its send time.
 pub(crate) fn record_end(r: &RequestRecord) -> Duration {
     r.ended_at
