@@ -229,14 +229,21 @@ where
     for (g, p) in groups.iter().zip(parts.iter_mut()) {
         f(g, p);
     }
-    let mut total = parts[0].clone();
-    total.extend(parts[1].iter().cloned());
-    total.extend(parts[2].iter().cloned());
+    let successful = summarize(&parts[0]);
+    // Usually only successes: the total is then the same distribution.
+    let total = if parts[1].is_empty() && parts[2].is_empty() {
+        successful.clone()
+    } else {
+        let mut all = parts[0].clone();
+        all.extend(parts[1].iter().cloned());
+        all.extend(parts[2].iter().cloned());
+        summarize(&all)
+    };
     StatusDistributions {
-        successful: summarize(&parts[0]),
+        successful,
         incomplete: summarize(&parts[1]),
         errored: summarize(&parts[2]),
-        total: summarize(&total),
+        total,
     }
 }
 
