@@ -267,46 +267,71 @@ fn vllm_summary_ms(s: Option<NumpySummary>, percentiles: &[f64]) -> Summary {
 
 const NANOS_PER_S: u64 = 1_000_000_000;
 
-fn vllm_peaks(successes: &[&RequestRecord]) -> (f64, f64) {
-    let Some(min_start) = successes.iter().map(|r| r.sent_at).min() else {
-        return (0.0, 0.0);
-    };
-    let max_end = successes
-        .iter()
-        .filter_map(|r| r.chunks.last().map(|c| c.at))
-        .max()
-        .unwrap_or(min_start);
-    let span = duration_nanos(max_end.saturating_sub(min_start));
-    let n = span.div_ceil(NANOS_PER_S) as usize + 1;
-    let min_ns = duration_nanos(min_start);
-    let bucket = |t: Duration| (duration_nanos(t).saturating_sub(min_ns) / NANOS_PER_S) as usize;
-    let mut tokens = vec![0u64; n];
-    // Difference array for the inclusive concurrency ranges.
-    let mut conc = vec![0i64; n + 1];
-    for r in successes {
+/// vLLM's 1-second buckets, filled request by request (so the chunks are read while they are
+/// in cache for the other per-request figures).
+struct VllmPeaks {
+    min_ns: u64,
+    tokens: Vec<u64>,
+    /// Difference array for the inclusive concurrency ranges.
+    conc: Vec<i64>,
+}
+
+impl VllmPeaks {
+    fn new(successes: &[&RequestRecord]) -> Self {
+        let Some(min_start) = successes.iter().map(|r| r.sent_at).min() else {
+            return VllmPeaks {
+                min_ns: 0,
+                tokens: Vec::new(),
+                conc: Vec::new(),
+            };
+        };
+        let max_end = successes
+            .iter()
+            .filter_map(|r| r.chunks.last().map(|c| c.at))
+            .max()
+            .unwrap_or(min_start);
+        let span = duration_nanos(max_end.saturating_sub(min_start));
+        let n = span.div_ceil(NANOS_PER_S) as usize + 1;
+        VllmPeaks {
+            min_ns: duration_nanos(min_start),
+            tokens: vec![0; n],
+            conc: vec![0; n + 1],
+        }
+    }
+
+    #[inline]
+    fn bucket(&self, t: Duration) -> usize {
+        (duration_nanos(t).saturating_sub(self.min_ns) / NANOS_PER_S) as usize
+    }
+
+    fn add(&mut self, r: &RequestRecord) {
+        let n = self.tokens.len();
         for c in &r.chunks {
-            let b = bucket(c.at);
+            let b = self.bucket(c.at);
             if b < n {
-                tokens[b] += 1;
+                self.tokens[b] += 1;
             }
         }
-        let (first, last) = match (r.chunks.first(), r.chunks.last()) {
-            (Some(_), Some(l)) => (bucket(r.sent_at), bucket(l.at)),
-            _ => continue,
-        };
-        if first < n {
-            conc[first] += 1;
-            conc[(last + 1).min(n)] -= 1;
+        if let Some(l) = r.chunks.last() {
+            let (first, last) = (self.bucket(r.sent_at), self.bucket(l.at));
+            if first < n {
+                self.conc[first] += 1;
+                self.conc[(last + 1).min(n)] -= 1;
+            }
         }
     }
-    let peak_tokens = tokens.iter().copied().max().unwrap_or(0);
-    let mut level = 0i64;
-    let mut peak_conc = 0i64;
-    for d in &conc[..n] {
-        level += d;
-        peak_conc = peak_conc.max(level);
+
+    /// (peak chunks per bucket, peak requests per bucket).
+    fn finish(&self) -> (f64, f64) {
+        let peak_tokens = self.tokens.iter().copied().max().unwrap_or(0);
+        let mut level = 0i64;
+        let mut peak_conc = 0i64;
+        for d in self.conc.iter().take(self.tokens.len()) {
+            level += d;
+            peak_conc = peak_conc.max(level);
+        }
+        (peak_tokens as f64, peak_conc as f64)
     }
-    (peak_tokens as f64, peak_conc as f64)
 }
 
 /// servebench's exact figures over `records` (see the module docs).
@@ -534,7 +559,9 @@ fn compute_vllm_stats(records: &[RequestRecord], opts: &MetricsOptions) -> Bench
     let mut itls = Vec::with_capacity(n_gaps);
     let mut total_input = 0u64;
     let mut total_output = 0u64;
+    let mut peaks = VllmPeaks::new(&successes);
     for r in &successes {
+        peaks.add(r);
         let output_len = r.output_tokens();
         total_output += output_len;
         total_input += r.input_tokens().unwrap_or(0);
@@ -566,7 +593,7 @@ fn compute_vllm_stats(records: &[RequestRecord], opts: &MetricsOptions) -> Bench
             .count() as u64
     });
 
-    let (peak_tokens, peak_conc) = vllm_peaks(&successes);
+    let (peak_tokens, peak_conc) = peaks.finish();
 
     let pct = &opts.percentiles;
     let ttft = vllm_summary_ms(numpy_summary(&mut ttfts, pct), pct);
