@@ -98,7 +98,8 @@ pub struct MetricsOptions {
     pub convention: Convention,
     /// Percentiles to report, in percent, in report order (vLLM's default is `[99]`).
     pub percentiles: Vec<f64>,
-    /// Benchmark duration; default: from the first send to the last end over all records.
+    /// Benchmark duration (`Convention::Vllm`); default: from the first send to the last
+    /// end over all records. `Convention::Guidellm` reports its window's length instead.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub duration: Option<Duration>,
     /// Goodput SLOs (vLLM `--goodput`; guidellm's `slo`, whose TPOT objective is compared
