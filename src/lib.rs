@@ -13,6 +13,7 @@
 //! | per-request raw timings | [`record`] |
 //! | the server adapter (virtual or real time) | [`engine`] |
 //! | reports as text (GPUStack and vLLM styles) | [`format`] |
+//! | comparing runs, GPUStack's conclusion and optimization tables | [`compare`] |
 //!
 //! ```
 //! use servebench::profile::Profile;
@@ -22,6 +23,7 @@
 #![deny(missing_docs)]
 #![forbid(unsafe_code)]
 
+pub mod compare;
 pub mod engine;
 pub mod format;
 pub mod profile;
