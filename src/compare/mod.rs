@@ -18,7 +18,7 @@ use std::fmt::Write as _;
 
 use serde::Serialize;
 
-use crate::result::{BenchmarkResult, Summary};
+use crate::result::{BenchmarkResult, Convention, Summary};
 
 /// Which way a metric improves.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
@@ -293,6 +293,10 @@ impl MetricDelta {
 pub struct Comparison {
     /// The metrics present in both results, in [`METRICS`] order.
     pub metrics: Vec<MetricDelta>,
+    /// The metric convention of the baseline's numbers, when known.
+    pub base_convention: Option<Convention>,
+    /// The metric convention of the candidate's numbers, when known.
+    pub candidate_convention: Option<Convention>,
 }
 
 /// Compares `candidate` against `base` on every metric both results carry.
@@ -316,7 +320,11 @@ pub fn compare(base: &BenchmarkResult, candidate: &BenchmarkResult) -> Compariso
             })
         })
         .collect();
-    Comparison { metrics }
+    Comparison {
+        metrics,
+        base_convention: base.meta.convention,
+        candidate_convention: candidate.meta.convention,
+    }
 }
 
 fn fmt_value(v: f64) -> String {
@@ -328,6 +336,41 @@ fn fmt_value(v: f64) -> String {
 }
 
 impl Comparison {
+    /// Whether both conventions are known and differ: then TPOT and ITL are defined
+    /// differently on the two sides (see [`Convention`]) and their deltas mislead.
+    ///
+    /// ```
+    /// use servebench::compare::compare;
+    /// use servebench::result::{BenchmarkResult, Convention};
+    /// let mut a = BenchmarkResult::default();
+    /// let mut b = BenchmarkResult::default();
+    /// a.meta.convention = Some(Convention::Vllm);
+    /// assert!(!compare(&a, &b).conventions_differ());
+    /// b.meta.convention = Some(Convention::Guidellm);
+    /// assert!(compare(&a, &b).conventions_differ());
+    /// assert!(compare(&a, &b).to_text().contains("Note: the baseline follows the vllm convention"));
+    /// ```
+    pub fn conventions_differ(&self) -> bool {
+        matches!((self.base_convention, self.candidate_convention), (Some(a), Some(b)) if a != b)
+    }
+
+    /// The warning printed under the tables when [`conventions_differ`](Self::conventions_differ).
+    pub fn convention_note(&self) -> Option<String> {
+        let name = |c: Convention| match c {
+            Convention::Vllm => "vllm",
+            Convention::Guidellm => "guidellm",
+        };
+        match (self.base_convention, self.candidate_convention) {
+            (Some(a), Some(b)) if a != b => Some(format!(
+                "Note: the baseline follows the {} convention and the candidate the {} \
+                 convention; TPOT and ITL are defined differently, compare them with care.",
+                name(a),
+                name(b)
+            )),
+            _ => None,
+        }
+    }
+
     /// A plain-text table: metric, baseline, candidate, absolute change, percent change,
     /// verdict; columns padded with spaces, no trailing spaces.
     ///
@@ -337,18 +380,18 @@ impl Comparison {
     /// let base = BenchmarkResult { total_token_throughput_per_s: Some(9632.01), ..Default::default() };
     /// let cand = BenchmarkResult { total_token_throughput_per_s: Some(10570.88), ..Default::default() };
     /// let text = compare(&base, &cand).to_text();
-    /// assert!(text.lines().nth(1).unwrap().ends_with("9632.01     10570.88    +938.87     +9.75%     better"));
+    /// assert!(text.lines().nth(1).unwrap().ends_with("9632.01      10570.88     +938.87      +9.75%     better"));
     /// ```
     pub fn to_text(&self) -> String {
         let mut out = String::new();
         let _ = writeln!(
             out,
-            "{:<34} {:<11} {:<11} {:<11} {:<10} Verdict",
+            "{:<34} {:<12} {:<12} {:<12} {:<10} Verdict",
             "Metric", "Baseline", "Candidate", "Change", "Change %"
         );
         for m in &self.metrics {
             let line = format!(
-                "{:<34} {:<11} {:<11} {:<11} {:<10} {}",
+                "{:<34} {:<12} {:<12} {:<12} {:<10} {}",
                 m.metric.label,
                 fmt_value(m.delta.base),
                 fmt_value(m.delta.candidate),
@@ -360,6 +403,9 @@ impl Comparison {
                 m.verdict()
             );
             let _ = writeln!(out, "{}", line.trim_end());
+        }
+        if let Some(note) = self.convention_note() {
+            let _ = writeln!(out, "{note}");
         }
         out
     }
@@ -383,6 +429,9 @@ impl Comparison {
                     .unwrap_or_else(|| "N/A".into()),
                 m.verdict()
             );
+        }
+        if let Some(note) = self.convention_note() {
+            let _ = writeln!(out, "\n{note}");
         }
         out
     }
