@@ -1,3 +1,4 @@
 //! Text and table renderers/parsers for benchmark reports.
 
+pub mod pyfmt;
 pub mod text;
