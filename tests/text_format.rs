@@ -840,7 +840,7 @@ fn render_with_a_layout_of_the_other_style_uses_the_canonical_layout() {
 // ---------------------------------------------------------------------------------------
 // proptest: render → parse → render is the identity
 
-/// A float in the printed unit: two-decimal values, arbitrary ones, and a few specials.
+/// A float: two-decimal values, arbitrary ones in a report's range, and a few specials.
 fn float() -> impl Strategy<Value = f64> {
     prop_oneof![
         8 => (0u64..100_000_000_000).prop_map(|c| c as f64 / 100.0),
@@ -848,6 +848,8 @@ fn float() -> impl Strategy<Value = f64> {
         1 => (0u32..100_000).prop_map(f64::from),
         1 => Just(f64::NAN),
         1 => Just(f64::INFINITY),
+        // Any normal float, huge and negative ones included.
+        1 => prop::num::f64::NORMAL,
     ]
 }
 

@@ -1177,15 +1177,49 @@ fn parse_value(text: &str, kind: ValueKind) -> Result<Option<(Value, bool)>, &'s
         }
         ValueKind::Float { seconds } => {
             let int_valued = !text.contains('.') && text.bytes().all(|b| b.is_ascii_digit());
-            let scale = if seconds { 3 } else { 0 };
-            let stored = parse_decimal(text, scale).ok_or("not a number")?;
-            let shown = if seconds { ms_to_s(stored) } else { stored };
-            if format_value(Value::Float(shown), int_valued) != text {
-                return Err("not in the exact form the report prints (e.g. `.2f`)");
+            let prints_back = |shown: f64| format_value(Value::Float(shown), int_valued) == text;
+            const NOT_EXACT: &str = "not in the exact form the report prints (e.g. `.2f`)";
+            if !seconds {
+                let v = parse_decimal(text, 0).ok_or("not a number")?;
+                return prints_back(v)
+                    .then_some(Some((Value::Float(v), int_valued)))
+                    .ok_or(NOT_EXACT);
             }
-            Ok(Some((Value::Float(stored), int_valued)))
+            // Seconds printed, ms stored. Shifting the decimal point is exact for every value
+            // a report holds; for values with more digits than an f64 keeps, the ms value that
+            // was rendered may lie a few ulps from the nearest one, so try the neighbours.
+            let ms = parse_decimal(text, 3).ok_or("not a number")?;
+            neighbours(ms, 4)
+                .find(|&m| prints_back(ms_to_s(m)))
+                .map(|m| Some((Value::Float(m), int_valued)))
+                .ok_or(NOT_EXACT)
         }
     }
+}
+
+/// `x`, then the floats 1, 2, … `n` ulps above and below it, nearest first.
+fn neighbours(x: f64, n: usize) -> impl Iterator<Item = f64> {
+    let mut up = x;
+    let mut down = x;
+    std::iter::once(x).chain((0..n).flat_map(move |_| {
+        up = next_toward(up, true);
+        down = next_toward(down, false);
+        [up, down]
+    }))
+}
+
+/// The next float above (`up`) or below `x`; non-finite values stay put.
+fn next_toward(x: f64, up: bool) -> f64 {
+    if !x.is_finite() {
+        return x;
+    }
+    if x == 0.0 {
+        let tiny = f64::from_bits(1);
+        return if up { tiny } else { -tiny };
+    }
+    let bits = x.to_bits();
+    // Away from zero is one more in the bit pattern, whatever the sign.
+    f64::from_bits(if (x > 0.0) == up { bits + 1 } else { bits - 1 })
 }
 
 /// Parses a plain decimal (`-?digits[.digits]`, or `nan`/`inf`/`-inf`) multiplied by
@@ -1337,6 +1371,39 @@ mod tests {
         assert_eq!(parse_decimal("1e5", 0), None);
         assert_eq!(parse_decimal("+1", 0), None);
         assert!(parse_decimal("nan", 3).is_some_and(f64::is_nan));
+    }
+
+    #[test]
+    fn neighbours_walk_outwards_one_ulp_at_a_time() {
+        let n: Vec<f64> = neighbours(1.0, 2).collect();
+        assert_eq!(n[0], 1.0);
+        assert_eq!(n[1], 1.0 + f64::EPSILON);
+        assert_eq!(n[2], 1.0 - f64::EPSILON / 2.0);
+        assert_eq!(n[3], 1.0 + 2.0 * f64::EPSILON);
+        assert_eq!(next_toward(-1.0, false), -1.0 - f64::EPSILON);
+        assert_eq!(next_toward(0.0, false), -f64::from_bits(1));
+        assert_eq!(next_toward(f64::INFINITY, false), f64::INFINITY);
+    }
+
+    #[test]
+    fn huge_seconds_values_still_round_trip() {
+        // A render of any ms value parses back to a value that renders the same text.
+        // The first two need the neighbour search (the plain decimal shift misses them).
+        for ms in [
+            2.773_152_100_760_393_3e17,
+            8.703_102_842_787_301e16,
+            1.234_567_890_123_456_7e20,
+            1e300,
+            123.456,
+        ] {
+            let shown = ms_to_s(ms);
+            let text = format_value(Value::Float(shown), false);
+            let parsed = parse_value(&text, ValueKind::Float { seconds: true });
+            let Ok(Some((Value::Float(back), false))) = parsed else {
+                panic!("{text}: {parsed:?}");
+            };
+            assert_eq!(format_value(Value::Float(ms_to_s(back)), false), text);
+        }
     }
 
     #[test]
