@@ -16,6 +16,7 @@
 //! | reports as text (GPUStack and vLLM styles) | [`format`] |
 //! | records → metrics, both conventions | [`metrics`] |
 //! | exact and streaming statistics | [`stats`] |
+//! | comparing runs, GPUStack's conclusion and optimization tables | [`compare`] |
 //!
 //! ```
 //! use servebench::profile::Profile;
@@ -26,6 +27,7 @@
 #![forbid(unsafe_code)]
 
 pub mod collector;
+pub mod compare;
 pub mod engine;
 pub mod format;
 pub mod metrics;
