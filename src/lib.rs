@@ -13,6 +13,8 @@
 //! | per-request raw timings | [`record`] |
 //! | the server adapter (virtual or real time) | [`engine`] |
 //! | reports as text (GPUStack and vLLM styles) | [`format`] |
+//! | other tools' result files (guidellm, vLLM, SGLang) | [`import`] |
+//! | measurements that cannot be true | [`lint`] |
 //!
 //! ```
 //! use servebench::profile::Profile;
@@ -24,6 +26,8 @@
 
 pub mod engine;
 pub mod format;
+pub mod import;
+pub mod lint;
 pub mod profile;
 pub mod record;
 pub mod result;

@@ -1,0 +1,1 @@
+//! Lints (placeholder, filled below).
