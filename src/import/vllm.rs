@@ -68,7 +68,8 @@ pub fn from_path(path: &std::path::Path) -> Result<Vec<VllmRun>, ImportError> {
 /// let bytes = std::fs::read("tests/fixtures/vllm/vllm_benchmark_serving_2025-05_llmd_results.jsonl").unwrap();
 /// let runs = servebench::import::vllm::from_slice(&bytes).unwrap();
 /// assert_eq!(runs.len(), 9);
-/// assert!(runs[0].result.request_goodput_per_s.is_some()); // read from "request_goodput:"
+/// assert!(runs[0].metadata.contains(&("gpu".to_string(), "4xNVIDIA_L40S".to_string())));
+/// assert!(runs.iter().any(|r| r.infinite_rate && r.result.request_rate_configured.is_none()));
 /// ```
 pub fn from_slice(bytes: &[u8]) -> Result<Vec<VllmRun>, ImportError> {
     match json::parse_slice::<OrderedObject>(bytes, 0) {
