@@ -650,6 +650,14 @@ fn convert_benchmark(
     let w_end = b.end_time.or(sm.and_then(|s| s.measure_end_time));
     let w_start = finite_non_negative(w_start, &format!("{bp}.start_time"), "the window start")?;
     let w_end = finite_non_negative(w_end, &format!("{bp}.end_time"), "the window end")?;
+    if let (Some(s), Some(e)) = (w_start, w_end) {
+        if e < s {
+            return Err(ImportError::invalid(
+                format!("{bp}.end_time"),
+                format!("the measured window ends {:.6} s before it starts", s - e),
+            ));
+        }
+    }
     let duration_s = match b.duration {
         Some(d) => Some(d),
         None => match (w_start, w_end) {
