@@ -17,6 +17,8 @@
 //! | records → metrics, both conventions | [`metrics`] |
 //! | exact and streaming statistics | [`stats`] |
 //! | comparing runs, GPUStack's conclusion and optimization tables | [`compare`] |
+//! | other tools' result files (guidellm, vLLM, SGLang) | [`import`] |
+//! | measurements that cannot be true | [`lint`] |
 //!
 //! ```
 //! use servebench::profile::Profile;
@@ -31,6 +33,8 @@ pub mod compare;
 pub mod engine;
 pub mod format;
 pub mod metrics;
+pub mod import;
+pub mod lint;
 pub mod profile;
 pub mod record;
 pub mod result;
