@@ -12,6 +12,7 @@
 //! | the result schema | [`result`] |
 //! | per-request raw timings | [`record`] |
 //! | the server adapter (virtual or real time) | [`engine`] |
+//! | workloads, arrivals and the load loop | [`driver`] |
 //! | reports as text (GPUStack and vLLM styles) | [`format`] |
 //!
 //! ```
@@ -22,6 +23,7 @@
 #![deny(missing_docs)]
 #![forbid(unsafe_code)]
 
+pub mod driver;
 pub mod engine;
 pub mod format;
 pub mod profile;
