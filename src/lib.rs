@@ -13,6 +13,7 @@
 //! | per-request raw timings | [`record`] |
 //! | collecting them from many threads/tasks | [`collector`] |
 //! | the server adapter (virtual or real time) | [`engine`] |
+//! | workloads, arrivals and the load loop | [`driver`] |
 //! | reports as text (GPUStack and vLLM styles) | [`format`] |
 //! | records → metrics, both conventions | [`metrics`] |
 //! | exact and streaming statistics | [`stats`] |
@@ -30,6 +31,7 @@
 
 pub mod collector;
 pub mod compare;
+pub mod driver;
 pub mod engine;
 pub mod format;
 pub mod metrics;
