@@ -13,6 +13,7 @@
 //! | per-request raw timings | [`record`] |
 //! | the server adapter (virtual or real time) | [`engine`] |
 //! | reports as text (GPUStack and vLLM styles) | [`format`] |
+//! | OpenAI-compatible HTTP client, server and `bench` (feature `http`) | `http` |
 //!
 //! ```
 //! use servebench::profile::Profile;
@@ -24,6 +25,8 @@
 
 pub mod engine;
 pub mod format;
+#[cfg(feature = "http")]
+pub mod http;
 pub mod profile;
 pub mod record;
 pub mod result;

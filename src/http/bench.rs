@@ -1,0 +1,1 @@
+//! `servebench bench`: drive an OpenAI-compatible server with a load profile.
