@@ -74,6 +74,10 @@ impl HttpConfig {
     }
 }
 
+/// Prefix of the `x-request-id` header sent with each request (followed by the request id),
+/// so that server logs and timelines can be joined with the client's records.
+pub const REQUEST_ID_PREFIX: &str = "servebench-";
+
 /// Most idle keep-alive connections kept for reuse.
 const MAX_IDLE: usize = 4096;
 /// Most bytes of an error response body read for its message.
@@ -352,8 +356,7 @@ fn fail(kind: ErrorKind, message: impl Into<String>) -> Failure {
 
 async fn run_request(shared: Arc<Shared>, id: u64, body: Bytes) {
     let result = match shared.config.request_timeout {
-        Some(limit) => match tokio::time::timeout(limit, stream_request(&shared, id, body)).await
-        {
+        Some(limit) => match tokio::time::timeout(limit, stream_request(&shared, id, body)).await {
             Ok(r) => r,
             Err(_) => Err(fail(
                 ErrorKind::Timeout,
@@ -381,8 +384,18 @@ async fn connect(shared: &Shared) -> Result<Sender, Failure> {
         tokio::net::TcpStream::connect((t.host.as_str(), t.port)),
     )
     .await
-    .map_err(|_| fail(ErrorKind::Connect, format!("connect to {} timed out", t.authority)))?
-    .map_err(|e| fail(ErrorKind::Connect, format!("connect to {}: {e}", t.authority)))?;
+    .map_err(|_| {
+        fail(
+            ErrorKind::Connect,
+            format!("connect to {} timed out", t.authority),
+        )
+    })?
+    .map_err(|e| {
+        fail(
+            ErrorKind::Connect,
+            format!("connect to {}: {e}", t.authority),
+        )
+    })?;
     let _ = tcp.set_nodelay(true);
     let (sender, conn) = hyper::client::conn::http1::handshake(TokioIo::new(tcp))
         .await
@@ -418,16 +431,13 @@ fn give_back(shared: &Shared, sender: Sender) {
     }
 }
 
-fn build_request(shared: &Shared, body: &Bytes) -> Result<Request<Full<Bytes>>, Failure> {
+fn build_request(shared: &Shared, id: u64, body: &Bytes) -> Result<Request<Full<Bytes>>, Failure> {
     let t = &shared.target;
-    let mut builder = Request::post(format!(
-        "{}{}",
-        t.base_path,
-        shared.config.endpoint.path()
-    ))
-    .header(hyper::header::HOST, t.authority.as_str())
-    .header(hyper::header::CONTENT_TYPE, "application/json")
-    .header(hyper::header::ACCEPT, "text/event-stream");
+    let mut builder = Request::post(format!("{}{}", t.base_path, shared.config.endpoint.path()))
+        .header(hyper::header::HOST, t.authority.as_str())
+        .header(hyper::header::CONTENT_TYPE, "application/json")
+        .header(hyper::header::ACCEPT, "text/event-stream")
+        .header("x-request-id", format!("{REQUEST_ID_PREFIX}{id}"));
     if let Some(key) = &shared.config.api_key {
         builder = builder.header(hyper::header::AUTHORIZATION, format!("Bearer {key}"));
     }
@@ -450,22 +460,30 @@ async fn stream_request(
         Some(s) => (s, true),
         None => (connect(shared).await?, false),
     };
-    let response = match sender.send_request(build_request(shared, &body)?).await {
+    let response = match sender.send_request(build_request(shared, id, &body)?).await {
         Ok(r) => r,
         Err(e) if reused && (e.is_canceled() || e.is_closed() || e.is_incomplete_message()) => {
             sender = connect(shared).await?;
             sender
-                .send_request(build_request(shared, &body)?)
+                .send_request(build_request(shared, id, &body)?)
                 .await
                 .map_err(|e| fail(ErrorKind::Connect, format!("sending the request: {e}")))?
         }
-        Err(e) => return Err(fail(ErrorKind::Connect, format!("sending the request: {e}"))),
+        Err(e) => {
+            return Err(fail(
+                ErrorKind::Connect,
+                format!("sending the request: {e}"),
+            ))
+        }
     };
     let status = response.status();
     let mut body = response.into_body();
     if !status.is_success() {
         let message = error_body_message(&mut body).await;
-        return Err(fail(ErrorKind::HttpStatus, status_message(status, &message)));
+        return Err(fail(
+            ErrorKind::HttpStatus,
+            status_message(status, &message),
+        ));
     }
     let mut parser = SseParser::new();
     let mut events: Vec<SseEvent> = Vec::new();
@@ -776,7 +794,17 @@ mod tests {
         ]);
         assert_eq!(
             out,
-            [None, Some(1), Some(1), Some(1), Some(1), Some(1), None, None, None]
+            [
+                None,
+                Some(1),
+                Some(1),
+                Some(1),
+                Some(1),
+                Some(1),
+                None,
+                None,
+                None
+            ]
         );
         assert_eq!(s.token_chunks, 5);
         assert_eq!(s.prompt_tokens, Some(9));
@@ -821,7 +849,11 @@ mod tests {
         let e = s.interpret("not json").unwrap_err();
         assert_eq!(e.0, ErrorKind::Protocol);
         // `error: null` is not an error
-        assert_eq!(s.interpret(r#"{"choices":[{"text":"x"}],"error":null}"#).unwrap(), Some(1));
+        assert_eq!(
+            s.interpret(r#"{"choices":[{"text":"x"}],"error":null}"#)
+                .unwrap(),
+            Some(1)
+        );
     }
 
     #[test]
@@ -847,7 +879,14 @@ mod tests {
         assert_eq!(b["prompt"].as_str().unwrap().split(' ').count(), 4);
         cfg.endpoint = Endpoint::Chat;
         cfg.continuous_usage = false;
-        let b = request_body(&cfg, &EngineRequest { ignore_eos: false, prompt: Some("hi there".into()), ..req });
+        let b = request_body(
+            &cfg,
+            &EngineRequest {
+                ignore_eos: false,
+                prompt: Some("hi there".into()),
+                ..req
+            },
+        );
         assert_eq!(b["max_completion_tokens"], 7);
         assert_eq!(b["messages"][0]["content"], "hi there");
         assert_eq!(b["messages"][0]["role"], "user");

@@ -92,7 +92,10 @@ impl Target {
             _ => return Err(bad("expected http://host:port")),
         }
         let host = uri.host().ok_or_else(|| bad("no host"))?;
-        let host = host.trim_start_matches('[').trim_end_matches(']').to_string();
+        let host = host
+            .trim_start_matches('[')
+            .trim_end_matches(']')
+            .to_string();
         let port = uri.port_u16().unwrap_or(80);
         let authority = uri
             .authority()
@@ -118,7 +121,10 @@ mod tests {
     #[test]
     fn targets() {
         let t = Target::parse("http://127.0.0.1:8000").unwrap();
-        assert_eq!((t.host.as_str(), t.port, t.base_path.as_str()), ("127.0.0.1", 8000, ""));
+        assert_eq!(
+            (t.host.as_str(), t.port, t.base_path.as_str()),
+            ("127.0.0.1", 8000, "")
+        );
         assert_eq!(t.authority, "127.0.0.1:8000");
         let t = Target::parse("http://localhost:9/v1/").unwrap();
         assert_eq!(t.base_path, "");
@@ -134,7 +140,10 @@ mod tests {
     #[test]
     fn endpoints() {
         assert_eq!("chat".parse::<Endpoint>().unwrap(), Endpoint::Chat);
-        assert_eq!("/v1/completions".parse::<Endpoint>().unwrap().path(), "/v1/completions");
+        assert_eq!(
+            "/v1/completions".parse::<Endpoint>().unwrap().path(),
+            "/v1/completions"
+        );
         assert!("embeddings".parse::<Endpoint>().is_err());
     }
 }

@@ -285,6 +285,10 @@ enum Control {
     Shutdown,
 }
 
+/// Most undelivered chunks kept per stream; more merge into the last one (bounded memory
+/// when a client reads slower than the engine generates).
+const MAX_PENDING_CHUNKS: usize = 64;
+
 /// A running server. Dropping it (or [`ServerHandle::shutdown`]) stops it.
 pub struct ServerHandle {
     addr: SocketAddr,
@@ -458,7 +462,8 @@ pub fn spawn<E: Engine + Send + 'static>(
 
 struct Slot {
     tx: tokio_mpsc::Sender<Item>,
-    pending_tokens: u32,
+    /// Chunks not yet handed over (bounded: beyond [`MAX_PENDING_CHUNKS`] they merge).
+    pending: std::collections::VecDeque<u32>,
     end: Option<End>,
     dirty: bool,
     tag: Option<String>,
@@ -536,7 +541,7 @@ impl<E: Engine> EngineLoop<E> {
                                     id,
                                     Slot {
                                         tx,
-                                        pending_tokens: 0,
+                                        pending: std::collections::VecDeque::new(),
                                         end: None,
                                         dirty: false,
                                         tag,
@@ -614,7 +619,11 @@ impl<E: Engine> EngineLoop<E> {
         match ev {
             EngineEvent::Sent { .. } => return,
             EngineEvent::Chunk { at, tokens, .. } => {
-                slot.pending_tokens = slot.pending_tokens.saturating_add(tokens);
+                if slot.pending.len() < MAX_PENDING_CHUNKS {
+                    slot.pending.push_back(tokens);
+                } else if let Some(last) = slot.pending.back_mut() {
+                    *last = last.saturating_add(tokens);
+                }
                 if let Some(r) = &mut slot.record {
                     r.chunks.push(Chunk { at, tokens });
                 }
@@ -646,37 +655,56 @@ impl<E: Engine> EngineLoop<E> {
         }
     }
 
-    /// Hand pending tokens/ends to the HTTP tasks; what does not fit waits for the next tick.
+    /// Hand pending chunks/ends to the HTTP tasks, one item per engine chunk (the end rides
+    /// on the last one); what does not fit in the channel waits for the next tick.
     fn flush(&mut self) {
         let ids = std::mem::take(&mut self.dirty);
         for id in ids {
             let Some(slot) = self.slots.get_mut(&id) else {
                 continue;
             };
-            let item = Item {
-                tokens: slot.pending_tokens,
-                end: slot.end.take(),
-            };
-            let ended = item.end.is_some();
-            match slot.tx.try_send(item) {
-                Ok(()) => {
-                    slot.pending_tokens = 0;
-                    slot.dirty = false;
-                    if ended {
-                        if let Some(slot) = self.slots.remove(&id) {
-                            self.finish_record(slot, Some(()), "");
+            let mut outcome = Ok(false);
+            while !slot.pending.is_empty() || slot.end.is_some() {
+                let tokens = slot.pending.front().copied().unwrap_or(0);
+                let end = if slot.pending.len() <= 1 {
+                    slot.end.take()
+                } else {
+                    None
+                };
+                let ended = end.is_some();
+                match slot.tx.try_send(Item { tokens, end }) {
+                    Ok(()) => {
+                        slot.pending.pop_front();
+                        if ended {
+                            outcome = Ok(true);
+                            break;
                         }
                     }
-                }
-                Err(tokio_mpsc::error::TrySendError::Full(item)) => {
-                    slot.end = item.end;
-                    self.dirty.push(id);
-                }
-                Err(tokio_mpsc::error::TrySendError::Closed(_)) => {
-                    if let Some(slot) = self.slots.remove(&id) {
-                        if !ended {
-                            self.engine.cancel(id);
+                    Err(tokio_mpsc::error::TrySendError::Full(item)) => {
+                        if item.end.is_some() {
+                            slot.end = item.end;
                         }
+                        outcome = Err(true);
+                        break;
+                    }
+                    Err(tokio_mpsc::error::TrySendError::Closed(_)) => {
+                        outcome = Err(false);
+                        break;
+                    }
+                }
+            }
+            match outcome {
+                Ok(false) => slot.dirty = false,
+                Ok(true) => {
+                    if let Some(slot) = self.slots.remove(&id) {
+                        self.finish_record(slot, Some(()), "");
+                    }
+                }
+                Err(true) => self.dirty.push(id), // channel full: retry next tick
+                Err(false) => {
+                    // The HTTP task is gone: the client disconnected.
+                    if let Some(slot) = self.slots.remove(&id) {
+                        self.engine.cancel(id);
                         inc(&self.counters.cancelled, 1);
                         self.finish_record(slot, None, "client disconnected");
                     }
@@ -722,7 +750,10 @@ struct Ctx {
 
 impl Ctx {
     fn send(&self, c: Control) -> bool {
-        self.ctrl.lock().map(|tx| tx.send(c).is_ok()).unwrap_or(false)
+        self.ctrl
+            .lock()
+            .map(|tx| tx.send(c).is_ok())
+            .unwrap_or(false)
     }
 }
 
@@ -900,7 +931,9 @@ fn content_tokens(content: &Value) -> Result<u64, ApiError> {
             }
             Ok(n)
         }
-        _ => Err(bad("message `content` must be a string or an array of parts")),
+        _ => Err(bad(
+            "message `content` must be a string or an array of parts",
+        )),
     }
 }
 
@@ -999,7 +1032,11 @@ fn parse_request(body: &[u8], endpoint: Endpoint, opts: &ServeOptions) -> Result
     })
 }
 
-async fn generate(req: Request<Incoming>, ctx: Arc<Ctx>, endpoint: Endpoint) -> Response<ServerBody> {
+async fn generate(
+    req: Request<Incoming>,
+    ctx: Arc<Ctx>,
+    endpoint: Endpoint,
+) -> Response<ServerBody> {
     let tag = req
         .headers()
         .get("x-request-id")
@@ -1017,7 +1054,9 @@ async fn generate(req: Request<Incoming>, ctx: Arc<Ctx>, endpoint: Endpoint) -> 
                 &format!("request body over {} bytes", ctx.options.max_body_bytes),
             )
         }
-        Err(e) => return error_response(&ctx, StatusCode::BAD_REQUEST, &format!("reading body: {e}")),
+        Err(e) => {
+            return error_response(&ctx, StatusCode::BAD_REQUEST, &format!("reading body: {e}"))
+        }
     };
     let parsed = match parse_request(&body, endpoint, &ctx.options) {
         Ok(p) => p,
@@ -1025,7 +1064,11 @@ async fn generate(req: Request<Incoming>, ctx: Arc<Ctx>, endpoint: Endpoint) -> 
     };
     inc(&ctx.counters.requests, 1);
     let n = ctx.counter.fetch_add(1, Ordering::Relaxed) + 1;
-    let fault = ctx.options.fault.filter(|f| n % f.every == 0).map(|f| f.kind);
+    let fault = ctx
+        .options
+        .fault
+        .filter(|f| n % f.every == 0)
+        .map(|f| f.kind);
     if fault == Some(FaultKind::Status500) {
         inc(&ctx.counters.injected_faults, 1);
         return full(
@@ -1074,6 +1117,7 @@ async fn generate(req: Request<Incoming>, ctx: Arc<Ctx>, endpoint: Endpoint) -> 
         done: false,
         guard,
         text_index: 0,
+        cut: None,
     };
     inc(&ctx.counters.open_streams, 1);
     let mut resp = if parsed.stream {
@@ -1124,7 +1168,16 @@ impl Drop for CancelGuard {
 }
 
 /// Words the server "generates", one per token.
-const OUT_WORDS: [&str; 8] = [" lorem", " ipsum", " dolor", " sit", " amet", " consectetur", " adipiscing", " elit"];
+const OUT_WORDS: [&str; 8] = [
+    " lorem",
+    " ipsum",
+    " dolor",
+    " sit",
+    " amet",
+    " consectetur",
+    " adipiscing",
+    " elit",
+];
 
 struct SseBody {
     rx: tokio_mpsc::Receiver<Item>,
@@ -1137,6 +1190,8 @@ struct SseBody {
     done: bool,
     guard: CancelGuard,
     text_index: usize,
+    /// A cut to deliver on the next poll.
+    cut: Option<BodyError>,
 }
 
 impl SseBody {
@@ -1222,15 +1277,25 @@ impl SseBody {
         let counters = Arc::clone(&self.guard.ctx.counters);
         if item.tokens > 0 {
             match self.fault {
-                Some(FaultKind::CutStream { after_chunks }) if self.token_chunks >= after_chunks => {
+                Some(FaultKind::CutStream { after_chunks })
+                    if self.token_chunks >= after_chunks =>
+                {
                     inc(&counters.injected_faults, 1);
                     self.done = true;
-                    return Err(BodyError(format!("injected fault: stream cut after {after_chunks} chunks")));
+                    return Err(BodyError(format!(
+                        "injected fault: stream cut after {after_chunks} chunks"
+                    )));
                 }
-                Some(FaultKind::StreamError { after_chunks }) if self.token_chunks >= after_chunks => {
+                Some(FaultKind::StreamError { after_chunks })
+                    if self.token_chunks >= after_chunks =>
+                {
                     inc(&counters.injected_faults, 1);
                     self.done = true;
-                    Self::error_chunk(out, ErrorKind::Other, &format!("injected fault: error after {after_chunks} chunks"));
+                    Self::error_chunk(
+                        out,
+                        ErrorKind::Other,
+                        &format!("injected fault: error after {after_chunks} chunks"),
+                    );
                     return Ok(());
                 }
                 _ => {}
@@ -1253,7 +1318,12 @@ impl SseBody {
             None => {}
             Some(End::Finished(usage)) => {
                 if item.tokens == 0 {
-                    self.chunk(out, Some(""), Some(self.finish_reason()), self.parsed.continuous_usage);
+                    self.chunk(
+                        out,
+                        Some(""),
+                        Some(self.finish_reason()),
+                        self.parsed.continuous_usage,
+                    );
                 }
                 if self.parsed.include_usage {
                     self.head(out);
@@ -1280,6 +1350,9 @@ impl SseBody {
     }
 
     fn poll_next(&mut self, cx: &mut Context<'_>) -> Poll<Option<Result<Frame<Bytes>, BodyError>>> {
+        if let Some(e) = self.cut.take() {
+            return Poll::Ready(Some(Err(e)));
+        }
         if self.done {
             return Poll::Ready(None);
         }
@@ -1303,7 +1376,11 @@ impl SseBody {
                 }
             };
             if let Err(e) = self.render(item, &mut out) {
-                return Poll::Ready(Some(Err(e)));
+                if out.is_empty() {
+                    return Poll::Ready(Some(Err(e)));
+                }
+                self.cut = Some(e); // write what came before the cut first
+                break;
             }
             if self.done {
                 break;
@@ -1336,7 +1413,9 @@ impl SseBody {
                     let usage = json!({"prompt_tokens": prompt, "total_tokens": prompt + completion, "completion_tokens": completion});
                     let ctx = self.ctx();
                     let choice = match self.endpoint {
-                        Endpoint::Completions => json!({"index": 0, "text": text, "logprobs": null, "finish_reason": self.finish_reason()}),
+                        Endpoint::Completions => {
+                            json!({"index": 0, "text": text, "logprobs": null, "finish_reason": self.finish_reason()})
+                        }
                         Endpoint::Chat => {
                             let mut message = json!({"role": "assistant", "content": null});
                             message[ctx.options.delta_field.key()] = Value::String(text);
@@ -1410,18 +1489,68 @@ mod tests {
         let cases = [
             ("not json", Endpoint::Completions, 400, "invalid JSON"),
             ("[1]", Endpoint::Completions, 400, "JSON object"),
-            (r#"{"max_tokens":3}"#, Endpoint::Completions, 400, "`prompt` is required"),
-            (r#"{"prompt":"a","max_tokens":0}"#, Endpoint::Completions, 400, "positive integer"),
-            (r#"{"prompt":"a","max_tokens":"3"}"#, Endpoint::Completions, 400, "positive integer"),
-            (r#"{"prompt":"a","stream":"yes"}"#, Endpoint::Completions, 400, "boolean"),
+            (
+                r#"{"max_tokens":3}"#,
+                Endpoint::Completions,
+                400,
+                "`prompt` is required",
+            ),
+            (
+                r#"{"prompt":"a","max_tokens":0}"#,
+                Endpoint::Completions,
+                400,
+                "positive integer",
+            ),
+            (
+                r#"{"prompt":"a","max_tokens":"3"}"#,
+                Endpoint::Completions,
+                400,
+                "positive integer",
+            ),
+            (
+                r#"{"prompt":"a","stream":"yes"}"#,
+                Endpoint::Completions,
+                400,
+                "boolean",
+            ),
             (r#"{"prompt":"  "}"#, Endpoint::Completions, 400, "empty"),
-            (r#"{"prompt":["a","b"]}"#, Endpoint::Completions, 400, "batched"),
-            (r#"{"prompt":"a","n":2}"#, Endpoint::Completions, 400, "n = 1"),
-            (r#"{"prompt":"a","model":"gpt-9"}"#, Endpoint::Completions, 404, "does not exist"),
-            (r#"{"prompt":"a","max_tokens":100}"#, Endpoint::Completions, 400, "maximum context length is 100"),
+            (
+                r#"{"prompt":["a","b"]}"#,
+                Endpoint::Completions,
+                400,
+                "batched",
+            ),
+            (
+                r#"{"prompt":"a","n":2}"#,
+                Endpoint::Completions,
+                400,
+                "n = 1",
+            ),
+            (
+                r#"{"prompt":"a","model":"gpt-9"}"#,
+                Endpoint::Completions,
+                404,
+                "does not exist",
+            ),
+            (
+                r#"{"prompt":"a","max_tokens":100}"#,
+                Endpoint::Completions,
+                400,
+                "maximum context length is 100",
+            ),
             (r#"{"messages":[]}"#, Endpoint::Chat, 400, "non-empty array"),
-            (r#"{"messages":[{"content":"x"}]}"#, Endpoint::Chat, 400, "role"),
-            (r#"{"messages":[{"role":"user","content":5}]}"#, Endpoint::Chat, 400, "content"),
+            (
+                r#"{"messages":[{"content":"x"}]}"#,
+                Endpoint::Chat,
+                400,
+                "role",
+            ),
+            (
+                r#"{"messages":[{"role":"user","content":5}]}"#,
+                Endpoint::Chat,
+                400,
+                "content",
+            ),
         ];
         for (body, ep, status, needle) in cases {
             let (s, m) = parse(body, ep).unwrap_err();
@@ -1434,7 +1563,10 @@ mod tests {
     fn fault_syntax() {
         assert_eq!(
             "500:7".parse::<Fault>().unwrap(),
-            Fault { every: 7, kind: FaultKind::Status500 }
+            Fault {
+                every: 7,
+                kind: FaultKind::Status500
+            }
         );
         assert_eq!(
             "error:2:0".parse::<Fault>().unwrap().kind,

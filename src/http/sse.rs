@@ -220,8 +220,9 @@ mod tests {
 
     #[test]
     fn every_split_point_gives_the_same_events() {
-        let s: &[u8] = "data: {\"t\":\"é\"}\r\n\r\n: c\r\ndata: x\r\ndata: y\r\n\r\ndata: [DONE]\r\n\r\n"
-            .as_bytes();
+        let s: &[u8] =
+            "data: {\"t\":\"é\"}\r\n\r\n: c\r\ndata: x\r\ndata: y\r\n\r\ndata: [DONE]\r\n\r\n"
+                .as_bytes();
         let whole = parse_all(&[s]);
         assert_eq!(datas(&whole), ["{\"t\":\"é\"}", "x\ny", "[DONE]"]);
         for i in 0..=s.len() {
