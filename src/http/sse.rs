@@ -83,8 +83,8 @@ impl SseParser {
 
     /// Parse `bytes`, appending every event completed by them to `out`.
     pub fn feed(&mut self, mut bytes: &[u8], out: &mut Vec<SseEvent>) -> Result<(), SseError> {
-        if self.after_cr {
-            if let Some(b'\n') = bytes.first() {
+        if self.after_cr && !bytes.is_empty() {
+            if bytes[0] == b'\n' {
                 bytes = &bytes[1..];
             }
             self.after_cr = false;
