@@ -20,6 +20,7 @@
 //! | comparing runs, GPUStack's conclusion and optimization tables | [`compare`] |
 //! | other tools' result files (guidellm, vLLM, SGLang) | [`import`] |
 //! | measurements that cannot be true | [`lint`] |
+//! | OpenAI-compatible HTTP client, server and `bench` (feature `http`) | `http` |
 //!
 //! ```
 //! use servebench::profile::Profile;
@@ -37,6 +38,8 @@ pub mod format;
 pub mod metrics;
 pub mod import;
 pub mod lint;
+#[cfg(feature = "http")]
+pub mod http;
 pub mod profile;
 pub mod record;
 pub mod result;
