@@ -172,7 +172,7 @@ fn guidellm_block(
             (r, Style::Vllm)
         }
         Numbers::Recompute(Convention::Guidellm) => {
-            let mut r = compute(&b.records, &guidellm_options(b));
+            let mut r = compute(&b.records, guidellm_options(b));
             r.meta.label.clone_from(&b.result.meta.label);
             r.meta.model.clone_from(&b.result.meta.model);
             r.meta.source.clone_from(&b.result.meta.source);
