@@ -246,6 +246,7 @@ pub fn run<E: Engine + ?Sized>(
         }
         events.clear();
         let res = engine.advance(deadline, &mut events);
+        let progressed = !events.is_empty();
         for ev in events.drain(..) {
             let id = ev.id();
             let idx = usize::try_from(id).unwrap_or(usize::MAX);
@@ -290,7 +291,12 @@ pub fn run<E: Engine + ?Sized>(
             aborted = Some(message);
             break;
         }
-        if deadline.is_none() && engine.now() == now && in_flight > 0 && engine.in_flight() == 0 {
+        if deadline.is_none()
+            && !progressed
+            && engine.now() == now
+            && in_flight > 0
+            && engine.in_flight() == 0
+        {
             // The engine says it has nothing left, yet requests never ended: stop rather
             // than spin.
             for (rec, l) in records.iter_mut().zip(live.iter_mut()) {
