@@ -393,6 +393,16 @@ fn provisional_result(
                 .map(|w| ms(w[1].at.saturating_sub(w[0].at))),
         );
     }
+    // vLLM's peak output throughput: the fullest 1-second bucket of output tokens.
+    let mut buckets: std::collections::BTreeMap<u64, u64> = std::collections::BTreeMap::new();
+    for r in &ok {
+        for c in &r.chunks {
+            *buckets
+                .entry(c.at.saturating_sub(origin).as_secs())
+                .or_default() += u64::from(c.tokens);
+        }
+    }
+    let peak_out = buckets.values().max().map(|&v| v as f64);
     // Peak in flight: sweep over [sent, end).
     let mut edges: Vec<(Duration, i64)> = Vec::new();
     for r in records {
@@ -419,6 +429,7 @@ fn provisional_result(
         request_throughput_per_s: per_s(ok.len() as f64),
         output_throughput_per_s: per_s(out as f64),
         total_token_throughput_per_s: per_s((inp + out) as f64),
+        peak_output_throughput_per_s: peak_out,
         peak_concurrent_requests: Some(peak as f64),
         e2el: summary(ok.iter().filter_map(|r| r.latency()).map(ms).collect()),
         ttft: summary(ok.iter().filter_map(|r| r.ttft()).map(ms).collect()),
