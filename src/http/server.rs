@@ -1216,35 +1216,55 @@ impl SseBody {
     }
 
     fn head(&self, out: &mut String) {
+        use std::fmt::Write as _;
         let ctx = self.ctx();
         let (prefix, object) = match self.endpoint {
             Endpoint::Completions => ("cmpl", "text_completion"),
             Endpoint::Chat => ("chatcmpl", "chat.completion.chunk"),
         };
-        out.push_str(&format!(
+        let _ = write!(
+            out,
             r#"data: {{"id":"{prefix}-{}","object":"{object}","created":{},"model":{},"choices":"#,
             self.guard.id, ctx.created, ctx.model_json
-        ));
+        );
     }
 
-    /// One chunk with a single choice; `text: None` for the role-only chat chunk.
+    /// One chunk with a single choice; `text: None` for the role-only chat chunk. `text` is
+    /// made of [`OUT_WORDS`], which need no JSON escaping.
     fn chunk(&self, out: &mut String, text: Option<&str>, finish: Option<&str>, usage: bool) {
         self.head(out);
-        let finish = finish.map_or("null".to_string(), |f| format!("\"{f}\""));
-        let text_json = Value::String(text.unwrap_or("").to_string()).to_string();
+        let push_finish = |out: &mut String| match finish {
+            Some(f) => {
+                out.push('"');
+                out.push_str(f);
+                out.push('"');
+            }
+            None => out.push_str("null"),
+        };
         match self.endpoint {
-            Endpoint::Completions => out.push_str(&format!(
-                r#"[{{"index":0,"text":{text_json},"logprobs":null,"finish_reason":{finish},"stop_reason":null}}]"#
-            )),
+            Endpoint::Completions => {
+                out.push_str(r#"[{"index":0,"text":""#);
+                out.push_str(text.unwrap_or(""));
+                out.push_str(r#"","logprobs":null,"finish_reason":"#);
+                push_finish(out);
+                out.push_str(r#","stop_reason":null}]"#);
+            }
             Endpoint::Chat => {
-                let delta = match text {
-                    None => r#"{"role":"assistant","content":""}"#.to_string(),
-                    Some("") => "{}".to_string(),
-                    Some(_) => format!(r#"{{"{}":{text_json}}}"#, self.ctx().options.delta_field.key()),
-                };
-                out.push_str(&format!(
-                    r#"[{{"index":0,"delta":{delta},"logprobs":null,"finish_reason":{finish}}}]"#
-                ));
+                out.push_str(r#"[{"index":0,"delta":"#);
+                match text {
+                    None => out.push_str(r#"{"role":"assistant","content":""}"#),
+                    Some("") => out.push_str("{}"),
+                    Some(t) => {
+                        out.push_str("{\"");
+                        out.push_str(self.ctx().options.delta_field.key());
+                        out.push_str("\":\"");
+                        out.push_str(t);
+                        out.push_str("\"}");
+                    }
+                }
+                out.push_str(r#","logprobs":null,"finish_reason":"#);
+                push_finish(out);
+                out.push_str("}]");
             }
         }
         if usage {
