@@ -4,7 +4,19 @@
 //!
 //! Times are [`Duration`] offsets from the run's start (the collector's or importer's
 //! origin); serde writes them as `{"secs":…,"nanos":…}`.
+//!
+//! ```
+//! use std::time::Duration;
+//! use servebench::record::{read_jsonl, write_jsonl, Chunk, RequestRecord};
+//! let mut r = RequestRecord::new(7, Duration::from_millis(3));
+//! r.chunks.push(Chunk { at: Duration::from_millis(40), tokens: 2 });
+//! let mut buf = Vec::new();
+//! write_jsonl(&mut buf, std::slice::from_ref(&r)).unwrap();
+//! assert_eq!(read_jsonl(&buf[..]).unwrap(), vec![r]);
+//! ```
 
+use std::io::{BufRead, Write};
+use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
@@ -145,5 +157,121 @@ impl RequestRecord {
         self.chunks
             .last()
             .map(|c| c.at.saturating_sub(self.sent_at))
+    }
+}
+
+/// Errors reading or writing JSON Lines records.
+#[derive(Debug, thiserror::Error)]
+pub enum RecordError {
+    /// A line is not a valid record.
+    #[error("{}line {line}: invalid request record: {source}", path.as_ref().map(|p| format!("{}: ", p.display())).unwrap_or_default())]
+    Json {
+        /// The file, when reading one.
+        path: Option<PathBuf>,
+        /// 1-based line number.
+        line: usize,
+        /// The JSON error (with its column).
+        source: serde_json::Error,
+    },
+    /// Reading or writing failed.
+    #[error("{}{source}", path.as_ref().map(|p| format!("{}: ", p.display())).unwrap_or_default())]
+    Io {
+        /// The file, when reading or writing one.
+        path: Option<PathBuf>,
+        /// The I/O error.
+        source: std::io::Error,
+    },
+}
+
+/// Write records as JSON Lines: one compact JSON object per line.
+pub fn write_jsonl<W: Write>(mut w: W, records: &[RequestRecord]) -> Result<(), RecordError> {
+    let io = |source| RecordError::Io { path: None, source };
+    for (i, r) in records.iter().enumerate() {
+        serde_json::to_writer(&mut w, r).map_err(|source| RecordError::Json {
+            path: None,
+            line: i + 1,
+            source,
+        })?;
+        w.write_all(b"\n").map_err(io)?;
+    }
+    w.flush().map_err(io)
+}
+
+/// Read JSON Lines records (blank lines are skipped).
+pub fn read_jsonl<R: BufRead>(r: R) -> Result<Vec<RequestRecord>, RecordError> {
+    let mut out = Vec::new();
+    for (i, line) in r.lines().enumerate() {
+        let line = line.map_err(|source| RecordError::Io { path: None, source })?;
+        if line.trim().is_empty() {
+            continue;
+        }
+        let rec = serde_json::from_str(&line).map_err(|source| RecordError::Json {
+            path: None,
+            line: i + 1,
+            source,
+        })?;
+        out.push(rec);
+    }
+    Ok(out)
+}
+
+/// [`write_jsonl`] to a file (created or truncated).
+pub fn write_jsonl_file(
+    path: impl AsRef<Path>,
+    records: &[RequestRecord],
+) -> Result<(), RecordError> {
+    let path = path.as_ref();
+    let f = std::fs::File::create(path).map_err(|source| RecordError::Io {
+        path: Some(path.to_path_buf()),
+        source,
+    })?;
+    write_jsonl(std::io::BufWriter::new(f), records).map_err(|e| e.in_file(path))
+}
+
+/// [`read_jsonl`] from a file; errors name the file and line.
+pub fn read_jsonl_file(path: impl AsRef<Path>) -> Result<Vec<RequestRecord>, RecordError> {
+    let path = path.as_ref();
+    let f = std::fs::File::open(path).map_err(|source| RecordError::Io {
+        path: Some(path.to_path_buf()),
+        source,
+    })?;
+    read_jsonl(std::io::BufReader::new(f)).map_err(|e| e.in_file(path))
+}
+
+impl RecordError {
+    fn in_file(self, p: &Path) -> Self {
+        match self {
+            RecordError::Json { line, source, .. } => RecordError::Json {
+                path: Some(p.to_path_buf()),
+                line,
+                source,
+            },
+            RecordError::Io { source, .. } => RecordError::Io {
+                path: Some(p.to_path_buf()),
+                source,
+            },
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn jsonl_errors_name_file_and_line() {
+        let dir = std::env::temp_dir().join(format!("servebench-rec-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join("bad.jsonl");
+        let good = RequestRecord::new(1, Duration::from_millis(1));
+        let mut text = serde_json::to_string(&good).unwrap();
+        text.push_str("\n\n{\"id\": 2}\n");
+        std::fs::write(&path, text).unwrap();
+        let err = read_jsonl_file(&path).unwrap_err();
+        let msg = err.to_string();
+        assert!(msg.contains("bad.jsonl") && msg.contains("line 3"), "{msg}");
+        write_jsonl_file(&path, std::slice::from_ref(&good)).unwrap();
+        assert_eq!(read_jsonl_file(&path).unwrap(), vec![good]);
+        std::fs::remove_dir_all(&dir).unwrap();
     }
 }

@@ -1,0 +1,273 @@
+//! Simulated H200 serving Qwen3.5-35B-A3B with vLLM 0.17: runs the seed study end to end.
+//!
+//! ```text
+//! cargo run --release --example h200_server                  # the whole study
+//! cargo run --release --example h200_server -- --profile throughput --config optimized
+//! cargo run --release --example h200_server -- --fidelity    # simulated vs seed figures
+//! ```
+//!
+//! Flags: `--profile NAME` (sharegpt, throughput, long-context, generation-heavy, latency),
+//! `--config NAME` (baseline, quantization, prefix-cache, performance-mode, kv-fp8,
+//! optimized), `--seed N`, `--format text|json|markdown`, `--as-guidellm`, `--fidelity`.
+
+mod model;
+mod report;
+mod sim;
+
+use std::process::ExitCode;
+use std::time::Duration;
+
+use servebench::driver::{
+    run_profile, workload::WorkloadOptions, RunOutput, GUIDELLM_MAX_CONCURRENCY,
+};
+use servebench::profile::{Dataset, Profile};
+use servebench::result::BenchmarkResult;
+
+use sim::{Config, H200Sim, CONFIG_NAMES};
+
+/// guidellm's client-side prompt synthesis for random prompts, per prompt token.
+const PROMPT_SYNTHESIS: Duration = Duration::from_nanos(3_400);
+
+/// The seed's baseline measurements per profile: duration s, mean TTFT s, mean E2E s.
+const SEED_BASELINE: [(&str, f64, f64, f64); 4] = [
+    ("sharegpt", 70.72, 4.07, 30.19),
+    ("throughput", 40.37, 5.81, 19.96),
+    ("long-context", 73.72, 31.98, 47.26),
+    ("generation-heavy", 57.74, 1.92, 57.43),
+];
+/// The seed's optimized durations, s.
+const SEED_OPTIMIZED: [(&str, f64); 4] = [
+    ("sharegpt", 65.25),
+    ("throughput", 33.09),
+    ("long-context", 59.32),
+    ("generation-heavy", 49.34),
+];
+
+#[derive(Debug, Clone, Copy, PartialEq)]
+enum Format {
+    Text,
+    Json,
+    Markdown,
+}
+
+#[derive(Debug)]
+struct Args {
+    profile: Option<String>,
+    config: Option<String>,
+    seed: u64,
+    format: Format,
+    as_guidellm: bool,
+    fidelity: bool,
+}
+
+const USAGE: &str = "usage: h200_server [--profile NAME] [--config NAME] [--seed N] [--format text|json|markdown] [--as-guidellm] [--fidelity]";
+
+fn parse_args(mut it: impl Iterator<Item = String>) -> Result<Args, String> {
+    let mut a = Args {
+        profile: None,
+        config: None,
+        seed: 0,
+        format: Format::Text,
+        as_guidellm: false,
+        fidelity: false,
+    };
+    while let Some(arg) = it.next() {
+        let mut value = |name: &str| it.next().ok_or(format!("{name} needs a value"));
+        match arg.as_str() {
+            "--profile" => {
+                let v = value("--profile")?;
+                Profile::preset(&v).map_err(|e| e.to_string())?;
+                a.profile = Some(v);
+            }
+            "--config" => {
+                let v = value("--config")?;
+                if Config::named(&v).is_none() {
+                    return Err(format!(
+                        "unknown config `{v}` (known: {})",
+                        CONFIG_NAMES.join(", ")
+                    ));
+                }
+                a.config = Some(v);
+            }
+            "--seed" => {
+                let v = value("--seed")?;
+                a.seed = v
+                    .parse()
+                    .map_err(|_| format!("--seed: not a number: `{v}`"))?;
+            }
+            "--format" => {
+                a.format = match value("--format")?.as_str() {
+                    "text" => Format::Text,
+                    "json" => Format::Json,
+                    "markdown" => Format::Markdown,
+                    other => {
+                        return Err(format!(
+                            "--format: unknown format `{other}` (text, json, markdown)"
+                        ))
+                    }
+                }
+            }
+            "--as-guidellm" => a.as_guidellm = true,
+            "--fidelity" => a.fidelity = true,
+            "--serve" | "--speed" => {
+                return Err(format!(
+                    "{arg}: serving the simulator over HTTP is not implemented yet"
+                ))
+            }
+            "-h" | "--help" => return Err(USAGE.to_string()),
+            other => return Err(format!("unknown argument `{other}`\n{USAGE}")),
+        }
+    }
+    Ok(a)
+}
+
+/// Runs `profile` against a fresh simulator in `config`.
+fn simulate(profile: &Profile, config: &Config, seed: u64) -> RunOutput {
+    let mut engine = H200Sim::new(config.clone());
+    let opts = WorkloadOptions {
+        sharegpt_seed: seed,
+        ..WorkloadOptions::default()
+    };
+    let synthetic = matches!(profile.dataset, Dataset::Random { .. });
+    let cap = (profile.total_requests as usize).min(GUIDELLM_MAX_CONCURRENCY);
+    // The presets' datasets are built in, so building the workload cannot fail.
+    let mut out = match run_profile(&mut engine, profile, &opts, |o| {
+        o.max_concurrency = Some(cap);
+        if synthetic {
+            o.client_prep_per_prompt_token = PROMPT_SYNTHESIS;
+        }
+    }) {
+        Ok(out) => out,
+        Err(e) => panic!("driver failed on a built-in workload: {e}"),
+    };
+    let meta = &mut out.result.meta;
+    meta.label = Some(config.name.to_string());
+    meta.engine = Some("h200-sim (vLLM 0.17.1 model)".into());
+    meta.engine_version = Some("0.17.1".into());
+    meta.model = Some(config.model().into());
+    meta.backend_parameters = config.backend_parameters();
+    meta.source = Some("h200-sim".into());
+    out
+}
+
+fn preset(name: &str) -> Profile {
+    match Profile::preset(name) {
+        Ok(p) => p,
+        Err(e) => panic!("{e}"),
+    }
+}
+
+fn config(name: &str) -> Config {
+    match Config::named(name) {
+        Some(c) => c,
+        None => panic!("unknown config {name}"),
+    }
+}
+
+fn print_result(r: &BenchmarkResult, format: Format) {
+    match format {
+        Format::Text => print!("{}", report::block(r)),
+        Format::Markdown => print!("{}", report::markdown(r)),
+        Format::Json => match serde_json::to_string_pretty(r) {
+            Ok(s) => println!("{s}"),
+            Err(e) => eprintln!("cannot serialize result: {e}"),
+        },
+    }
+}
+
+fn fidelity(seed: u64) {
+    println!("| Profile | duration sim / seed (s) | mean TTFT sim / seed (s) | mean E2E sim / seed (s) | optimized duration sim / seed (s) |");
+    println!("|---|---|---|---|---|");
+    for ((name, dur, ttft, e2e), (_, odur)) in SEED_BASELINE.iter().zip(SEED_OPTIMIZED.iter()) {
+        let p = preset(name);
+        let b = simulate(&p, &config("baseline"), seed).result;
+        let o = simulate(&p, &config("optimized"), seed).result;
+        let pct = |a: f64, b: f64| (a / b - 1.0) * 100.0;
+        let bd = b.duration_s().unwrap_or(0.0);
+        let bt = b.ttft.as_ref().and_then(|s| s.mean).unwrap_or(0.0) / 1000.0;
+        let be = b.e2el.as_ref().and_then(|s| s.mean).unwrap_or(0.0) / 1000.0;
+        let od = o.duration_s().unwrap_or(0.0);
+        println!(
+            "| {} | {bd:.2} / {dur:.2} ({:+.1}%) | {bt:.2} / {ttft:.2} ({:+.1}%) | {be:.2} / {e2e:.2} ({:+.1}%) | {od:.2} / {odur:.2} ({:+.1}%) |",
+            p.title(),
+            pct(bd, *dur),
+            pct(bt, *ttft),
+            pct(be, *e2e),
+            pct(od, *odur)
+        );
+    }
+}
+
+fn study(args: &Args) {
+    let profiles: Vec<Profile> = match &args.profile {
+        Some(p) => vec![preset(p)],
+        None => Profile::seed_study(),
+    };
+    let configs: Vec<Config> = match &args.config {
+        Some(c) => vec![config(c)],
+        None => vec![config("baseline"), config("optimized")],
+    };
+    let single = profiles.len() == 1 && configs.len() == 1;
+    let mut table = Vec::new();
+    for p in &profiles {
+        let mut results = Vec::new();
+        if !single && args.format == Format::Text {
+            println!("{} Profile\n", p.title());
+        }
+        for c in &configs {
+            let out = simulate(p, c, args.seed);
+            if !single && args.format == Format::Text {
+                let who = if c.name == "baseline" {
+                    "Baseline"
+                } else if c.name == "optimized" {
+                    "Optimized"
+                } else {
+                    c.name
+                };
+                println!("{who} Backend Parameters:\n");
+                for b in c.backend_parameters() {
+                    println!("{b}");
+                }
+                println!("\n{who} benchmark result\n");
+            }
+            print_result(&out.result, args.format);
+            if !single && args.format == Format::Text {
+                println!();
+            }
+            results.push(out.result);
+        }
+        table.push((p.title(), results));
+    }
+    if single || args.format != Format::Text || configs.len() < 2 {
+        return;
+    }
+    println!("Comparison of benchmark results before and after optimization:\n");
+    println!("Benchmark Case\tbaseline (vLLM without any optimizations)\tOptimized");
+    for (title, r) in &table {
+        println!(
+            "{title} Profile\t{}\t{}",
+            report::cell(&r[0], None),
+            report::cell(&r[1], Some(&r[0]))
+        );
+    }
+    println!();
+    for (title, r) in &table {
+        println!("{}", report::summary_line(title, &r[0], &r[1]));
+    }
+}
+
+fn main() -> ExitCode {
+    let args = match parse_args(std::env::args().skip(1)) {
+        Ok(a) => a,
+        Err(msg) => {
+            eprintln!("h200_server: {msg}");
+            return ExitCode::from(2);
+        }
+    };
+    if args.fidelity {
+        fidelity(args.seed);
+    } else {
+        study(&args);
+    }
+    ExitCode::SUCCESS
+}

@@ -1,0 +1,758 @@
+//! The [`Collector`]: records what a load generator observes — per request, the send time,
+//! every streamed chunk and the outcome — from any number of threads or async tasks, and a
+//! [`Clock`] to stamp it with ([`SystemClock`] for real runs, [`ManualClock`] for virtual-time
+//! simulations and tests).
+//!
+//! # Hot path
+//!
+//! A request is a [`RequestHandle`] owned by the task that drives it. [`RequestHandle::chunk`]
+//! reads the clock, pushes onto the handle's own `Vec` and bumps one relaxed atomic counter
+//! on one of 64 cache-line-padded shards: no lock, no allocation beyond the `Vec`'s
+//! amortised growth. Only finishing a request takes a lock — the mutex of its shard
+//! (`id % 64`), so contention stays negligible with hundreds of concurrent streams.
+//!
+//! # Never losing a request
+//!
+//! A handle dropped without [`finish`](RequestHandle::finish) /
+//! [`fail`](RequestHandle::fail) / [`cancel`](RequestHandle::cancel) records an
+//! [`Outcome::Incomplete`] request at the time of the drop (a panicking task, a timeout that
+//! dropped the future, …).
+//!
+//! # Huge runs
+//!
+//! With [`CollectorOptions::histograms`] every finished request also feeds per-shard
+//! [`LatencyHistograms`] (bounded memory, mergeable across collectors and hosts), and with
+//! `keep_records: false` the raw records are dropped after that, so memory stays bounded
+//! whatever the number of requests.
+//!
+//! ```
+//! use std::sync::Arc;
+//! use std::time::Duration;
+//! use servebench::collector::{Collector, ManualClock};
+//! use servebench::engine::Usage;
+//!
+//! let clock = Arc::new(ManualClock::new());
+//! let collector = Collector::with_clock(clock.clone());
+//! let mut req = collector.begin();
+//! clock.advance(Duration::from_millis(40));
+//! req.chunk(1);
+//! clock.advance(Duration::from_millis(10));
+//! req.chunk(2);
+//! req.finish(Usage { prompt_tokens: Some(100), completion_tokens: Some(3) });
+//! let dropped = collector.begin(); // never finished …
+//! drop(dropped);                    // … still recorded, as incomplete
+//!
+//! let snap = collector.snapshot();
+//! assert_eq!((snap.succeeded, snap.incomplete, snap.output_tokens), (1, 1, 3));
+//! let records = collector.records();
+//! assert_eq!(records[0].ttft(), Some(Duration::from_millis(40)));
+//! assert!(!records[1].outcome.is_success());
+//! ```
+
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+use std::time::{Duration, Instant};
+
+use serde::{Deserialize, Serialize};
+
+use crate::engine::Usage;
+use crate::record::{Chunk, ErrorKind, Outcome, RequestRecord};
+use crate::stats::{StatsError, Streaming};
+
+/// A source of timestamps: offsets from the run's start.
+pub trait Clock: Send + Sync {
+    /// The current time, as an offset from the clock's origin.
+    fn now(&self) -> Duration;
+}
+
+impl<C: Clock + ?Sized> Clock for Arc<C> {
+    #[inline]
+    fn now(&self) -> Duration {
+        (**self).now()
+    }
+}
+
+impl<C: Clock + ?Sized> Clock for &C {
+    #[inline]
+    fn now(&self) -> Duration {
+        (**self).now()
+    }
+}
+
+/// The monotonic wall clock: [`Instant`]-based offsets from an origin (by default, the
+/// moment the clock was created).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct SystemClock {
+    origin: Instant,
+}
+
+impl SystemClock {
+    /// A clock whose origin is now.
+    pub fn new() -> Self {
+        SystemClock {
+            origin: Instant::now(),
+        }
+    }
+
+    /// A clock with the given origin (share one origin between several collectors).
+    pub fn starting_at(origin: Instant) -> Self {
+        SystemClock { origin }
+    }
+
+    /// The instant that reads as zero.
+    pub fn origin(&self) -> Instant {
+        self.origin
+    }
+}
+
+impl Default for SystemClock {
+    fn default() -> Self {
+        SystemClock::new()
+    }
+}
+
+impl Clock for SystemClock {
+    #[inline]
+    fn now(&self) -> Duration {
+        self.origin.elapsed()
+    }
+}
+
+/// A clock that moves only when told to: for virtual-time simulations and tests. Share it
+/// with `Arc<ManualClock>` between the driver (which sets it) and the collector.
+///
+/// ```
+/// use std::time::Duration;
+/// use servebench::collector::{Clock, ManualClock};
+/// let c = ManualClock::new();
+/// c.advance(Duration::from_millis(5));
+/// c.set(c.now() + Duration::from_millis(5));
+/// assert_eq!(c.now(), Duration::from_millis(10));
+/// ```
+#[derive(Debug, Default)]
+pub struct ManualClock {
+    nanos: AtomicU64,
+}
+
+impl ManualClock {
+    /// A clock reading zero.
+    pub fn new() -> Self {
+        ManualClock::default()
+    }
+
+    /// A clock reading `t`.
+    pub fn at(t: Duration) -> Self {
+        let c = ManualClock::new();
+        c.set(t);
+        c
+    }
+
+    /// Set the time (it may go backwards; the collector records whatever it reads).
+    pub fn set(&self, t: Duration) {
+        self.nanos.store(nanos_u64(t), Ordering::Release);
+    }
+
+    /// Move the time forward by `d`.
+    pub fn advance(&self, d: Duration) {
+        self.nanos.fetch_add(nanos_u64(d), Ordering::AcqRel);
+    }
+}
+
+impl Clock for ManualClock {
+    #[inline]
+    fn now(&self) -> Duration {
+        Duration::from_nanos(self.nanos.load(Ordering::Acquire))
+    }
+}
+
+fn nanos_u64(d: Duration) -> u64 {
+    u64::try_from(d.as_nanos()).unwrap_or(u64::MAX)
+}
+
+/// What a collector keeps.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct CollectorOptions {
+    /// Keep every finished request's raw record (default `true`).
+    pub keep_records: bool,
+    /// Also feed [`LatencyHistograms`] (default `false`).
+    pub histograms: bool,
+}
+
+impl Default for CollectorOptions {
+    fn default() -> Self {
+        CollectorOptions {
+            keep_records: true,
+            histograms: false,
+        }
+    }
+}
+
+/// Live counters for progress displays ([`Collector::snapshot`]).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct CollectorSnapshot {
+    /// Clock reading when the snapshot was taken.
+    pub elapsed: Duration,
+    /// Requests begun.
+    pub started: u64,
+    /// Requests begun and not yet ended.
+    pub in_flight: u64,
+    /// Requests finished successfully.
+    pub succeeded: u64,
+    /// Requests that failed with an error.
+    pub failed: u64,
+    /// Requests cancelled, dropped unfinished, or cut off.
+    pub incomplete: u64,
+    /// Output tokens received so far (sum of chunk token counts, in-flight requests included).
+    pub output_tokens: u64,
+    /// Chunks of ended requests.
+    pub chunks: u64,
+}
+
+/// Streaming latency histograms in vLLM's definitions (see [`crate::metrics`]), fed by
+/// successful requests with at least one chunk: TTFT, TPOT (for output_len > 1), every
+/// chunk gap (ITL) and E2EL (last chunk − send). Bounded memory, exact merge, serializable
+/// (each histogram as base64 V2 text) — see [`Streaming`] for the error bound.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct LatencyHistograms {
+    /// Requests recorded.
+    pub requests: u64,
+    /// Output tokens of the recorded requests (usage if non-zero, else client count).
+    pub output_tokens: u64,
+    /// Time to first token.
+    pub ttft: Streaming,
+    /// Time per output token, excluding the first.
+    pub tpot: Streaming,
+    /// Inter-chunk gaps.
+    pub itl: Streaming,
+    /// End-to-end latency.
+    pub e2el: Streaming,
+}
+
+impl LatencyHistograms {
+    /// Empty histograms.
+    pub fn new() -> Self {
+        LatencyHistograms::default()
+    }
+
+    /// Record one request (ignored unless it succeeded with at least one chunk).
+    pub fn record(&mut self, r: &RequestRecord) {
+        if !r.outcome.is_success() {
+            return;
+        }
+        let (Some(ttft), Some(latency)) = (r.ttft(), r.latency()) else {
+            return;
+        };
+        let output_len = r.output_tokens();
+        self.requests += 1;
+        self.output_tokens += output_len;
+        self.ttft.record(ttft);
+        self.e2el.record(latency);
+        if output_len > 1 {
+            let per = latency.saturating_sub(ttft).as_nanos() / u128::from(output_len - 1);
+            self.tpot
+                .record(Duration::from_nanos(u64::try_from(per).unwrap_or(u64::MAX)));
+        }
+        for w in r.chunks.windows(2) {
+            self.itl.record(w[1].at.saturating_sub(w[0].at));
+        }
+    }
+
+    /// Add everything `other` recorded.
+    pub fn merge(&mut self, other: &LatencyHistograms) -> Result<(), StatsError> {
+        self.requests += other.requests;
+        self.output_tokens += other.output_tokens;
+        self.ttft.merge(&other.ttft)?;
+        self.tpot.merge(&other.tpot)?;
+        self.itl.merge(&other.itl)?;
+        self.e2el.merge(&other.e2el)
+    }
+}
+
+/// Everything a collector holds, as plain data: ship it to another process or host
+/// (serde) and [`Collector::absorb`] it there to merge runs from several load machines.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct CollectorExport {
+    /// Counters at export time (`elapsed` is the exporting clock's reading).
+    pub snapshot: CollectorSnapshot,
+    /// Raw records, sorted by id (empty when records were not kept).
+    pub records: Vec<RequestRecord>,
+    /// Histograms, when the collector kept them.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub histograms: Option<LatencyHistograms>,
+}
+
+const SHARDS: usize = 64;
+
+#[derive(Debug, Default)]
+#[repr(align(128))]
+struct Shard {
+    started: AtomicU64,
+    succeeded: AtomicU64,
+    failed: AtomicU64,
+    incomplete: AtomicU64,
+    tokens: AtomicU64,
+    chunks: AtomicU64,
+    records: Mutex<Vec<RequestRecord>>,
+    histograms: Mutex<Option<LatencyHistograms>>,
+}
+
+fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    // A panic while holding a shard lock cannot leave a half-written Vec or histogram
+    // behind (pushes and records are single operations), so a poisoned lock is usable.
+    m.lock().unwrap_or_else(PoisonError::into_inner)
+}
+
+/// Collects [`RequestRecord`]s from any number of threads or tasks. `Send + Sync`: share it
+/// as `&Collector` or `Arc<Collector>`. See the [module docs](self).
+#[derive(Debug)]
+pub struct Collector<C: Clock = SystemClock> {
+    clock: C,
+    options: CollectorOptions,
+    next_id: AtomicU64,
+    shards: Box<[Shard]>,
+}
+
+impl Collector<SystemClock> {
+    /// A collector on the system clock, whose time zero is now; keeps raw records.
+    pub fn new() -> Self {
+        Collector::with_clock(SystemClock::new())
+    }
+}
+
+impl Default for Collector<SystemClock> {
+    fn default() -> Self {
+        Collector::new()
+    }
+}
+
+impl<C: Clock> Collector<C> {
+    /// A collector stamping with `clock`; keeps raw records.
+    pub fn with_clock(clock: C) -> Self {
+        Collector::with_options(clock, CollectorOptions::default())
+    }
+
+    /// A collector stamping with `clock`, keeping what `options` says.
+    pub fn with_options(clock: C, options: CollectorOptions) -> Self {
+        let shards: Vec<Shard> = (0..SHARDS)
+            .map(|_| Shard {
+                histograms: Mutex::new(options.histograms.then(LatencyHistograms::new)),
+                ..Shard::default()
+            })
+            .collect();
+        Collector {
+            clock,
+            options,
+            next_id: AtomicU64::new(0),
+            shards: shards.into_boxed_slice(),
+        }
+    }
+
+    /// The collector's clock.
+    pub fn clock(&self) -> &C {
+        &self.clock
+    }
+
+    /// The current time on the collector's clock.
+    #[inline]
+    pub fn now(&self) -> Duration {
+        self.clock.now()
+    }
+
+    /// What this collector keeps.
+    pub fn options(&self) -> CollectorOptions {
+        self.options
+    }
+
+    #[inline]
+    fn shard(&self, id: u64) -> &Shard {
+        &self.shards[(id % SHARDS as u64) as usize]
+    }
+
+    /// Begin a request now, with the next free id (0, 1, 2, … in `begin` order).
+    #[inline]
+    pub fn begin(&self) -> RequestHandle<'_, C> {
+        let at = self.clock.now();
+        self.begin_at(at)
+    }
+
+    /// Begin a request sent at `sent_at` (for drivers that already have timestamps).
+    pub fn begin_at(&self, sent_at: Duration) -> RequestHandle<'_, C> {
+        let id = self.next_id.fetch_add(1, Ordering::Relaxed);
+        self.begin_with_id(id, sent_at)
+    }
+
+    /// Begin a request with the caller's own id (unique within the run; do not mix with
+    /// [`Collector::begin`]'s automatic ids).
+    pub fn begin_with_id(&self, id: u64, sent_at: Duration) -> RequestHandle<'_, C> {
+        let shard = self.shard(id);
+        shard.started.fetch_add(1, Ordering::Relaxed);
+        RequestHandle {
+            collector: self,
+            shard,
+            record: Some(RequestRecord::new(id, sent_at)),
+        }
+    }
+
+    /// Store an already-complete record (e.g. one replayed from a file); it counts as
+    /// begun and ended.
+    pub fn push_record(&self, record: RequestRecord) {
+        let shard = self.shard(record.id);
+        shard.started.fetch_add(1, Ordering::Relaxed);
+        shard
+            .tokens
+            .fetch_add(record.client_output_tokens(), Ordering::Relaxed);
+        self.store(shard, record);
+    }
+
+    fn store(&self, shard: &Shard, record: RequestRecord) {
+        let counter = match record.outcome {
+            Outcome::Success => &shard.succeeded,
+            Outcome::Error { .. } => &shard.failed,
+            Outcome::Incomplete { .. } => &shard.incomplete,
+        };
+        shard
+            .chunks
+            .fetch_add(record.chunks.len() as u64, Ordering::Relaxed);
+        if self.options.histograms {
+            if let Some(h) = lock(&shard.histograms).as_mut() {
+                h.record(&record);
+            }
+        }
+        if self.options.keep_records {
+            lock(&shard.records).push(record);
+        }
+        // Counted last, so a snapshot never shows an ended request that is not stored yet.
+        counter.fetch_add(1, Ordering::Release);
+    }
+
+    /// Live counters (cheap: no lock; ~64 atomic loads per field).
+    pub fn snapshot(&self) -> CollectorSnapshot {
+        let mut s = CollectorSnapshot {
+            elapsed: self.clock.now(),
+            ..CollectorSnapshot::default()
+        };
+        for sh in self.shards.iter() {
+            // Ended counters first, then started: started is never read smaller than ended.
+            let ok = sh.succeeded.load(Ordering::Acquire);
+            let failed = sh.failed.load(Ordering::Acquire);
+            let incomplete = sh.incomplete.load(Ordering::Acquire);
+            let chunks = sh.chunks.load(Ordering::Relaxed);
+            let tokens = sh.tokens.load(Ordering::Relaxed);
+            let started = sh.started.load(Ordering::Relaxed);
+            s.succeeded += ok;
+            s.failed += failed;
+            s.incomplete += incomplete;
+            s.chunks += chunks;
+            s.output_tokens += tokens;
+            s.started += started;
+            s.in_flight += started.saturating_sub(ok + failed + incomplete);
+        }
+        s
+    }
+
+    /// Copies of the ended requests' records, sorted by id.
+    pub fn records(&self) -> Vec<RequestRecord> {
+        let mut out = Vec::new();
+        for sh in self.shards.iter() {
+            out.extend(lock(&sh.records).iter().cloned());
+        }
+        out.sort_by_key(|r| r.id);
+        out
+    }
+
+    /// Move the ended requests' records out (sorted by id), leaving the collector's
+    /// storage empty — for flushing long runs to disk. Counters are unchanged.
+    pub fn take_records(&self) -> Vec<RequestRecord> {
+        let mut out = Vec::new();
+        for sh in self.shards.iter() {
+            out.append(&mut lock(&sh.records));
+        }
+        out.sort_by_key(|r| r.id);
+        out
+    }
+
+    /// Consume the collector and return its records, sorted by id. (Every handle borrows
+    /// the collector, so none can still be open.)
+    pub fn into_records(self) -> Vec<RequestRecord> {
+        self.take_records()
+    }
+
+    /// The merged histograms of all shards, when [`CollectorOptions::histograms`] is on.
+    pub fn histograms(&self) -> Result<Option<LatencyHistograms>, StatsError> {
+        if !self.options.histograms {
+            return Ok(None);
+        }
+        let mut total = LatencyHistograms::new();
+        for sh in self.shards.iter() {
+            if let Some(h) = lock(&sh.histograms).as_ref() {
+                total.merge(h)?;
+            }
+        }
+        Ok(Some(total))
+    }
+
+    /// Everything this collector holds, as plain data (see [`CollectorExport`]).
+    pub fn export(&self) -> Result<CollectorExport, StatsError> {
+        Ok(CollectorExport {
+            snapshot: self.snapshot(),
+            records: self.records(),
+            histograms: self.histograms()?,
+        })
+    }
+
+    /// Merge another collector's export into this one: its records, counters and (when
+    /// both keep them) histograms. Records keep their ids; give each load machine its own
+    /// id range ([`Collector::begin_with_id`]) when merging runs.
+    pub fn absorb(&self, other: CollectorExport) -> Result<(), StatsError> {
+        let sh = &self.shards[0];
+        let s = other.snapshot;
+        sh.started.fetch_add(s.started, Ordering::Relaxed);
+        sh.tokens.fetch_add(s.output_tokens, Ordering::Relaxed);
+        sh.chunks.fetch_add(s.chunks, Ordering::Relaxed);
+        if let (true, Some(h)) = (self.options.histograms, other.histograms.as_ref()) {
+            if let Some(mine) = lock(&sh.histograms).as_mut() {
+                mine.merge(h)?;
+            }
+        }
+        if self.options.keep_records {
+            lock(&sh.records).extend(other.records);
+        }
+        sh.succeeded.fetch_add(s.succeeded, Ordering::Release);
+        sh.failed.fetch_add(s.failed, Ordering::Release);
+        sh.incomplete.fetch_add(s.incomplete, Ordering::Release);
+        Ok(())
+    }
+}
+
+/// One request in progress. Created by [`Collector::begin`]; ended by
+/// [`finish`](RequestHandle::finish), [`fail`](RequestHandle::fail),
+/// [`cancel`](RequestHandle::cancel) — or by being dropped, which records it as incomplete.
+#[derive(Debug)]
+pub struct RequestHandle<'c, C: Clock = SystemClock> {
+    collector: &'c Collector<C>,
+    shard: &'c Shard,
+    /// `None` once ended.
+    record: Option<RequestRecord>,
+}
+
+impl<C: Clock> RequestHandle<'_, C> {
+    /// The request's id.
+    pub fn id(&self) -> u64 {
+        self.record.as_ref().map_or(0, |r| r.id)
+    }
+
+    /// The record so far.
+    pub fn record(&self) -> Option<&RequestRecord> {
+        self.record.as_ref()
+    }
+
+    /// Set when the load profile scheduled the request (before client-side queueing).
+    pub fn set_scheduled_at(&mut self, at: Duration) {
+        if let Some(r) = self.record.as_mut() {
+            r.scheduled_at = Some(at);
+        }
+    }
+
+    /// Set the prompt length as the client counted it.
+    pub fn set_prompt_tokens(&mut self, tokens: u64) {
+        if let Some(r) = self.record.as_mut() {
+            r.prompt_tokens = Some(tokens);
+        }
+    }
+
+    /// Pre-allocate room for `n` chunks (avoids regrowing the Vec on the hot path).
+    pub fn reserve_chunks(&mut self, n: usize) {
+        if let Some(r) = self.record.as_mut() {
+            r.chunks.reserve(n);
+        }
+    }
+
+    /// A chunk carrying `tokens` tokens arrived now.
+    #[inline]
+    pub fn chunk(&mut self, tokens: u32) {
+        let at = self.collector.clock.now();
+        self.chunk_at(at, tokens);
+    }
+
+    /// A chunk carrying `tokens` tokens arrived at `at`.
+    #[inline]
+    pub fn chunk_at(&mut self, at: Duration, tokens: u32) {
+        if let Some(r) = self.record.as_mut() {
+            r.chunks.push(Chunk { at, tokens });
+        }
+        self.shard
+            .tokens
+            .fetch_add(u64::from(tokens), Ordering::Relaxed);
+    }
+
+    /// The response completed now; `usage` is what the server reported (if anything).
+    pub fn finish(self, usage: Usage) {
+        let at = self.collector.clock.now();
+        self.finish_at(at, usage);
+    }
+
+    /// The response completed at `at`.
+    pub fn finish_at(mut self, at: Duration, usage: Usage) {
+        self.end(at, Outcome::Success, Some(usage));
+    }
+
+    /// The request failed now.
+    pub fn fail(self, kind: ErrorKind, message: impl Into<String>) {
+        let at = self.collector.clock.now();
+        self.fail_at(at, kind, message);
+    }
+
+    /// The request failed at `at`.
+    pub fn fail_at(mut self, at: Duration, kind: ErrorKind, message: impl Into<String>) {
+        let outcome = Outcome::Error {
+            kind,
+            message: message.into(),
+        };
+        self.end(at, outcome, None);
+    }
+
+    /// The request was abandoned now (cancelled, cut off by the end of the run).
+    pub fn cancel(self, reason: impl Into<String>) {
+        let at = self.collector.clock.now();
+        self.cancel_at(at, reason);
+    }
+
+    /// The request was abandoned at `at`.
+    pub fn cancel_at(mut self, at: Duration, reason: impl Into<String>) {
+        let outcome = Outcome::Incomplete {
+            reason: reason.into(),
+        };
+        self.end(at, outcome, None);
+    }
+
+    fn end(&mut self, at: Duration, outcome: Outcome, usage: Option<Usage>) {
+        if let Some(mut r) = self.record.take() {
+            r.ended_at = Some(at);
+            r.outcome = outcome;
+            if let Some(u) = usage {
+                r.usage_prompt_tokens = u.prompt_tokens;
+                r.usage_output_tokens = u.completion_tokens;
+            }
+            self.collector.store(self.shard, r);
+        }
+    }
+}
+
+impl<C: Clock> Drop for RequestHandle<'_, C> {
+    fn drop(&mut self) {
+        if self.record.is_some() {
+            let at = self.collector.clock.now();
+            let outcome = Outcome::Incomplete {
+                reason: "request handle dropped before the request ended".into(),
+            };
+            self.end(at, outcome, None);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn assert_send_sync<T: Send + Sync>() {}
+
+    #[test]
+    fn collector_is_send_sync_with_both_clocks() {
+        assert_send_sync::<Collector>();
+        assert_send_sync::<Collector<Arc<ManualClock>>>();
+        assert_send_sync::<Arc<Collector>>();
+    }
+
+    #[test]
+    fn explicit_times_and_outcomes() {
+        let c = Collector::with_clock(ManualClock::new());
+        let ms = Duration::from_millis;
+        let mut a = c.begin_at(ms(5));
+        a.set_prompt_tokens(7);
+        a.chunk_at(ms(20), 1);
+        a.chunk_at(ms(30), 4);
+        a.finish_at(
+            ms(31),
+            Usage {
+                prompt_tokens: Some(8),
+                completion_tokens: Some(5),
+            },
+        );
+        let mut b = c.begin_at(ms(6));
+        b.chunk_at(ms(25), 1);
+        b.fail_at(ms(26), ErrorKind::StreamCut, "peer closed");
+        let d = c.begin_at(ms(7));
+        d.cancel_at(ms(50), "end of run");
+        let s = c.snapshot();
+        assert_eq!(
+            (s.started, s.in_flight, s.succeeded, s.failed, s.incomplete),
+            (3, 0, 1, 1, 1)
+        );
+        assert_eq!((s.output_tokens, s.chunks), (6, 3));
+        let r = c.records();
+        assert_eq!(r.iter().map(|r| r.id).collect::<Vec<_>>(), vec![0, 1, 2]);
+        assert_eq!(r[0].ended_at, Some(ms(31)));
+        assert_eq!(r[0].input_tokens(), Some(8));
+        assert_eq!(r[0].output_tokens(), 5);
+        assert_eq!(r[0].prompt_tokens, Some(7));
+        assert!(matches!(
+            r[1].outcome,
+            Outcome::Error {
+                kind: ErrorKind::StreamCut,
+                ..
+            }
+        ));
+        assert_eq!(r[2].ended_at, Some(ms(50)));
+    }
+
+    #[test]
+    fn in_flight_counts_open_handles() {
+        let c = Collector::with_clock(ManualClock::new());
+        let h1 = c.begin();
+        let mut h2 = c.begin();
+        h2.chunk(3);
+        let s = c.snapshot();
+        assert_eq!((s.started, s.in_flight, s.output_tokens), (2, 2, 3));
+        drop(h1);
+        h2.finish(Usage::default());
+        let s = c.snapshot();
+        assert_eq!((s.in_flight, s.succeeded, s.incomplete), (0, 1, 1));
+        assert_eq!(c.into_records().len(), 2);
+    }
+
+    #[test]
+    fn streaming_mode_drops_records_but_keeps_histograms() {
+        let clock = Arc::new(ManualClock::new());
+        let c = Collector::with_options(
+            clock.clone(),
+            CollectorOptions {
+                keep_records: false,
+                histograms: true,
+            },
+        );
+        for _ in 0..10 {
+            let mut h = c.begin();
+            clock.advance(Duration::from_millis(100));
+            h.chunk(1);
+            clock.advance(Duration::from_millis(10));
+            h.chunk(1);
+            h.finish(Usage::default());
+        }
+        assert!(c.records().is_empty());
+        let h = c.histograms().unwrap().unwrap();
+        assert_eq!(h.requests, 10);
+        assert_eq!(h.ttft.count(), 10);
+        assert_eq!(h.itl.count(), 10);
+        let within = |got: Option<Duration>, ms: f64| {
+            let g = got.unwrap().as_secs_f64() * 1e3;
+            assert!(g >= ms && g <= ms * (1.0 + 1.0 / 1024.0), "{g} vs {ms}");
+        };
+        within(h.tpot.percentile(50.0), 10.0);
+        within(h.ttft.percentile(50.0), 100.0);
+        within(h.e2el.percentile(100.0), 110.0);
+        let export = c.export().unwrap();
+        let json = serde_json::to_string(&export).unwrap();
+        let back: CollectorExport = serde_json::from_str(&json).unwrap();
+        assert_eq!(back, export);
+    }
+}

@@ -1,0 +1,389 @@
+//! From raw per-request records to a [`BenchmarkResult`]: every metric computed exactly as a
+//! reference tool computes it, with the [`Convention`] recorded in `meta.convention`, plus
+//! servebench's own exact figures ([`ExactFigures`]) beside them.
+//!
+//! # `Convention::Vllm` (vLLM 0.34 `calculate_metrics`)
+//!
+//! * Only successful requests count; a request is successful when its outcome is
+//!   [`Outcome::Success`](crate::record::Outcome::Success) **and** it received at least one
+//!   chunk (vLLM marks a stream without a token chunk as failed). Every other request is in
+//!   `failed_requests`.
+//! * `output_len` = the server's `usage` count if non-zero, else the client's chunk-token
+//!   count ([`RequestRecord::output_tokens`]).
+//! * TTFT = first chunk − send; E2EL = last chunk − send; TPOT = (E2EL − TTFT)/(output_len − 1)
+//!   only for output_len > 1; ITL = every gap between consecutive chunks, all requests
+//!   flattened (one gap per chunk, never divided by its token count).
+//! * Statistics are numpy's (`np.mean`, population `np.std`, `np.median`, `np.percentile`
+//!   'linear'), computed in seconds and multiplied by 1000, like vLLM; an empty list gives 0.
+//! * Total input = Σ [`RequestRecord::input_tokens`] over successes (server usage if
+//!   reported, else the client's count — 0.34 behaviour; a missing count adds 0).
+//! * Peak output throughput: 1-second buckets from the earliest success's send time,
+//!   `ceil(span)+1` of them; every **chunk** adds 1 to bucket `floor(t − start)` (vLLM counts
+//!   chunks, not tokens). Peak concurrency: each success adds 1 to every bucket from
+//!   `floor(send − start)` to `floor(last chunk − start)` **inclusive** (0.34.0's rule, which
+//!   can exceed the true instantaneous peak).
+//! * Goodput (when [`MetricsOptions::goodput`] is set): a success is good iff every given SLO
+//!   satisfies `slo_ms/1000 ≥ value_s` (inclusive); TPOT counts as 0 when output_len ≤ 1.
+//! * Bucket indices are computed from integer nanoseconds; vLLM adds float seconds, which can
+//!   move a timestamp lying exactly on a bucket edge by one bucket.
+//!
+//! # Exact figures ([`ExactFigures`])
+//!
+//! * `peak_output_tokens_per_s`: the most output tokens (chunk token counts of successful
+//!   requests) arriving in any half-open window `[t, t + 1 s)`.
+//! * `peak_in_flight`: the most requests in flight at one instant, sweep line over
+//!   half-open `[send, end)` intervals of **all** requests (a failed request occupies the
+//!   server too), departures before arrivals at equal times. A request's end is `ended_at`,
+//!   else its last chunk, else its send time.
+//!
+//! ```
+//! use std::time::Duration;
+//! use servebench::metrics::{compute, MetricsOptions};
+//! use servebench::record::{Chunk, RequestRecord};
+//! use servebench::result::Convention;
+//!
+//! let ms = Duration::from_millis;
+//! let mut r = RequestRecord::new(0, ms(0));
+//! r.chunks = vec![Chunk { at: ms(100), tokens: 1 }, Chunk { at: ms(150), tokens: 1 }];
+//! r.ended_at = Some(ms(150));
+//! let res = compute(&[r], Convention::Vllm);
+//! assert_eq!(res.successful_requests, Some(1));
+//! let ttft = res.ttft.unwrap();
+//! assert!((ttft.mean.unwrap() - 100.0).abs() < 1e-9);
+//! assert!((res.tpot.unwrap().mean.unwrap() - 50.0).abs() < 1e-9);
+//! ```
+
+use std::time::Duration;
+
+use serde::{Deserialize, Serialize};
+
+use crate::record::RequestRecord;
+use crate::result::{BenchmarkResult, Convention, ExactFigures, Percentile, Summary};
+use crate::stats::{numpy_summary, NumpySummary};
+
+/// Goodput service-level objectives, in ms; a request is "good" when it meets every one
+/// that is set (inclusive bounds).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
+pub struct Slo {
+    /// Maximum time to first token, ms.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ttft_ms: Option<f64>,
+    /// Maximum time per output token, ms.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tpot_ms: Option<f64>,
+    /// Maximum end-to-end latency, ms.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub e2el_ms: Option<f64>,
+}
+
+/// How to compute metrics from records.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct MetricsOptions {
+    /// Which tool's definitions to follow.
+    pub convention: Convention,
+    /// Percentiles to report, in percent, in report order (vLLM's default is `[99]`).
+    pub percentiles: Vec<f64>,
+    /// Benchmark duration; default: from the first send to the last end over all records.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub duration: Option<Duration>,
+    /// Goodput SLOs (vLLM `--goodput`); `None`: no goodput figure.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub goodput: Option<Slo>,
+}
+
+impl MetricsOptions {
+    /// Defaults for a convention: percentiles `[99]`, duration from the records, no goodput.
+    pub fn new(convention: Convention) -> Self {
+        MetricsOptions {
+            convention,
+            percentiles: vec![99.0],
+            duration: None,
+            goodput: None,
+        }
+    }
+}
+
+impl From<Convention> for MetricsOptions {
+    fn from(c: Convention) -> Self {
+        MetricsOptions::new(c)
+    }
+}
+
+impl From<&MetricsOptions> for MetricsOptions {
+    fn from(o: &MetricsOptions) -> Self {
+        o.clone()
+    }
+}
+
+/// Compute a [`BenchmarkResult`] from raw records. `opts` is a [`MetricsOptions`] (or a
+/// reference to one) or just a [`Convention`] for the defaults.
+pub fn compute<O: Into<MetricsOptions>>(records: &[RequestRecord], opts: O) -> BenchmarkResult {
+    let opts = opts.into();
+    match opts.convention {
+        Convention::Vllm => compute_vllm(records, &opts),
+        Convention::Guidellm => compute_guidellm(records, &opts),
+    }
+}
+
+/// When a record ends: `ended_at`, else its last chunk, else its send time.
+pub(crate) fn record_end(r: &RequestRecord) -> Duration {
+    r.ended_at
+        .or_else(|| r.chunks.last().map(|c| c.at))
+        .unwrap_or(r.sent_at)
+}
+
+/// Default benchmark duration: first send to last end over all records (zero if none).
+pub fn default_duration(records: &[RequestRecord]) -> Duration {
+    let start = records.iter().map(|r| r.sent_at).min();
+    let end = records.iter().map(record_end).max();
+    match (start, end) {
+        (Some(s), Some(e)) => e.saturating_sub(s),
+        _ => Duration::ZERO,
+    }
+}
+
+/// A success in vLLM's sense: outcome success and at least one chunk.
+fn vllm_success(r: &RequestRecord) -> bool {
+    r.outcome.is_success() && !r.chunks.is_empty()
+}
+
+/// Convert a numpy summary in seconds (or `None` = empty → vLLM's zeros) to a [`Summary`]
+/// in ms, with the requested percentiles.
+fn vllm_summary_ms(s: Option<NumpySummary>, percentiles: &[f64]) -> Summary {
+    let ms = |x: f64| x * 1000.0;
+    match s {
+        Some(s) => Summary {
+            mean: Some(ms(s.mean)),
+            median: Some(ms(s.median)),
+            std: Some(ms(s.std)),
+            min: Some(ms(s.min)),
+            max: Some(ms(s.max)),
+            percentiles: s
+                .percentiles
+                .iter()
+                .map(|&(p, v)| Percentile {
+                    p,
+                    value: if v.is_nan() { None } else { Some(ms(v)) },
+                })
+                .collect(),
+        },
+        None => Summary {
+            mean: Some(0.0),
+            median: Some(0.0),
+            std: Some(0.0),
+            min: Some(0.0),
+            max: Some(0.0),
+            percentiles: percentiles
+                .iter()
+                .map(|&p| Percentile {
+                    p,
+                    value: if (0.0..=100.0).contains(&p) {
+                        Some(0.0)
+                    } else {
+                        None
+                    },
+                })
+                .collect(),
+        },
+    }
+}
+
+const NANOS_PER_S: u128 = 1_000_000_000;
+
+fn vllm_peaks(successes: &[&RequestRecord]) -> (f64, f64) {
+    let Some(min_start) = successes.iter().map(|r| r.sent_at).min() else {
+        return (0.0, 0.0);
+    };
+    let max_end = successes
+        .iter()
+        .filter_map(|r| r.chunks.last().map(|c| c.at))
+        .max()
+        .unwrap_or(min_start);
+    let span = max_end.saturating_sub(min_start).as_nanos();
+    let n = span.div_ceil(NANOS_PER_S) as usize + 1;
+    let bucket = |t: Duration| (t.saturating_sub(min_start).as_nanos() / NANOS_PER_S) as usize;
+    let mut tokens = vec![0u64; n];
+    // Difference array for the inclusive concurrency ranges.
+    let mut conc = vec![0i64; n + 1];
+    for r in successes {
+        for c in &r.chunks {
+            let b = bucket(c.at);
+            if b < n {
+                tokens[b] += 1;
+            }
+        }
+        let (first, last) = match (r.chunks.first(), r.chunks.last()) {
+            (Some(_), Some(l)) => (bucket(r.sent_at), bucket(l.at)),
+            _ => continue,
+        };
+        if first < n {
+            conc[first] += 1;
+            conc[(last + 1).min(n)] -= 1;
+        }
+    }
+    let peak_tokens = tokens.iter().copied().max().unwrap_or(0);
+    let mut level = 0i64;
+    let mut peak_conc = 0i64;
+    for d in &conc[..n] {
+        level += d;
+        peak_conc = peak_conc.max(level);
+    }
+    (peak_tokens as f64, peak_conc as f64)
+}
+
+/// servebench's exact figures over `records` (see the module docs).
+pub fn exact_figures(records: &[RequestRecord]) -> ExactFigures {
+    ExactFigures {
+        peak_output_tokens_per_s: Some(sliding_window_peak_tokens(
+            records
+                .iter()
+                .filter(|r| r.outcome.is_success())
+                .flat_map(|r| r.chunks.iter()),
+        )),
+        peak_in_flight: Some(peak_in_flight(records)),
+    }
+}
+
+/// Most tokens in any half-open 1-second window `[t, t + 1 s)` over the given chunks.
+fn sliding_window_peak_tokens<'a>(chunks: impl Iterator<Item = &'a crate::record::Chunk>) -> f64 {
+    let mut ev: Vec<(u64, u32)> = chunks
+        .filter(|c| c.tokens > 0)
+        .map(|c| (duration_nanos(c.at), c.tokens))
+        .collect();
+    if ev.is_empty() {
+        return 0.0;
+    }
+    ev.sort_unstable_by_key(|e| e.0);
+    let window = NANOS_PER_S as u64;
+    let mut best = 0u64;
+    let mut sum = 0u64;
+    let mut lo = 0usize;
+    for hi in 0..ev.len() {
+        sum += u64::from(ev[hi].1);
+        // Window ending at ev[hi] (inclusive) and starting after ev[hi] − 1 s: the best
+        // window [t, t+1s) can always start at a chunk time, and equivalently end just after
+        // one.
+        while ev[hi].0 - ev[lo].0 >= window {
+            sum -= u64::from(ev[lo].1);
+            lo += 1;
+        }
+        best = best.max(sum);
+    }
+    best as f64
+}
+
+fn duration_nanos(d: Duration) -> u64 {
+    u64::try_from(d.as_nanos()).unwrap_or(u64::MAX)
+}
+
+/// Exact peak of requests in flight: sweep line over half-open `[send, end)`.
+fn peak_in_flight(records: &[RequestRecord]) -> u64 {
+    let mut ev: Vec<(u64, i8)> = Vec::with_capacity(records.len() * 2);
+    for r in records {
+        let s = duration_nanos(r.sent_at);
+        let e = duration_nanos(record_end(r));
+        if e > s {
+            ev.push((s, 1));
+            ev.push((e, -1));
+        }
+    }
+    ev.sort_unstable();
+    let (mut level, mut peak) = (0i64, 0i64);
+    for (_, d) in ev {
+        level += i64::from(d);
+        peak = peak.max(level);
+    }
+    peak as u64
+}
+
+fn compute_vllm(records: &[RequestRecord], opts: &MetricsOptions) -> BenchmarkResult {
+    let successes: Vec<&RequestRecord> = records.iter().filter(|r| vllm_success(r)).collect();
+    let failed = (records.len() - successes.len()) as u64;
+
+    let mut ttfts = Vec::with_capacity(successes.len());
+    let mut e2els = Vec::with_capacity(successes.len());
+    let mut tpots = Vec::with_capacity(successes.len());
+    let mut all_tpots = Vec::with_capacity(successes.len());
+    let n_gaps: usize = successes
+        .iter()
+        .map(|r| r.chunks.len().saturating_sub(1))
+        .sum();
+    let mut itls = Vec::with_capacity(n_gaps);
+    let mut total_input = 0u64;
+    let mut total_output = 0u64;
+    for r in &successes {
+        let output_len = r.output_tokens();
+        total_output += output_len;
+        total_input += r.input_tokens().unwrap_or(0);
+        let ttft = r.ttft().unwrap_or_default().as_secs_f64();
+        let latency = r.latency().unwrap_or_default().as_secs_f64();
+        let mut tpot = 0.0;
+        if output_len > 1 {
+            tpot = (latency - ttft) / (output_len - 1) as f64;
+            tpots.push(tpot);
+        }
+        all_tpots.push(tpot);
+        ttfts.push(ttft);
+        e2els.push(latency);
+        itls.extend(
+            r.chunks
+                .windows(2)
+                .map(|w| w[1].at.saturating_sub(w[0].at).as_secs_f64()),
+        );
+    }
+
+    let good = opts.goodput.map(|slo| {
+        let ok = |limit: Option<f64>, v: f64| limit.is_none_or(|ms| ms / 1000.0 >= v);
+        (0..successes.len())
+            .filter(|&i| {
+                ok(slo.ttft_ms, ttfts[i])
+                    && ok(slo.tpot_ms, all_tpots[i])
+                    && ok(slo.e2el_ms, e2els[i])
+            })
+            .count() as u64
+    });
+
+    let (peak_tokens, peak_conc) = vllm_peaks(&successes);
+    let exact = exact_figures(records);
+
+    let pct = &opts.percentiles;
+    let ttft = vllm_summary_ms(numpy_summary(&mut ttfts, pct), pct);
+    let tpot = vllm_summary_ms(numpy_summary(&mut tpots, pct), pct);
+    let itl = vllm_summary_ms(numpy_summary(&mut itls, pct), pct);
+    let e2el = vllm_summary_ms(numpy_summary(&mut e2els, pct), pct);
+
+    let duration = opts.duration.unwrap_or_else(|| default_duration(records));
+    let dur_s = duration.as_secs_f64();
+    let per_s = |x: f64| if dur_s > 0.0 { Some(x / dur_s) } else { None };
+    let completed = successes.len() as u64;
+
+    let mut res = BenchmarkResult {
+        successful_requests: Some(completed),
+        failed_requests: Some(failed),
+        duration_ms: Some(dur_s * 1000.0),
+        total_input_tokens: Some(total_input),
+        total_output_tokens: Some(total_output),
+        request_throughput_per_s: per_s(completed as f64),
+        request_goodput_per_s: good.and_then(|g| per_s(g as f64)),
+        output_throughput_per_s: per_s(total_output as f64),
+        peak_output_throughput_per_s: Some(peak_tokens),
+        peak_concurrent_requests: Some(peak_conc),
+        total_token_throughput_per_s: per_s((total_input + total_output) as f64),
+        ttft: Some(ttft),
+        tpot: Some(tpot),
+        itl: Some(itl),
+        e2el: Some(e2el),
+        exact: Some(exact),
+        ..BenchmarkResult::default()
+    };
+    res.meta.convention = Some(Convention::Vllm);
+    res
+}
+
+fn compute_guidellm(records: &[RequestRecord], opts: &MetricsOptions) -> BenchmarkResult {
+    // Placeholder until the guidellm convention lands: only what both conventions share.
+    let _ = (records, opts);
+    let mut res = BenchmarkResult::default();
+    res.meta.convention = Some(Convention::Guidellm);
+    res
+}
