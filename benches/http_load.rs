@@ -13,10 +13,9 @@
 #[path = "../tests/common/mod.rs"]
 mod common;
 
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
-use common::{requests, TestEngine};
-use servebench::http::bench::drive;
+use common::{run, work, TestEngine};
 use servebench::http::client::REQUEST_ID_PREFIX;
 use servebench::http::server::ServeOptions;
 use servebench::http::{spawn, HttpConfig, HttpEngine};
@@ -122,14 +121,12 @@ fn main() {
     let rss0 = rss_kib();
     let cpu0 = cpu_s();
     let t0 = Instant::now();
-    let records = drive(
+    let records = run(
         &mut client,
-        requests(n, 64, tokens, 0),
-        Some(streams as usize),
-        Some(Duration::from_secs(300)),
-        &mut |_| {},
-    )
-    .expect("drive");
+        &work(n as usize, 64, tokens),
+        0,
+        streams as usize,
+    );
     let wall = t0.elapsed();
     let cpu = cpu_s() - cpu0;
     let roles = cpu_by_role();
@@ -213,22 +210,16 @@ fn main() {
         .expect("server");
         let mut cfg = HttpConfig::new(format!("http://{}", server.local_addr()));
         cfg.worker_threads = client_threads;
-        let mut client = HttpEngine::new(cfg).expect("client");
+        let client = HttpEngine::new(cfg).expect("client");
         let before = rss_kib();
         let mut peak_open = 0;
         let mut peak_rss = before;
-        let records = drive(
-            &mut client,
-            requests(idle, 64, 40, 0),
-            None,
-            Some(Duration::from_secs(120)),
-            &mut |p| {
-                peak_open = peak_open.max(server.stats().open_streams);
-                peak_rss = peak_rss.max(rss_kib());
-                let _ = p;
-            },
-        )
-        .expect("drive");
+        let mut report = |_: &servebench::http::bench::Progress| {
+            peak_open = peak_open.max(server.stats().open_streams);
+            peak_rss = peak_rss.max(rss_kib());
+        };
+        let mut engine = servebench::http::bench::Progressed::new(client, &mut report);
+        let records = run(&mut engine, &work(idle as usize, 64, 40), 0, idle as usize);
         let ok = records.iter().filter(|r| r.outcome.is_success()).count();
         println!(
             "  {idle} slow streams: {ok} succeeded, peak open streams {peak_open}, RSS {} MiB -> peak {} MiB ({:.1} KiB per stream, client and server together)",

@@ -15,11 +15,14 @@
 //! client that disconnects drops its response body, which cancels the request in the engine
 //! ([`Engine::cancel`]) and frees its slot.
 //!
-//! The server has no tokenizer: a prompt's length is its number of whitespace-separated words
-//! (or the length of a token-id array), and every generated token is one word.
+//! The server has no tokenizer: a prompt's length is
+//! [`approx_tokens`](crate::driver::workload::approx_tokens) of its text (the estimate the
+//! workload builder uses, so servebench's own prompts count exactly; one token per common
+//! short word) or the length of a token-id array; every generated token is one short word.
 
 use std::collections::HashMap;
 use std::convert::Infallible;
+use std::future::Future;
 use std::net::SocketAddr;
 use std::pin::Pin;
 use std::str::FromStr;
@@ -38,6 +41,7 @@ use serde_json::{json, Value};
 use tokio::sync::mpsc as tokio_mpsc;
 
 use super::Endpoint;
+use crate::driver::workload::approx_tokens;
 use crate::engine::{Engine, EngineEvent, EngineRequest, Usage};
 use crate::record::{Chunk, ErrorKind, Outcome, RequestRecord};
 
@@ -903,7 +907,11 @@ fn bad(message: impl Into<String>) -> ApiError {
 }
 
 fn words(s: &str) -> u64 {
-    s.split_whitespace().count() as u64
+    if s.trim().is_empty() {
+        0
+    } else {
+        approx_tokens(s)
+    }
 }
 
 fn prompt_tokens_of(prompt: &Value) -> Result<u64, ApiError> {
@@ -1118,6 +1126,7 @@ async fn generate(
         guard,
         text_index: 0,
         cut: None,
+        cut_timer: None,
     };
     inc(&ctx.counters.open_streams, 1);
     let mut resp = if parsed.stream {
@@ -1169,14 +1178,7 @@ impl Drop for CancelGuard {
 
 /// Words the server "generates", one per token.
 const OUT_WORDS: [&str; 8] = [
-    " lorem",
-    " ipsum",
-    " dolor",
-    " sit",
-    " amet",
-    " consectetur",
-    " adipiscing",
-    " elit",
+    " lorem", " ipsum", " dolor", " sit", " amet", " elit", " sed", " magna",
 ];
 
 struct SseBody {
@@ -1190,8 +1192,9 @@ struct SseBody {
     done: bool,
     guard: CancelGuard,
     text_index: usize,
-    /// A cut to deliver on the next poll.
+    /// A cut to deliver once `cut_timer` fires.
     cut: Option<BodyError>,
+    cut_timer: Option<Pin<Box<tokio::time::Sleep>>>,
 }
 
 impl SseBody {
@@ -1370,8 +1373,16 @@ impl SseBody {
     }
 
     fn poll_next(&mut self, cx: &mut Context<'_>) -> Poll<Option<Result<Frame<Bytes>, BodyError>>> {
-        if let Some(e) = self.cut.take() {
-            return Poll::Ready(Some(Err(e)));
+        if self.cut.is_some() {
+            // Let hyper flush what was written before the cut (it flushes when the body is
+            // pending), then break the connection.
+            let timer = self
+                .cut_timer
+                .get_or_insert_with(|| Box::pin(tokio::time::sleep(Duration::from_millis(20))));
+            if timer.as_mut().poll(cx).is_pending() {
+                return Poll::Pending;
+            }
+            return Poll::Ready(self.cut.take().map(Err));
         }
         if self.done {
             return Poll::Ready(None);
@@ -1396,11 +1407,11 @@ impl SseBody {
                 }
             };
             if let Err(e) = self.render(item, &mut out) {
+                self.cut = Some(e);
                 if out.is_empty() {
-                    return Poll::Ready(Some(Err(e)));
+                    return self.poll_next(cx);
                 }
-                self.cut = Some(e); // write what came before the cut first
-                break;
+                break; // write what came before the cut first
             }
             if self.done {
                 break;
@@ -1479,7 +1490,7 @@ mod tests {
     #[test]
     fn valid_requests() {
         let p = parse(
-            r#"{"model":"servebench-sim","prompt":"a b  c","max_tokens":5,"stream":true,"stream_options":{"include_usage":true,"continuous_usage_stats":true},"ignore_eos":true}"#,
+            r#"{"model":"servebench-sim","prompt":"one two three","max_tokens":5,"stream":true,"stream_options":{"include_usage":true,"continuous_usage_stats":true},"ignore_eos":true}"#,
             Endpoint::Completions,
         )
         .unwrap();
