@@ -495,7 +495,9 @@ impl<E: Engine> EngineLoop<E> {
         let mut msgs = Vec::new();
         let mut events = Vec::new();
         loop {
-            let busy = self.engine.in_flight() > 0 || !self.dirty.is_empty();
+            // Open streams keep the clock ticking even when the engine reports nothing in
+            // flight (a virtual engine may have computed events it has not delivered yet).
+            let busy = self.engine.in_flight() > 0 || !self.slots.is_empty();
             let first = if busy {
                 match ctrl.recv_timeout(tick) {
                     Ok(m) => Some(m),
