@@ -4,16 +4,20 @@
 //! cargo run --release --example h200_server                  # the whole study
 //! cargo run --release --example h200_server -- --profile throughput --config optimized
 //! cargo run --release --example h200_server -- --fidelity    # simulated vs seed figures
+//! cargo run --release --example h200_server -- --serve 127.0.0.1:8000 --speed 10  # over HTTP
 //! ```
 //!
 //! Flags: `--profile NAME` (sharegpt, throughput, long-context, generation-heavy, latency),
 //! `--config NAME` (baseline, quantization, prefix-cache, performance-mode, kv-fp8,
-//! optimized), `--seed N`, `--format text|json|markdown`, `--as-guidellm`, `--fidelity`.
+//! optimized), `--seed N`, `--format text|json|markdown`, `--as-guidellm`, `--fidelity`; `--serve HOST:PORT [--speed X]
+//! [--delta content|reasoning|reasoning_content] [--fault 500:N|cut:N:K|error:N:K]` serves the
+//! simulator (`--config`, default baseline) as an OpenAI-compatible streaming server.
 
 mod frontend;
 mod guidellm;
 mod model;
 mod report;
+mod serve;
 mod sim;
 
 use std::process::ExitCode;
@@ -60,9 +64,13 @@ struct Args {
     format: Format,
     as_guidellm: bool,
     fidelity: bool,
+    serve: Option<std::net::SocketAddr>,
+    speed: f64,
+    delta: Option<servebench::http::server::DeltaField>,
+    fault: Option<servebench::http::server::Fault>,
 }
 
-const USAGE: &str = "usage: h200_server [--profile NAME] [--config NAME] [--seed N] [--format text|json|markdown] [--as-guidellm] [--fidelity]";
+const USAGE: &str = "usage: h200_server [--profile NAME] [--config NAME] [--seed N] [--format text|json|markdown] [--as-guidellm] [--fidelity]\n       h200_server --serve HOST:PORT [--speed X] [--config NAME] [--delta content|reasoning|reasoning_content] [--fault 500:N|cut:N:K|error:N:K]";
 
 fn parse_args(mut it: impl Iterator<Item = String>) -> Result<Args, String> {
     let mut a = Args {
@@ -72,6 +80,10 @@ fn parse_args(mut it: impl Iterator<Item = String>) -> Result<Args, String> {
         format: Format::Text,
         as_guidellm: false,
         fidelity: false,
+        serve: None,
+        speed: 1.0,
+        delta: None,
+        fault: None,
     };
     while let Some(arg) = it.next() {
         let mut value = |name: &str| it.next().ok_or(format!("{name} needs a value"));
@@ -111,10 +123,25 @@ fn parse_args(mut it: impl Iterator<Item = String>) -> Result<Args, String> {
             }
             "--as-guidellm" => a.as_guidellm = true,
             "--fidelity" => a.fidelity = true,
-            "--serve" | "--speed" => {
-                return Err(format!(
-                    "{arg}: serving the simulator over HTTP is not implemented yet"
-                ))
+            "--serve" => {
+                let v = value("--serve")?;
+                a.serve = Some(
+                    v.parse()
+                        .map_err(|_| format!("--serve: not an address (HOST:PORT): `{v}`"))?,
+                );
+            }
+            "--speed" => {
+                let v = value("--speed")?;
+                a.speed = v
+                    .parse()
+                    .ok()
+                    .filter(|s: &f64| s.is_finite() && *s > 0.0)
+                    .ok_or(format!("--speed: not a positive number: `{v}`"))?;
+            }
+            "--delta" => a.delta = Some(serve::parse_delta(&value("--delta")?)?),
+            "--fault" => {
+                let v = value("--fault")?;
+                a.fault = Some(v.parse().map_err(|e| format!("--fault: {e}"))?);
             }
             "-h" | "--help" => return Err(USAGE.to_string()),
             other => return Err(format!("unknown argument `{other}`\n{USAGE}")),
@@ -283,7 +310,19 @@ fn main() -> ExitCode {
             return ExitCode::from(2);
         }
     };
-    if args.fidelity {
+    if let Some(addr) = args.serve {
+        let serve_args = serve::ServeArgs {
+            addr,
+            speed: args.speed,
+            delta: args.delta,
+            fault: args.fault,
+        };
+        let config = config(args.config.as_deref().unwrap_or("baseline"));
+        if let Err(e) = serve::run(config, &serve_args) {
+            eprintln!("h200_server: {e}");
+            return ExitCode::from(1);
+        }
+    } else if args.fidelity {
         fidelity(args.seed);
     } else {
         study(&args);
