@@ -151,4 +151,12 @@ pub trait Engine {
 
     /// Requests submitted and not yet finished or failed.
     fn in_flight(&self) -> usize;
+
+    /// Drop request `id` (its client went away): the engine frees its slot and reports no
+    /// further events for it. Returns `true` if the request was in flight and is now dropped;
+    /// the default keeps the request running and returns `false`.
+    fn cancel(&mut self, id: u64) -> bool {
+        let _ = id;
+        false
+    }
 }

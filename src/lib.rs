@@ -13,9 +13,14 @@
 //! | per-request raw timings | [`record`] |
 //! | collecting them from many threads/tasks | [`collector`] |
 //! | the server adapter (virtual or real time) | [`engine`] |
+//! | workloads, arrivals and the load loop | [`driver`] |
 //! | reports as text (GPUStack and vLLM styles) | [`format`] |
 //! | records → metrics, both conventions | [`metrics`] |
 //! | exact and streaming statistics | [`stats`] |
+//! | comparing runs, GPUStack's conclusion and optimization tables | [`compare`] |
+//! | other tools' result files (guidellm, vLLM, SGLang) | [`import`] |
+//! | measurements that cannot be true | [`lint`] |
+//! | OpenAI-compatible HTTP client, server and `bench` (feature `http`) | `http` |
 //!
 //! Collecting timings in your own load generator and computing both conventions:
 //!
@@ -57,8 +62,14 @@
 #![forbid(unsafe_code)]
 
 pub mod collector;
+pub mod compare;
+pub mod driver;
 pub mod engine;
 pub mod format;
+#[cfg(feature = "http")]
+pub mod http;
+pub mod import;
+pub mod lint;
 pub mod metrics;
 pub mod profile;
 pub mod record;

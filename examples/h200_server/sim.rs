@@ -1,0 +1,531 @@
+//! The simulated server: a discrete-event model of vLLM 0.17 serving Qwen3.5-35B-A3B on one
+//! H200 — a serial API-server frontend (render + tokenize per request), the V1 scheduler
+//! (running requests first, then waiting ones FCFS under `max_num_batched_tokens`,
+//! `max_num_seqs` and the KV/GDN-state block pool, preempting the newest request when blocks
+//! run out, chunked prefill) and the roofline step time of [`crate::model`]. It implements
+//! [`Engine`] in virtual time.
+
+use std::collections::VecDeque;
+use std::time::Duration;
+
+use servebench::engine::{Engine, EngineError, EngineEvent, EngineRequest, Usage};
+use servebench::record::ErrorKind;
+
+use crate::frontend::Frontend;
+use crate::model::{StepLoad, StepModel, Weights, BLOCK_BYTES, BLOCK_TOKENS, STATE_BLOCKS_PER_SEQ};
+
+/// A serving configuration, named after the seed's optimization steps.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Config {
+    /// Name (`baseline`, `quantization`, …).
+    pub name: &'static str,
+    /// Weight precision.
+    pub weights: Weights,
+    /// `--kv-cache-dtype=fp8`.
+    pub kv_fp8: bool,
+    /// `--performance-mode=throughput`: doubles the batch defaults.
+    pub performance_mode: bool,
+    /// `--enable-prefix-caching`.
+    pub prefix_caching: bool,
+}
+
+/// Configuration names, in the seed's order.
+pub const CONFIG_NAMES: [&str; 6] = [
+    "baseline",
+    "quantization",
+    "prefix-cache",
+    "performance-mode",
+    "kv-fp8",
+    "optimized",
+];
+
+impl Config {
+    /// The configuration called `name`.
+    pub fn named(name: &str) -> Option<Config> {
+        let (name, weights, kv_fp8, performance_mode, prefix_caching) = match name {
+            "baseline" => ("baseline", Weights::Bf16, false, false, false),
+            "quantization" => ("quantization", Weights::Fp8, false, false, false),
+            "prefix-cache" => ("prefix-cache", Weights::Fp8, false, false, true),
+            "performance-mode" => ("performance-mode", Weights::Fp8, false, true, true),
+            "kv-fp8" => ("kv-fp8", Weights::Fp8, true, true, true),
+            "optimized" => ("optimized", Weights::Fp8, false, true, true),
+            _ => return None,
+        };
+        Some(Config {
+            name,
+            weights,
+            kv_fp8,
+            performance_mode,
+            prefix_caching,
+        })
+    }
+
+    /// The model the configuration serves.
+    pub fn model(&self) -> &'static str {
+        match self.weights {
+            Weights::Bf16 => "Qwen/Qwen3.5-35B-A3B",
+            Weights::Fp8 => "Qwen/Qwen3.5-35B-A3B-FP8",
+        }
+    }
+
+    /// The backend parameters, as the seed lists them.
+    pub fn backend_parameters(&self) -> Vec<String> {
+        let mut v = vec!["--reasoning-parser=qwen3".to_string()];
+        if self.performance_mode {
+            v.push("--performance-mode=throughput".into());
+        }
+        v.push("--max-model-len=32768".into());
+        if self.prefix_caching {
+            v.push("--enable-prefix-caching".into());
+        }
+        if self.kv_fp8 {
+            v.push("--kv-cache-dtype=fp8".into());
+        }
+        if self.name == "optimized" {
+            v.push("--async-scheduling".into());
+        }
+        v
+    }
+}
+
+/// Everything the simulator needs besides the configuration's switches.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Params {
+    /// The step-time model.
+    pub step: StepModel,
+    /// `max_num_batched_tokens`.
+    pub max_batched_tokens: u64,
+    /// `max_num_seqs`.
+    pub max_seqs: usize,
+    /// `--max-model-len`.
+    pub max_model_len: u64,
+    /// KV + state pool, bytes.
+    pub kv_pool_bytes: f64,
+    /// Client → API server latency, s.
+    pub net_in_s: f64,
+    /// API server → client latency for output chunks, s (must not exceed `net_in_s`).
+    pub net_out_s: f64,
+    /// Serial admission cost per request (render, tokenize, multimodal processor path), s.
+    pub admission_s: f64,
+    /// Admission slow-down per request already in the engine.
+    pub admission_load: f64,
+    /// Requests the frontend admits concurrently (processor sharing); 1 is a serial FIFO.
+    pub admission_concurrency: usize,
+    /// Tokens the chat template adds to every prompt.
+    pub chat_template_tokens: u64,
+    /// Serial API-server cost per streamed output chunk (detokenize, reasoning parser, SSE),
+    /// s: staggers the chunks of one step and caps the chunk rate at `1 / chunk_s` across
+    /// all streams. The calibrated 10 µs only staggers (the reference's optional 140 µs cap
+    /// did not improve the fit).
+    pub chunk_s: f64,
+}
+
+impl Params {
+    /// The calibrated parameters for a configuration (reference §6).
+    pub fn for_config(c: &Config) -> Params {
+        let (tokens, seqs) = if c.performance_mode {
+            (16_384, 2048)
+        } else {
+            (8192, 1024)
+        };
+        Params {
+            step: StepModel::new(c.weights, c.kv_fp8),
+            max_batched_tokens: tokens,
+            max_seqs: seqs,
+            max_model_len: 32_768,
+            kv_pool_bytes: match c.weights {
+                Weights::Bf16 => 60e9,
+                Weights::Fp8 => 92e9,
+            },
+            net_in_s: 2e-3,
+            net_out_s: 1e-3,
+            admission_s: 18e-3,
+            admission_load: 0.004,
+            admission_concurrency: 1,
+            chat_template_tokens: 10,
+            chunk_s: 10e-6,
+        }
+    }
+}
+
+#[derive(Debug, Clone)]
+struct Req {
+    id: u64,
+    /// Prompt tokens including the chat template.
+    prompt: u64,
+    max_out: u64,
+    /// Tokens to (re)compute before decoding: the prompt, plus generated tokens after a
+    /// preemption.
+    prefill_target: u64,
+    computed: u64,
+    generated: u64,
+    blocks: u64,
+    state_blocks: u64,
+    cached_prefix: u64,
+    arrival_s: f64,
+}
+
+/// The simulated server. See the module docs.
+#[derive(Debug)]
+pub struct H200Sim {
+    config: Config,
+    params: Params,
+    now_s: f64,
+    /// When the GPU finishes its current step.
+    gpu_s: f64,
+    /// The admission frontend.
+    frontend: Frontend<Req>,
+    /// When the output path has streamed everything so far.
+    output_free_s: f64,
+    total_blocks: u64,
+    free_blocks: u64,
+    /// Admitted by the frontend, not yet seen by the scheduler (arrival order).
+    arriving: VecDeque<Req>,
+    waiting: VecDeque<Req>,
+    running: Vec<Req>,
+    /// Events computed but not yet delivered, in time order.
+    pending: VecDeque<EngineEvent>,
+    /// `Sent` events to deliver first.
+    sent: VecDeque<EngineEvent>,
+    in_flight: usize,
+    scheduled: Vec<(usize, u64)>,
+}
+
+fn dur(s: f64) -> Duration {
+    Duration::from_secs_f64(s.max(0.0))
+}
+
+impl H200Sim {
+    /// A fresh server running `config` with its calibrated parameters.
+    pub fn new(config: Config) -> H200Sim {
+        let params = Params::for_config(&config);
+        H200Sim::with_params(config, params)
+    }
+
+    /// A fresh server with explicit parameters.
+    pub fn with_params(config: Config, params: Params) -> H200Sim {
+        let total_blocks = (params.kv_pool_bytes / BLOCK_BYTES) as u64;
+        let k = params.admission_concurrency;
+        H200Sim {
+            config,
+            params,
+            now_s: 0.0,
+            gpu_s: 0.0,
+            frontend: Frontend::new(k),
+            output_free_s: 0.0,
+            total_blocks,
+            free_blocks: total_blocks,
+            arriving: VecDeque::new(),
+            waiting: VecDeque::new(),
+            running: Vec::new(),
+            pending: VecDeque::new(),
+            sent: VecDeque::new(),
+            in_flight: 0,
+            scheduled: Vec::new(),
+        }
+    }
+
+    /// The configuration served.
+    pub fn config(&self) -> &Config {
+        &self.config
+    }
+
+    fn blocks_for(tokens: u64) -> u64 {
+        tokens.div_ceil(BLOCK_TOKENS)
+    }
+
+    /// Moves requests that reached the engine by `t` into the waiting queue, rejecting those
+    /// that can never run.
+    fn take_arrivals(&mut self, t: f64) {
+        let arriving = &mut self.arriving;
+        self.frontend.advance_to(t, |at, mut r| {
+            r.arrival_s = at;
+            arriving.push_back(r);
+        });
+        while self.arriving.front().is_some_and(|r| r.arrival_s <= t) {
+            let Some(r) = self.arriving.pop_front() else {
+                break;
+            };
+            let need = Self::blocks_for(r.prompt + r.max_out) + STATE_BLOCKS_PER_SEQ;
+            let reason = if r.prompt + r.max_out > self.params.max_model_len {
+                Some(format!(
+                    "This model's maximum context length is {} tokens. However, you requested {} tokens ({} in the messages, {} in the completion).",
+                    self.params.max_model_len,
+                    r.prompt + r.max_out,
+                    r.prompt,
+                    r.max_out
+                ))
+            } else if need > self.total_blocks {
+                Some(format!(
+                    "request needs {need} KV blocks, the pool has {}",
+                    self.total_blocks
+                ))
+            } else {
+                None
+            };
+            match reason {
+                Some(message) => {
+                    self.pending.push_back(EngineEvent::Failed {
+                        id: r.id,
+                        at: dur(r.arrival_s + self.params.net_out_s),
+                        kind: ErrorKind::Rejected,
+                        message,
+                    });
+                }
+                None => self.waiting.push_back(r),
+            }
+        }
+    }
+
+    fn preempt_last(&mut self) -> Option<Req> {
+        let mut v = self.running.pop()?;
+        self.free_blocks += v.blocks + v.state_blocks;
+        v.blocks = 0;
+        v.state_blocks = 0;
+        v.prefill_target = v.prompt + v.generated;
+        v.computed = 0;
+        Some(v)
+    }
+
+    /// Runs one engine step starting at `start`; returns false when there was nothing to
+    /// schedule.
+    fn step(&mut self, start: f64) -> bool {
+        let budget_total = self.params.max_batched_tokens;
+        let mut budget = budget_total;
+        let mut load = StepLoad::default();
+        self.scheduled.clear();
+        let mut preempted = false;
+        let mut i = 0;
+        while i < self.running.len() && budget > 0 {
+            let r = &self.running[i];
+            let n = if r.computed < r.prefill_target {
+                (r.prefill_target - r.computed).min(budget)
+            } else {
+                1
+            };
+            let need = Self::blocks_for(r.computed + n).saturating_sub(r.blocks);
+            let mut gone = false;
+            while need > self.free_blocks {
+                preempted = true;
+                let victim_is_me = self.running.len() == i + 1;
+                if let Some(v) = self.preempt_last() {
+                    self.scheduled.retain(|&(idx, _)| idx < self.running.len());
+                    self.waiting.push_front(v);
+                }
+                if victim_is_me {
+                    gone = true;
+                    break;
+                }
+            }
+            if gone {
+                break;
+            }
+            let r = &mut self.running[i];
+            self.free_blocks -= need;
+            r.blocks += need;
+            self.scheduled.push((i, n));
+            budget -= n;
+            i += 1;
+        }
+        if !preempted {
+            while budget > 0 && self.running.len() < self.params.max_seqs {
+                let Some(r) = self.waiting.front() else {
+                    break;
+                };
+                let cached = if self.config.prefix_caching && r.prefill_target == r.prompt {
+                    r.cached_prefix
+                } else {
+                    0
+                };
+                let n = (r.prefill_target - cached).min(budget);
+                let extra_state = if self.config.prefix_caching {
+                    r.prompt / BLOCK_TOKENS
+                } else {
+                    0
+                };
+                let need = Self::blocks_for(cached + n) + STATE_BLOCKS_PER_SEQ + extra_state;
+                if need > self.free_blocks {
+                    break;
+                }
+                let Some(mut r) = self.waiting.pop_front() else {
+                    break;
+                };
+                self.free_blocks -= need;
+                r.blocks = Self::blocks_for(cached + n);
+                r.state_blocks = STATE_BLOCKS_PER_SEQ + extra_state;
+                r.computed = cached;
+                self.running.push(r);
+                self.scheduled.push((self.running.len() - 1, n));
+                budget -= n;
+            }
+        }
+        if self.scheduled.is_empty() {
+            return false;
+        }
+        for &(idx, n) in &self.scheduled {
+            let r = &self.running[idx];
+            load.add(n, r.computed, r.computed < r.prefill_target);
+        }
+        let end = start + self.params.step.step_seconds(&load);
+        self.gpu_s = end;
+        // The API server streams the step's chunks one after another, in batch order.
+        let mut out_s = self.output_free_s.max(end);
+        let mut finished = 0usize;
+        for k in 0..self.scheduled.len() {
+            let (idx, n) = self.scheduled[k];
+            let r = &mut self.running[idx];
+            let emits = if r.computed < r.prefill_target {
+                r.computed += n;
+                r.computed >= r.prefill_target
+            } else {
+                r.computed += 1;
+                true
+            };
+            if emits {
+                out_s += self.params.chunk_s;
+                let at = dur(out_s + self.params.net_out_s);
+                r.generated += 1;
+                self.pending.push_back(EngineEvent::Chunk {
+                    id: r.id,
+                    at,
+                    tokens: 1,
+                });
+                if r.generated >= r.max_out {
+                    finished += 1;
+                    self.pending.push_back(EngineEvent::Finished {
+                        id: r.id,
+                        at,
+                        usage: Usage {
+                            prompt_tokens: Some(r.prompt),
+                            completion_tokens: Some(r.generated),
+                        },
+                    });
+                }
+            }
+        }
+        self.output_free_s = out_s;
+        if finished > 0 {
+            let mut freed = 0;
+            self.running.retain(|r| {
+                let done = r.generated >= r.max_out;
+                if done {
+                    freed += r.blocks + r.state_blocks;
+                }
+                !done
+            });
+            self.free_blocks += freed;
+        }
+        true
+    }
+}
+
+impl Engine for H200Sim {
+    fn now(&self) -> Duration {
+        dur(self.now_s)
+    }
+
+    fn submit(&mut self, request: EngineRequest) -> Result<(), EngineError> {
+        let p = &self.params;
+        let prompt = request.prompt_tokens + p.chat_template_tokens;
+        let in_engine = (self.running.len() + self.waiting.len()) as f64;
+        let work = p.admission_s * (1.0 + p.admission_load * in_engine);
+        let enter = self.now_s + p.net_in_s;
+        let cached_prefix = (request.shared_prefix_tokens + p.chat_template_tokens).min(prompt)
+            / BLOCK_TOKENS
+            * BLOCK_TOKENS;
+        self.frontend.push(
+            enter,
+            work,
+            Req {
+                id: request.id,
+                prompt,
+                max_out: request.max_output_tokens.max(1),
+                prefill_target: prompt,
+                computed: 0,
+                generated: 0,
+                blocks: 0,
+                state_blocks: 0,
+                cached_prefix,
+                arrival_s: 0.0,
+            },
+        );
+        self.in_flight += 1;
+        self.sent.push_back(EngineEvent::Sent {
+            id: request.id,
+            at: dur(self.now_s),
+        });
+        Ok(())
+    }
+
+    fn advance(
+        &mut self,
+        deadline: Option<Duration>,
+        events: &mut Vec<EngineEvent>,
+    ) -> Result<(), EngineError> {
+        events.extend(self.sent.drain(..));
+        let deadline_s = deadline.map(|d| d.as_secs_f64());
+        loop {
+            while let Some(ev) = self.pending.front() {
+                let at = ev.at().as_secs_f64();
+                if deadline_s.is_some_and(|d| at > d) {
+                    self.now_s = self.now_s.max(deadline_s.unwrap_or(at));
+                    return Ok(());
+                }
+                let Some(ev) = self.pending.pop_front() else {
+                    break;
+                };
+                self.now_s = self.now_s.max(at);
+                let terminal = ev.is_terminal();
+                events.push(ev);
+                if terminal {
+                    self.in_flight -= 1;
+                    return Ok(());
+                }
+            }
+            // Nothing pending: run the next step.
+            let busy = !self.running.is_empty() || !self.waiting.is_empty();
+            let start = if busy {
+                self.gpu_s
+            } else if let Some(a) = self
+                .arriving
+                .front()
+                .map(|r| r.arrival_s)
+                .or_else(|| self.frontend.next_completion())
+            {
+                self.gpu_s.max(a)
+            } else {
+                if let Some(d) = deadline_s {
+                    self.now_s = self.now_s.max(d);
+                }
+                return Ok(());
+            };
+            if deadline_s.is_some_and(|d| start > d) {
+                self.now_s = self.now_s.max(deadline_s.unwrap_or(start));
+                return Ok(());
+            }
+            self.take_arrivals(start);
+            if !self.step(start) {
+                // Nothing fit: wait for the next arrival.
+                match self
+                    .arriving
+                    .front()
+                    .map(|r| r.arrival_s)
+                    .or_else(|| self.frontend.next_completion())
+                {
+                    Some(a) => self.gpu_s = self.gpu_s.max(a),
+                    None if self.pending.is_empty() => {
+                        return Err(EngineError::Fatal(format!(
+                            "simulator deadlock: {} waiting requests cannot be scheduled",
+                            self.waiting.len()
+                        )))
+                    }
+                    None => {}
+                }
+            }
+        }
+    }
+
+    fn in_flight(&self) -> usize {
+        self.in_flight
+    }
+}

@@ -1,0 +1,676 @@
+//! The comparison outputs of GPUStack's performance documents
+//! (`hack/perf/generate_throughput_optimization_doc.py`), in their markdown form and in the
+//! plain-text form the seed shows (the same document with markup removed: table cells
+//! joined by tabs, `<br>` read as a space, spans and backticks dropped):
+//!
+//! - a [`Cell`] `Total TPS: 10570.88 (+9.75%) Mean TPOT(ms): 24.71` and its [`Annotation`];
+//! - the conclusion table ([`ConclusionTable`]) of baseline vs optimized per profile;
+//! - the group "Summary:" sentence ([`speed_summary`]);
+//! - the "Summary of Optimization Options" ladder ([`optimization_ladder`]) with its skip
+//!   rules, and the recommended final configuration ([`Ladder::final_parameters`],
+//!   [`serving_command`]);
+//! - in [`latency`], the latency document's cells and sentence.
+//!
+//! Percentages are computed from the values as the results hold them (unrounded when the
+//! result came from raw data; a parsed text report holds the printed two-decimal values).
+//!
+//! ```
+//! use servebench::compare::gpustack::conclusion_row;
+//! use servebench::result::{BenchmarkResult, Summary};
+//! let run = |tps: f64, tpot: f64| BenchmarkResult {
+//!     successful_requests: Some(1000),
+//!     total_token_throughput_per_s: Some(tps),
+//!     tpot: Some(Summary { mean: Some(tpot), ..Default::default() }),
+//!     ..Default::default()
+//! };
+//! let row = conclusion_row("ShareGPT Profile", &run(9632.01, 25.89), &run(10570.88, 24.71));
+//! assert_eq!(row.optimized.text(), "Total TPS: 10570.88 (+9.75%) Mean TPOT(ms): 24.71");
+//! assert_eq!(row.baseline.text(), "Total TPS: 9632.01 Mean TPOT(ms): 25.89");
+//! ```
+
+pub mod latency;
+
+use std::fmt::Write as _;
+
+use serde::Serialize;
+
+use super::{signed_percent, Delta, MEAN_TPOT, TOTAL_TOKEN_THROUGHPUT};
+use crate::result::BenchmarkResult;
+
+/// Header of the conclusion table's baseline column, as GPUStack's generator prints it.
+pub const BASELINE_HEADER: &str = "baseline (vLLM without any optimizations)";
+
+/// The markdown separator row under the "Summary of Optimization Options" header, as the
+/// generator prints it.
+const LADDER_SEPARATOR: &str = "| --------------------------------------- | ------------------------------------------------------------------------------------------------------- | ------------------------------------------ |";
+
+/// What follows a candidate's `Total TPS:` figure.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+#[serde(rename_all = "kebab-case", tag = "kind")]
+pub enum Annotation {
+    /// The throughput change against the baseline, percent: `(+9.75%)`, green; `(-3.10%)`, red.
+    Change {
+        /// `(candidate - baseline) / baseline * 100`.
+        percent: f64,
+    },
+    /// Fewer than all requests succeeded: `(Success rate: 51.6%, optimization skipped)`, red.
+    SuccessRateSkipped {
+        /// Successful / total requests, as a fraction (0.516).
+        success_rate: f64,
+    },
+    /// Lower than the best step so far:
+    /// `(+7.60%,lower than previous +8.47%, optimization skipped in final command)`, yellow.
+    /// The generator does not print this; the GPUStack authors type it by hand, and
+    /// servebench prints exactly their wording.
+    LowerThanPrevious {
+        /// This step's change against the baseline, percent.
+        percent: f64,
+        /// The best accepted step's change against the baseline, percent.
+        previous_percent: f64,
+    },
+    /// A throughput is missing or not positive: `N/A`, no colour.
+    NotAvailable,
+}
+
+impl Annotation {
+    /// The annotation as plain text: `(+9.75%)`.
+    ///
+    /// ```
+    /// use servebench::compare::gpustack::Annotation;
+    /// let a = Annotation::SuccessRateSkipped { success_rate: 516.0 / 1000.0 };
+    /// assert_eq!(a.text(), "(Success rate: 51.6%, optimization skipped)");
+    /// ```
+    pub fn text(&self) -> String {
+        match *self {
+            Annotation::Change { percent } => format!("({})", signed_percent(percent)),
+            Annotation::SuccessRateSkipped { success_rate } => format!(
+                "(Success rate: {:.1}%, optimization skipped)",
+                success_rate * 100.0
+            ),
+            Annotation::LowerThanPrevious {
+                percent,
+                previous_percent,
+            } => format!(
+                "({},lower than previous {}, optimization skipped in final command)",
+                signed_percent(percent),
+                signed_percent(previous_percent)
+            ),
+            Annotation::NotAvailable => "N/A".to_string(),
+        }
+    }
+
+    /// The span colour GPUStack uses, if any.
+    pub fn colour(&self) -> Option<&'static str> {
+        match *self {
+            Annotation::Change { percent } if percent >= 0.0 => Some("lightgreen"),
+            Annotation::Change { .. } | Annotation::SuccessRateSkipped { .. } => Some("#ffd6d6"),
+            Annotation::LowerThanPrevious { .. } => Some("yellow"),
+            Annotation::NotAvailable => None,
+        }
+    }
+
+    /// The annotation in markdown, inside its coloured span.
+    ///
+    /// ```
+    /// use servebench::compare::gpustack::Annotation;
+    /// assert_eq!(
+    ///     Annotation::Change { percent: -1.234 }.markdown(),
+    ///     r#"<span style="background-color:#ffd6d6;">(-1.23%)</span>"#
+    /// );
+    /// ```
+    pub fn markdown(&self) -> String {
+        match self.colour() {
+            Some(c) => format!(
+                "<span style=\"background-color:{c};\">{}</span>",
+                self.text()
+            ),
+            None => self.text(),
+        }
+    }
+}
+
+/// The number of requests a run was meant to send, as far as `result` tells: its profile's
+/// `total_requests`, else successful + failed.
+pub fn requests_sent(result: &BenchmarkResult) -> Option<u64> {
+    result
+        .meta
+        .profile
+        .as_ref()
+        .map(|p| p.total_requests)
+        .or_else(|| {
+            result
+                .successful_requests
+                .map(|ok| ok + result.failed_requests.unwrap_or(0))
+        })
+}
+
+/// Success rate of `candidate` in a comparison against `baseline`: successful / total, the
+/// total from the candidate's profile when it carries one, else from the baseline
+/// ([`requests_sent`]): the seed's MTP run, 516 successful where the ShareGPT baseline sent
+/// 1000, is 51.6%.
+pub fn success_rate(candidate: &BenchmarkResult, baseline: &BenchmarkResult) -> Option<f64> {
+    candidate.success_rate(requests_sent(baseline))
+}
+
+/// GPUStack's `throughput_annotation`: the success-rate skip when fewer than all requests
+/// succeeded, else the percent change, else `N/A` when a throughput is missing or not positive.
+pub fn throughput_annotation(
+    baseline_tps: Option<f64>,
+    candidate_tps: Option<f64>,
+    success_rate: Option<f64>,
+) -> Annotation {
+    if let Some(rate) = success_rate {
+        if rate < 1.0 {
+            return Annotation::SuccessRateSkipped { success_rate: rate };
+        }
+    }
+    match (baseline_tps, candidate_tps) {
+        (Some(b), Some(c)) if b > 0.0 && c > 0.0 => match Delta::new(b, c).percent() {
+            Some(percent) => Annotation::Change { percent },
+            None => Annotation::NotAvailable,
+        },
+        _ => Annotation::NotAvailable,
+    }
+}
+
+fn fmt2(v: Option<f64>) -> String {
+    match v {
+        Some(v) => format!("{v:.2}"),
+        None => "N/A".to_string(),
+    }
+}
+
+/// One table cell: `Total TPS: … [annotation] Mean TPOT(ms): …`. Missing values print `N/A`
+/// (GPUStack's generator would print `0.00`).
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct Cell {
+    /// Total token throughput, tok/s.
+    pub total_tps: Option<f64>,
+    /// Mean TPOT, ms.
+    pub mean_tpot_ms: Option<f64>,
+    /// What follows the throughput (baseline cells have none).
+    pub annotation: Option<Annotation>,
+}
+
+impl Cell {
+    /// A cell of `result`'s figures with no annotation (a baseline cell).
+    pub fn of(result: &BenchmarkResult) -> Cell {
+        Cell {
+            total_tps: TOTAL_TOKEN_THROUGHPUT.value(result),
+            mean_tpot_ms: MEAN_TPOT.value(result),
+            annotation: None,
+        }
+    }
+
+    /// A candidate cell: `candidate`'s figures annotated against `baseline`
+    /// ([`throughput_annotation`] with [`success_rate`]).
+    pub fn candidate(baseline: &BenchmarkResult, candidate: &BenchmarkResult) -> Cell {
+        let mut cell = Cell::of(candidate);
+        cell.annotation = Some(throughput_annotation(
+            TOTAL_TOKEN_THROUGHPUT.value(baseline),
+            cell.total_tps,
+            success_rate(candidate, baseline),
+        ));
+        cell
+    }
+
+    /// Plain text, as in the seed: `Total TPS: 10570.88 (+9.75%) Mean TPOT(ms): 24.71`.
+    pub fn text(&self) -> String {
+        let note = self
+            .annotation
+            .map(|a| format!(" {}", a.text()))
+            .unwrap_or_default();
+        format!(
+            "Total TPS: {}{note} Mean TPOT(ms): {}",
+            fmt2(self.total_tps),
+            fmt2(self.mean_tpot_ms)
+        )
+    }
+
+    /// Markdown, as GPUStack's generator prints it:
+    /// `Total TPS: 10570.88 <span style="background-color:lightgreen;">(+9.75%)</span><br>Mean TPOT(ms): 24.71`.
+    pub fn markdown(&self) -> String {
+        let note = self
+            .annotation
+            .map(|a| format!(" {}", a.markdown()))
+            .unwrap_or_default();
+        format!(
+            "Total TPS: {}{note}<br>Mean TPOT(ms): {}",
+            fmt2(self.total_tps),
+            fmt2(self.mean_tpot_ms)
+        )
+    }
+}
+
+/// One row of the conclusion table: a benchmark case, its baseline and optimized cells.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct ConclusionRow {
+    /// The case's name (`ShareGPT Profile`).
+    pub case: String,
+    /// The baseline cell.
+    pub baseline: Cell,
+    /// The optimized cell, annotated.
+    pub optimized: Cell,
+}
+
+/// The conclusion row of `optimized` against `baseline`.
+pub fn conclusion_row(
+    case: &str,
+    baseline: &BenchmarkResult,
+    optimized: &BenchmarkResult,
+) -> ConclusionRow {
+    ConclusionRow {
+        case: case.to_string(),
+        baseline: Cell::of(baseline),
+        optimized: Cell::candidate(baseline, optimized),
+    }
+}
+
+impl ConclusionRow {
+    /// Tab-separated, as in the seed.
+    pub fn text(&self) -> String {
+        format!(
+            "{}\t{}\t{}",
+            self.case,
+            self.baseline.text(),
+            self.optimized.text()
+        )
+    }
+
+    /// A markdown table row, case in bold.
+    pub fn markdown(&self) -> String {
+        format!(
+            "| **{}** | {} | {} |",
+            self.case,
+            self.baseline.markdown(),
+            self.optimized.markdown()
+        )
+    }
+}
+
+/// "Comparison of benchmark results before and after optimization": one row per case.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct ConclusionTable {
+    /// The baseline column's header ([`BASELINE_HEADER`] by default).
+    pub baseline_header: String,
+    /// The rows.
+    pub rows: Vec<ConclusionRow>,
+}
+
+impl ConclusionTable {
+    /// A table with GPUStack's default baseline header.
+    pub fn new(rows: Vec<ConclusionRow>) -> ConclusionTable {
+        ConclusionTable {
+            baseline_header: BASELINE_HEADER.to_string(),
+            rows,
+        }
+    }
+
+    /// Tab-separated lines (header first), each ending in `\n`.
+    pub fn text(&self) -> String {
+        let mut out = format!("Benchmark Case\t{}\tOptimized\n", self.baseline_header);
+        for r in &self.rows {
+            out.push_str(&r.text());
+            out.push('\n');
+        }
+        out
+    }
+
+    /// The markdown table, each line ending in `\n`.
+    pub fn markdown(&self) -> String {
+        let mut out = format!(
+            "| Benchmark Case | {} | Optimized |\n|----------|-------------------------------------------|-----------|\n",
+            self.baseline_header
+        );
+        for r in &self.rows {
+            out.push_str(&r.markdown());
+            out.push('\n');
+        }
+        out
+    }
+}
+
+/// GPUStack's group "Summary:" sentence: the fastest and slowest of a group by total TPS.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct SpeedSummary {
+    /// Name of the fastest run.
+    pub fastest: String,
+    /// Name of the slowest run.
+    pub slowest: String,
+    /// Fastest total TPS.
+    pub fastest_tps: f64,
+    /// Slowest total TPS.
+    pub slowest_tps: f64,
+    /// Mean TPOT of the fastest run, ms (`None`: missing or not positive).
+    pub fastest_tpot_ms: Option<f64>,
+    /// Mean TPOT of the slowest run, ms.
+    pub slowest_tpot_ms: Option<f64>,
+}
+
+/// The summary of a group of named runs, or `None` with fewer than two runs or a missing or
+/// non-positive throughput. Ties keep the input order (the first is "slowest", the last
+/// "fastest"), as the generator's stable sort does.
+///
+/// ```
+/// use servebench::compare::gpustack::speed_summary;
+/// use servebench::result::{BenchmarkResult, Summary};
+/// let run = |tps: f64, tpot: f64| BenchmarkResult {
+///     total_token_throughput_per_s: Some(tps),
+///     tpot: Some(Summary { mean: Some(tpot), ..Default::default() }),
+///     ..Default::default()
+/// };
+/// let (a, b) = (run(9632.01, 25.89), run(4995.66, 180.73));
+/// let s = speed_summary(&[("vLLM", &a), ("SGLang", &b)]).unwrap();
+/// assert_eq!(s.sentence(), "`vLLM` Total TPS = 9632.01, `SGLang` Total TPS = 4995.66. \
+///     `vLLM` is faster by 4636.35 tok/s (92.81%); Mean TPOT = 25.89 ms vs 180.73 ms, \
+///     reduced by 154.84 ms (85.67%).");
+/// ```
+pub fn speed_summary(runs: &[(&str, &BenchmarkResult)]) -> Option<SpeedSummary> {
+    if runs.len() < 2 {
+        return None;
+    }
+    let tps = |r: &BenchmarkResult| TOTAL_TOKEN_THROUGHPUT.value(r).unwrap_or(0.0);
+    let mut ranked: Vec<&(&str, &BenchmarkResult)> = runs.iter().collect();
+    ranked.sort_by(|a, b| tps(a.1).total_cmp(&tps(b.1)));
+    let (slow, fast) = (ranked.first()?, ranked.last()?);
+    let (slowest_tps, fastest_tps) = (tps(slow.1), tps(fast.1));
+    if slowest_tps <= 0.0 || fastest_tps <= 0.0 || !fastest_tps.is_finite() {
+        return None;
+    }
+    let tpot = |r: &BenchmarkResult| MEAN_TPOT.value(r).filter(|v| *v > 0.0);
+    Some(SpeedSummary {
+        fastest: fast.0.to_string(),
+        slowest: slow.0.to_string(),
+        fastest_tps,
+        slowest_tps,
+        fastest_tpot_ms: tpot(fast.1),
+        slowest_tpot_ms: tpot(slow.1),
+    })
+}
+
+impl SpeedSummary {
+    /// The sentence as the generator prints it after `- Summary: ` (names in backticks).
+    pub fn sentence(&self) -> String {
+        let gap = self.fastest_tps - self.slowest_tps;
+        let mut s = format!(
+            "`{f}` Total TPS = {:.2}, `{sl}` Total TPS = {:.2}. `{f}` is faster by {gap:.2} tok/s ({:.2}%)",
+            self.fastest_tps,
+            self.slowest_tps,
+            gap / self.slowest_tps * 100.0,
+            f = self.fastest,
+            sl = self.slowest,
+        );
+        if let (Some(fast), Some(slow)) = (self.fastest_tpot_ms, self.slowest_tpot_ms) {
+            let delta = slow - fast;
+            let _ = write!(s, "; Mean TPOT = {fast:.2} ms vs {slow:.2} ms");
+            if delta.abs() < 1e-9 {
+                s.push_str(", unchanged");
+            } else if delta > 0.0 {
+                let _ = write!(
+                    s,
+                    ", reduced by {delta:.2} ms ({:.2}%)",
+                    delta / slow * 100.0
+                );
+            } else {
+                let inc = -delta;
+                let _ = write!(
+                    s,
+                    ", increased by {inc:.2} ms ({:.2}% slower)",
+                    inc / slow * 100.0
+                );
+            }
+        }
+        s.push('.');
+        s
+    }
+
+    /// The markdown line: `` - Summary: `vLLM` Total TPS = … ``.
+    pub fn markdown(&self) -> String {
+        format!("- Summary: {}", self.sentence())
+    }
+
+    /// The plain-text line, as the seed shows it: `Summary: vLLM Total TPS = …` (no bullet,
+    /// no backticks).
+    pub fn text(&self) -> String {
+        format!("Summary: {}", self.sentence().replace('`', ""))
+    }
+}
+
+/// What the ladder decided for one optimization step.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+#[serde(rename_all = "kebab-case", tag = "kind")]
+pub enum Verdict {
+    /// The step is the best so far and its parameters enter the final configuration.
+    Accepted,
+    /// The step succeeded on fewer than all requests.
+    SkippedSuccessRate {
+        /// Successful / total requests, as a fraction.
+        success_rate: f64,
+    },
+    /// The step is lower than the best step accepted before it.
+    SkippedLowerThanPrevious {
+        /// The best accepted step's change against the baseline, percent.
+        previous_percent: f64,
+    },
+    /// No earlier step was accepted and the step is below the baseline.
+    SkippedBelowBaseline,
+    /// A throughput is missing or not positive.
+    NotAvailable,
+}
+
+impl Verdict {
+    /// Whether the step enters the final configuration.
+    pub fn is_accepted(&self) -> bool {
+        matches!(self, Verdict::Accepted)
+    }
+}
+
+/// One step of the optimization ladder.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct LadderStep {
+    /// The step's name (`Prefix Cache && Quantization`).
+    pub name: String,
+    /// The step's cell, annotated.
+    pub optimized: Cell,
+    /// The baseline's cell.
+    pub baseline: Cell,
+    /// The decision.
+    pub verdict: Verdict,
+    /// The step's backend parameters.
+    pub backend_parameters: Vec<String>,
+}
+
+impl LadderStep {
+    /// Tab-separated row, as in the seed: name, optimized, baseline.
+    pub fn text(&self) -> String {
+        format!(
+            "{}\t{}\t{}",
+            self.name,
+            self.optimized.text(),
+            self.baseline.text()
+        )
+    }
+
+    /// Markdown row, as the generator prints it.
+    pub fn markdown(&self) -> String {
+        format!(
+            "| {} | {} | {} |",
+            self.name,
+            self.optimized.markdown(),
+            self.baseline.markdown()
+        )
+    }
+}
+
+/// The "Summary of Optimization Options": each step against one baseline, in order.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Ladder {
+    /// The steps, in the order tried.
+    pub steps: Vec<LadderStep>,
+    /// Index into `steps` of the best accepted step (the recommended configuration);
+    /// `None` when no step was accepted (keep the baseline).
+    pub best: Option<usize>,
+    /// The baseline's backend parameters.
+    pub baseline_parameters: Vec<String>,
+}
+
+/// Runs the optimization ladder: each step, in order, is compared with `baseline` and
+///
+/// 1. skipped when its success rate ([`success_rate`]) is below 100%
+///    (`(Success rate: 51.6%, optimization skipped)`);
+/// 2. else skipped when its total TPS is lower than the best accepted step so far
+///    (`(+7.60%,lower than previous +8.47%, optimization skipped in final command)`), or,
+///    before any step is accepted, lower than the baseline (printed as a plain red change);
+/// 3. else accepted: it becomes the best so far.
+///
+/// Throughputs are compared unrounded.
+///
+/// ```
+/// use servebench::compare::gpustack::{optimization_ladder, Verdict};
+/// use servebench::BenchmarkResult;
+/// let run = |tps: f64, ok: u64| BenchmarkResult {
+///     successful_requests: Some(ok),
+///     total_token_throughput_per_s: Some(tps),
+///     ..Default::default()
+/// };
+/// let base = run(100.0, 10);
+/// let (a, b, c) = (run(110.0, 10), run(105.0, 10), run(150.0, 6));
+/// let l = optimization_ladder(&base, &[("A", &a), ("B", &b), ("C", &c)]);
+/// assert_eq!(l.best, Some(0));
+/// assert_eq!(l.steps[1].optimized.text(), "Total TPS: 105.00 (+5.00%,lower than previous +10.00%, optimization skipped in final command) Mean TPOT(ms): N/A");
+/// assert_eq!(l.steps[2].verdict, Verdict::SkippedSuccessRate { success_rate: 0.6 });
+/// ```
+pub fn optimization_ladder(
+    baseline: &BenchmarkResult,
+    steps: &[(&str, &BenchmarkResult)],
+) -> Ladder {
+    let base_tps = TOTAL_TOKEN_THROUGHPUT.value(baseline);
+    let base_cell = Cell::of(baseline);
+    let mut best: Option<(usize, f64, f64)> = None; // (index, tps, percent)
+    let mut out = Vec::with_capacity(steps.len());
+    for (i, (name, step)) in steps.iter().enumerate() {
+        let mut cell = Cell::candidate(baseline, step);
+        let annotation = cell.annotation.unwrap_or(Annotation::NotAvailable);
+        let verdict = match annotation {
+            Annotation::SuccessRateSkipped { success_rate } => {
+                Verdict::SkippedSuccessRate { success_rate }
+            }
+            Annotation::NotAvailable | Annotation::LowerThanPrevious { .. } => {
+                Verdict::NotAvailable
+            }
+            Annotation::Change { percent } => {
+                let tps = cell.total_tps.unwrap_or(0.0);
+                match best {
+                    Some((_, best_tps, best_percent)) if tps < best_tps => {
+                        cell.annotation = Some(Annotation::LowerThanPrevious {
+                            percent,
+                            previous_percent: best_percent,
+                        });
+                        Verdict::SkippedLowerThanPrevious {
+                            previous_percent: best_percent,
+                        }
+                    }
+                    None if base_tps.is_some_and(|b| tps < b) => Verdict::SkippedBelowBaseline,
+                    _ => {
+                        best = Some((i, tps, percent));
+                        Verdict::Accepted
+                    }
+                }
+            }
+        };
+        out.push(LadderStep {
+            name: name.to_string(),
+            optimized: cell,
+            baseline: base_cell,
+            verdict,
+            backend_parameters: step.meta.backend_parameters.clone(),
+        });
+    }
+    Ladder {
+        steps: out,
+        best: best.map(|(i, _, _)| i),
+        baseline_parameters: baseline.meta.backend_parameters.clone(),
+    }
+}
+
+/// A backend parameter's key: the text before `=` or the first space (`--max-model-len`).
+fn param_key(p: &str) -> &str {
+    let p = p.trim();
+    let end = p.find(['=', ' ']).unwrap_or(p.len());
+    p.get(..end).unwrap_or(p)
+}
+
+impl Ladder {
+    /// The best accepted step, if any.
+    pub fn recommended(&self) -> Option<&LadderStep> {
+        self.best.and_then(|i| self.steps.get(i))
+    }
+
+    /// The recommended final configuration: the backend parameters accumulated over the
+    /// baseline and every accepted step, in order. Each accepted step's list replaces the
+    /// parameters it names (same key before `=`) and keeps its own order; parameters only
+    /// earlier steps named come first. When steps list their whole command line (as the
+    /// seed's do), this is the best step's list.
+    pub fn final_parameters(&self) -> Vec<String> {
+        let mut acc = self.baseline_parameters.clone();
+        for step in self.steps.iter().filter(|s| s.verdict.is_accepted()) {
+            let keys: Vec<&str> = step
+                .backend_parameters
+                .iter()
+                .map(|p| param_key(p))
+                .collect();
+            acc.retain(|p| !keys.contains(&param_key(p)));
+            acc.extend(step.backend_parameters.iter().cloned());
+        }
+        acc
+    }
+
+    /// The tab-separated table (header `Benchmark Cases\tOptimized\tBaseline`), lines
+    /// ending in `\n`.
+    pub fn text(&self) -> String {
+        let mut out = String::from("Benchmark Cases\tOptimized\tBaseline\n");
+        for s in &self.steps {
+            out.push_str(&s.text());
+            out.push('\n');
+        }
+        out
+    }
+
+    /// The markdown table as the generator prints it, lines ending in `\n`.
+    pub fn markdown(&self) -> String {
+        let mut out = format!("| Benchmark Cases | Optimized | Baseline |\n{LADDER_SEPARATOR}\n");
+        for s in &self.steps {
+            out.push_str(&s.markdown());
+            out.push('\n');
+        }
+        out
+    }
+}
+
+/// The serving command of a configuration, as GPUStack's "Serving Command" prints it:
+/// `vllm serve MODEL \` (or `python3 -m sglang.launch_server \` + `--model MODEL \` when
+/// `engine` is SGLang), then one parameter per line indented by four spaces.
+///
+/// ```
+/// use servebench::compare::gpustack::serving_command;
+/// let cmd = serving_command("vLLM", "Qwen/Qwen3.5-35B-A3B-FP8", &["--max-model-len=32768".into()]);
+/// assert_eq!(cmd, "vllm serve Qwen/Qwen3.5-35B-A3B-FP8 \\\n    --max-model-len=32768");
+/// ```
+pub fn serving_command(engine: &str, model: &str, parameters: &[String]) -> String {
+    let mut lines = if engine.trim().eq_ignore_ascii_case("sglang") {
+        vec![
+            "python3 -m sglang.launch_server".to_string(),
+            format!("    --model {model}"),
+        ]
+    } else {
+        vec![format!("vllm serve {model}")]
+    };
+    lines.extend(
+        parameters
+            .iter()
+            .map(|p| p.trim())
+            .filter(|p| !p.is_empty())
+            .map(|p| format!("    {p}")),
+    );
+    lines.join(" \\\n")
+}

@@ -1,0 +1,420 @@
+//! Loopback tests (127.0.0.1 only): the HTTP client engine against the OpenAI-compatible
+//! server serving a deterministic virtual-time engine.
+#![cfg(feature = "http")]
+
+mod common;
+
+use std::io::{Read, Write};
+use std::net::{SocketAddr, TcpStream};
+use std::time::{Duration, Instant};
+
+use common::{run, work, TestEngine};
+use servebench::http::client::REQUEST_ID_PREFIX;
+use servebench::http::server::{DeltaField, Fault, ServeOptions, ServerHandle};
+use servebench::http::{spawn, Endpoint, HttpConfig, HttpEngine};
+use servebench::record::{ErrorKind, Outcome, RequestRecord};
+
+fn start(engine: TestEngine, speed: f64, options: ServeOptions) -> ServerHandle {
+    let addr: SocketAddr = "127.0.0.1:0".parse().unwrap();
+    spawn(
+        engine,
+        addr,
+        speed,
+        ServeOptions {
+            record_timeline: true,
+            ..options
+        },
+    )
+    .unwrap()
+}
+
+fn client_for(server: &ServerHandle, endpoint: Endpoint, continuous_usage: bool) -> HttpEngine {
+    let mut cfg = HttpConfig::new(format!("http://{}", server.local_addr()));
+    cfg.endpoint = endpoint;
+    cfg.continuous_usage = continuous_usage;
+    cfg.model = Some("servebench-sim".into());
+    cfg.request_timeout = Some(Duration::from_secs(30));
+    HttpEngine::new(cfg).unwrap()
+}
+
+fn error_of(r: &RequestRecord) -> Option<(ErrorKind, &str)> {
+    match &r.outcome {
+        Outcome::Error { kind, message } => Some((*kind, message.as_str())),
+        _ => None,
+    }
+}
+
+fn median(mut v: Vec<f64>) -> f64 {
+    v.sort_by(f64::total_cmp);
+    v[v.len() / 2]
+}
+
+fn ms(d: Duration) -> f64 {
+    d.as_secs_f64() * 1e3
+}
+
+/// Both sides count the same requests, chunks and tokens, and the client's timings (scaled
+/// by the speed factor) follow the engine's virtual timeline.
+#[test]
+fn completions_counts_and_timings_match_the_engine() {
+    let speed = 5.0;
+    let server = start(TestEngine::new(200, 20, 1), speed, ServeOptions::default());
+    let mut client = client_for(&server, Endpoint::Completions, true);
+    let n = 24;
+    let recs = run(&mut client, &work(n as usize, 32, 40), 5, 8);
+    assert_eq!(recs.len(), n as usize);
+    for r in &recs {
+        assert!(r.outcome.is_success(), "{:?}", r.outcome);
+        assert_eq!(r.usage_output_tokens, Some(40));
+        assert_eq!(
+            r.usage_prompt_tokens,
+            Some(32),
+            "server word count of the prompt"
+        );
+        assert_eq!(r.client_output_tokens(), 40);
+        assert_eq!(r.chunks.len(), 40);
+        assert!(r.chunks.iter().all(|c| c.tokens == 1));
+    }
+    let stats = server.stats();
+    assert_eq!(stats.requests, n);
+    assert_eq!(stats.completed, n);
+    assert_eq!(stats.cancelled + stats.failed + stats.rejected, 0);
+    let chunks: usize = recs.iter().map(|r| r.chunks.len()).sum();
+    let tokens: u64 = recs.iter().map(RequestRecord::client_output_tokens).sum();
+    assert_eq!(chunks as u64, stats.token_chunks_sent);
+    assert_eq!(tokens, stats.tokens_sent);
+    assert_eq!(stats.open_streams, 0);
+
+    // Timing: compare each request with the engine's own (virtual) record.
+    let timeline = server.timeline();
+    assert_eq!(timeline.len(), n as usize);
+    let (mut ttft_err, mut tpot_err, mut chunk_err) = (Vec::new(), Vec::new(), Vec::new());
+    for r in &recs {
+        let tag = format!("{REQUEST_ID_PREFIX}{}", r.id);
+        let served = timeline
+            .iter()
+            .find(|s| s.request_id.as_deref() == Some(tag.as_str()))
+            .expect("server saw the x-request-id");
+        let e = &served.record;
+        assert_eq!(e.chunks.len(), r.chunks.len());
+        let engine_ttft = ms(e.ttft().unwrap());
+        assert_eq!(engine_ttft, 200.0);
+        ttft_err.push(ms(r.ttft().unwrap()) * speed - engine_ttft);
+        let tpot = |x: &RequestRecord| {
+            ms(x.latency().unwrap() - x.ttft().unwrap()) / (x.chunks.len() - 1) as f64
+        };
+        tpot_err.push(tpot(r) * speed - tpot(e));
+        for (c, ec) in r.chunks.iter().zip(&e.chunks) {
+            let client_off = ms(c.at - r.chunks[0].at) * speed;
+            let engine_off = ms(ec.at - e.chunks[0].at);
+            chunk_err.push((client_off - engine_off).abs());
+        }
+    }
+    let ttft_med = median(ttft_err.clone());
+    let tpot_med = median(tpot_err.iter().map(|x| x.abs()).collect());
+    let chunk_med = median(chunk_err.clone());
+    eprintln!(
+        "speed {speed}: TTFT error (client - engine) median {ttft_med:.2} ms (min {:.2}, max {:.2}); \
+         TPOT |error| median {tpot_med:.3} ms; chunk offset |error| median {chunk_med:.2} ms (virtual)",
+        ttft_err.iter().cloned().fold(f64::INFINITY, f64::min),
+        ttft_err.iter().cloned().fold(f64::NEG_INFINITY, f64::max),
+    );
+    // Stated tolerance, in wall time (virtual = wall × speed): the client never sees a token
+    // before the engine made it; at the median it sees the first token at most 5 ms of wall
+    // time later (connection set-up, the server's 0.5 ms pacing tick, scheduling on a shared
+    // 2-core machine, debug build); TPOT agrees within 0.2 ms of wall time per token and each
+    // chunk's offset from the first within 2 ms.
+    let wall = |virtual_ms: f64| virtual_ms / speed;
+    assert!(ttft_err.iter().all(|&e| e > -0.1), "{ttft_err:?}");
+    assert!(wall(ttft_med) < 5.0, "{ttft_err:?}");
+    assert!(wall(tpot_med) < 0.2, "{tpot_err:?}");
+    assert!(wall(chunk_med) < 2.0);
+}
+
+/// A reasoning model over chat: every `delta.reasoning` chunk is a token (the seed's bug was
+/// ignoring them); multi-token chunks get their size from the continuous usage.
+#[test]
+fn chat_reasoning_deltas_and_multi_token_chunks_are_counted() {
+    for (field, continuous) in [
+        (DeltaField::Reasoning, true),
+        (DeltaField::ReasoningContent, true),
+        (DeltaField::Content, false),
+    ] {
+        let server = start(
+            TestEngine::new(30, 5, 3),
+            20.0,
+            ServeOptions {
+                delta_field: field,
+                ..ServeOptions::default()
+            },
+        );
+        let mut client = client_for(&server, Endpoint::Chat, continuous);
+        let recs = run(&mut client, &work(6, 16, 10), 1, 6);
+        let stats = server.stats();
+        for r in &recs {
+            assert!(r.outcome.is_success(), "{field:?}: {:?}", r.outcome);
+            let sizes: Vec<u32> = r.chunks.iter().map(|c| c.tokens).collect();
+            if continuous {
+                assert_eq!(sizes, [3, 3, 3, 1], "{field:?}");
+            } else {
+                assert_eq!(sizes, [1, 1, 1, 1], "without usage each chunk counts 1");
+            }
+            assert_eq!(r.usage_output_tokens, Some(10));
+            assert_eq!(r.output_tokens(), 10);
+        }
+        assert_eq!(stats.token_chunks_sent, 6 * 4);
+        assert_eq!(stats.tokens_sent, 60);
+    }
+}
+
+#[test]
+fn injected_failures_become_failed_records_with_their_reason() {
+    // (fault, ids failing with cap 1, kind, message part, chunks recorded by failed requests)
+    let cases = [
+        (
+            "500:3",
+            vec![2, 5, 8],
+            ErrorKind::HttpStatus,
+            "HTTP 500 Internal Server Error: injected fault",
+            0,
+        ),
+        (
+            "cut:4:2",
+            vec![3, 7],
+            ErrorKind::StreamCut,
+            "stream cut after 2 token chunks",
+            2,
+        ),
+        (
+            "error:4:1",
+            vec![3, 7],
+            ErrorKind::ServerError,
+            "injected fault: error after 1 chunks",
+            1,
+        ),
+    ];
+    for (fault, failing, kind, needle, chunks) in cases {
+        let server = start(
+            TestEngine::new(10, 2, 1),
+            10.0,
+            ServeOptions {
+                fault: Some(fault.parse::<Fault>().unwrap()),
+                ..ServeOptions::default()
+            },
+        );
+        let mut client = client_for(&server, Endpoint::Completions, true);
+        let recs = run(&mut client, &work(9, 8, 6), 0, 1);
+        for r in &recs {
+            match error_of(r) {
+                Some((k, m)) => {
+                    assert!(
+                        failing.contains(&r.id),
+                        "{fault}: unexpected failure {}: {m}",
+                        r.id
+                    );
+                    assert_eq!(k, kind, "{fault}: {m}");
+                    assert!(m.contains(needle), "{fault}: {m}");
+                    assert_eq!(r.chunks.len(), chunks, "{fault}");
+                    assert!(r.ended_at.is_some());
+                }
+                None => {
+                    assert!(!failing.contains(&r.id), "{fault}: {} should fail", r.id);
+                    assert_eq!(r.client_output_tokens(), 6);
+                }
+            }
+        }
+        let stats = server.stats();
+        assert_eq!(stats.injected_faults, failing.len() as u64, "{fault}");
+        assert_eq!(stats.completed, 9 - failing.len() as u64, "{fault}");
+    }
+}
+
+#[test]
+fn engine_rejections_reach_the_client_as_in_stream_errors() {
+    let mut engine = TestEngine::new(10, 2, 1);
+    engine.max_prompt = 20;
+    let server = start(engine, 10.0, ServeOptions::default());
+    let mut client = client_for(&server, Endpoint::Chat, true);
+    let mut items = work(2, 8, 4);
+    items[1].prompt_tokens = 50;
+    let recs = run(&mut client, &items, 0, 2);
+    assert!(recs[0].outcome.is_success());
+    assert_eq!(
+        error_of(&recs[1]),
+        Some((ErrorKind::ServerError, "prompt of 50 tokens is too long"))
+    );
+    assert_eq!(server.stats().failed, 1);
+}
+
+#[test]
+fn timeouts_and_refused_connections_fail_with_their_kind() {
+    // A request that needs ~2 s of wall time against a 150 ms limit.
+    let server = start(TestEngine::new(100, 100, 1), 1.0, ServeOptions::default());
+    let mut cfg = HttpConfig::new(format!("http://{}/v1", server.local_addr()));
+    cfg.request_timeout = Some(Duration::from_millis(150));
+    let mut client = HttpEngine::new(cfg).unwrap();
+    let recs = run(&mut client, &work(1, 4, 20), 0, 1);
+    let (kind, msg) = error_of(&recs[0]).unwrap();
+    assert_eq!(kind, ErrorKind::Timeout, "{msg}");
+    assert_eq!(
+        recs[0].chunks.len(),
+        1,
+        "the first token arrived after 100 ms"
+    );
+    // The server notices the client is gone and frees the slot.
+    let t0 = Instant::now();
+    while server.stats().cancelled == 0 && t0.elapsed() < Duration::from_secs(5) {
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    assert_eq!(server.stats().cancelled, 1);
+
+    // Nothing listens on a port we just released.
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let mut client = HttpEngine::new(HttpConfig::new(format!("http://127.0.0.1:{port}"))).unwrap();
+    let recs = run(&mut client, &work(2, 4, 4), 0, 2);
+    for r in &recs {
+        let (kind, msg) = error_of(r).unwrap();
+        assert_eq!(kind, ErrorKind::Connect, "{msg}");
+        assert!(msg.contains("connect"), "{msg}");
+    }
+}
+
+/// One raw HTTP/1.1 exchange with `Connection: close`.
+fn raw(addr: SocketAddr, method: &str, path: &str, body: &str) -> (u16, String, String) {
+    let mut s = TcpStream::connect(addr).unwrap();
+    s.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
+    write!(
+        s,
+        "{method} {path} HTTP/1.1\r\nHost: {addr}\r\nContent-Type: application/json\r\n\
+         Content-Length: {}\r\nConnection: close\r\n\r\n{body}",
+        body.len()
+    )
+    .unwrap();
+    let mut out = String::new();
+    s.read_to_string(&mut out).unwrap();
+    let (head, body) = out.split_once("\r\n\r\n").unwrap();
+    let status = head.split(' ').nth(1).unwrap().parse().unwrap();
+    (status, head.to_string(), body.to_string())
+}
+
+#[test]
+fn malformed_requests_get_4xx_json_errors() {
+    let server = start(TestEngine::new(10, 2, 1), 10.0, ServeOptions::default());
+    let addr = server.local_addr();
+    let cases = [
+        ("POST", "/v1/completions", "{not json", 400, "invalid JSON"),
+        (
+            "POST",
+            "/v1/completions",
+            r#"{"max_tokens":4}"#,
+            400,
+            "`prompt` is required",
+        ),
+        (
+            "POST",
+            "/v1/completions",
+            r#"{"prompt":"hi","max_tokens":-1}"#,
+            400,
+            "positive integer",
+        ),
+        (
+            "POST",
+            "/v1/chat/completions",
+            r#"{"messages":"hi"}"#,
+            400,
+            "non-empty array",
+        ),
+        (
+            "POST",
+            "/v1/chat/completions",
+            r#"{"model":"other","messages":[{"role":"user","content":"hi"}]}"#,
+            404,
+            "does not exist",
+        ),
+        ("GET", "/v1/completions", "", 405, "method not allowed"),
+        ("POST", "/v2/anything", "{}", 404, "no route"),
+    ];
+    for (method, path, body, status, needle) in cases {
+        let (s, head, text) = raw(addr, method, path, body);
+        assert_eq!(s, status, "{path} {body}: {text}");
+        assert!(
+            head.to_ascii_lowercase()
+                .contains("content-type: application/json"),
+            "{head}"
+        );
+        let v: serde_json::Value = serde_json::from_str(&text).unwrap();
+        let msg = v["error"]["message"].as_str().unwrap();
+        assert!(msg.contains(needle), "{body}: {msg}");
+        assert!(v["error"]["type"].is_string());
+        assert_eq!(v["error"]["code"], status);
+    }
+    assert_eq!(server.stats().rejected, cases.len() as u64);
+    assert_eq!(server.stats().requests, 0);
+
+    // The valid control and non-streaming routes answer too.
+    let (s, _, _) = raw(addr, "GET", "/health", "");
+    assert_eq!(s, 200);
+    let (s, _, text) = raw(addr, "GET", "/v1/models", "");
+    assert_eq!(s, 200);
+    let v: serde_json::Value = serde_json::from_str(&text).unwrap();
+    assert_eq!(v["data"][0]["id"], "servebench-sim");
+    let (s, _, text) = raw(
+        addr,
+        "POST",
+        "/v1/completions",
+        r#"{"prompt":"one two three","max_tokens":5}"#,
+    );
+    assert_eq!(s, 200, "{text}");
+    let v: serde_json::Value = serde_json::from_str(&text).unwrap();
+    assert_eq!(v["usage"]["prompt_tokens"], 3);
+    assert_eq!(v["usage"]["completion_tokens"], 5);
+    assert_eq!(
+        v["choices"][0]["text"]
+            .as_str()
+            .unwrap()
+            .split_whitespace()
+            .count(),
+        5
+    );
+    assert_eq!(v["choices"][0]["finish_reason"], "length");
+}
+
+#[test]
+fn a_disconnecting_client_frees_its_slot() {
+    // 1000 tokens at 20 ms: 20 s of wall time if nobody cancels.
+    let server = start(TestEngine::new(10, 20, 1), 1.0, ServeOptions::default());
+    let addr = server.local_addr();
+    let mut s = TcpStream::connect(addr).unwrap();
+    let body = r#"{"prompt":"a b c","max_tokens":1000,"stream":true}"#;
+    write!(
+        s,
+        "POST /v1/completions HTTP/1.1\r\nHost: {addr}\r\nContent-Type: application/json\r\n\
+         Content-Length: {}\r\n\r\n{body}",
+        body.len()
+    )
+    .unwrap();
+    let mut buf = [0u8; 4096];
+    let mut seen = String::new();
+    while seen.matches("data: ").count() < 3 {
+        let n = s.read(&mut buf).unwrap();
+        assert!(n > 0);
+        seen.push_str(&String::from_utf8_lossy(&buf[..n]));
+    }
+    assert!(seen.contains("text/event-stream"));
+    assert_eq!(server.stats().open_streams, 1);
+    drop(s);
+    let t0 = Instant::now();
+    while server.stats().cancelled == 0 && t0.elapsed() < Duration::from_secs(5) {
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    let stats = server.stats();
+    assert_eq!(stats.cancelled, 1);
+    assert_eq!(stats.open_streams, 0);
+    assert_eq!(stats.completed, 0);
+    let t = server.timeline();
+    assert!(matches!(t[0].record.outcome, Outcome::Incomplete { .. }));
+}
