@@ -262,17 +262,17 @@ fn radix_order_statistics(values: &[f64], ranks: &[usize]) -> Vec<f64> {
             .map(|p| p.map_or(f64::NAN, |(b, _)| from_order_key(lo + b as u64)))
             .collect();
     }
-    let mut slot = vec![u8::MAX; 1 << RADIX_BITS];
+    let mut slot = vec![u32::MAX; 1 << RADIX_BITS];
     let mut gathered: Vec<Vec<f64>> = Vec::new();
     for &(b, _) in place.iter().flatten() {
-        if slot[b] == u8::MAX {
-            slot[b] = gathered.len() as u8;
+        if slot[b] == u32::MAX {
+            slot[b] = gathered.len() as u32;
             gathered.push(Vec::with_capacity(hist[b]));
         }
     }
     for &v in values {
         let s = slot[bucket(v)];
-        if s != u8::MAX {
+        if s != u32::MAX {
             gathered[s as usize].push(v);
         }
     }
@@ -1065,7 +1065,9 @@ mod tests {
                 .collect();
             let mut sorted = vals.clone();
             sorted.sort_by(f64::total_cmp);
-            let ranks = [0, 1, n / 2 - 1, n / 2, n * 99 / 100, n - 1, n];
+            let mut ranks = vec![0, 1, n / 2 - 1, n / 2, n * 99 / 100, n - 1, n];
+            // More wanted buckets than a byte can index.
+            ranks.extend((0..400).map(|i| i * (n / 400)));
             let got = order_statistics(&mut vals, &ranks);
             for (r, g) in ranks.iter().zip(got) {
                 match sorted.get(*r) {
