@@ -195,3 +195,60 @@ fn guidellm_recomputation_matches_file_aggregates_numerically() {
         }
     }
 }
+
+// ---------------------------------------------------------------------------------------
+// The `servebench report` command.
+
+fn servebench(args: &[&str]) -> (i32, String, String) {
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_servebench"))
+        .args(args)
+        .output()
+        .expect("runs");
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8(out.stdout).unwrap(),
+        String::from_utf8(out.stderr).unwrap(),
+    )
+}
+
+#[test]
+fn cli_report() {
+    let g = fixture("guidellm/constant_rate20.json");
+    let g = g.to_str().unwrap();
+    let (code, default, _) = servebench(&["report", g]);
+    assert_eq!(code, 0);
+    assert!(default
+        .starts_with("constant@20.00\n\n============ Serving Benchmark Result ============\n"));
+    let (code, recomputed, _) = servebench(&["report", "--convention", "guidellm", g]);
+    assert_eq!(code, 0);
+    assert_eq!(recomputed, default);
+    let (code, vllm_style, _) = servebench(&[
+        "report",
+        "--convention",
+        "vllm",
+        "--percentiles",
+        "50,90,99",
+        g,
+    ]);
+    assert_eq!(code, 0);
+    assert!(vllm_style.contains("\nP90 TTFT (ms):"), "{vllm_style}");
+    assert!(vllm_style.contains("\nnote: "), "{vllm_style}");
+    let (code, json, _) = servebench(&["report", "--format", "json", g]);
+    assert_eq!(code, 0);
+    let v: serde_json::Value = serde_json::from_str(&json).unwrap();
+    assert_eq!(v[0]["meta"]["convention"], "guidellm");
+
+    let v = fixture("vllm/vllm_bench_serve_2026-07_ascend_qwen3vl_result.json");
+    let (code, out, _) = servebench(&["report", v.to_str().unwrap()]);
+    assert_eq!(code, 0);
+    let printed = std::fs::read_to_string(fixture(
+        "vllm/vllm_bench_serve_2026-07_ascend_qwen3vl_report.txt",
+    ))
+    .unwrap();
+    assert_eq!(out, format!("openai\n\n{printed}"));
+    let (code, _, err) = servebench(&["report", "--convention", "vllm", v.to_str().unwrap()]);
+    assert_eq!(code, 1);
+    assert!(err.contains("no per-request records"), "{err}");
+    let (code, _, _) = servebench(&["report", "--convention", "sglang", v.to_str().unwrap()]);
+    assert_eq!(code, 2);
+}
