@@ -35,11 +35,11 @@ pub mod compare;
 pub mod driver;
 pub mod engine;
 pub mod format;
-pub mod metrics;
-pub mod import;
-pub mod lint;
 #[cfg(feature = "http")]
 pub mod http;
+pub mod import;
+pub mod lint;
+pub mod metrics;
 pub mod profile;
 pub mod record;
 pub mod result;

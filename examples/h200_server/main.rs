@@ -10,6 +10,22 @@
 //! `--config NAME` (baseline, quantization, prefix-cache, performance-mode, kv-fp8,
 //! optimized), `--seed N`, `--format text|json|markdown`, `--as-guidellm`, `--fidelity`.
 
+/// `println!` that ignores a closed stdout (`| head`) instead of panicking.
+macro_rules! out {
+    ($($t:tt)*) => {{
+        use std::io::Write as _;
+        let _ = writeln!(std::io::stdout().lock(), $($t)*);
+    }};
+}
+
+/// `print!` that ignores a closed stdout.
+macro_rules! outp {
+    ($($t:tt)*) => {{
+        use std::io::Write as _;
+        let _ = write!(std::io::stdout().lock(), $($t)*);
+    }};
+}
+
 mod frontend;
 mod guidellm;
 mod model;
@@ -19,11 +35,15 @@ mod sim;
 use std::process::ExitCode;
 use std::time::Duration;
 
+use servebench::compare::gpustack::{conclusion_row, speed_summary, ConclusionTable};
 use servebench::driver::{
     run_profile, workload::WorkloadOptions, RunOutput, GUIDELLM_MAX_CONCURRENCY,
 };
+use servebench::format::text::{self, Style};
+use servebench::metrics::{self, MetricsOptions};
 use servebench::profile::{Dataset, Profile};
 use servebench::result::BenchmarkResult;
+use servebench::Convention;
 
 use sim::{Config, H200Sim, CONFIG_NAMES};
 
@@ -175,7 +195,17 @@ fn shown(out: &RunOutput, profile: &Profile, seed: u64, as_guidellm: bool) -> Be
             Dataset::Random { .. } => guidellm::THINKING_RANDOM,
         };
         let seen = guidellm::reasoning_blind(&out.records, thinking, seed);
-        guidellm::report(&seen, out.result.clone())
+        let mut opts = MetricsOptions::new(Convention::Guidellm);
+        opts.percentiles = vec![50.0, 95.0, 99.0];
+        let mut r = metrics::compute(&seen, &opts);
+        if r.successful_requests.is_none() {
+            // The library's guidellm convention is not available in this build: use the
+            // example's approximation of it.
+            r = guidellm::report(&seen, out.result.clone());
+        }
+        r.meta = out.result.meta.clone();
+        r.meta.convention = Some(Convention::Guidellm);
+        r
     } else {
         out.result.clone()
     }
@@ -183,18 +213,15 @@ fn shown(out: &RunOutput, profile: &Profile, seed: u64, as_guidellm: bool) -> Be
 
 fn print_result(r: &BenchmarkResult, format: Format) {
     match format {
-        Format::Text => print!("{}", report::block(r)),
-        Format::Markdown => print!("{}", report::markdown(r)),
-        Format::Json => match serde_json::to_string_pretty(r) {
-            Ok(s) => println!("{s}"),
-            Err(e) => eprintln!("cannot serialize result: {e}"),
-        },
+        Format::Text => out!("{}", text::render(r, Style::Gpustack)),
+        Format::Markdown => outp!("{}", report::markdown(r)),
+        Format::Json => {}
     }
 }
 
 fn fidelity(seed: u64) {
-    println!("| Profile | duration sim / seed (s) | mean TTFT sim / seed (s) | mean E2E sim / seed (s) | optimized duration sim / seed (s) |");
-    println!("|---|---|---|---|---|");
+    out!("| Profile | duration sim / seed (s) | mean TTFT sim / seed (s) | mean E2E sim / seed (s) | optimized duration sim / seed (s) |");
+    out!("|---|---|---|---|---|");
     for ((name, dur, ttft, e2e), (_, odur)) in SEED_BASELINE.iter().zip(SEED_OPTIMIZED.iter()) {
         let p = preset(name);
         let bo = simulate(&p, &config("baseline"), seed);
@@ -205,7 +232,7 @@ fn fidelity(seed: u64) {
         let bt = b.ttft.as_ref().and_then(|s| s.mean).unwrap_or(0.0) / 1000.0;
         let be = b.e2el.as_ref().and_then(|s| s.mean).unwrap_or(0.0) / 1000.0;
         let od = o.duration_s().unwrap_or(0.0);
-        println!(
+        out!(
             "| {} | {bd:.2} / {dur:.2} ({:+.1}%) | {bt:.2} / {ttft:.2} ({:+.1}%) | {be:.2} / {e2e:.2} ({:+.1}%) | {od:.2} / {odur:.2} ({:+.1}%) |",
             p.title(),
             pct(bd, *dur),
@@ -226,52 +253,75 @@ fn study(args: &Args) {
         None => vec![config("baseline"), config("optimized")],
     };
     let single = profiles.len() == 1 && configs.len() == 1;
+    let headings = !single && args.format != Format::Json;
     let mut table = Vec::new();
+    let mut all = Vec::new();
     for p in &profiles {
         let mut results = Vec::new();
-        if !single && args.format == Format::Text {
-            println!("{} Profile\n", p.title());
+        if headings {
+            out!("{} Profile\n", p.title());
         }
         for c in &configs {
             let out = simulate(p, c, args.seed);
-            if !single && args.format == Format::Text {
-                let who = if c.name == "baseline" {
-                    "Baseline"
-                } else if c.name == "optimized" {
-                    "Optimized"
-                } else {
-                    c.name
+            if headings {
+                let who = match c.name {
+                    "baseline" => "Baseline",
+                    "optimized" => "Optimized",
+                    other => other,
                 };
-                println!("{who} Backend Parameters:\n");
+                out!("{who} Backend Parameters:\n");
                 for b in c.backend_parameters() {
-                    println!("{b}");
+                    out!("{b}");
                 }
-                println!("\n{who} benchmark result\n");
+                out!("\n{who} benchmark result\n");
             }
             let r = shown(&out, p, args.seed, args.as_guidellm);
             print_result(&r, args.format);
-            if !single && args.format == Format::Text {
-                println!();
+            if headings {
+                out!();
             }
             results.push(r);
         }
         table.push((p.title(), results));
     }
-    if single || args.format != Format::Text || configs.len() < 2 {
+    if args.format == Format::Json {
+        for (_, rs) in &table {
+            all.extend(rs.iter().cloned());
+        }
+        let json = if single {
+            all.first().map(serde_json::to_string_pretty)
+        } else {
+            Some(serde_json::to_string_pretty(&all))
+        };
+        match json {
+            Some(Ok(s)) => out!("{s}"),
+            Some(Err(e)) => eprintln!("h200_server: cannot serialize the results: {e}"),
+            None => {}
+        }
         return;
     }
-    println!("Comparison of benchmark results before and after optimization:\n");
-    println!("Benchmark Case\tbaseline (vLLM without any optimizations)\tOptimized");
-    for (title, r) in &table {
-        println!(
-            "{title} Profile\t{}\t{}",
-            report::cell(&r[0], None),
-            report::cell(&r[1], Some(&r[0]))
-        );
+    if single || configs.len() < 2 {
+        return;
     }
-    println!();
+    let rows: Vec<_> = table
+        .iter()
+        .map(|(title, r)| conclusion_row(&format!("{title} Profile"), &r[0], &r[1]))
+        .collect();
+    let conclusion = ConclusionTable::new(rows);
+    out!("Comparison of benchmark results before and after optimization:\n");
+    match args.format {
+        Format::Markdown => outp!("{}", conclusion.markdown()),
+        _ => outp!("{}", conclusion.text()),
+    }
+    out!();
     for (title, r) in &table {
-        println!("{}", report::summary_line(title, &r[0], &r[1]));
+        let runs = [(configs[0].name, &r[0]), (configs[1].name, &r[1])];
+        if let Some(s) = speed_summary(&runs) {
+            match args.format {
+                Format::Markdown => out!("{title}: {}", s.markdown()),
+                _ => out!("{title} Profile {}", s.text()),
+            }
+        }
     }
 }
 

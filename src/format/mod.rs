@@ -1,5 +1,5 @@
 //! Text and table renderers/parsers for benchmark reports.
 
-pub mod pyfmt;
 pub mod doc;
+pub mod pyfmt;
 pub mod text;
