@@ -460,6 +460,50 @@ mod tests {
     }
 
     #[test]
+    fn cancelled_requests_leave_the_engine_and_stay_silent() {
+        use servebench::engine::{Engine, EngineEvent, EngineRequest};
+        use std::time::Duration;
+        let mut e = H200Sim::new(config("baseline"));
+        let req = |id| EngineRequest {
+            id,
+            prompt_tokens: 1000,
+            prompt: None,
+            max_output_tokens: 50,
+            ignore_eos: true,
+            arrival: Duration::ZERO,
+            shared_prefix_tokens: 0,
+        };
+        for id in 0..4 {
+            e.submit(req(id)).unwrap();
+        }
+        // 0 is still in the frontend; run until 1 has streamed a token, then cancel 1 too.
+        assert!(e.cancel(0));
+        let mut ev = Vec::new();
+        while !ev
+            .iter()
+            .any(|x: &EngineEvent| matches!(x, EngineEvent::Chunk { id: 1, .. }))
+        {
+            e.advance(Some(e.now() + Duration::from_millis(5)), &mut ev)
+                .unwrap();
+        }
+        assert!(e.cancel(1));
+        assert!(!e.cancel(1), "already cancelled");
+        assert_eq!(e.in_flight(), 2);
+        ev.clear();
+        while e.in_flight() > 0 {
+            e.advance(None, &mut ev).unwrap();
+        }
+        assert!(ev.iter().all(|x| x.id() >= 2), "no events after cancel");
+        let done: Vec<u64> = ev
+            .iter()
+            .filter(|x| x.is_terminal())
+            .map(|x| x.id())
+            .collect();
+        assert_eq!(done, vec![2, 3]);
+        assert!(!e.cancel(2), "finished requests cannot be cancelled");
+    }
+
+    #[test]
     fn arguments() {
         let a = |v: &[&str]| parse_args(v.iter().map(|s| s.to_string()));
         let ok = a(&[

@@ -5,7 +5,7 @@
 //! run out, chunked prefill) and the roofline step time of [`crate::model`]. It implements
 //! [`Engine`] in virtual time.
 
-use std::collections::VecDeque;
+use std::collections::{HashSet, VecDeque};
 use std::time::Duration;
 
 use servebench::engine::{Engine, EngineError, EngineEvent, EngineRequest, Usage};
@@ -188,6 +188,10 @@ pub struct H200Sim {
     /// `Sent` events to deliver first.
     sent: VecDeque<EngineEvent>,
     in_flight: usize,
+    /// Ids submitted and not yet ended or cancelled.
+    live: HashSet<u64>,
+    /// Cancelled while still inside the frontend: dropped when they come out of it.
+    cancelled: HashSet<u64>,
     scheduled: Vec<(usize, u64)>,
 }
 
@@ -221,6 +225,8 @@ impl H200Sim {
             pending: VecDeque::new(),
             sent: VecDeque::new(),
             in_flight: 0,
+            live: HashSet::new(),
+            cancelled: HashSet::new(),
             scheduled: Vec::new(),
         }
     }
@@ -238,9 +244,12 @@ impl H200Sim {
     /// that can never run.
     fn take_arrivals(&mut self, t: f64) {
         let arriving = &mut self.arriving;
+        let cancelled = &mut self.cancelled;
         self.frontend.advance_to(t, |at, mut r| {
-            r.arrival_s = at;
-            arriving.push_back(r);
+            if !cancelled.remove(&r.id) {
+                r.arrival_s = at;
+                arriving.push_back(r);
+            }
         });
         while self.arriving.front().is_some_and(|r| r.arrival_s <= t) {
             let Some(r) = self.arriving.pop_front() else {
@@ -450,6 +459,7 @@ impl Engine for H200Sim {
             },
         );
         self.in_flight += 1;
+        self.live.insert(request.id);
         self.sent.push_back(EngineEvent::Sent {
             id: request.id,
             at: dur(self.now_s),
@@ -476,9 +486,11 @@ impl Engine for H200Sim {
                 };
                 self.now_s = self.now_s.max(at);
                 let terminal = ev.is_terminal();
+                let id = ev.id();
                 events.push(ev);
                 if terminal {
                     self.in_flight -= 1;
+                    self.live.remove(&id);
                     return Ok(());
                 }
             }
@@ -523,6 +535,28 @@ impl Engine for H200Sim {
                 }
             }
         }
+    }
+
+    /// Drops request `id` wherever it is (frontend, waiting, running): its blocks are freed
+    /// and no further events are reported for it.
+    fn cancel(&mut self, id: u64) -> bool {
+        if !self.live.remove(&id) {
+            return false;
+        }
+        self.in_flight -= 1;
+        self.pending.retain(|e| e.id() != id);
+        self.sent.retain(|e| e.id() != id);
+        if let Some(i) = self.running.iter().position(|r| r.id == id) {
+            let r = self.running.remove(i);
+            self.free_blocks += r.blocks + r.state_blocks;
+        } else if let Some(i) = self.waiting.iter().position(|r| r.id == id) {
+            self.waiting.remove(i);
+        } else if let Some(i) = self.arriving.iter().position(|r| r.id == id) {
+            self.arriving.remove(i);
+        } else {
+            self.cancelled.insert(id);
+        }
+        true
     }
 
     fn in_flight(&self) -> usize {
