@@ -47,6 +47,7 @@ pub mod arrivals;
 pub mod rng;
 pub mod workload;
 
+use std::collections::HashMap;
 use std::time::Duration;
 
 use crate::collector::{Collector, ManualClock, RequestHandle};
@@ -186,19 +187,22 @@ pub fn run<E: Engine + ?Sized>(
     }
     let origin = engine.now();
     let collector = Collector::with_clock(ManualClock::at(origin));
-    // Open handles, indexed by request id (= index in the workload).
-    let mut open: Vec<Option<RequestHandle<'_, ManualClock>>> = Vec::with_capacity(n);
-    let mut in_flight = 0usize;
+    // Handles of the requests in flight, by id (= index in the workload); `sent` requests
+    // have been handed to the engine (or failed to be).
+    let mut open: HashMap<u64, RequestHandle<'_, ManualClock>> = HashMap::new();
+    let mut sent = 0usize;
     let mut limit = n;
     let mut events = Vec::new();
     let mut aborted = None;
-    let cut_off = |open: &mut Vec<Option<RequestHandle<'_, ManualClock>>>,
+    let cut_off = |open: &mut HashMap<u64, RequestHandle<'_, ManualClock>>,
                    engine: &mut E,
                    at: Duration,
                    reason: &str| {
-        for (id, h) in open.iter_mut().enumerate() {
-            if let Some(h) = h.take() {
-                engine.cancel(id as u64);
+        let mut ids: Vec<u64> = open.keys().copied().collect();
+        ids.sort_unstable();
+        for id in ids {
+            if let Some(h) = open.remove(&id) {
+                engine.cancel(id);
                 h.cancel_at(at, reason);
             }
         }
@@ -207,10 +211,11 @@ pub fn run<E: Engine + ?Sized>(
         let now = engine.now();
         let out_of_time = opts.max_duration.is_some_and(|d| now >= origin + d);
         if out_of_time {
-            limit = open.len();
+            limit = sent;
         }
-        while open.len() < limit && in_flight < cap && origin + sched[open.len()] <= now {
-            let id = open.len();
+        while sent < limit && open.len() < cap && origin + sched[sent] <= now {
+            let id = sent;
+            sent += 1;
             let w = &work[id];
             let mut h = collector.begin_with_id(id as u64, now);
             h.set_scheduled_at(origin + sched[id]);
@@ -227,24 +232,19 @@ pub fn run<E: Engine + ?Sized>(
             };
             match engine.submit(req) {
                 Ok(()) => {
-                    in_flight += 1;
-                    open.push(Some(h));
+                    open.insert(id as u64, h);
                 }
-                Err(EngineError::Fatal(message)) => {
-                    h.fail_at(now, ErrorKind::Connect, message);
-                    open.push(None);
-                }
+                Err(EngineError::Fatal(message)) => h.fail_at(now, ErrorKind::Connect, message),
             }
         }
-        if in_flight == 0 && (open.len() >= limit || out_of_time) {
+        if open.is_empty() && (sent >= limit || out_of_time) {
             break;
         }
         if out_of_time {
             cut_off(&mut open, engine, now, "cut off at the run's max duration");
             break;
         }
-        let mut deadline =
-            (open.len() < limit && in_flight < cap).then(|| origin + sched[open.len()]);
+        let mut deadline = (sent < limit && open.len() < cap).then(|| origin + sched[sent]);
         if let Some(d) = opts.max_duration {
             deadline = Some(deadline.map_or(origin + d, |x| x.min(origin + d)));
         }
@@ -253,36 +253,32 @@ pub fn run<E: Engine + ?Sized>(
         let progressed = !events.is_empty();
         for ev in events.drain(..) {
             let id = ev.id();
-            let slot = usize::try_from(id).ok().and_then(|i| open.get_mut(i));
-            let Some(slot) = slot else {
-                return Err(DriverError::UnknownRequest(id));
-            };
-            let Some(h) = slot.as_mut() else {
+            let Some(h) = open.get_mut(&id) else {
                 return Err(DriverError::UnknownRequest(id));
             };
             match ev {
                 EngineEvent::Sent { at, .. } => h.set_sent_at(at),
                 EngineEvent::Chunk { at, tokens, .. } => h.chunk_at(at, tokens),
                 EngineEvent::Finished { at, usage, .. } => {
-                    if let Some(h) = slot.take() {
+                    if let Some(h) = open.remove(&id) {
                         h.finish_at(at, usage);
                     }
-                    in_flight -= 1;
                 }
                 EngineEvent::Failed {
                     at, kind, message, ..
                 } => {
-                    if let Some(h) = slot.take() {
+                    if let Some(h) = open.remove(&id) {
                         h.fail_at(at, kind, message);
                     }
-                    in_flight -= 1;
                 }
             }
         }
         if let Err(EngineError::Fatal(message)) = res {
             let at = engine.now();
-            for h in open.iter_mut() {
-                if let Some(h) = h.take() {
+            let mut ids: Vec<u64> = open.keys().copied().collect();
+            ids.sort_unstable();
+            for id in ids {
+                if let Some(h) = open.remove(&id) {
                     h.fail_at(at, ErrorKind::Other, message.clone());
                 }
             }
@@ -292,7 +288,7 @@ pub fn run<E: Engine + ?Sized>(
         if deadline.is_none()
             && !progressed
             && engine.now() == now
-            && in_flight > 0
+            && !open.is_empty()
             && engine.in_flight() == 0
         {
             // The engine says it has nothing left, yet requests never ended: stop rather
