@@ -10,7 +10,9 @@
 //! `--config NAME` (baseline, quantization, prefix-cache, performance-mode, kv-fp8,
 //! optimized), `--seed N`, `--format text|json|markdown`, `--as-guidellm` (what guidellm +
 //! GPUStack would have reported), `--warm` (no cold start, see `starts_cold`), `--fidelity`
-//! (the simulated-vs-seed table).
+//! (the simulated-vs-seed table), `--sharegpt FILE` (the real
+//! `ShareGPT_V3_unfiltered_cleaned_split.json` instead of the built-in length distribution;
+//! token counts are approximated, see `servebench::driver::workload`).
 
 /// `println!` that ignores a closed stdout (`| head`) instead of panicking.
 macro_rules! out {
@@ -39,7 +41,7 @@ use std::time::Duration;
 
 use servebench::compare::gpustack::{conclusion_row, speed_summary, ConclusionTable};
 use servebench::driver::{
-    run_profile, workload::WorkloadOptions, RunOutput, GUIDELLM_MAX_CONCURRENCY,
+    run_profile, workload::WorkloadOptions, DriverError, RunOutput, GUIDELLM_MAX_CONCURRENCY,
 };
 use servebench::format::text::{self, Style};
 use servebench::metrics::{self, MetricsOptions};
@@ -83,9 +85,10 @@ struct Args {
     as_guidellm: bool,
     fidelity: bool,
     warm: bool,
+    sharegpt: Option<std::path::PathBuf>,
 }
 
-const USAGE: &str = "usage: h200_server [--profile NAME] [--config NAME] [--seed N] [--format text|json|markdown] [--as-guidellm] [--warm] [--fidelity]";
+const USAGE: &str = "usage: h200_server [--profile NAME] [--config NAME] [--seed N] [--format text|json|markdown] [--as-guidellm] [--warm] [--sharegpt FILE] [--fidelity]";
 
 fn parse_args(mut it: impl Iterator<Item = String>) -> Result<Args, String> {
     let mut a = Args {
@@ -96,6 +99,7 @@ fn parse_args(mut it: impl Iterator<Item = String>) -> Result<Args, String> {
         as_guidellm: false,
         fidelity: false,
         warm: false,
+        sharegpt: None,
     };
     while let Some(arg) = it.next() {
         let mut value = |name: &str| it.next().ok_or(format!("{name} needs a value"));
@@ -136,6 +140,7 @@ fn parse_args(mut it: impl Iterator<Item = String>) -> Result<Args, String> {
             "--as-guidellm" => a.as_guidellm = true,
             "--fidelity" => a.fidelity = true,
             "--warm" => a.warm = true,
+            "--sharegpt" => a.sharegpt = Some(value("--sharegpt")?.into()),
             "--serve" | "--speed" => {
                 return Err(format!(
                     "{arg}: serving the simulator over HTTP is not implemented yet"
@@ -156,7 +161,12 @@ fn starts_cold(profile: &Profile, warm: bool) -> bool {
 }
 
 /// Runs `profile` against a fresh simulator in `config` (cold or warm, see [`starts_cold`]).
-fn simulate(profile: &Profile, config: &Config, seed: u64, warm: bool) -> RunOutput {
+fn simulate(
+    profile: &Profile,
+    config: &Config,
+    seed: u64,
+    warm: bool,
+) -> Result<RunOutput, DriverError> {
     let mut engine = H200Sim::new(config.clone());
     if !starts_cold(profile, warm) {
         engine = engine.warmed_up();
@@ -167,16 +177,12 @@ fn simulate(profile: &Profile, config: &Config, seed: u64, warm: bool) -> RunOut
     };
     let synthetic = matches!(profile.dataset, Dataset::Random { .. });
     let cap = (profile.total_requests as usize).min(GUIDELLM_MAX_CONCURRENCY);
-    // The presets' datasets are built in, so building the workload cannot fail.
-    let mut out = match run_profile(&mut engine, profile, &opts, |o| {
+    let mut out = run_profile(&mut engine, profile, &opts, |o| {
         o.max_concurrency = Some(cap);
         if synthetic {
             o.client_prep_per_prompt_token = PROMPT_SYNTHESIS;
         }
-    }) {
-        Ok(out) => out,
-        Err(e) => panic!("driver failed on a built-in workload: {e}"),
-    };
+    })?;
     debug_assert_eq!(engine.config(), config);
     let meta = &mut out.result.meta;
     meta.label = Some(config.name.to_string());
@@ -185,7 +191,7 @@ fn simulate(profile: &Profile, config: &Config, seed: u64, warm: bool) -> RunOut
     meta.model = Some(config.model().into());
     meta.backend_parameters = config.backend_parameters();
     meta.source = Some("h200-sim".into());
-    out
+    Ok(out)
 }
 
 fn preset(name: &str) -> Profile {
@@ -234,14 +240,14 @@ fn print_result(r: &BenchmarkResult, format: Format) {
     }
 }
 
-fn fidelity(seed: u64) {
+fn fidelity(seed: u64) -> Result<(), DriverError> {
     out!("| Profile | duration sim / seed (s) | mean TTFT sim / seed (s) | mean E2E sim / seed (s) | optimized duration sim / seed (s) |");
     out!("|---|---|---|---|---|");
     for ((name, dur, ttft, e2e), (_, odur)) in SEED_BASELINE.iter().zip(SEED_OPTIMIZED.iter()) {
         let p = preset(name);
-        let bo = simulate(&p, &config("baseline"), seed, false);
+        let bo = simulate(&p, &config("baseline"), seed, false)?;
         let b = bo.result;
-        let o = simulate(&p, &config("optimized"), seed, false).result;
+        let o = simulate(&p, &config("optimized"), seed, false)?.result;
         let pct = |a: f64, b: f64| (a / b - 1.0) * 100.0;
         let bd = b.duration_s().unwrap_or(0.0);
         let bt = b.ttft.as_ref().and_then(|s| s.mean).unwrap_or(0.0) / 1000.0;
@@ -256,13 +262,21 @@ fn fidelity(seed: u64) {
             pct(od, *odur)
         );
     }
+    Ok(())
 }
 
-fn study(args: &Args) {
-    let profiles: Vec<Profile> = match &args.profile {
+fn study(args: &Args) -> Result<(), DriverError> {
+    let mut profiles: Vec<Profile> = match &args.profile {
         Some(p) => vec![preset(p)],
         None => Profile::seed_study(),
     };
+    if let Some(path) = &args.sharegpt {
+        for p in &mut profiles {
+            if let Dataset::ShareGpt { path: slot } = &mut p.dataset {
+                *slot = Some(path.clone());
+            }
+        }
+    }
     let configs: Vec<Config> = match &args.config {
         Some(c) => vec![config(c)],
         None => vec![config("baseline"), config("optimized")],
@@ -277,7 +291,7 @@ fn study(args: &Args) {
             out!("{} Profile\n", p.title());
         }
         for c in &configs {
-            let out = simulate(p, c, args.seed, args.warm);
+            let out = simulate(p, c, args.seed, args.warm)?;
             if headings {
                 let who = match c.name {
                     "baseline" => "Baseline",
@@ -313,10 +327,10 @@ fn study(args: &Args) {
             Some(Err(e)) => eprintln!("h200_server: cannot serialize the results: {e}"),
             None => {}
         }
-        return;
+        return Ok(());
     }
     if single || configs.len() < 2 {
-        return;
+        return Ok(());
     }
     let rows: Vec<_> = table
         .iter()
@@ -338,6 +352,7 @@ fn study(args: &Args) {
             }
         }
     }
+    Ok(())
 }
 
 fn main() -> ExitCode {
@@ -348,12 +363,18 @@ fn main() -> ExitCode {
             return ExitCode::from(2);
         }
     };
-    if args.fidelity {
-        fidelity(args.seed);
+    let res = if args.fidelity {
+        fidelity(args.seed)
     } else {
-        study(&args);
+        study(&args)
+    };
+    match res {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("h200_server: {e}");
+            ExitCode::FAILURE
+        }
     }
-    ExitCode::SUCCESS
 }
 
 #[cfg(test)]
@@ -375,7 +396,9 @@ mod tests {
     fn simulated_baseline_matches_the_seed() {
         let mut failures = Vec::new();
         for (name, dur, ttft, e2e) in SEED_BASELINE {
-            let r = simulate(&preset(name), &config("baseline"), 0, false).result;
+            let r = simulate(&preset(name), &config("baseline"), 0, false)
+                .unwrap()
+                .result;
             assert_eq!(r.successful_requests, Some(preset(name).total_requests));
             assert_eq!(r.failed_requests, Some(0));
             let (td, tt, te) = TOLERANCE;
@@ -399,14 +422,18 @@ mod tests {
     /// rate. The cold-start model reproduces the shape, not just the mean.
     #[test]
     fn sharegpt_ttft_distribution_has_the_seeds_shape() {
-        let r = simulate(&preset("sharegpt"), &config("baseline"), 0, false).result;
+        let r = simulate(&preset("sharegpt"), &config("baseline"), 0, false)
+            .unwrap()
+            .result;
         let ttft = r.ttft.unwrap_or_default();
         let (mean, median) = (ttft.mean.unwrap_or(0.0), ttft.median.unwrap_or(0.0));
         assert!(median > mean, "median {median} <= mean {mean}");
         let p99 = ttft.percentile(99.0).unwrap_or(0.0) / 1000.0;
         assert!((p99 / 10.20 - 1.0).abs() < 0.15, "P99 {p99}");
         // A warm server shows no such gap: most requests get their first token quickly.
-        let w = simulate(&preset("sharegpt"), &config("baseline"), 0, true).result;
+        let w = simulate(&preset("sharegpt"), &config("baseline"), 0, true)
+            .unwrap()
+            .result;
         let wt = w.ttft.unwrap_or_default();
         assert!(wt.median.unwrap_or(0.0) < wt.mean.unwrap_or(0.0));
     }
@@ -414,8 +441,12 @@ mod tests {
     #[test]
     fn optimized_beats_baseline_on_every_profile() {
         for ((name, _, _, _), (_, seed_opt)) in SEED_BASELINE.iter().zip(SEED_OPTIMIZED) {
-            let b = simulate(&preset(name), &config("baseline"), 0, false).result;
-            let o = simulate(&preset(name), &config("optimized"), 0, false).result;
+            let b = simulate(&preset(name), &config("baseline"), 0, false)
+                .unwrap()
+                .result;
+            let o = simulate(&preset(name), &config("optimized"), 0, false)
+                .unwrap()
+                .result;
             let (bd, od) = (b.duration_s().unwrap_or(0.0), o.duration_s().unwrap_or(0.0));
             assert!(
                 od < bd,
@@ -436,11 +467,15 @@ mod tests {
     #[test]
     fn runs_are_deterministic_and_the_seed_matters_for_sharegpt() {
         let p = preset("long-context");
-        let a = simulate(&p, &config("quantization"), 3, false);
-        let b = simulate(&p, &config("quantization"), 3, false);
+        let a = simulate(&p, &config("quantization"), 3, false).unwrap();
+        let b = simulate(&p, &config("quantization"), 3, false).unwrap();
         assert_eq!(a.records, b.records);
-        let s1 = simulate(&preset("sharegpt"), &config("kv-fp8"), 1, false).result;
-        let s2 = simulate(&preset("sharegpt"), &config("kv-fp8"), 2, false).result;
+        let s1 = simulate(&preset("sharegpt"), &config("kv-fp8"), 1, false)
+            .unwrap()
+            .result;
+        let s2 = simulate(&preset("sharegpt"), &config("kv-fp8"), 2, false)
+            .unwrap()
+            .result;
         assert_ne!(s1.total_input_tokens, s2.total_input_tokens);
     }
 
@@ -449,7 +484,9 @@ mod tests {
         // Random 128/128 at 1 req/s: nothing queues, TTFT is one admission plus a short
         // prefill, decode steps are a few ms.
         for name in CONFIG_NAMES {
-            let r = simulate(&preset("latency"), &config(name), 0, false).result;
+            let r = simulate(&preset("latency"), &config(name), 0, false)
+                .unwrap()
+                .result;
             assert_eq!(r.successful_requests, Some(100), "{name}");
             let ttft = mean_s(&r.ttft);
             assert!((0.01..0.1).contains(&ttft), "{name}: TTFT {ttft}");
@@ -461,7 +498,7 @@ mod tests {
     #[test]
     fn the_guidellm_view_reproduces_the_single_iteration_artifact() {
         let p = preset("throughput");
-        let out = simulate(&p, &config("baseline"), 0, false);
+        let out = simulate(&p, &config("baseline"), 0, false).unwrap();
         let g = shown(&out, &p, 0, true);
         let v = out.result;
         // guidellm's "TPOT" is sum(TTFT) / sum(output tokens) when every request shows one
