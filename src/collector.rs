@@ -566,6 +566,14 @@ impl<C: Clock> RequestHandle<'_, C> {
         }
     }
 
+    /// Correct the send time (an engine that stamps the actual send, e.g. after waiting for
+    /// a connection, reports it after the driver began the request).
+    pub fn set_sent_at(&mut self, at: Duration) {
+        if let Some(r) = self.record.as_mut() {
+            r.sent_at = at;
+        }
+    }
+
     /// Set the prompt length as the client counted it.
     pub fn set_prompt_tokens(&mut self, tokens: u64) {
         if let Some(r) = self.record.as_mut() {
