@@ -21,7 +21,7 @@ pub const KV_BYTES_PER_TOKEN: f64 = 20_480.0;
 /// Gated-DeltaNet recurrent + conv state per sequence, BF16: 30 × (32·128·128 + 3·8192) × 2 B.
 pub const GDN_STATE_BYTES: f64 = 30.0 * (32.0 * 128.0 * 128.0 + 3.0 * 8192.0) * 2.0;
 /// Attention FLOPs per (query token × context token): 4 · 16 heads · 256 · 10 layers.
-pub const ATTENTION_FLOPS_PER_PAIR: f64 = 4.0 * 16.0 * 256.0 * 10.0;
+pub const ATTENTION_FLOPS_PER_PAIR: f64 = 4.0 * 16.0 * 256.0 * FULL_ATTENTION_LAYERS;
 /// Tokens per KV block (the hybrid allocator's unified page: 544 tokens).
 pub const BLOCK_TOKENS: u64 = 544;
 /// Bytes of one block id (10 layer pages of 544 × 2048 B).

@@ -11,6 +11,7 @@ use std::time::Duration;
 use servebench::engine::{Engine, EngineError, EngineEvent, EngineRequest, Usage};
 use servebench::record::ErrorKind;
 
+use crate::frontend::Frontend;
 use crate::model::{StepLoad, StepModel, Weights, BLOCK_BYTES, BLOCK_TOKENS, STATE_BLOCKS_PER_SEQ};
 
 /// A serving configuration, named after the seed's optimization steps.
@@ -108,8 +109,15 @@ pub struct Params {
     pub admission_s: f64,
     /// Admission slow-down per request already in the engine.
     pub admission_load: f64,
+    /// Requests the frontend admits concurrently (processor sharing); 1 is a serial FIFO.
+    pub admission_concurrency: usize,
     /// Tokens the chat template adds to every prompt.
     pub chat_template_tokens: u64,
+    /// Serial API-server cost per streamed output chunk (detokenize, reasoning parser, SSE),
+    /// s: staggers the chunks of one step and caps the chunk rate at `1 / chunk_s` across
+    /// all streams. The calibrated 10 µs only staggers (the reference's optional 140 µs cap
+    /// did not improve the fit).
+    pub chunk_s: f64,
 }
 
 impl Params {
@@ -133,7 +141,9 @@ impl Params {
             net_out_s: 1e-3,
             admission_s: 18e-3,
             admission_load: 0.004,
+            admission_concurrency: 1,
             chat_template_tokens: 10,
+            chunk_s: 10e-6,
         }
     }
 }
@@ -163,8 +173,10 @@ pub struct H200Sim {
     now_s: f64,
     /// When the GPU finishes its current step.
     gpu_s: f64,
-    /// When the serial admission frontend is next free.
-    frontend_free_s: f64,
+    /// The admission frontend.
+    frontend: Frontend<Req>,
+    /// When the output path has streamed everything so far.
+    output_free_s: f64,
     total_blocks: u64,
     free_blocks: u64,
     /// Admitted by the frontend, not yet seen by the scheduler (arrival order).
@@ -176,8 +188,6 @@ pub struct H200Sim {
     /// `Sent` events to deliver first.
     sent: VecDeque<EngineEvent>,
     in_flight: usize,
-    steps: u64,
-    preemptions: u64,
     scheduled: Vec<(usize, u64)>,
 }
 
@@ -195,12 +205,14 @@ impl H200Sim {
     /// A fresh server with explicit parameters.
     pub fn with_params(config: Config, params: Params) -> H200Sim {
         let total_blocks = (params.kv_pool_bytes / BLOCK_BYTES) as u64;
+        let k = params.admission_concurrency;
         H200Sim {
             config,
             params,
             now_s: 0.0,
             gpu_s: 0.0,
-            frontend_free_s: 0.0,
+            frontend: Frontend::new(k),
+            output_free_s: 0.0,
             total_blocks,
             free_blocks: total_blocks,
             arriving: VecDeque::new(),
@@ -209,8 +221,6 @@ impl H200Sim {
             pending: VecDeque::new(),
             sent: VecDeque::new(),
             in_flight: 0,
-            steps: 0,
-            preemptions: 0,
             scheduled: Vec::new(),
         }
     }
@@ -220,16 +230,6 @@ impl H200Sim {
         &self.config
     }
 
-    /// Engine steps run so far.
-    pub fn steps(&self) -> u64 {
-        self.steps
-    }
-
-    /// Preemptions so far.
-    pub fn preemptions(&self) -> u64 {
-        self.preemptions
-    }
-
     fn blocks_for(tokens: u64) -> u64 {
         tokens.div_ceil(BLOCK_TOKENS)
     }
@@ -237,6 +237,11 @@ impl H200Sim {
     /// Moves requests that reached the engine by `t` into the waiting queue, rejecting those
     /// that can never run.
     fn take_arrivals(&mut self, t: f64) {
+        let arriving = &mut self.arriving;
+        self.frontend.advance_to(t, |at, mut r| {
+            r.arrival_s = at;
+            arriving.push_back(r);
+        });
         while self.arriving.front().is_some_and(|r| r.arrival_s <= t) {
             let Some(r) = self.arriving.pop_front() else {
                 break;
@@ -260,7 +265,6 @@ impl H200Sim {
             };
             match reason {
                 Some(message) => {
-                    self.in_flight -= 1;
                     self.pending.push_back(EngineEvent::Failed {
                         id: r.id,
                         at: dur(r.arrival_s + self.params.net_out_s),
@@ -275,7 +279,6 @@ impl H200Sim {
 
     fn preempt_last(&mut self) -> Option<Req> {
         let mut v = self.running.pop()?;
-        self.preemptions += 1;
         self.free_blocks += v.blocks + v.state_blocks;
         v.blocks = 0;
         v.state_blocks = 0;
@@ -365,8 +368,8 @@ impl H200Sim {
         }
         let end = start + self.params.step.step_seconds(&load);
         self.gpu_s = end;
-        self.steps += 1;
-        let at = dur(end + self.params.net_out_s);
+        // The API server streams the step's chunks one after another, in batch order.
+        let mut out_s = self.output_free_s.max(end);
         let mut finished = 0usize;
         for k in 0..self.scheduled.len() {
             let (idx, n) = self.scheduled[k];
@@ -379,6 +382,8 @@ impl H200Sim {
                 true
             };
             if emits {
+                out_s += self.params.chunk_s;
+                let at = dur(out_s + self.params.net_out_s);
                 r.generated += 1;
                 self.pending.push_back(EngineEvent::Chunk {
                     id: r.id,
@@ -398,6 +403,7 @@ impl H200Sim {
                 }
             }
         }
+        self.output_free_s = out_s;
         if finished > 0 {
             let mut freed = 0;
             self.running.retain(|r| {
@@ -408,7 +414,6 @@ impl H200Sim {
                 !done
             });
             self.free_blocks += freed;
-            self.in_flight -= finished;
         }
         true
     }
@@ -423,24 +428,27 @@ impl Engine for H200Sim {
         let p = &self.params;
         let prompt = request.prompt_tokens + p.chat_template_tokens;
         let in_engine = (self.running.len() + self.waiting.len()) as f64;
-        let start = (self.now_s + p.net_in_s).max(self.frontend_free_s);
-        let admitted = start + p.admission_s * (1.0 + p.admission_load * in_engine);
-        self.frontend_free_s = admitted;
+        let work = p.admission_s * (1.0 + p.admission_load * in_engine);
+        let enter = self.now_s + p.net_in_s;
         let cached_prefix = (request.shared_prefix_tokens + p.chat_template_tokens).min(prompt)
             / BLOCK_TOKENS
             * BLOCK_TOKENS;
-        self.arriving.push_back(Req {
-            id: request.id,
-            prompt,
-            max_out: request.max_output_tokens.max(1),
-            prefill_target: prompt,
-            computed: 0,
-            generated: 0,
-            blocks: 0,
-            state_blocks: 0,
-            cached_prefix,
-            arrival_s: admitted,
-        });
+        self.frontend.push(
+            enter,
+            work,
+            Req {
+                id: request.id,
+                prompt,
+                max_out: request.max_output_tokens.max(1),
+                prefill_target: prompt,
+                computed: 0,
+                generated: 0,
+                blocks: 0,
+                state_blocks: 0,
+                cached_prefix,
+                arrival_s: 0.0,
+            },
+        );
         self.in_flight += 1;
         self.sent.push_back(EngineEvent::Sent {
             id: request.id,
@@ -470,6 +478,7 @@ impl Engine for H200Sim {
                 let terminal = ev.is_terminal();
                 events.push(ev);
                 if terminal {
+                    self.in_flight -= 1;
                     return Ok(());
                 }
             }
@@ -477,8 +486,13 @@ impl Engine for H200Sim {
             let busy = !self.running.is_empty() || !self.waiting.is_empty();
             let start = if busy {
                 self.gpu_s
-            } else if let Some(r) = self.arriving.front() {
-                self.gpu_s.max(r.arrival_s)
+            } else if let Some(a) = self
+                .arriving
+                .front()
+                .map(|r| r.arrival_s)
+                .or_else(|| self.frontend.next_completion())
+            {
+                self.gpu_s.max(a)
             } else {
                 if let Some(d) = deadline_s {
                     self.now_s = self.now_s.max(d);
@@ -492,8 +506,13 @@ impl Engine for H200Sim {
             self.take_arrivals(start);
             if !self.step(start) {
                 // Nothing fit: wait for the next arrival.
-                match self.arriving.front() {
-                    Some(r) => self.gpu_s = self.gpu_s.max(r.arrival_s),
+                match self
+                    .arriving
+                    .front()
+                    .map(|r| r.arrival_s)
+                    .or_else(|| self.frontend.next_completion())
+                {
+                    Some(a) => self.gpu_s = self.gpu_s.max(a),
                     None if self.pending.is_empty() => {
                         return Err(EngineError::Fatal(format!(
                             "simulator deadlock: {} waiting requests cannot be scheduled",

@@ -246,6 +246,7 @@ pub fn run<E: Engine + ?Sized>(
         }
         events.clear();
         let res = engine.advance(deadline, &mut events);
+        let progressed = !events.is_empty();
         for ev in events.drain(..) {
             let id = ev.id();
             let idx = usize::try_from(id).unwrap_or(usize::MAX);
@@ -290,7 +291,12 @@ pub fn run<E: Engine + ?Sized>(
             aborted = Some(message);
             break;
         }
-        if deadline.is_none() && engine.now() == now && in_flight > 0 && engine.in_flight() == 0 {
+        if deadline.is_none()
+            && !progressed
+            && engine.now() == now
+            && in_flight > 0
+            && engine.in_flight() == 0
+        {
             // The engine says it has nothing left, yet requests never ended: stop rather
             // than spin.
             for (rec, l) in records.iter_mut().zip(live.iter_mut()) {
@@ -387,6 +393,16 @@ fn provisional_result(
                 .map(|w| ms(w[1].at.saturating_sub(w[0].at))),
         );
     }
+    // vLLM's peak output throughput: the fullest 1-second bucket of output tokens.
+    let mut buckets: std::collections::BTreeMap<u64, u64> = std::collections::BTreeMap::new();
+    for r in &ok {
+        for c in &r.chunks {
+            *buckets
+                .entry(c.at.saturating_sub(origin).as_secs())
+                .or_default() += u64::from(c.tokens);
+        }
+    }
+    let peak_out = buckets.values().max().map(|&v| v as f64);
     // Peak in flight: sweep over [sent, end).
     let mut edges: Vec<(Duration, i64)> = Vec::new();
     for r in records {
@@ -413,6 +429,7 @@ fn provisional_result(
         request_throughput_per_s: per_s(ok.len() as f64),
         output_throughput_per_s: per_s(out as f64),
         total_token_throughput_per_s: per_s((inp + out) as f64),
+        peak_output_throughput_per_s: peak_out,
         peak_concurrent_requests: Some(peak as f64),
         e2el: summary(ok.iter().filter_map(|r| r.latency()).map(ms).collect()),
         ttft: summary(ok.iter().filter_map(|r| r.ttft()).map(ms).collect()),

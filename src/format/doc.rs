@@ -26,10 +26,65 @@
 //! pair's heading. The engine is the nearest heading naming vLLM or SGLang (as a word)
 //! between the previous block and this one.
 
+use std::ops::Range;
+
 use serde::Serialize;
 
+use crate::format::text::{self, ParseError};
 use crate::profile::Profile;
-use crate::result::RunMeta;
+use crate::result::{BenchmarkResult, RunMeta};
+
+/// A block found in a document, its result carrying the run metadata read around it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct DocBlock {
+    /// The block's figures and layout, `meta` filled from `context` (see [`BlockContext::apply`]).
+    pub result: BenchmarkResult,
+    /// 1-based line of the block's title line.
+    pub start_line: usize,
+    /// 1-based line of the block's closing line.
+    pub end_line: usize,
+    /// Byte range of the block in the document (see `format::text::ParsedBlock::span`).
+    pub span: Range<usize>,
+    /// What the document says around the block.
+    pub context: BlockContext,
+}
+
+/// Finds every block of `text` with [`text::parse`] and attaches each block's
+/// [`BlockContext`] to its result's metadata.
+///
+/// ```
+/// use servebench::format::doc;
+/// let seed = std::fs::read_to_string("tests/fixtures/seed.txt").unwrap();
+/// let blocks = doc::parse(&seed).unwrap();
+/// assert_eq!(blocks.len(), 15);
+/// let mtp = &blocks[6].result;
+/// assert_eq!(mtp.meta.label.as_deref(), Some("Speculative Decoding && Quantization"));
+/// assert_eq!(mtp.success_rate(None), Some(0.516)); // 516 of the ShareGPT profile's 1000
+/// ```
+///
+/// # Errors
+///
+/// Any [`ParseError`] of [`text::parse`]; it names the 1-based line.
+pub fn parse(text: &str) -> Result<Vec<DocBlock>, ParseError> {
+    let blocks = text::parse(text)?;
+    let ranges: Vec<(usize, usize)> = blocks.iter().map(|b| (b.start_line, b.end_line)).collect();
+    let ctxs = contexts(text, &ranges);
+    Ok(blocks
+        .into_iter()
+        .zip(ctxs)
+        .map(|(b, context)| {
+            let mut result = b.result;
+            context.apply(&mut result.meta);
+            DocBlock {
+                result,
+                start_line: b.start_line,
+                end_line: b.end_line,
+                span: b.span,
+                context,
+            }
+        })
+        .collect())
+}
 
 /// Which side of a baseline/optimized pair a block is on.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
