@@ -4,6 +4,8 @@
 //! Exit codes: 0 success, 1 bad input (the message names the file and line), 2 usage
 //! (clap's own exit code for bad arguments).
 
+#[cfg(feature = "http")]
+mod bench;
 mod compare;
 mod input;
 mod parse;
@@ -33,6 +35,9 @@ enum Command {
     Compare(compare::Args),
     /// List the load-profile presets, or their guidellm commands.
     Profiles(profiles::Args),
+    /// Benchmark an OpenAI-compatible server (vLLM, SGLang, the h200_server example).
+    #[cfg(feature = "http")]
+    Bench(bench::Args),
 }
 
 fn main() -> ExitCode {
@@ -42,6 +47,8 @@ fn main() -> ExitCode {
         Command::Render(a) => render::run(&a),
         Command::Compare(a) => compare::run(&a),
         Command::Profiles(a) => profiles::run(&a),
+        #[cfg(feature = "http")]
+        Command::Bench(a) => bench::run(&a),
     };
     match output {
         Ok(text) => {
