@@ -177,8 +177,8 @@ mod tests {
             "speed {speed}: TTFT error (client - sim) median {t:.2} ms, TPOT |error| median {p:.3} ms (virtual)"
         );
         // Same tolerance as the loopback tests, in wall time: TTFT at most 5 ms late at the
-        // median, never early; TPOT within 0.2 ms per token at the median.
-        if ttft_err.iter().all(|&e| e > -0.1 * speed) && t / speed < 5.0 && p / speed < 0.2 {
+        // median, never early; TPOT within 0.25 ms per token at the median.
+        if ttft_err.iter().all(|&e| e > -0.1 * speed) && t / speed < 5.0 && p / speed < 0.25 {
             Ok(summary)
         } else {
             Err(summary)
