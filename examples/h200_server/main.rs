@@ -627,9 +627,24 @@ mod tests {
             .unwrap_err()
             .contains("unknown config"));
         assert!(a(&["--profile", "nope"]).is_err());
-        assert!(a(&["--serve", "127.0.0.1:8000"])
+        let s = a(&[
+            "--serve",
+            "127.0.0.1:8000",
+            "--speed",
+            "10",
+            "--fault",
+            "cut:5:2",
+        ])
+        .unwrap();
+        assert_eq!(s.serve, Some("127.0.0.1:8000".parse().unwrap()));
+        assert_eq!(s.speed, 10.0);
+        assert!(s.fault.is_some() && s.delta.is_none());
+        assert!(a(&["--serve", "localhost"])
             .unwrap_err()
-            .contains("not implemented"));
+            .contains("HOST:PORT"));
+        assert!(a(&["--speed", "0"]).is_err());
+        assert!(a(&["--delta", "thoughts"]).is_err());
+        assert!(a(&["--fault", "cut:0:1"]).is_err());
         assert!(a(&["--seed"]).is_err());
     }
 }
