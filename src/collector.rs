@@ -247,8 +247,8 @@ impl LatencyHistograms {
             return;
         };
         let output_len = r.output_tokens();
-        self.requests += 1;
-        self.output_tokens += output_len;
+        self.requests = self.requests.saturating_add(1);
+        self.output_tokens = self.output_tokens.saturating_add(output_len);
         self.ttft.record(ttft);
         self.e2el.record(latency);
         if output_len > 1 {
@@ -263,8 +263,8 @@ impl LatencyHistograms {
 
     /// Add everything `other` recorded.
     pub fn merge(&mut self, other: &LatencyHistograms) -> Result<(), StatsError> {
-        self.requests += other.requests;
-        self.output_tokens += other.output_tokens;
+        self.requests = self.requests.saturating_add(other.requests);
+        self.output_tokens = self.output_tokens.saturating_add(other.output_tokens);
         self.ttft.merge(&other.ttft)?;
         self.tpot.merge(&other.tpot)?;
         self.itl.merge(&other.itl)?;
@@ -686,6 +686,27 @@ impl<C: Clock> Drop for RequestHandle<'_, C> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// usage token counts come from the server (or a JSONL file): u64::MAX must saturate
+    /// the histogram totals, not overflow them.
+    #[test]
+    fn histogram_token_totals_saturate() {
+        let mut r = RequestRecord::new(0, Duration::ZERO);
+        r.chunks.push(Chunk {
+            at: Duration::from_millis(1),
+            tokens: 1,
+        });
+        r.usage_output_tokens = Some(u64::MAX);
+        let mut h = LatencyHistograms::new();
+        h.record(&r);
+        h.record(&r);
+        assert_eq!(h.output_tokens, u64::MAX);
+        assert_eq!(h.requests, 2);
+        let other = h.clone();
+        h.merge(&other).unwrap();
+        assert_eq!(h.output_tokens, u64::MAX);
+        assert_eq!(h.requests, 4);
+    }
 
     fn assert_send_sync<T: Send + Sync>() {}
 

@@ -243,16 +243,41 @@ impl BenchmarkResult {
     /// successful + failed. `None` when nothing is known.
     pub fn success_rate(&self, fallback_total: Option<u64>) -> Option<f64> {
         let ok = self.successful_requests?;
+        // u128: successful + failed of any two u64 counts fits.
         let total = self
             .meta
             .profile
             .as_ref()
-            .map(|p| p.total_requests)
-            .or(fallback_total)
-            .or_else(|| self.failed_requests.map(|f| f + ok))?;
+            .map(|p| u128::from(p.total_requests))
+            .or(fallback_total.map(u128::from))
+            .or_else(|| self.failed_requests.map(|f| u128::from(f) + u128::from(ok)))?;
         if total == 0 {
             return None;
         }
         Some(ok as f64 / total as f64)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Counts read from JSON can be anything a u64 holds: successful + failed must not
+    /// overflow (a panic in debug builds, a wrapped total and a rate above 1 in release).
+    #[test]
+    fn success_rate_does_not_overflow_on_huge_counts() {
+        let r = BenchmarkResult {
+            successful_requests: Some(u64::MAX),
+            failed_requests: Some(u64::MAX),
+            ..Default::default()
+        };
+        assert_eq!(r.success_rate(None), Some(0.5));
+        let r = BenchmarkResult {
+            successful_requests: Some(3),
+            failed_requests: Some(1),
+            ..Default::default()
+        };
+        assert_eq!(r.success_rate(None), Some(0.75));
+        assert_eq!(r.success_rate(Some(6)), Some(0.5));
     }
 }

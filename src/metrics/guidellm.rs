@@ -166,7 +166,7 @@ impl Stats {
     fn total_tokens(&self) -> Option<u64> {
         match (self.prompt_tokens, self.output_tokens) {
             (None, None) => None,
-            (p, o) => Some(p.unwrap_or(0) + o.unwrap_or(0)),
+            (p, o) => Some(p.unwrap_or(0).saturating_add(o.unwrap_or(0))),
         }
     }
 

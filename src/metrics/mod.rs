@@ -270,20 +270,43 @@ const NANOS_PER_S: u64 = 1_000_000_000;
 
 /// vLLM's 1-second buckets, filled request by request (so the chunks are read while they are
 /// in cache for the other per-request figures).
+///
+/// The buckets are dense arrays as long as the run's span in seconds, unless that span is
+/// far larger than the number of events (a corrupt far-future timestamp): then only the
+/// events are kept and sorted, with the same results.
 struct VllmPeaks {
     min_ns: u64,
+    /// Number of 1-second buckets from the first send to the last chunk.
+    n: u64,
+    /// Dense per-bucket chunk counts (empty in sparse mode).
     tokens: Vec<u64>,
-    /// Difference array for the inclusive concurrency ranges.
+    /// Difference array for the inclusive concurrency ranges (empty in sparse mode).
     conc: Vec<i64>,
+    /// Sparse mode: the events themselves.
+    sparse: Option<SparsePeaks>,
 }
+
+/// [`VllmPeaks`] for spans far longer than the run has events.
+#[derive(Default)]
+struct SparsePeaks {
+    /// The bucket of every chunk.
+    tokens: Vec<u64>,
+    /// (bucket, concurrency difference).
+    conc: Vec<(u64, i64)>,
+}
+
+/// Dense bucket arrays are used up to this many buckets, or up to 4 per chunk and request.
+const DENSE_BUCKETS_MIN: u64 = 1 << 20;
 
 impl VllmPeaks {
     fn new(successes: &[&RequestRecord]) -> Self {
         let Some(min_start) = successes.iter().map(|r| r.sent_at).min() else {
             return VllmPeaks {
                 min_ns: 0,
+                n: 0,
                 tokens: Vec::new(),
                 conc: Vec::new(),
+                sparse: None,
             };
         };
         let max_end = successes
@@ -292,41 +315,83 @@ impl VllmPeaks {
             .max()
             .unwrap_or(min_start);
         let span = duration_nanos(max_end.saturating_sub(min_start));
-        let n = span.div_ceil(NANOS_PER_S) as usize + 1;
+        let n = span.div_ceil(NANOS_PER_S) + 1;
+        let events: usize = successes.iter().map(|r| r.chunks.len() + 1).sum();
+        let dense_limit = DENSE_BUCKETS_MIN.max((events as u64).saturating_mul(4));
+        let (tokens, conc, sparse) = match usize::try_from(n) {
+            Ok(len) if n <= dense_limit => (vec![0; len], vec![0; len + 1], None),
+            _ => (Vec::new(), Vec::new(), Some(SparsePeaks::default())),
+        };
         VllmPeaks {
             min_ns: duration_nanos(min_start),
-            tokens: vec![0; n],
-            conc: vec![0; n + 1],
+            n,
+            tokens,
+            conc,
+            sparse,
         }
     }
 
     #[inline]
-    fn bucket(&self, t: Duration) -> usize {
-        (duration_nanos(t).saturating_sub(self.min_ns) / NANOS_PER_S) as usize
+    fn bucket(&self, t: Duration) -> u64 {
+        duration_nanos(t).saturating_sub(self.min_ns) / NANOS_PER_S
     }
 
     fn add(&mut self, r: &RequestRecord) {
-        let n = self.tokens.len();
+        let n = self.n;
+        let first = self.bucket(r.sent_at);
+        let last = r.chunks.last().map(|l| self.bucket(l.at));
+        if let Some(SparsePeaks { tokens, conc }) = &mut self.sparse {
+            for c in &r.chunks {
+                let b = duration_nanos(c.at).saturating_sub(self.min_ns) / NANOS_PER_S;
+                if b < n {
+                    tokens.push(b);
+                }
+            }
+            if let Some(last) = last {
+                if first < n {
+                    conc.push((first, 1));
+                    conc.push(((last + 1).min(n), -1));
+                }
+            }
+            return;
+        }
+        // Dense mode: every bucket below n indexes the arrays (n fits in usize).
         for c in &r.chunks {
             let b = self.bucket(c.at);
             if b < n {
-                self.tokens[b] += 1;
+                self.tokens[b as usize] += 1;
             }
         }
-        if let Some(l) = r.chunks.last() {
-            let (first, last) = (self.bucket(r.sent_at), self.bucket(l.at));
+        if let Some(last) = last {
             if first < n {
-                self.conc[first] += 1;
-                self.conc[(last + 1).min(n)] -= 1;
+                self.conc[first as usize] += 1;
+                self.conc[(last + 1).min(n) as usize] -= 1;
             }
         }
     }
 
     /// (peak chunks per bucket, peak requests per bucket).
-    fn finish(&self) -> (f64, f64) {
-        let peak_tokens = self.tokens.iter().copied().max().unwrap_or(0);
+    fn finish(&mut self) -> (f64, f64) {
         let mut level = 0i64;
         let mut peak_conc = 0i64;
+        if let Some(SparsePeaks { tokens, conc }) = &mut self.sparse {
+            tokens.sort_unstable();
+            let peak_tokens = tokens
+                .chunk_by(|a, b| a == b)
+                .map(|run| run.len())
+                .max()
+                .unwrap_or(0);
+            conc.sort_unstable_by_key(|e| e.0);
+            for run in conc.chunk_by(|a, b| a.0 == b.0) {
+                if run.first().is_none_or(|e| e.0 >= self.n) {
+                    break;
+                }
+                level += run.iter().map(|e| e.1).sum::<i64>();
+                peak_conc = peak_conc.max(level);
+            }
+            return (peak_tokens as f64, peak_conc as f64);
+        }
+        let peak_tokens = self.tokens.iter().copied().max().unwrap_or(0);
         for d in self.conc.iter().take(self.tokens.len()) {
             level += d;
             peak_conc = peak_conc.max(level);
@@ -373,6 +438,10 @@ fn bin_tokens<'a, I: Iterator<Item = &'a crate::record::Chunk>>(
     let cell_ns = NANOS_PER_S / k;
     let k = k as usize;
     let ncells = cell_index(span, cell_ns) + 1;
+    if ncells > MAX_CELLS {
+        // Longer than ~194 days (a corrupt timestamp): not worth a table per second.
+        return None;
+    }
     // prefix[i] = tokens in cells 0..i (cells past the last one are empty).
     let mut prefix = vec![0u64; ncells + k + 2];
     for c in chunks() {
@@ -386,6 +455,35 @@ fn bin_tokens<'a, I: Iterator<Item = &'a crate::record::Chunk>>(
         prefix[i] += prefix[i - 1];
     }
     Some((prefix, lo, cell_ns, k, ncells))
+}
+
+/// Most cells [`bin_tokens`] makes: 1-second cells over 2^24 s (~194 days).
+const MAX_CELLS: usize = (1 << 24) + 1;
+
+/// [`sliding_window_peak_tokens`] by its definition: sort every chunk of the successful
+/// requests and slide a 1-second window over them. O(n log n); used when the span is too
+/// long to bin.
+fn sorted_sweep_peak_tokens(records: &[RequestRecord]) -> u64 {
+    let mut ev: Vec<(u64, u32)> = records
+        .iter()
+        .filter(|r| r.outcome.is_success())
+        .flat_map(|r| r.chunks.iter())
+        .filter(|c| c.tokens > 0)
+        .map(|c| (duration_nanos(c.at), c.tokens))
+        .collect();
+    ev.sort_unstable();
+    let (mut best, mut sum, mut lo) = (0u64, 0u64, 0usize);
+    for &(t, tokens) in &ev {
+        sum += u64::from(tokens);
+        // The window ends at this chunk: drop the chunks a second or more before it
+        // (`lo` never passes the current chunk, whose own gap is 0).
+        while t - ev[lo].0 >= NANOS_PER_S {
+            sum -= u64::from(ev[lo].1);
+            lo += 1;
+        }
+        best = best.max(sum);
+    }
+    best
 }
 
 /// Most output tokens of successful requests in any half-open window `[s, s + 1 s)`.
@@ -423,7 +521,8 @@ fn sliding_window_peak_tokens(records: &[RequestRecord]) -> u64 {
             }
             match bin_tokens(&chunks, lo, hi) {
                 Some(binned) => binned,
-                None => return 0,
+                // No chunks, or a span too long to bin.
+                None => return sorted_sweep_peak_tokens(records),
             }
         }
     };
@@ -564,8 +663,8 @@ fn compute_vllm_stats(records: &[RequestRecord], opts: &MetricsOptions) -> Bench
     for r in &successes {
         peaks.add(r);
         let output_len = r.output_tokens();
-        total_output += output_len;
-        total_input += r.input_tokens().unwrap_or(0);
+        total_output = total_output.saturating_add(output_len);
+        total_input = total_input.saturating_add(r.input_tokens().unwrap_or(0));
         let ttft = r.ttft().unwrap_or_default().as_secs_f64();
         let latency = r.latency().unwrap_or_default().as_secs_f64();
         let mut tpot = 0.0;
@@ -618,7 +717,7 @@ fn compute_vllm_stats(records: &[RequestRecord], opts: &MetricsOptions) -> Bench
         output_throughput_per_s: per_s(total_output as f64),
         peak_output_throughput_per_s: Some(peak_tokens),
         peak_concurrent_requests: Some(peak_conc),
-        total_token_throughput_per_s: per_s((total_input + total_output) as f64),
+        total_token_throughput_per_s: per_s(total_input as f64 + total_output as f64),
         ttft: Some(ttft),
         tpot: Some(tpot),
         itl: Some(itl),
@@ -671,6 +770,59 @@ mod tests {
         let records = vec![r, burst];
         assert_eq!(sliding_window_peak_tokens(&records), naive_peak(&records));
         assert_eq!(naive_peak(&records), 50 * 3);
+    }
+
+    /// A record with u64::MAX usage tokens (from a hand-edited or corrupt JSONL file) must
+    /// not overflow the totals (a panic in debug builds, a wrapped total in release).
+    #[test]
+    fn huge_usage_token_counts_saturate_the_totals() {
+        let mut records = Vec::new();
+        for i in 0..2 {
+            let mut r = RequestRecord::new(i, Duration::ZERO);
+            r.chunks.push(Chunk {
+                at: Duration::from_millis(10),
+                tokens: 1,
+            });
+            r.usage_output_tokens = Some(u64::MAX);
+            r.usage_prompt_tokens = Some(u64::MAX);
+            records.push(r);
+        }
+        for convention in [Convention::Vllm, Convention::Guidellm] {
+            let res = compute(&records, convention);
+            assert_eq!(res.total_output_tokens, Some(u64::MAX), "{convention:?}");
+            assert_eq!(res.total_input_tokens, Some(u64::MAX), "{convention:?}");
+        }
+    }
+
+    /// One chunk stamped ~146 billion years after the run started (a corrupt timestamp)
+    /// must not make the per-second tables as long as the span.
+    #[test]
+    fn a_far_future_timestamp_does_not_size_tables_by_the_span() {
+        let ms = Duration::from_millis;
+        let mut a = RequestRecord::new(0, Duration::ZERO);
+        a.chunks = vec![
+            Chunk {
+                at: ms(5),
+                tokens: 1,
+            },
+            Chunk {
+                at: ms(6),
+                tokens: 1,
+            },
+        ];
+        let mut b = RequestRecord::new(1, Duration::ZERO);
+        b.chunks = vec![Chunk {
+            at: Duration::from_secs(u64::MAX / 4),
+            tokens: 1,
+        }];
+        let records = vec![a, b];
+        let res = compute(&records, Convention::Vllm);
+        assert_eq!(res.peak_output_throughput_per_s, Some(2.0));
+        assert_eq!(res.peak_concurrent_requests, Some(2.0));
+        let exact = res.exact.unwrap();
+        assert_eq!(exact.peak_output_tokens_per_s, Some(2.0));
+        assert_eq!(exact.peak_in_flight, Some(2));
+        assert_eq!(sliding_window_peak_tokens(&records), naive_peak(&records));
     }
 
     proptest! {
