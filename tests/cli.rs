@@ -224,6 +224,41 @@ fn bad_input_exits_1_naming_file_and_line() {
 }
 
 #[test]
+fn bad_json_names_the_json_path_and_checks_the_version_first() {
+    let j = scratch(
+        "path.json",
+        "[\n  {\"schema_version\": 1},\n  {\"schema_version\": 1, \"ttft\": {\"percentiles\": [{\"p\": 99, \"value\": \"x\"}]}}\n]",
+    );
+    let o = run(&["render", j.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(1));
+    let e = stderr(&o);
+    assert!(e.contains("cli-path.json: "), "{e}");
+    assert!(e.contains("at line 3 column"), "{e}");
+    assert!(e.contains("$[1].ttft.percentiles[0].value"), "{e}");
+
+    // A result from a future servebench: the version is what is wrong, not a field's type.
+    let v9 = scratch(
+        "v9.json",
+        "{\"schema_version\": 9, \"successful_requests\": \"renamed\"}",
+    );
+    let o = run(&["parse", v9.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(1));
+    let e = stderr(&o);
+    assert!(e.contains("schema_version 9 is not supported"), "{e}");
+}
+
+#[test]
+fn binary_input_names_the_line_of_the_first_bad_byte() {
+    let f = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("cli-binary.txt");
+    std::fs::write(&f, b"first line\nsecond \xff\xfe line\n").unwrap();
+    let o = run(&["parse", f.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(1));
+    let e = stderr(&o);
+    assert!(e.contains("line 2"), "{e}");
+    assert!(e.contains("not UTF-8"), "{e}");
+}
+
+#[test]
 fn usage_errors_exit_2() {
     for args in [
         &[][..],

@@ -67,6 +67,9 @@ pub struct DocBlock {
 /// Any [`ParseError`] of [`text::parse`]; it names the 1-based line.
 pub fn parse(text: &str) -> Result<Vec<DocBlock>, ParseError> {
     let blocks = text::parse(text)?;
+    if blocks.is_empty() {
+        return Ok(Vec::new());
+    }
     let ranges: Vec<(usize, usize)> = blocks.iter().map(|b| (b.start_line, b.end_line)).collect();
     let ctxs = contexts(text, &ranges);
     Ok(blocks
@@ -299,7 +302,8 @@ pub fn contexts(text: &str, blocks: &[(usize, usize)]) -> Vec<BlockContext> {
         .any(|l| l.starts_with("# ") || l.starts_with("## ") || l.starts_with("### "));
     let mut versions: Vec<(&'static str, String)> = Vec::new();
     let mut heading: Option<String> = None;
-    let mut since_block: Vec<String> = Vec::new();
+    // The engine named by the latest heading (that names one) since the previous block.
+    let mut engine_since_block: Option<&'static str> = None;
     let mut pending = BlockContext::default();
     let mut collecting = false;
     let mut out = Vec::with_capacity(blocks.len());
@@ -317,11 +321,7 @@ pub fn contexts(text: &str, blocks: &[(usize, usize)]) -> Vec<BlockContext> {
                 skip_until = end;
                 let mut ctx = std::mem::take(&mut pending);
                 ctx.heading.clone_from(&heading);
-                ctx.engine = since_block
-                    .iter()
-                    .rev()
-                    .find_map(|h| engine_in(h))
-                    .map(str::to_string);
+                ctx.engine = engine_since_block.map(str::to_string);
                 if let Some(e) = &ctx.engine {
                     ctx.engine_version = versions
                         .iter()
@@ -337,7 +337,7 @@ pub fn contexts(text: &str, blocks: &[(usize, usize)]) -> Vec<BlockContext> {
                     }
                 }
                 out.push(ctx);
-                since_block.clear();
+                engine_since_block = None;
                 collecting = false;
                 continue;
             }
@@ -354,7 +354,9 @@ pub fn contexts(text: &str, blocks: &[(usize, usize)]) -> Vec<BlockContext> {
                 match other {
                     Line::Heading(h) => {
                         heading = Some(h.to_string());
-                        since_block.push(h.to_string());
+                        if let Some(e) = engine_in(h) {
+                            engine_since_block = Some(e);
+                        }
                     }
                     Line::Title(t) => {
                         let lower = t.to_ascii_lowercase();

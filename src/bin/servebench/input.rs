@@ -39,14 +39,21 @@ pub fn display_name(path: &str) -> String {
 /// Reads `path` (`-`: stdin) as UTF-8 text.
 pub fn read(path: &str) -> Result<String, InputError> {
     let name = display_name(path);
-    let mut text = String::new();
+    let mut bytes = Vec::new();
     let res = if path == "-" {
-        std::io::stdin().read_to_string(&mut text).map(|_| ())
+        std::io::stdin().read_to_end(&mut bytes).map(|_| ())
     } else {
-        std::fs::read_to_string(path).map(|t| text = t)
+        std::fs::read(path).map(|b| bytes = b)
     };
     res.map_err(|e| InputError(format!("{name}: cannot read: {e}")))?;
-    Ok(text)
+    String::from_utf8(bytes).map_err(|e| {
+        let at = e.utf8_error().valid_up_to();
+        let ok = e.as_bytes().get(..at).unwrap_or_default();
+        let line = 1 + ok.iter().filter(|&&b| b == b'\n').count();
+        InputError(format!(
+            "{name}: line {line}: not UTF-8 text (invalid byte at offset {at})"
+        ))
+    })
 }
 
 /// Whether `text` is JSON (its first non-blank character opens an object or an array).
@@ -78,33 +85,119 @@ pub fn load(path: &str) -> Result<Vec<Loaded>, InputError> {
     }
 }
 
-fn json_error(name: &str, e: &serde_json::Error) -> InputError {
-    // serde_json's message ends with "at line L column C".
-    InputError(format!("{name}: not a servebench JSON result: {e}"))
+fn json_error(name: &str, text: &str, e: &serde_json::Error) -> InputError {
+    // serde_json's message ends with "at line L column C"; add the JSON path there.
+    let path = match e.classify() {
+        serde_json::error::Category::Data => json_path_at(text, e.line(), e.column()),
+        _ => None,
+    };
+    match path {
+        Some(p) => InputError(format!("{name}: not a servebench JSON result: {e} ({p})")),
+        None => InputError(format!("{name}: not a servebench JSON result: {e}")),
+    }
+}
+
+/// The JSON path (`$[1].ttft.mean`) of the value that ends at 1-based `line`/`column` of
+/// `text` (where serde_json reports a data error), by scanning the containers open there.
+fn json_path_at(text: &str, line: usize, column: usize) -> Option<String> {
+    let line_start = if line <= 1 {
+        0
+    } else {
+        text.match_indices('\n').nth(line - 2)?.0 + 1
+    };
+    let end = line_start.checked_add(column)?.min(text.len());
+    // Open containers: an object's current key, or an array's current index.
+    enum Frame {
+        Object { key: Option<String>, want_key: bool },
+        Array(usize),
+    }
+    let mut stack: Vec<Frame> = Vec::new();
+    let bytes = text.as_bytes().get(..end)?;
+    let mut i = 0;
+    while let Some(&b) = bytes.get(i) {
+        match b {
+            b'"' => {
+                let start = i + 1;
+                i = start;
+                while let Some(&c) = bytes.get(i) {
+                    match c {
+                        b'\\' => i += 2,
+                        b'"' => break,
+                        _ => i += 1,
+                    }
+                }
+                if let Some(Frame::Object { key, want_key }) = stack.last_mut() {
+                    if *want_key {
+                        *key = text.get(start..i.min(end)).map(str::to_string);
+                        *want_key = false;
+                    }
+                }
+            }
+            b'{' => stack.push(Frame::Object {
+                key: None,
+                want_key: true,
+            }),
+            b'[' => stack.push(Frame::Array(0)),
+            b'}' | b']' => {
+                stack.pop();
+            }
+            b',' => match stack.last_mut() {
+                Some(Frame::Array(n)) => *n += 1,
+                Some(Frame::Object { want_key, .. }) => *want_key = true,
+                None => {}
+            },
+            _ => {}
+        }
+        i += 1;
+    }
+    let mut path = String::from("$");
+    for f in &stack {
+        match f {
+            Frame::Object { key: Some(k), .. } => {
+                path.push('.');
+                path.push_str(k);
+            }
+            Frame::Object { key: None, .. } => {}
+            Frame::Array(n) => path.push_str(&format!("[{n}]")),
+        }
+    }
+    Some(path)
+}
+
+/// The `schema_version` of a JSON object, when it has an integer one.
+fn schema_version(v: &serde_json::Value) -> Option<u64> {
+    v.get("schema_version")?.as_u64()
 }
 
 fn load_json(name: &str, text: &str) -> Result<Vec<Loaded>, InputError> {
-    let results: Vec<(String, BenchmarkResult)> = if text.trim_start().starts_with('[') {
-        let v: Vec<BenchmarkResult> =
-            serde_json::from_str(text).map_err(|e| json_error(name, &e))?;
-        v.into_iter()
+    // Check the versions first: a result written by another servebench version may fail to
+    // deserialize, and the version is then the real problem.
+    let value: serde_json::Value =
+        serde_json::from_str(text).map_err(|e| json_error(name, text, &e))?;
+    let versions: Vec<(String, Option<u64>)> = match &value {
+        serde_json::Value::Array(items) => items
+            .iter()
             .enumerate()
-            .map(|(i, r)| (format!("{name}[{i}]"), r))
-            .collect()
-    } else {
-        let r: BenchmarkResult = serde_json::from_str(text).map_err(|e| json_error(name, &e))?;
-        vec![(name.to_string(), r)]
+            .map(|(i, v)| (format!("{name}[{i}]"), schema_version(v)))
+            .collect(),
+        v => vec![(name.to_string(), schema_version(v))],
     };
-    results
+    for (origin, version) in &versions {
+        if let Some(v) = version.filter(|&v| v != u64::from(SCHEMA_VERSION)) {
+            return Err(InputError(format!(
+                "{origin}: schema_version {v} is not supported (this servebench reads {SCHEMA_VERSION})"
+            )));
+        }
+    }
+    // Deserialize from the text (not the Value) so errors carry their line and column.
+    let results: Vec<BenchmarkResult> = if value.is_array() {
+        serde_json::from_str(text).map_err(|e| json_error(name, text, &e))?
+    } else {
+        vec![serde_json::from_str(text).map_err(|e| json_error(name, text, &e))?]
+    };
+    Ok(results
         .into_iter()
-        .map(|(origin, result)| {
-            if result.schema_version != SCHEMA_VERSION {
-                return Err(InputError(format!(
-                    "{origin}: schema_version {} is not supported (this servebench reads {SCHEMA_VERSION})",
-                    result.schema_version
-                )));
-            }
-            Ok(Loaded { result, origin })
-        })
-        .collect()
+        .zip(versions)
+        .map(|(result, (origin, _))| Loaded { result, origin })
+        .collect())
 }
