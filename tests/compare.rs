@@ -429,3 +429,32 @@ proptest! {
         }
     }
 }
+
+/// vLLM prints `nan` for a statistic of nothing, and the text parser reads it back as NaN:
+/// such a row is not comparable, so it must not be called "same" (nor printed as Rust's
+/// `NaN`).
+#[test]
+fn a_nan_value_is_not_same_but_not_comparable() {
+    let blocks = seed_blocks();
+    let mut base = by_label(&blocks, "vLLM").clone();
+    let cand = by_label(&blocks, "SGLang");
+    if let Some(ttft) = base.ttft.as_mut() {
+        ttft.mean = Some(f64::NAN);
+    }
+    let c = compare(&base, cand);
+    let ttft = c
+        .metrics
+        .iter()
+        .find(|m| m.metric.key == "mean_ttft_ms")
+        .unwrap();
+    assert_eq!(ttft.verdict(), "N/A");
+    assert_eq!(ttft.delta.percent(), None);
+    let text = c.to_text();
+    let row = text
+        .lines()
+        .find(|l| l.starts_with("Mean TTFT (ms)"))
+        .unwrap();
+    assert!(row.contains(" nan ") && !row.contains("NaN"), "{row}");
+    assert!(!row.contains("+nan"), "{row}");
+    assert!(row.ends_with("N/A"), "{row}");
+}

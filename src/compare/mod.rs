@@ -276,9 +276,12 @@ pub struct MetricDelta {
 }
 
 impl MetricDelta {
-    /// `better`, `worse` or `same`, by the metric's direction.
+    /// `better`, `worse` or `same`, by the metric's direction; `N/A` when a value is NaN
+    /// (vLLM prints `nan` for a statistic of nothing).
     pub fn verdict(&self) -> &'static str {
-        if self.delta.is_better(self.metric.direction) {
+        if self.delta.base.is_nan() || self.delta.candidate.is_nan() {
+            "N/A"
+        } else if self.delta.is_better(self.metric.direction) {
             "better"
         } else if self.delta.is_worse(self.metric.direction) {
             "worse"
@@ -328,7 +331,10 @@ pub fn compare(base: &BenchmarkResult, candidate: &BenchmarkResult) -> Compariso
 }
 
 fn fmt_value(v: f64) -> String {
-    if v.fract() == 0.0 && v.abs() < 1e15 {
+    if !v.is_finite() {
+        // Python's spelling, as in the reports: nan, inf, -inf.
+        crate::format::pyfmt::fixed(v, 2)
+    } else if v.fract() == 0.0 && v.abs() < 1e15 {
         format!("{v:.0}")
     } else {
         format!("{v:.2}")
