@@ -4,8 +4,8 @@
 use approx::assert_abs_diff_eq;
 use proptest::prelude::*;
 use servebench::compare::gpustack::{
-    conclusion_row, optimization_ladder, serving_command, speed_summary, Annotation, Cell,
-    ConclusionTable, Verdict,
+    conclusion_row, optimization_ladder, requests_sent, serving_command, speed_summary, Annotation,
+    Cell, ConclusionTable, Verdict,
 };
 use servebench::compare::{compare, Delta, Direction, METRICS};
 use servebench::format::doc::{self, Role};
@@ -457,4 +457,21 @@ fn a_nan_value_is_not_same_but_not_comparable() {
     assert!(row.contains(" nan ") && !row.contains("NaN"), "{row}");
     assert!(!row.contains("+nan"), "{row}");
     assert!(row.ends_with("N/A"), "{row}");
+}
+
+/// Counts come from JSON files: successful + failed must not overflow.
+#[test]
+fn requests_sent_saturates_on_huge_counts() {
+    let r = BenchmarkResult {
+        successful_requests: Some(u64::MAX),
+        failed_requests: Some(7),
+        ..Default::default()
+    };
+    assert_eq!(requests_sent(&r), Some(u64::MAX));
+    let c = Cell::of(&BenchmarkResult {
+        total_token_throughput_per_s: Some(f64::NAN),
+        ..Default::default()
+    });
+    // Python's spelling, as the generator would print it.
+    assert_eq!(c.text(), "Total TPS: nan Mean TPOT(ms): N/A");
 }

@@ -140,7 +140,7 @@ pub fn requests_sent(result: &BenchmarkResult) -> Option<u64> {
         .or_else(|| {
             result
                 .successful_requests
-                .map(|ok| ok + result.failed_requests.unwrap_or(0))
+                .map(|ok| ok.saturating_add(result.failed_requests.unwrap_or(0)))
         })
 }
 
@@ -175,7 +175,7 @@ pub fn throughput_annotation(
 
 fn fmt2(v: Option<f64>) -> String {
     match v {
-        Some(v) => format!("{v:.2}"),
+        Some(v) => crate::format::pyfmt::fixed(v, 2),
         None => "N/A".to_string(),
     }
 }
