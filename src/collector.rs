@@ -60,7 +60,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::engine::Usage;
 use crate::record::{Chunk, ErrorKind, Outcome, RequestRecord};
-use crate::stats::{StatsError, Streaming};
+use crate::stats::{nanos_u64, StatsError, Streaming};
 
 /// A source of timestamps: offsets from the run's start.
 pub trait Clock: Send + Sync {
@@ -166,10 +166,6 @@ impl Clock for ManualClock {
     fn now(&self) -> Duration {
         Duration::from_nanos(self.nanos.load(Ordering::Acquire))
     }
-}
-
-fn nanos_u64(d: Duration) -> u64 {
-    u64::try_from(d.as_nanos()).unwrap_or(u64::MAX)
 }
 
 /// What a collector keeps.

@@ -939,7 +939,8 @@ impl<'de> serde::Deserialize<'de> for Streaming {
     }
 }
 
-fn nanos_u64(d: Duration) -> u64 {
+/// `d` in nanoseconds, saturating at `u64::MAX` (about 584 years).
+pub(crate) fn nanos_u64(d: Duration) -> u64 {
     u64::try_from(d.as_nanos()).unwrap_or(u64::MAX)
 }
 
