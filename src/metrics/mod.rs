@@ -300,6 +300,11 @@ const DENSE_BUCKETS_MIN: u64 = 1 << 20;
 
 impl VllmPeaks {
     fn new(successes: &[&RequestRecord]) -> Self {
+        VllmPeaks::with_mode(successes, false)
+    }
+
+    /// `force_sparse`: keep events even when dense arrays would do (tests compare both).
+    fn with_mode(successes: &[&RequestRecord], force_sparse: bool) -> Self {
         let Some(min_start) = successes.iter().map(|r| r.sent_at).min() else {
             return VllmPeaks {
                 min_ns: 0,
@@ -319,7 +324,7 @@ impl VllmPeaks {
         let events: usize = successes.iter().map(|r| r.chunks.len() + 1).sum();
         let dense_limit = DENSE_BUCKETS_MIN.max((events as u64).saturating_mul(4));
         let (tokens, conc, sparse) = match usize::try_from(n) {
-            Ok(len) if n <= dense_limit => (vec![0; len], vec![0; len + 1], None),
+            Ok(len) if n <= dense_limit && !force_sparse => (vec![0; len], vec![0; len + 1], None),
             _ => (Vec::new(), Vec::new(), Some(SparsePeaks::default())),
         };
         VllmPeaks {
@@ -826,6 +831,38 @@ mod tests {
     }
 
     proptest! {
+        #[test]
+        fn vllm_peaks_sparse_equals_dense(
+            reqs in prop::collection::vec((0u64..20_000, prop::collection::vec(0u64..20_000, 0..12)), 1..20),
+        ) {
+            let records: Vec<RequestRecord> = reqs
+                .iter()
+                .enumerate()
+                .map(|(i, (sent, gaps))| {
+                    let mut r = RequestRecord::new(i as u64, Duration::from_millis(*sent));
+                    let mut t = *sent;
+                    r.chunks = gaps
+                        .iter()
+                        .map(|g| {
+                            t += g;
+                            Chunk { at: Duration::from_millis(t), tokens: 1 }
+                        })
+                        .collect();
+                    r
+                })
+                .collect();
+            let successes: Vec<&RequestRecord> = records.iter().filter(|r| vllm_success(r)).collect();
+            prop_assume!(!successes.is_empty());
+            let (mut dense, mut sparse) =
+                (VllmPeaks::with_mode(&successes, false), VllmPeaks::with_mode(&successes, true));
+            prop_assert!(dense.sparse.is_none() && sparse.sparse.is_some());
+            for r in &successes {
+                dense.add(r);
+                sparse.add(r);
+            }
+            prop_assert_eq!(dense.finish(), sparse.finish());
+        }
+
         #[test]
         fn sliding_peak_equals_definition(
             scale in prop::sample::select(vec![1_000u64, 1_000_000, 100_000_000, 30_000_000_000]),
