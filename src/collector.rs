@@ -333,7 +333,9 @@ impl<C: Clock> Collector<C> {
 
     /// A collector stamping with `clock`, keeping what `options` says.
     pub fn with_options(clock: C, options: CollectorOptions) -> Self {
-        let shards: Vec<Shard> = (0..SHARDS)
+        // One more shard than `shard(id)` reaches: absorbed exports' counters live there,
+        // where live requests never add to them.
+        let shards: Vec<Shard> = (0..=SHARDS)
             .map(|_| Shard {
                 histograms: Mutex::new(options.histograms.then(LatencyHistograms::new)),
                 ..Shard::default()
@@ -366,6 +368,11 @@ impl<C: Clock> Collector<C> {
     #[inline]
     fn shard(&self, id: u64) -> &Shard {
         &self.shards[(id % SHARDS as u64) as usize]
+    }
+
+    /// The shard holding absorbed exports (the last one, past those `shard` reaches).
+    fn absorbed_shard(&self) -> &Shard {
+        &self.shards[SHARDS]
     }
 
     /// Begin a request now, with the next free id (0, 1, 2, … in `begin` order).
@@ -441,13 +448,15 @@ impl<C: Clock> Collector<C> {
             let chunks = sh.chunks.load(Ordering::Relaxed);
             let tokens = sh.tokens.load(Ordering::Relaxed);
             let started = sh.started.load(Ordering::Relaxed);
-            s.succeeded += ok;
-            s.failed += failed;
-            s.incomplete += incomplete;
-            s.chunks += chunks;
-            s.output_tokens += tokens;
-            s.started += started;
-            s.in_flight += started.saturating_sub(ok + failed + incomplete);
+            // Saturating: absorbed exports can carry any counts.
+            s.succeeded = s.succeeded.saturating_add(ok);
+            s.failed = s.failed.saturating_add(failed);
+            s.incomplete = s.incomplete.saturating_add(incomplete);
+            s.chunks = s.chunks.saturating_add(chunks);
+            s.output_tokens = s.output_tokens.saturating_add(tokens);
+            s.started = s.started.saturating_add(started);
+            let ended = ok.saturating_add(failed).saturating_add(incomplete);
+            s.in_flight = s.in_flight.saturating_add(started.saturating_sub(ended));
         }
         s
     }
@@ -506,24 +515,30 @@ impl<C: Clock> Collector<C> {
     /// both keep them) histograms. Records keep their ids; give each load machine its own
     /// id range ([`Collector::begin_with_id`]) when merging runs.
     pub fn absorb(&self, other: CollectorExport) -> Result<(), StatsError> {
-        let sh = &self.shards[0];
+        let sh = self.absorbed_shard();
         let s = other.snapshot;
-        sh.started.fetch_add(s.started, Ordering::Relaxed);
-        sh.tokens.fetch_add(s.output_tokens, Ordering::Relaxed);
-        sh.chunks.fetch_add(s.chunks, Ordering::Relaxed);
+        // Histograms first: when they do not merge, no counter has moved yet.
         if let (true, Some(h)) = (self.options.histograms, other.histograms.as_ref()) {
             if let Some(mine) = lock(&sh.histograms).as_mut() {
                 mine.merge(h)?;
             }
         }
+        add_saturating(&sh.started, s.started, Ordering::Relaxed);
+        add_saturating(&sh.tokens, s.output_tokens, Ordering::Relaxed);
+        add_saturating(&sh.chunks, s.chunks, Ordering::Relaxed);
         if self.options.keep_records {
             lock(&sh.records).extend(other.records);
         }
-        sh.succeeded.fetch_add(s.succeeded, Ordering::Release);
-        sh.failed.fetch_add(s.failed, Ordering::Release);
-        sh.incomplete.fetch_add(s.incomplete, Ordering::Release);
+        add_saturating(&sh.succeeded, s.succeeded, Ordering::Release);
+        add_saturating(&sh.failed, s.failed, Ordering::Release);
+        add_saturating(&sh.incomplete, s.incomplete, Ordering::Release);
         Ok(())
     }
+}
+
+/// `counter += v`, saturating at `u64::MAX` (for absorbed counts, which can be anything).
+fn add_saturating(counter: &AtomicU64, v: u64, order: Ordering) {
+    let _ = counter.fetch_update(order, Ordering::Relaxed, |c| Some(c.saturating_add(v)));
 }
 
 /// One request in progress. Created by [`Collector::begin`]; ended by
@@ -702,6 +717,30 @@ mod tests {
         h.merge(&other).unwrap();
         assert_eq!(h.output_tokens, u64::MAX);
         assert_eq!(h.requests, 4);
+    }
+
+    /// An export read from another process (or a file) can hold any counts: absorbing
+    /// u64::MAX counters beside live requests must saturate, not overflow.
+    #[test]
+    fn absorbing_huge_counters_saturates() {
+        let c = Collector::with_clock(ManualClock::new());
+        let mut export = CollectorExport::default();
+        export.snapshot.started = u64::MAX;
+        export.snapshot.succeeded = u64::MAX;
+        export.snapshot.output_tokens = u64::MAX;
+        c.absorb(export.clone()).unwrap();
+        c.absorb(export).unwrap();
+        // Live requests land in other shards than the absorbed counters.
+        for _ in 0..3 {
+            let mut h = c.begin();
+            h.chunk(2);
+            h.finish(Usage::default());
+        }
+        let s = c.snapshot();
+        assert_eq!(s.started, u64::MAX);
+        assert_eq!(s.succeeded, u64::MAX);
+        assert_eq!(s.output_tokens, u64::MAX);
+        assert_eq!(s.in_flight, 0);
     }
 
     fn assert_send_sync<T: Send + Sync>() {}
