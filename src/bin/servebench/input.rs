@@ -201,3 +201,34 @@ fn load_json(name: &str, text: &str) -> Result<Vec<Loaded>, InputError> {
         .map(|(result, (origin, _))| Loaded { result, origin })
         .collect())
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The path serde_json's error position points into, for each kind of container.
+    #[test]
+    fn json_path_follows_keys_indices_and_escaped_quotes() {
+        let text = "[{\"a\": 1}, {\"m\\\"q\": {\"xs\": [1, 2, \"x\"]}}]";
+        let err =
+            serde_json::from_str::<Vec<std::collections::HashMap<String, serde_json::Value>>>(
+                "[1]",
+            )
+            .unwrap_err();
+        assert_eq!(
+            json_path_at("[1]", err.line(), err.column()).as_deref(),
+            Some("$[0]")
+        );
+        // Just after `"x"`: inside element 1, key `m\"q`, key `xs`, index 2.
+        let col = text.find("\"x\"").unwrap() + 3;
+        assert_eq!(
+            json_path_at(text, 1, col).as_deref(),
+            Some("$[1].m\\\"q.xs[2]")
+        );
+        let two_lines = "{\"a\": {\n\"b\": true}}";
+        assert_eq!(json_path_at(two_lines, 2, 9).as_deref(), Some("$.a.b"));
+        // Positions past the text or on missing lines do not panic.
+        assert_eq!(json_path_at(two_lines, 9, 1), None);
+        assert_eq!(json_path_at(two_lines, 1, usize::MAX).as_deref(), Some("$"));
+    }
+}
