@@ -17,6 +17,7 @@ mod frontend;
 mod guidellm;
 mod model;
 mod report;
+#[cfg(feature = "http")]
 mod serve;
 mod sim;
 
@@ -66,8 +67,10 @@ struct Args {
     fidelity: bool,
     serve: Option<std::net::SocketAddr>,
     speed: f64,
-    delta: Option<servebench::http::server::DeltaField>,
-    fault: Option<servebench::http::server::Fault>,
+    /// `--delta`, validated.
+    delta: Option<String>,
+    /// `--fault`, validated.
+    fault: Option<String>,
 }
 
 const USAGE: &str = "usage: h200_server [--profile NAME] [--config NAME] [--seed N] [--format text|json|markdown] [--as-guidellm] [--fidelity]\n       h200_server --serve HOST:PORT [--speed X] [--config NAME] [--delta content|reasoning|reasoning_content] [--fault 500:N|cut:N:K|error:N:K]";
@@ -138,10 +141,15 @@ fn parse_args(mut it: impl Iterator<Item = String>) -> Result<Args, String> {
                     .filter(|s: &f64| s.is_finite() && *s > 0.0)
                     .ok_or(format!("--speed: not a positive number: `{v}`"))?;
             }
-            "--delta" => a.delta = Some(serve::parse_delta(&value("--delta")?)?),
+            "--delta" => {
+                let v = value("--delta")?;
+                check_serve_flag("--delta", &v)?;
+                a.delta = Some(v);
+            }
             "--fault" => {
                 let v = value("--fault")?;
-                a.fault = Some(v.parse().map_err(|e| format!("--fault: {e}"))?);
+                check_serve_flag("--fault", &v)?;
+                a.fault = Some(v);
             }
             "-h" | "--help" => return Err(USAGE.to_string()),
             other => return Err(format!("unknown argument `{other}`\n{USAGE}")),
@@ -302,6 +310,49 @@ fn study(args: &Args) {
     }
 }
 
+/// Validates a `--delta` / `--fault` value.
+#[cfg(feature = "http")]
+fn check_serve_flag(name: &str, v: &str) -> Result<(), String> {
+    match name {
+        "--delta" => serve::parse_delta(v).map(|_| ()),
+        _ => v
+            .parse::<servebench::http::server::Fault>()
+            .map(|_| ())
+            .map_err(|e| format!("{name}: {e}")),
+    }
+}
+
+#[cfg(not(feature = "http"))]
+fn check_serve_flag(name: &str, _: &str) -> Result<(), String> {
+    Err(format!(
+        "{name}: serving over HTTP needs servebench's `http` feature"
+    ))
+}
+
+/// `--serve`: the simulator over HTTP until the process is stopped.
+#[cfg(feature = "http")]
+fn serve_http(addr: std::net::SocketAddr, args: &Args) -> Result<(), String> {
+    let serve_args = serve::ServeArgs {
+        addr,
+        speed: args.speed,
+        delta: args.delta.as_deref().map(serve::parse_delta).transpose()?,
+        fault: args
+            .fault
+            .as_deref()
+            .map(|f| f.parse().map_err(|e| format!("--fault: {e}")))
+            .transpose()?,
+    };
+    serve::run(
+        config(args.config.as_deref().unwrap_or("baseline")),
+        &serve_args,
+    )
+}
+
+#[cfg(not(feature = "http"))]
+fn serve_http(_: std::net::SocketAddr, _: &Args) -> Result<(), String> {
+    Err("--serve needs servebench's `http` feature".into())
+}
+
 fn main() -> ExitCode {
     let args = match parse_args(std::env::args().skip(1)) {
         Ok(a) => a,
@@ -311,14 +362,7 @@ fn main() -> ExitCode {
         }
     };
     if let Some(addr) = args.serve {
-        let serve_args = serve::ServeArgs {
-            addr,
-            speed: args.speed,
-            delta: args.delta,
-            fault: args.fault,
-        };
-        let config = config(args.config.as_deref().unwrap_or("baseline"));
-        if let Err(e) = serve::run(config, &serve_args) {
+        if let Err(e) = serve_http(addr, &args) {
             eprintln!("h200_server: {e}");
             return ExitCode::from(1);
         }
@@ -469,24 +513,27 @@ mod tests {
             .unwrap_err()
             .contains("unknown config"));
         assert!(a(&["--profile", "nope"]).is_err());
-        let s = a(&[
-            "--serve",
-            "127.0.0.1:8000",
-            "--speed",
-            "10",
-            "--fault",
-            "cut:5:2",
-        ])
-        .unwrap();
-        assert_eq!(s.serve, Some("127.0.0.1:8000".parse().unwrap()));
-        assert_eq!(s.speed, 10.0);
-        assert!(s.fault.is_some() && s.delta.is_none());
-        assert!(a(&["--serve", "localhost"])
-            .unwrap_err()
-            .contains("HOST:PORT"));
-        assert!(a(&["--speed", "0"]).is_err());
-        assert!(a(&["--delta", "thoughts"]).is_err());
-        assert!(a(&["--fault", "cut:0:1"]).is_err());
+        #[cfg(feature = "http")]
+        {
+            let s = a(&[
+                "--serve",
+                "127.0.0.1:8000",
+                "--speed",
+                "10",
+                "--fault",
+                "cut:5:2",
+            ])
+            .unwrap();
+            assert_eq!(s.serve, Some("127.0.0.1:8000".parse().unwrap()));
+            assert_eq!(s.speed, 10.0);
+            assert!(s.fault.is_some() && s.delta.is_none());
+            assert!(a(&["--serve", "localhost"])
+                .unwrap_err()
+                .contains("HOST:PORT"));
+            assert!(a(&["--speed", "0"]).is_err());
+            assert!(a(&["--delta", "thoughts"]).is_err());
+            assert!(a(&["--fault", "cut:0:1"]).is_err());
+        }
         assert!(a(&["--seed"]).is_err());
     }
 }
