@@ -122,7 +122,6 @@ fn convention_vllm_on_errors_fixture_counts_failures() {
 }
 
 #[test]
-#[ignore = "needs metrics::compute(Convention::Guidellm) with window/origin (placeholder on main)"]
 fn convention_guidellm_prints_the_same_block_as_the_file() {
     for f in GUIDELLM {
         let bytes = std::fs::read(fixture(f)).unwrap();
@@ -132,4 +131,124 @@ fn convention_guidellm_prints_the_same_block_as_the_file() {
         );
         assert_eq!(recomputed, file, "{f}");
     }
+}
+
+#[test]
+fn guidellm_recomputation_matches_file_aggregates_numerically() {
+    use servebench::Summary;
+    for f in GUIDELLM {
+        let bytes = std::fs::read(fixture(f)).unwrap();
+        let file = report_bytes(&bytes, &ReportOptions::default()).unwrap();
+        let again = report_bytes(&bytes, &opts(Numbers::Recompute(Convention::Guidellm))).unwrap();
+        for (a, b) in file.iter().zip(&again) {
+            let (a, b) = (&a.result, &b.result);
+            assert_eq!(a.successful_requests, b.successful_requests, "{f}");
+            assert_eq!(a.max_concurrency, b.max_concurrency, "{f}");
+            assert_eq!(a.total_input_tokens, b.total_input_tokens, "{f}");
+            assert_eq!(a.total_output_tokens, b.total_output_tokens, "{f}");
+            let close = |what: &str, x: Option<f64>, y: Option<f64>| {
+                let (x, y) = (x.unwrap(), y.unwrap());
+                assert!(
+                    (x - y).abs() <= 1e-6 * x.abs().max(1.0),
+                    "{f} {what}: file {x} vs recomputed {y}"
+                );
+            };
+            close("duration", a.duration_ms, b.duration_ms);
+            close(
+                "req/s",
+                a.request_throughput_per_s,
+                b.request_throughput_per_s,
+            );
+            close(
+                "out tok/s",
+                a.output_throughput_per_s,
+                b.output_throughput_per_s,
+            );
+            close(
+                "peak out tok/s",
+                a.peak_output_throughput_per_s,
+                b.peak_output_throughput_per_s,
+            );
+            close(
+                "peak concurrency",
+                a.peak_concurrent_requests,
+                b.peak_concurrent_requests,
+            );
+            close(
+                "total tok/s",
+                a.total_token_throughput_per_s,
+                b.total_token_throughput_per_s,
+            );
+            for (what, x, y) in [
+                ("e2el", &a.e2el, &b.e2el),
+                ("ttft", &a.ttft, &b.ttft),
+                ("tpot", &a.tpot, &b.tpot),
+                ("itl", &a.itl, &b.itl),
+            ] {
+                let (x, y): (&Summary, &Summary) = (x.as_ref().unwrap(), y.as_ref().unwrap());
+                close(&format!("{what} mean"), x.mean, y.mean);
+                close(&format!("{what} median"), x.median, y.median);
+                for p in [95.0, 99.0] {
+                    close(&format!("{what} p{p}"), x.percentile(p), y.percentile(p));
+                }
+            }
+        }
+    }
+}
+
+// ---------------------------------------------------------------------------------------
+// The `servebench report` command.
+
+fn servebench(args: &[&str]) -> (i32, String, String) {
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_servebench"))
+        .args(args)
+        .output()
+        .expect("runs");
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8(out.stdout).unwrap(),
+        String::from_utf8(out.stderr).unwrap(),
+    )
+}
+
+#[test]
+fn cli_report() {
+    let g = fixture("guidellm/constant_rate20.json");
+    let g = g.to_str().unwrap();
+    let (code, default, _) = servebench(&["report", g]);
+    assert_eq!(code, 0);
+    assert!(default
+        .starts_with("constant@20.00\n\n============ Serving Benchmark Result ============\n"));
+    let (code, recomputed, _) = servebench(&["report", "--convention", "guidellm", g]);
+    assert_eq!(code, 0);
+    assert_eq!(recomputed, default);
+    let (code, vllm_style, _) = servebench(&[
+        "report",
+        "--convention",
+        "vllm",
+        "--percentiles",
+        "50,90,99",
+        g,
+    ]);
+    assert_eq!(code, 0);
+    assert!(vllm_style.contains("\nP90 TTFT (ms):"), "{vllm_style}");
+    assert!(vllm_style.contains("\nnote: "), "{vllm_style}");
+    let (code, json, _) = servebench(&["report", "--format", "json", g]);
+    assert_eq!(code, 0);
+    let v: serde_json::Value = serde_json::from_str(&json).unwrap();
+    assert_eq!(v[0]["meta"]["convention"], "guidellm");
+
+    let v = fixture("vllm/vllm_bench_serve_2026-07_ascend_qwen3vl_result.json");
+    let (code, out, _) = servebench(&["report", v.to_str().unwrap()]);
+    assert_eq!(code, 0);
+    let printed = std::fs::read_to_string(fixture(
+        "vllm/vllm_bench_serve_2026-07_ascend_qwen3vl_report.txt",
+    ))
+    .unwrap();
+    assert_eq!(out, format!("openai\n\n{printed}"));
+    let (code, _, err) = servebench(&["report", "--convention", "vllm", v.to_str().unwrap()]);
+    assert_eq!(code, 1);
+    assert!(err.contains("no per-request records"), "{err}");
+    let (code, _, _) = servebench(&["report", "--convention", "sglang", v.to_str().unwrap()]);
+    assert_eq!(code, 2);
 }

@@ -452,3 +452,82 @@ fn percentile_order_is_checked() {
         "{msgs:?}"
     );
 }
+
+// ---------------------------------------------------------------------------------------
+// The `servebench lint` command.
+
+const BIN: &str = env!("CARGO_BIN_EXE_servebench");
+
+fn servebench(args: &[&str], stdin: Option<&[u8]>) -> (i32, String, String) {
+    use std::io::Write as _;
+    use std::process::{Command, Stdio};
+    let mut child = Command::new(BIN)
+        .args(args)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("runs");
+    if let Some(input) = stdin {
+        child.stdin.take().unwrap().write_all(input).unwrap();
+    } else {
+        drop(child.stdin.take());
+    }
+    let out = child.wait_with_output().unwrap();
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8(out.stdout).unwrap(),
+        String::from_utf8(out.stderr).unwrap(),
+    )
+}
+
+#[test]
+fn cli_lint_exit_codes_and_formats() {
+    let seed = fixture("seed.txt");
+    let (code, out, _) = servebench(&["lint", seed.to_str().unwrap()], None);
+    assert_eq!(code, 3);
+    let lines: Vec<&str> = out.lines().collect();
+    assert!(lines.iter().any(|l| l.ends_with("seed.txt: line 131: error[single-iteration-streams]: Median ITL is 0: most output tokens come from streams with a single counted token iteration (first token = last token), so ITL and TPOT do not measure decoding (median_itl_ms=0, mean_itl_ms=11.4600, mean_tpot_ms=25.8900)")), "{out}");
+    // The SGLang block (line 175) has no ITL/TPOT finding.
+    assert!(lines
+        .iter()
+        .filter(|l| l.contains(": line 175: "))
+        .all(|l| !l.contains("single-iteration") && !l.contains("tpot-from-ttft")));
+
+    let (code, out, _) = servebench(&["lint", "--format", "json", seed.to_str().unwrap()], None);
+    assert_eq!(code, 3);
+    let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(v.as_array().unwrap().len(), 15);
+    assert_eq!(v[0]["findings"][0]["code"], "single-iteration-streams");
+
+    let clean = fixture("vllm/vllm_bench_serve_2026-07_ascend_qwen3vl_result.json");
+    let (code, out, _) = servebench(&["lint", clean.to_str().unwrap()], None);
+    assert_eq!((code, out.as_str()), (0, ""));
+
+    // stdin, a guidellm file.
+    let errors = std::fs::read(fixture("guidellm/errors.json")).unwrap();
+    let (code, out, _) = servebench(&["lint", "-"], Some(&errors));
+    assert_eq!(code, 3);
+    assert!(
+        out.contains(
+            "<stdin>: constant@10.00: error[partial-success]: only 60.0% of the requests succeeded"
+        ),
+        "{out}"
+    );
+
+    // Bad input: exit 1 with the JSON path; usage: exit 2.
+    let text = String::from_utf8(errors).unwrap();
+    let bad = text.replacen("\"status\": \"completed\"", "\"status\": 7", 1);
+    let (code, _, err) = servebench(&["lint", "-"], Some(bad.as_bytes()));
+    assert_eq!(code, 1);
+    assert!(
+        err.contains("$.benchmarks[0].requests.successful[0].info.status"),
+        "{err}"
+    );
+    let (code, _, _) = servebench(&["lint"], None);
+    assert_eq!(code, 2);
+    let (code, _, _) = servebench(&["lint", "--format", "xml", "x"], None);
+    assert_eq!(code, 2);
+    let (code, _, err) = servebench(&["lint", "/nonexistent.json"], None);
+    assert_eq!(code, 1, "{err}");
+}

@@ -328,3 +328,32 @@ fn gpustack_block_fields_from_records() {
         f(&m["time_to_first_token_ms"]["successful"]["percentiles"]["p95"]).unwrap(),
     );
 }
+
+/// The importer's records (`servebench::import::guidellm`) carry what the recomputation
+/// needs: with the measured window and the records' epoch origin, `Convention::Guidellm`
+/// reproduces every aggregate of both fixtures from them too.
+#[test]
+fn importer_records_reproduce_the_aggregates() {
+    for name in ["constant_rate20.json", "errors.json"] {
+        let path = format!(
+            "{}/tests/fixtures/guidellm/{name}",
+            env!("CARGO_MANIFEST_DIR")
+        );
+        let report = servebench::import::guidellm::from_path(std::path::Path::new(&path))
+            .unwrap_or_else(|e| panic!("{path}: {e}"));
+        let b = &report.benchmarks[0];
+        let mut opts = MetricsOptions::new(Convention::Guidellm);
+        opts.window = Some((b.window_start, b.window_end));
+        opts.time_origin_s = Some(b.origin_unix_s);
+        let m = guidellm_metrics(&b.records, &opts);
+        let doc = load(name);
+        let c = check_all(&m, &doc["benchmarks"][0]["metrics"]);
+        assert!(
+            c.failures.is_empty(),
+            "{name}: {} of {} figures differ:\n{}",
+            c.failures.len(),
+            c.checked,
+            c.failures.join("\n")
+        );
+    }
+}

@@ -120,7 +120,11 @@ fn ms(d: Duration) -> f64 {
 }
 
 /// guidellm's figures for `records` (already passed through [`reasoning_blind`] if the
-/// artifact is wanted).
+/// artifact is wanted): a provisional approximation of guidellm's definitions (TPOT
+/// includes the TTFT and is token-weighted, "ITL" is the per-request decode mean, rates are
+/// token totals over the span of token events, peak = largest rate between neighbouring
+/// events merged within 0.1 ms), used only while `servebench::metrics` has no guidellm
+/// convention (see [`crate::shown`]).
 pub fn report(records: &[RequestRecord], mut base: BenchmarkResult) -> BenchmarkResult {
     let ok: Vec<&RequestRecord> = records
         .iter()
@@ -203,7 +207,11 @@ pub fn report(records: &[RequestRecord], mut base: BenchmarkResult) -> Benchmark
         .iter()
         .filter_map(|r| Some((r.ttft().map(ms)?, 1.0)))
         .collect();
-    let peak_conc = base.peak_concurrent_requests;
+    let peak_conc = base
+        .exact
+        .as_ref()
+        .and_then(|e| e.peak_in_flight)
+        .map(|p| p as f64);
     base.meta.convention = Some(Convention::Guidellm);
     base.max_concurrency = peak_conc.map(|p| p as u64);
     base.duration_ms = Some(dur * 1000.0);
@@ -211,6 +219,7 @@ pub fn report(records: &[RequestRecord], mut base: BenchmarkResult) -> Benchmark
     base.output_throughput_per_s = (span > 0.0).then(|| tot_out / span);
     base.total_token_throughput_per_s = (span > 0.0).then(|| tot_all / span);
     base.peak_output_throughput_per_s = Some(peak);
+    base.peak_concurrent_requests = peak_conc;
     base.e2el = weighted(lat);
     base.ttft = weighted(ttft);
     base.tpot = weighted(tpot);

@@ -110,6 +110,28 @@ impl<R: Read> Read for NonFinite<R> {
             if self.start == self.end {
                 break;
             }
+            // Copy a run of ordinary bytes at once.
+            let avail = &self.buf[self.start..self.end];
+            let space = out.len() - written;
+            let run = if self.escape {
+                0
+            } else {
+                let window = &avail[..avail.len().min(space)];
+                let special = |c: &u8| {
+                    if self.in_string {
+                        matches!(c, b'"' | b'\\')
+                    } else {
+                        matches!(c, b'"' | b'N' | b'I' | b'-')
+                    }
+                };
+                window.iter().position(special).unwrap_or(window.len())
+            };
+            if run > 0 {
+                out[written..written + run].copy_from_slice(&avail[..run]);
+                written += run;
+                self.start += run;
+                continue;
+            }
             let b = self.buf[self.start];
             if self.in_string {
                 if self.escape {
@@ -349,6 +371,48 @@ mod tests {
         );
         let v: Vec<Option<serde_json::Value>> = serde_json::from_str(&out).unwrap();
         assert_eq!(v.iter().filter(|x| x.is_none()).count(), 3);
+    }
+
+    /// A reader that hands out at most `step` bytes per call.
+    struct Dribble<'a> {
+        data: &'a [u8],
+        step: usize,
+    }
+
+    impl Read for Dribble<'_> {
+        fn read(&mut self, out: &mut [u8]) -> io::Result<usize> {
+            let n = self.step.min(out.len()).min(self.data.len());
+            out[..n].copy_from_slice(&self.data[..n]);
+            self.data = &self.data[n..];
+            Ok(n)
+        }
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn filter_replaces_exactly_the_bare_tokens(
+            picks in proptest::collection::vec(0usize..13, 0..200),
+            step in 1usize..9,
+            out_len in 1usize..17,
+        ) {
+            const PIECES: [(&str, &str); 13] = [
+                ("NaN", "null"), ("Infinity", "null"), ("-Infinity", "null"), ("1", "1"),
+                ("\"NaN\"", "\"NaN\""), ("\"a\\\"NaN\"", "\"a\\\"NaN\""), (",", ","),
+                ("[", "["), ("]", "]"), (" ", " "), ("-1", "-1"), ("\"x\\\\\"", "\"x\\\\\""),
+                ("Nope", "Nope"),
+            ];
+            let input: String = picks.iter().map(|&i| PIECES[i].0).collect();
+            let want: String = picks.iter().map(|&i| PIECES[i].1).collect();
+            let mut f = NonFinite::new(Dribble { data: input.as_bytes(), step });
+            let mut got = Vec::new();
+            let mut buf = vec![0u8; out_len];
+            loop {
+                let n = f.read(&mut buf).unwrap();
+                if n == 0 { break; }
+                got.extend_from_slice(&buf[..n]);
+            }
+            proptest::prop_assert_eq!(String::from_utf8(got).unwrap(), want);
+        }
     }
 
     #[test]

@@ -178,6 +178,9 @@ pub enum Format {
 pub fn detect(bytes: &[u8]) -> Option<Format> {
     let text = String::from_utf8_lossy(&bytes[..bytes.len().min(4096)]);
     let trimmed = text.trim_start();
+    if trimmed.starts_with('[') && text.contains("\"schema_version\"") {
+        return Some(Format::ServebenchJson);
+    }
     if !trimmed.starts_with('{') {
         return if text.contains("Serving Benchmark Result") {
             Some(Format::Text)
@@ -257,19 +260,39 @@ pub fn import_bytes(bytes: &[u8]) -> Result<Vec<ImportedRun>, ImportError> {
             })
             .collect()),
         Some(Format::ServebenchJson) => {
-            let result: BenchmarkResult = json::parse_slice(bytes, 0)?;
-            if result.schema_version != crate::result::SCHEMA_VERSION {
-                return Err(ImportError::UnsupportedSchema {
-                    format: "servebench",
-                    path: "$.schema_version".into(),
-                    found: result.schema_version.to_string(),
-                });
-            }
-            Ok(vec![ImportedRun {
-                name: result.meta.label.clone().unwrap_or_else(|| "result".into()),
-                result,
-                records: None,
-            }])
+            let array = bytes.trim_ascii_start().starts_with(b"[");
+            let results: Vec<BenchmarkResult> = if array {
+                json::parse_slice(bytes, 0)?
+            } else {
+                vec![json::parse_slice(bytes, 0)?]
+            };
+            results
+                .into_iter()
+                .enumerate()
+                .map(|(i, result)| {
+                    if result.schema_version != crate::result::SCHEMA_VERSION {
+                        return Err(ImportError::UnsupportedSchema {
+                            format: "servebench",
+                            path: if array {
+                                format!("$[{i}].schema_version")
+                            } else {
+                                "$.schema_version".into()
+                            },
+                            found: result.schema_version.to_string(),
+                        });
+                    }
+                    let name = match (&result.meta.label, array) {
+                        (Some(l), _) => l.clone(),
+                        (None, true) => format!("[{i}]"),
+                        (None, false) => "result".into(),
+                    };
+                    Ok(ImportedRun {
+                        name,
+                        result,
+                        records: None,
+                    })
+                })
+                .collect()
         }
         Some(Format::Text) => Err(ImportError::UnknownFormat(
             "a text report (read it with format::text)".into(),

@@ -2,15 +2,17 @@
 //! in its own module beside this file; [`input`] reads reports and results for all of them.
 //!
 //! Exit codes: 0 success, 1 bad input (the message names the file and line), 2 usage
-//! (clap's own exit code for bad arguments).
+//! (clap's own exit code for bad arguments); `lint` also exits 3 when it has findings.
 
 #[cfg(feature = "http")]
 mod bench;
 mod compare;
 mod input;
+mod lint;
 mod parse;
 mod profiles;
 mod render;
+mod report;
 
 use std::io::Write as _;
 use std::process::ExitCode;
@@ -35,6 +37,11 @@ enum Command {
     Compare(compare::Args),
     /// List the load-profile presets, or their guidellm commands.
     Profiles(profiles::Args),
+    /// Print a guidellm, vLLM or SGLang result file as report blocks (optionally
+    /// recomputed under a convention).
+    Report(report::Args),
+    /// Flag measurements that cannot be true (exit 3 when there are findings).
+    Lint(lint::Args),
     /// Benchmark an OpenAI-compatible server (vLLM, SGLang, the h200_server example).
     #[cfg(feature = "http")]
     Bench(bench::Args),
@@ -47,6 +54,9 @@ fn main() -> ExitCode {
         Command::Render(a) => render::run(&a),
         Command::Compare(a) => compare::run(&a),
         Command::Profiles(a) => profiles::run(&a),
+        Command::Report(a) => report::run(&a),
+        // `lint` prints its own findings and has its own exit statuses (0, 1, 3).
+        Command::Lint(a) => return lint::run(&a),
         #[cfg(feature = "http")]
         Command::Bench(a) => bench::run(&a),
     };

@@ -1,0 +1,80 @@
+//! `servebench lint FILE... [--format text|json]`: findings about numbers that cannot be true
+//! (see `servebench::lint` for the codes), for text reports, servebench JSON results and
+//! guidellm / vLLM / SGLang files. One finding per line (`FILE: RUN: severity[code]: …`).
+//!
+//! Exit status: 0 no findings, 3 findings, 1 bad input (the message names the file and
+//! line or JSON path), 2 usage errors (clap).
+
+use std::io::Write as _;
+use std::process::ExitCode;
+
+use servebench::lint::{self, LintOptions, RunFindings};
+
+use crate::input;
+use crate::report::read_bytes;
+
+/// Output formats.
+#[derive(Debug, Clone, Copy, Default, clap::ValueEnum)]
+pub enum FormatArg {
+    /// One finding per line.
+    #[default]
+    Text,
+    /// A JSON array of `{source, run, findings}` (for tools).
+    Json,
+}
+
+/// Arguments of `servebench lint`.
+#[derive(Debug, clap::Args)]
+pub struct Args {
+    /// Files to lint; `-` reads stdin.
+    #[arg(value_name = "FILE", required = true)]
+    files: Vec<String>,
+    /// Output format.
+    #[arg(long, value_enum, default_value_t)]
+    format: FormatArg,
+    /// Requests each run was meant to send, when the files do not say (for
+    /// `partial-success`).
+    #[arg(long, value_name = "N")]
+    expected_requests: Option<u64>,
+    /// The client's concurrency cap, when the files do not say (for `client-capped`).
+    #[arg(long, value_name = "N")]
+    client_cap: Option<u64>,
+}
+
+/// Lints every file, prints the findings and returns the exit status.
+pub fn run(args: &Args) -> ExitCode {
+    let opts = LintOptions {
+        expected_requests: args.expected_requests,
+        client_cap: args.client_cap,
+    };
+    let mut runs: Vec<RunFindings> = Vec::new();
+    for file in &args.files {
+        let name = input::display_name(file);
+        let bytes = match read_bytes(file) {
+            Ok(b) => b,
+            Err(e) => {
+                eprintln!("servebench: {e}");
+                return ExitCode::from(lint::EXIT_BAD_INPUT as u8);
+            }
+        };
+        match lint::lint_bytes(&name, &bytes, &opts) {
+            Ok(r) => runs.extend(r),
+            Err(e) => {
+                eprintln!("servebench: {name}: {e}");
+                return ExitCode::from(lint::EXIT_BAD_INPUT as u8);
+            }
+        }
+    }
+    let text = match args.format {
+        FormatArg::Text => lint::render_text(&runs),
+        FormatArg::Json => lint::render_json(&runs) + "\n",
+    };
+    let mut out = std::io::stdout().lock();
+    if let Err(e) = out.write_all(text.as_bytes()).and_then(|()| out.flush()) {
+        if e.kind() != std::io::ErrorKind::BrokenPipe {
+            eprintln!("servebench: cannot write to stdout: {e}");
+            return ExitCode::from(lint::EXIT_BAD_INPUT as u8);
+        }
+    }
+    ExitCode::from(lint::exit_code(&runs) as u8)
+}
