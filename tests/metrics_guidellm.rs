@@ -357,3 +357,24 @@ fn importer_records_reproduce_the_aggregates() {
         );
     }
 }
+
+#[test]
+fn empty_and_all_failed_runs_do_not_panic() {
+    let res = compute(&[], Convention::Guidellm);
+    assert_eq!(res.successful_requests, Some(0));
+    assert_eq!(res.duration_ms, Some(0.0));
+    assert_eq!(res.ttft.unwrap().mean, Some(0.0));
+
+    let mut r = RequestRecord::new(0, Duration::from_millis(5));
+    r.ended_at = Some(Duration::from_millis(9));
+    r.outcome = Outcome::Error {
+        kind: ErrorKind::HttpStatus,
+        message: "500".into(),
+    };
+    let m = guidellm_metrics(&[r], &MetricsOptions::new(Convention::Guidellm));
+    assert_eq!(m.request_totals.errored, 1);
+    // guidellm leaves request_end unset for errors: latency 0 with count 1, like its files.
+    assert_eq!(m.request_latency.errored.count, 1);
+    assert_eq!(m.request_latency.errored.mean, 0.0);
+    assert_eq!(m.request_latency.successful.count, 0);
+}
