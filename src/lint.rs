@@ -724,3 +724,139 @@ pub fn lint_comparison(
 pub fn worst(findings: &[Finding]) -> Option<Severity> {
     findings.iter().map(|f| f.severity).max()
 }
+
+// ---------------------------------------------------------------------------------------
+// Files: what `servebench lint FILE...` runs.
+
+/// `servebench lint` exit status with no findings.
+pub const EXIT_CLEAN: i32 = 0;
+/// Exit status for unreadable or malformed input.
+pub const EXIT_BAD_INPUT: i32 = 1;
+/// Exit status for a usage error.
+pub const EXIT_USAGE: i32 = 2;
+/// Exit status when there are findings.
+pub const EXIT_FINDINGS: i32 = 3;
+
+/// The findings of one run (one block of a text report, one benchmark of a file).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RunFindings {
+    /// The file (or `-`).
+    pub source: String,
+    /// The run within it: `line 131` for a text block, the benchmark's name otherwise.
+    pub run: String,
+    /// What was found.
+    pub findings: Vec<Finding>,
+}
+
+/// Why a file could not be linted.
+#[derive(Debug, thiserror::Error)]
+pub enum LintInputError {
+    /// A result file that could not be imported.
+    #[error(transparent)]
+    Import(#[from] crate::import::ImportError),
+    /// A text report whose blocks could not be parsed.
+    #[error("{source_name}: {error}")]
+    Text {
+        /// The file.
+        source_name: String,
+        /// The parse error (with its line).
+        error: crate::format::text::ParseError,
+    },
+    /// No benchmark in the input.
+    #[error("{0}: no \"Serving Benchmark Result\" block or benchmark run found")]
+    Nothing(String),
+}
+
+/// Lint every run in `bytes`: text reports ("Serving Benchmark Result" blocks, with the
+/// profile and parameters written around them), servebench JSON results, guidellm, vLLM
+/// and SGLang files (with their records when they have them).
+///
+/// ```
+/// let bytes = std::fs::read("tests/fixtures/seed.txt").unwrap();
+/// let runs = servebench::lint::lint_bytes("seed.txt", &bytes, &Default::default()).unwrap();
+/// assert_eq!(runs.len(), 15);
+/// assert_eq!(runs[0].run, "line 131");
+/// assert!(runs[0].findings.iter().any(|f| f.code.as_str() == "single-iteration-streams"));
+/// ```
+pub fn lint_bytes(
+    source_name: &str,
+    bytes: &[u8],
+    opts: &LintOptions,
+) -> Result<Vec<RunFindings>, LintInputError> {
+    use crate::import::{detect, import_bytes, Format};
+    let runs = match detect(bytes) {
+        Some(Format::Text) | None => {
+            let text = String::from_utf8_lossy(bytes);
+            let blocks =
+                crate::format::text::parse(&text).map_err(|error| LintInputError::Text {
+                    source_name: source_name.to_string(),
+                    error,
+                })?;
+            let spans: Vec<(usize, usize)> =
+                blocks.iter().map(|b| (b.start_line, b.end_line)).collect();
+            let contexts = crate::format::doc::contexts(&text, &spans);
+            blocks
+                .into_iter()
+                .zip(contexts)
+                .map(|(b, ctx)| {
+                    let mut r = b.result;
+                    ctx.apply(&mut r.meta);
+                    RunFindings {
+                        source: source_name.to_string(),
+                        run: format!("line {}", b.start_line),
+                        findings: lint_result(&r, opts),
+                    }
+                })
+                .collect::<Vec<_>>()
+        }
+        Some(_) => import_bytes(bytes)?
+            .into_iter()
+            .map(|run| RunFindings {
+                source: source_name.to_string(),
+                findings: lint_run(&run.result, run.records.as_deref(), opts),
+                run: run.name,
+            })
+            .collect(),
+    };
+    if runs.is_empty() {
+        return Err(LintInputError::Nothing(source_name.to_string()));
+    }
+    Ok(runs)
+}
+
+/// [`lint_bytes`] on a file.
+pub fn lint_path(
+    path: &std::path::Path,
+    opts: &LintOptions,
+) -> Result<Vec<RunFindings>, LintInputError> {
+    let bytes = std::fs::read(path).map_err(|source| crate::import::ImportError::Io {
+        file: path.to_path_buf(),
+        source,
+    })?;
+    lint_bytes(&path.display().to_string(), &bytes, opts)
+}
+
+/// One finding per line: `source: run: severity[code]: message (evidence)`.
+pub fn render_text(runs: &[RunFindings]) -> String {
+    let mut out = String::new();
+    for r in runs {
+        for f in &r.findings {
+            out.push_str(&format!("{}: {}: {f}\n", r.source, r.run));
+        }
+    }
+    out
+}
+
+/// The findings as a JSON array of [`RunFindings`] (for tools).
+pub fn render_json(runs: &[RunFindings]) -> String {
+    serde_json::to_string_pretty(runs).unwrap_or_else(|_| "[]".to_string())
+}
+
+/// [`EXIT_FINDINGS`] when any run has a finding, else [`EXIT_CLEAN`].
+pub fn exit_code(runs: &[RunFindings]) -> i32 {
+    if runs.iter().any(|r| !r.findings.is_empty()) {
+        EXIT_FINDINGS
+    } else {
+        EXIT_CLEAN
+    }
+}

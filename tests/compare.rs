@@ -19,42 +19,14 @@ struct Block {
     ctx: doc::BlockContext,
 }
 
-/// TEMPORARY until `format::text` lands: reads the three rows the comparisons need from each
-/// seed block; the contexts come from `format::doc::contexts`.
+/// The seed's 15 blocks as `format::doc` reads them.
 fn seed_blocks() -> Vec<Block> {
-    let lines: Vec<&str> = SEED.lines().collect();
-    let mut ranges = Vec::new();
-    let mut results = Vec::new();
-    let mut start = None;
-    let mut cur = BenchmarkResult::default();
-    for (i, l) in lines.iter().enumerate() {
-        let val = |l: &str| l.split(':').nth(1).unwrap().trim().to_string();
-        if l.contains("Serving Benchmark Result") {
-            start = Some(i + 1);
-            cur = BenchmarkResult::default();
-        } else if l.starts_with("Successful requests:") {
-            cur.successful_requests = Some(val(l).parse().unwrap());
-        } else if l.starts_with("Total Token throughput (tok/s):") {
-            cur.total_token_throughput_per_s = Some(val(l).parse().unwrap());
-        } else if l.starts_with("Mean TPOT (ms):") {
-            cur.tpot = Some(Summary {
-                mean: Some(val(l).parse().unwrap()),
-                ..Default::default()
-            });
-        } else if l.len() == 50 && l.chars().all(|c| c == '=') {
-            if let Some(s) = start.take() {
-                ranges.push((s, i + 1));
-                results.push(std::mem::take(&mut cur));
-            }
-        }
-    }
-    let ctxs = doc::contexts(SEED, &ranges);
-    results
+    doc::parse(SEED)
+        .unwrap()
         .into_iter()
-        .zip(ctxs)
-        .map(|(mut result, ctx)| {
-            ctx.apply(&mut result.meta);
-            Block { result, ctx }
+        .map(|b| Block {
+            result: b.result,
+            ctx: b.context,
         })
         .collect()
 }

@@ -8,9 +8,7 @@ use std::io::{Read, Write};
 use std::net::{SocketAddr, TcpStream};
 use std::time::{Duration, Instant};
 
-use common::{requests, TestEngine};
-use servebench::engine::{Engine, EngineRequest};
-use servebench::http::bench::drive;
+use common::{run, work, TestEngine};
 use servebench::http::client::REQUEST_ID_PREFIX;
 use servebench::http::server::{DeltaField, Fault, ServeOptions, ServerHandle};
 use servebench::http::{spawn, Endpoint, HttpConfig, HttpEngine};
@@ -39,17 +37,6 @@ fn client_for(server: &ServerHandle, endpoint: Endpoint, continuous_usage: bool)
     HttpEngine::new(cfg).unwrap()
 }
 
-fn run(engine: &mut impl Engine, reqs: Vec<EngineRequest>, cap: usize) -> Vec<RequestRecord> {
-    drive(
-        engine,
-        reqs,
-        Some(cap),
-        Some(Duration::from_secs(60)),
-        &mut |_| {},
-    )
-    .unwrap()
-}
-
 fn error_of(r: &RequestRecord) -> Option<(ErrorKind, &str)> {
     match &r.outcome {
         Outcome::Error { kind, message } => Some((*kind, message.as_str())),
@@ -74,7 +61,7 @@ fn completions_counts_and_timings_match_the_engine() {
     let server = start(TestEngine::new(200, 20, 1), speed, ServeOptions::default());
     let mut client = client_for(&server, Endpoint::Completions, true);
     let n = 24;
-    let recs = run(&mut client, requests(n, 32, 40, 5), 8);
+    let recs = run(&mut client, &work(n as usize, 32, 40), 5, 8);
     assert_eq!(recs.len(), n as usize);
     for r in &recs {
         assert!(r.outcome.is_success(), "{:?}", r.outcome);
@@ -133,13 +120,13 @@ fn completions_counts_and_timings_match_the_engine() {
         ttft_err.iter().cloned().fold(f64::NEG_INFINITY, f64::max),
     );
     // Stated tolerance, in wall time (virtual = wall × speed): the client never sees a token
-    // before the engine made it; at the median it sees the first token at most 4 ms of wall
+    // before the engine made it; at the median it sees the first token at most 5 ms of wall
     // time later (connection set-up, the server's 0.5 ms pacing tick, scheduling on a shared
     // 2-core machine, debug build); TPOT agrees within 0.2 ms of wall time per token and each
     // chunk's offset from the first within 2 ms.
     let wall = |virtual_ms: f64| virtual_ms / speed;
     assert!(ttft_err.iter().all(|&e| e > -0.1), "{ttft_err:?}");
-    assert!(wall(ttft_med) < 4.0, "{ttft_err:?}");
+    assert!(wall(ttft_med) < 5.0, "{ttft_err:?}");
     assert!(wall(tpot_med) < 0.2, "{tpot_err:?}");
     assert!(wall(chunk_med) < 2.0);
 }
@@ -162,7 +149,7 @@ fn chat_reasoning_deltas_and_multi_token_chunks_are_counted() {
             },
         );
         let mut client = client_for(&server, Endpoint::Chat, continuous);
-        let recs = run(&mut client, requests(6, 16, 10, 1), 6);
+        let recs = run(&mut client, &work(6, 16, 10), 1, 6);
         let stats = server.stats();
         for r in &recs {
             assert!(r.outcome.is_success(), "{field:?}: {:?}", r.outcome);
@@ -216,7 +203,7 @@ fn injected_failures_become_failed_records_with_their_reason() {
             },
         );
         let mut client = client_for(&server, Endpoint::Completions, true);
-        let recs = run(&mut client, requests(9, 8, 6, 0), 1);
+        let recs = run(&mut client, &work(9, 8, 6), 0, 1);
         for r in &recs {
             match error_of(r) {
                 Some((k, m)) => {
@@ -248,9 +235,9 @@ fn engine_rejections_reach_the_client_as_in_stream_errors() {
     engine.max_prompt = 20;
     let server = start(engine, 10.0, ServeOptions::default());
     let mut client = client_for(&server, Endpoint::Chat, true);
-    let mut reqs = requests(2, 8, 4, 0);
-    reqs[1].prompt_tokens = 50;
-    let recs = run(&mut client, reqs, 2);
+    let mut items = work(2, 8, 4);
+    items[1].prompt_tokens = 50;
+    let recs = run(&mut client, &items, 0, 2);
     assert!(recs[0].outcome.is_success());
     assert_eq!(
         error_of(&recs[1]),
@@ -266,7 +253,7 @@ fn timeouts_and_refused_connections_fail_with_their_kind() {
     let mut cfg = HttpConfig::new(format!("http://{}/v1", server.local_addr()));
     cfg.request_timeout = Some(Duration::from_millis(150));
     let mut client = HttpEngine::new(cfg).unwrap();
-    let recs = run(&mut client, requests(1, 4, 20, 0), 1);
+    let recs = run(&mut client, &work(1, 4, 20), 0, 1);
     let (kind, msg) = error_of(&recs[0]).unwrap();
     assert_eq!(kind, ErrorKind::Timeout, "{msg}");
     assert_eq!(
@@ -288,7 +275,7 @@ fn timeouts_and_refused_connections_fail_with_their_kind() {
         .unwrap()
         .port();
     let mut client = HttpEngine::new(HttpConfig::new(format!("http://127.0.0.1:{port}"))).unwrap();
-    let recs = run(&mut client, requests(2, 4, 4, 0), 2);
+    let recs = run(&mut client, &work(2, 4, 4), 0, 2);
     for r in &recs {
         let (kind, msg) = error_of(r).unwrap();
         assert_eq!(kind, ErrorKind::Connect, "{msg}");

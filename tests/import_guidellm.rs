@@ -535,3 +535,43 @@ fn version_1_layout_of_guidellm_05_reads_the_same_fields() {
     assert_eq!(v1.benchmarks[0].result, v2.benchmarks[0].result);
     assert_eq!(v1.benchmarks[0].records, v2.benchmarks[0].records);
 }
+
+#[test]
+fn every_benchmark_renders_as_a_gpustack_block_that_parses_back() {
+    use servebench::format::text::{parse_block, render, Style};
+    for name in FIXTURES
+        .iter()
+        .copied()
+        .chain(["guidellm-legacy/benchmarks_stripped"])
+    {
+        let report = guidellm::from_path(&fixture(&format!("{name}.json"))).unwrap();
+        for b in &report.benchmarks {
+            let text = render(&b.result, Style::Gpustack);
+            assert_eq!(text.lines().count(), 32, "{name}:\n{text}");
+            assert!(!text.contains("N/A"), "{name}:\n{text}");
+            let line = |label: &str| {
+                text.lines()
+                    .find(|l| l.starts_with(label))
+                    .map(|l| l[label.len()..].trim().to_string())
+                    .unwrap_or_else(|| panic!("{label}"))
+            };
+            assert_eq!(
+                line("Successful requests:"),
+                b.result.successful_requests.unwrap().to_string()
+            );
+            assert_eq!(
+                line("Mean TTFT (ms):"),
+                format!("{:.2}", b.result.ttft.as_ref().unwrap().mean.unwrap())
+            );
+            let back = parse_block(&text).unwrap();
+            assert_eq!(back.successful_requests, b.result.successful_requests);
+            assert_eq!(back.total_output_tokens, b.result.total_output_tokens);
+            let e2el = back.e2el.unwrap().mean.unwrap();
+            let want = b.result.e2el.as_ref().unwrap().mean.unwrap();
+            assert!(
+                (e2el - want).abs() <= 5.0,
+                "{name}: latency row is seconds with 2 decimals"
+            );
+        }
+    }
+}

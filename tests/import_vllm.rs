@@ -212,3 +212,44 @@ fn bad_input_is_a_typed_error_with_a_path() {
     let err = vllm::from_slice(lines.join("\n").as_bytes()).unwrap_err();
     assert!(matches!(err, ImportError::Json { line: 5, .. }), "{err}");
 }
+
+#[test]
+fn ascend_result_renders_its_printed_report_byte_for_byte() {
+    use servebench::format::text::{render, render_auto, Style};
+    let run = &vllm::from_path(&fixture(ASCEND)).unwrap()[0];
+    let printed = std::fs::read_to_string(fixture(
+        "vllm_bench_serve_2026-07_ascend_qwen3vl_report.txt",
+    ))
+    .unwrap();
+    let rendered = render(&run.result, Style::Vllm);
+    assert_eq!(format!("{rendered}\n"), printed);
+    assert_eq!(render_auto(&run.result), rendered);
+}
+
+#[test]
+fn layout_follows_the_version_of_the_file() {
+    use servebench::format::text::{render, Style};
+    // llm-d's 2025 benchmark_serving.py: no Failed/peak rows, "Total Token" spelling.
+    let run = &vllm::from_path(&fixture(LLMD)).unwrap()[0];
+    let text = render(&run.result, Style::Vllm);
+    assert!(text.contains("\nTotal Token throughput (tok/s):"), "{text}");
+    assert!(!text.contains("Failed requests:"));
+    assert!(!text.contains("Request rate configured"));
+    assert!(!text.contains("Peak output"));
+    // A detailed 0.34 file: max concurrency row, E2EL section with P50 and P99.
+    let run = &vllm::from_slice(DETAILED.as_bytes()).unwrap()[0];
+    let text = render(&run.result, Style::Vllm);
+    assert!(
+        text.contains("\nMaximum request concurrency:             2         \n"),
+        "{text}"
+    );
+    assert!(!text.contains("Request rate configured"));
+    assert!(
+        text.contains("\nP50 E2EL (ms):                           325.00    \n"),
+        "{text}"
+    );
+    assert!(
+        text.contains("\nTotal token throughput (tok/s):          18.50     \n"),
+        "{text}"
+    );
+}

@@ -103,25 +103,22 @@ fn options(profile: &str) -> LintOptions {
     }
 }
 
-#[test]
-fn seed_blocks_are_flagged_for_the_right_reasons() {
-    let blocks = seed_blocks();
-    assert_eq!(blocks.len(), 15);
-    // Expected codes per block, in the seed's order.
+/// Expected codes per seed block, in the seed's order, with a name for messages.
+fn expected_seed_codes() -> Vec<(&'static str, BTreeSet<&'static str>)> {
     use Code::*;
-    let common_512 = [
+    let common_512 = vec![
         SingleIterationStreams,
         ImpossiblePeak,
         ClientCapped,
         InconsistentTotals,
     ];
-    let expected: Vec<(&str, Vec<Code>)> = vec![
-        ("vLLM ShareGPT baseline", common_512.to_vec()),
+    let table: Vec<(&str, Vec<Code>)> = vec![
+        ("vLLM ShareGPT baseline", common_512.clone()),
         ("SGLang ShareGPT", vec![ImpossiblePeak, ClientCapped]),
-        ("vLLM ShareGPT quantization", common_512.to_vec()),
-        ("vLLM ShareGPT prefix cache", common_512.to_vec()),
-        ("vLLM ShareGPT performance mode", common_512.to_vec()),
-        ("vLLM ShareGPT kv cache dtype", common_512.to_vec()),
+        ("vLLM ShareGPT quantization", common_512.clone()),
+        ("vLLM ShareGPT prefix cache", common_512.clone()),
+        ("vLLM ShareGPT performance mode", common_512.clone()),
+        ("vLLM ShareGPT kv cache dtype", common_512.clone()),
         (
             "vLLM ShareGPT speculative decoding",
             vec![
@@ -133,8 +130,8 @@ fn seed_blocks_are_flagged_for_the_right_reasons() {
                 ZeroLatency,
             ],
         ),
-        ("vLLM ShareGPT baseline (other cases)", common_512.to_vec()),
-        ("vLLM ShareGPT optimized", common_512.to_vec()),
+        ("vLLM ShareGPT baseline (other cases)", common_512.clone()),
+        ("vLLM ShareGPT optimized", common_512.clone()),
         (
             "vLLM Throughput baseline",
             vec![
@@ -182,17 +179,95 @@ fn seed_blocks_are_flagged_for_the_right_reasons() {
             vec![SingleIterationStreams, ImpossiblePeak, SingleBurst],
         ),
     ];
-    for (block, (what, want)) in blocks.iter().zip(&expected) {
+    table
+        .into_iter()
+        .map(|(name, codes)| (name, codes.iter().map(|c| c.as_str()).collect()))
+        .collect()
+}
+
+#[test]
+fn seed_blocks_are_flagged_for_the_right_reasons() {
+    let blocks = seed_blocks();
+    assert_eq!(blocks.len(), 15);
+    for (block, (what, want)) in blocks.iter().zip(expected_seed_codes()) {
         let findings = lint::lint_result(&block.result, &options(block.profile));
-        let got = codes(&findings);
-        let want: BTreeSet<&str> = want.iter().map(|c| c.as_str()).collect();
-        assert_eq!(got, want, "{what}: {findings:#?}");
+        assert_eq!(codes(&findings), want, "{what}: {findings:#?}");
         assert_eq!(
             block.engine == "SGLang",
             what.starts_with("SGLang"),
             "{what}"
         );
     }
+}
+
+#[test]
+fn lint_file_on_the_seed_uses_format_parser_and_document_context() {
+    // Through format::text::parse and format::doc::contexts (profile → expected requests):
+    // the same findings as the hand-read blocks above.
+    let runs = lint::lint_path(&fixture("seed.txt"), &LintOptions::default()).unwrap();
+    assert_eq!(runs.len(), 15);
+    for (run, (what, want)) in runs.iter().zip(expected_seed_codes()) {
+        assert_eq!(
+            codes(&run.findings),
+            want,
+            "{what} ({}): {:#?}",
+            run.run,
+            run.findings
+        );
+    }
+    assert_eq!(lint::exit_code(&runs), lint::EXIT_FINDINGS);
+    let text = lint::render_text(&runs);
+    assert_eq!(
+        text.lines().count(),
+        runs.iter().map(|r| r.findings.len()).sum::<usize>()
+    );
+    assert!(
+        text.lines().all(|l| l.contains("seed.txt: line ")),
+        "{text}"
+    );
+    // JSON for tools (serde_json's default float parser may differ in the last bit, so
+    // compare everything but the evidence values exactly).
+    let back: Vec<lint::RunFindings> = serde_json::from_str(&lint::render_json(&runs)).unwrap();
+    assert_eq!(back.len(), runs.len());
+    for (a, b) in back.iter().zip(&runs) {
+        assert_eq!((&a.source, &a.run), (&b.source, &b.run));
+        for (f, g) in a.findings.iter().zip(&b.findings) {
+            assert_eq!(
+                (f.code, f.severity, &f.message),
+                (g.code, g.severity, &g.message)
+            );
+            for (x, y) in f.evidence.iter().zip(&g.evidence) {
+                assert_eq!(x.name, y.name);
+                assert!((x.value - y.value).abs() <= 1e-12 * y.value.abs().max(1.0));
+            }
+        }
+    }
+}
+
+#[test]
+fn lint_file_on_result_files_and_bad_input() {
+    let runs = lint::lint_path(
+        &fixture("vllm/vllm_bench_serve_2026-07_ascend_qwen3vl_result.json"),
+        &LintOptions::default(),
+    )
+    .unwrap();
+    assert_eq!(lint::exit_code(&runs), lint::EXIT_CLEAN);
+    assert!(lint::render_text(&runs).is_empty());
+    let runs = lint::lint_path(&fixture("guidellm/errors.json"), &LintOptions::default()).unwrap();
+    assert_eq!(runs[0].run, "constant@10.00");
+    assert_eq!(lint::exit_code(&runs), lint::EXIT_FINDINGS);
+    // The vLLM report text itself (a block with trailing pad spaces) is clean too.
+    let runs = lint::lint_path(
+        &fixture("vllm/vllm_bench_serve_2026-07_ascend_qwen3vl_report.txt"),
+        &LintOptions::default(),
+    )
+    .unwrap();
+    assert_eq!(runs.len(), 1);
+    assert!(runs[0].findings.is_empty(), "{:#?}", runs[0].findings);
+    // Bad input: typed errors, never a panic.
+    assert!(lint::lint_bytes("x", b"hello", &LintOptions::default()).is_err());
+    assert!(lint::lint_bytes("x", b"{\"benchmarks\": [", &LintOptions::default()).is_err());
+    assert!(lint::lint_path(Path::new("/nonexistent/file.json"), &LintOptions::default()).is_err());
 }
 
 #[test]

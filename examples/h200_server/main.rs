@@ -4,6 +4,7 @@
 //! cargo run --release --example h200_server                  # the whole study
 //! cargo run --release --example h200_server -- --profile throughput --config optimized
 //! cargo run --release --example h200_server -- --fidelity    # simulated vs seed figures
+//! cargo run --release --example h200_server -- --serve 127.0.0.1:8000 --speed 10  # over HTTP
 //! ```
 //!
 //! Flags: `--profile NAME` (sharegpt, throughput, long-context, generation-heavy, latency),
@@ -12,7 +13,10 @@
 //! GPUStack would have reported), `--warm` (no cold start, see `starts_cold`), `--fidelity`
 //! (the simulated-vs-seed table), `--sharegpt FILE` (the real
 //! `ShareGPT_V3_unfiltered_cleaned_split.json` instead of the built-in length distribution;
-//! token counts are approximated, see `servebench::driver::workload`).
+//! token counts are approximated, see `servebench::driver::workload`); `--serve HOST:PORT
+//! [--speed X] [--delta content|reasoning|reasoning_content] [--fault 500:N|cut:N:K|error:N:K]`
+//! serves the simulator (`--config`, default baseline; warm) as an OpenAI-compatible
+//! streaming server.
 
 /// `println!` that ignores a closed stdout (`| head`) instead of panicking.
 macro_rules! out {
@@ -34,6 +38,7 @@ mod frontend;
 mod guidellm;
 mod model;
 mod report;
+mod serve;
 mod sim;
 
 use std::process::ExitCode;
@@ -86,9 +91,13 @@ struct Args {
     fidelity: bool,
     warm: bool,
     sharegpt: Option<std::path::PathBuf>,
+    serve: Option<std::net::SocketAddr>,
+    speed: f64,
+    delta: Option<servebench::http::server::DeltaField>,
+    fault: Option<servebench::http::server::Fault>,
 }
 
-const USAGE: &str = "usage: h200_server [--profile NAME] [--config NAME] [--seed N] [--format text|json|markdown] [--as-guidellm] [--warm] [--sharegpt FILE] [--fidelity]";
+const USAGE: &str = "usage: h200_server [--profile NAME] [--config NAME] [--seed N] [--format text|json|markdown] [--as-guidellm] [--warm] [--sharegpt FILE] [--fidelity]\n       h200_server --serve HOST:PORT [--speed X] [--config NAME] [--delta content|reasoning|reasoning_content] [--fault 500:N|cut:N:K|error:N:K]";
 
 fn parse_args(mut it: impl Iterator<Item = String>) -> Result<Args, String> {
     let mut a = Args {
@@ -100,6 +109,10 @@ fn parse_args(mut it: impl Iterator<Item = String>) -> Result<Args, String> {
         fidelity: false,
         warm: false,
         sharegpt: None,
+        serve: None,
+        speed: 1.0,
+        delta: None,
+        fault: None,
     };
     while let Some(arg) = it.next() {
         let mut value = |name: &str| it.next().ok_or(format!("{name} needs a value"));
@@ -141,10 +154,25 @@ fn parse_args(mut it: impl Iterator<Item = String>) -> Result<Args, String> {
             "--fidelity" => a.fidelity = true,
             "--warm" => a.warm = true,
             "--sharegpt" => a.sharegpt = Some(value("--sharegpt")?.into()),
-            "--serve" | "--speed" => {
-                return Err(format!(
-                    "{arg}: serving the simulator over HTTP is not implemented yet"
-                ))
+            "--serve" => {
+                let v = value("--serve")?;
+                a.serve = Some(
+                    v.parse()
+                        .map_err(|_| format!("--serve: not an address (HOST:PORT): `{v}`"))?,
+                );
+            }
+            "--speed" => {
+                let v = value("--speed")?;
+                a.speed = v
+                    .parse()
+                    .ok()
+                    .filter(|s: &f64| s.is_finite() && *s > 0.0)
+                    .ok_or(format!("--speed: not a positive number: `{v}`"))?;
+            }
+            "--delta" => a.delta = Some(serve::parse_delta(&value("--delta")?)?),
+            "--fault" => {
+                let v = value("--fault")?;
+                a.fault = Some(v.parse().map_err(|e| format!("--fault: {e}"))?);
             }
             "-h" | "--help" => return Err(USAGE.to_string()),
             other => return Err(format!("unknown argument `{other}`\n{USAGE}")),
@@ -219,11 +247,6 @@ fn shown(out: &RunOutput, profile: &Profile, seed: u64, as_guidellm: bool) -> Be
         let mut opts = MetricsOptions::new(Convention::Guidellm);
         opts.percentiles = vec![50.0, 95.0, 99.0];
         let mut r = metrics::compute(&seen, &opts);
-        if r.successful_requests.is_none() {
-            // The library's guidellm convention is not available in this build: use the
-            // example's approximation of it.
-            r = guidellm::report(&seen, out.result.clone());
-        }
         r.meta = out.result.meta.clone();
         r.meta.convention = Some(Convention::Guidellm);
         r
@@ -363,6 +386,20 @@ fn main() -> ExitCode {
             return ExitCode::from(2);
         }
     };
+    if let Some(addr) = args.serve {
+        let serve_args = serve::ServeArgs {
+            addr,
+            speed: args.speed,
+            delta: args.delta,
+            fault: args.fault,
+        };
+        let config = config(args.config.as_deref().unwrap_or("baseline"));
+        if let Err(e) = serve::run(config, &serve_args) {
+            eprintln!("h200_server: {e}");
+            return ExitCode::from(1);
+        }
+        return ExitCode::SUCCESS;
+    }
     let res = if args.fidelity {
         fidelity(args.seed)
     } else {
@@ -502,7 +539,7 @@ mod tests {
         let g = shown(&out, &p, 0, true);
         let v = out.result;
         // guidellm's "TPOT" is sum(TTFT) / sum(output tokens) when every request shows one
-        // iteration, its ITL is 0, and its token rate uses the span of first-token events.
+        // iteration, and its ITL is 0.
         let ttft_sum: f64 = out
             .records
             .iter()
@@ -512,12 +549,33 @@ mod tests {
         let tpot = g.tpot.as_ref().and_then(|s| s.mean).unwrap_or(0.0);
         assert!((tpot - ttft_sum / 128_000.0).abs() < 0.01, "{tpot}");
         assert_eq!(g.itl.as_ref().and_then(|s| s.mean), Some(0.0));
-        assert!(g.total_token_throughput_per_s > v.total_token_throughput_per_s);
-        // All of a request's tokens land at one instant: the "peak" rate is inflated far
-        // above the real output rate.
+        // All of a request's tokens land at one instant: the "peak" rate is inflated above
+        // the real output rate.
         let real = v.output_throughput_per_s.unwrap_or(f64::MAX);
-        assert!(g.peak_output_throughput_per_s.unwrap_or(0.0) > 3.0 * real);
+        assert!(g.peak_output_throughput_per_s.unwrap_or(0.0) > real);
         assert_eq!(g.meta.convention, Some(servebench::Convention::Guidellm));
+    }
+
+    /// The "Mean TPOT(ms)" GPUStack printed for the baselines (an artifact of the
+    /// reasoning-blind client) is reproduced by the guidellm view within 15%: 45.39
+    /// (Throughput), 319.79 (Long Context) and the mixture 2.48 (Generation Heavy, where
+    /// about 5% of requests finish thinking and get real timing).
+    #[test]
+    fn the_guidellm_view_reproduces_gpustacks_reported_tpot() {
+        for (name, seed_tpot) in [
+            ("throughput", 45.39),
+            ("long-context", 319.79),
+            ("generation-heavy", 2.48),
+        ] {
+            let p = preset(name);
+            let out = simulate(&p, &config("baseline"), 0, false).unwrap();
+            let g = shown(&out, &p, 0, true);
+            let tpot = g.tpot.as_ref().and_then(|s| s.mean).unwrap_or(0.0);
+            assert!(
+                (tpot / seed_tpot - 1.0).abs() < 0.15,
+                "{name}: {tpot:.2} vs {seed_tpot}"
+            );
+        }
     }
 
     #[test]
@@ -585,9 +643,13 @@ mod tests {
             .unwrap_err()
             .contains("unknown config"));
         assert!(a(&["--profile", "nope"]).is_err());
-        assert!(a(&["--serve", "127.0.0.1:8000"])
-            .unwrap_err()
-            .contains("not implemented"));
+        let serve = a(&["--serve", "127.0.0.1:8000", "--speed", "10"]).unwrap();
+        assert_eq!(serve.serve, Some("127.0.0.1:8000".parse().unwrap()));
+        assert_eq!(serve.speed, 10.0);
+        assert!(a(&["--serve", "localhost"]).is_err());
+        assert!(a(&["--speed", "0"]).is_err());
+        assert!(a(&["--sharegpt"]).is_err());
+        assert!(a(&["--warm"]).unwrap().warm);
         assert!(a(&["--seed"]).is_err());
     }
 }

@@ -8,7 +8,8 @@
 //! - the group "Summary:" sentence ([`speed_summary`]);
 //! - the "Summary of Optimization Options" ladder ([`optimization_ladder`]) with its skip
 //!   rules, and the recommended final configuration ([`Ladder::final_parameters`],
-//!   [`serving_command`]).
+//!   [`serving_command`]);
+//! - in [`latency`], the latency document's cells and sentence.
 //!
 //! Percentages are computed from the values as the results hold them (unrounded when the
 //! result came from raw data; a parsed text report holds the printed two-decimal values).
@@ -26,6 +27,8 @@
 //! assert_eq!(row.optimized.text(), "Total TPS: 10570.88 (+9.75%) Mean TPOT(ms): 24.71");
 //! assert_eq!(row.baseline.text(), "Total TPS: 9632.01 Mean TPOT(ms): 25.89");
 //! ```
+
+pub mod latency;
 
 use std::fmt::Write as _;
 

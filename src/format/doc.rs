@@ -17,19 +17,74 @@
 //! - `[Baseline |Optimized ]Backend Parameters:` starts the parameter list: the following
 //!   lines that start with `--` (blank and fence lines allowed between them);
 //! - `vLLM v0.17.1` / `SGLang v0.5.9` record an engine version for the document;
-//! - in plain text, a line of at most 100 characters that has no tab, no `: `, does not
-//!   start with `|`, `-`, `!`, `[` or a digit and does not end with `.`, `:`, `;`, `,` or
-//!   `\` is heading-like.
+//! - in plain text, a line of at most 100 characters and 12 words that has no tab, no
+//!   `: `, none of `[]{}|=<>`, does not start with `-`, `!`, `>`, a digit or a log level
+//!   (`INFO`, `WARNING`, …) and does not end with `.`, `:`, `;`, `,` or `\` is heading-like.
 //!
 //! Profile, parameters and title belong to the next block only. The heading persists until
 //! the next heading, so the "Optimized" block of an "Other Benchmark Cases" pair gets its
 //! pair's heading. The engine is the nearest heading naming vLLM or SGLang (as a word)
 //! between the previous block and this one.
 
+use std::ops::Range;
+
 use serde::Serialize;
 
+use crate::format::text::{self, ParseError};
 use crate::profile::Profile;
-use crate::result::RunMeta;
+use crate::result::{BenchmarkResult, RunMeta};
+
+/// A block found in a document, its result carrying the run metadata read around it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct DocBlock {
+    /// The block's figures and layout, `meta` filled from `context` (see [`BlockContext::apply`]).
+    pub result: BenchmarkResult,
+    /// 1-based line of the block's title line.
+    pub start_line: usize,
+    /// 1-based line of the block's closing line.
+    pub end_line: usize,
+    /// Byte range of the block in the document (see `format::text::ParsedBlock::span`).
+    pub span: Range<usize>,
+    /// What the document says around the block.
+    pub context: BlockContext,
+}
+
+/// Finds every block of `text` with [`text::parse`] and attaches each block's
+/// [`BlockContext`] to its result's metadata.
+///
+/// ```
+/// use servebench::format::doc;
+/// let seed = std::fs::read_to_string("tests/fixtures/seed.txt").unwrap();
+/// let blocks = doc::parse(&seed).unwrap();
+/// assert_eq!(blocks.len(), 15);
+/// let mtp = &blocks[6].result;
+/// assert_eq!(mtp.meta.label.as_deref(), Some("Speculative Decoding && Quantization"));
+/// assert_eq!(mtp.success_rate(None), Some(0.516)); // 516 of the ShareGPT profile's 1000
+/// ```
+///
+/// # Errors
+///
+/// Any [`ParseError`] of [`text::parse`]; it names the 1-based line.
+pub fn parse(text: &str) -> Result<Vec<DocBlock>, ParseError> {
+    let blocks = text::parse(text)?;
+    let ranges: Vec<(usize, usize)> = blocks.iter().map(|b| (b.start_line, b.end_line)).collect();
+    let ctxs = contexts(text, &ranges);
+    Ok(blocks
+        .into_iter()
+        .zip(ctxs)
+        .map(|(b, context)| {
+            let mut result = b.result;
+            context.apply(&mut result.meta);
+            DocBlock {
+                result,
+                start_line: b.start_line,
+                end_line: b.end_line,
+                span: b.span,
+                context,
+            }
+        })
+        .collect())
+}
 
 /// Which side of a baseline/optimized pair a block is on.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -206,8 +261,14 @@ fn classify(line: &str, markdown: bool) -> Line<'_> {
     if markdown || bullet {
         return Line::Other;
     }
+    const LOG_LEVELS: [&str; 6] = ["INFO", "WARNING", "WARN", "ERROR", "DEBUG", "CRITICAL"];
     let heading_like = s.len() <= 100
-        && !s.contains('\t')
+        && s.split_whitespace().count() <= 12
+        && !s
+            .split_whitespace()
+            .next()
+            .is_some_and(|w| LOG_LEVELS.contains(&w.trim_matches(':')))
+        && !s.contains(['\t', '[', ']', '{', '}', '|', '=', '<', '>'])
         && !s.contains(": ")
         && !s.starts_with(['|', '-', '!', '[', '>', '='])
         && !s.starts_with(|c: char| c.is_ascii_digit())
@@ -463,6 +524,26 @@ mod tests {
             c[1].profile.as_ref().unwrap().name.as_deref(),
             Some("throughput")
         );
+    }
+
+    #[test]
+    fn a_vllm_log_gives_no_spurious_heading() {
+        let log = "INFO 07-12 10:00:01 [api_server.py:1234] vLLM API server version 0.10.1\n\
+                   Namespace(backend='vllm', base_url=None, host='127.0.0.1', port=8000, dataset_name='random', model='Qwen/Qwen3-8B')\n\
+                   Starting initial single prompt test run...\n\
+                   Traffic request rate: inf\n\
+                   100%|##########| 200/200 [03:23<00:00,  1.02s/it]\n";
+        let c = contexts(&format!("{log}BLOCK\n"), &[(6, 6)]);
+        assert_eq!(c[0], BlockContext::default());
+        // Through `parse`, a real vLLM report gets no label and its own convention.
+        let text = std::fs::read_to_string(
+            "tests/fixtures/vllm/vllm_bench_serve_2026-07_ascend_qwen3vl_report.txt",
+        )
+        .unwrap();
+        let blocks = parse(&format!("{log}\n{text}")).unwrap();
+        assert_eq!(blocks.len(), 1);
+        assert_eq!(blocks[0].result.meta.label, None);
+        assert_eq!(blocks[0].start_line, 7);
     }
 
     #[test]

@@ -162,16 +162,20 @@ impl Section {
         Section::Latency,
     ];
 
-    /// The section's separator line (50 characters).
-    pub fn header(self) -> String {
+    /// The section's separator line (50 characters): vLLM's `"{:-^50}".format(title)`
+    /// (odd pad character on the right), except GPUStack's hand-typed Latency line.
+    pub fn header(self) -> &'static str {
         match self {
-            Section::Latency => GPUSTACK_LATENCY_HEADER.to_string(),
-            other => format!("{:-^50}", other.title()),
+            Section::Ttft => "---------------Time to First Token----------------",
+            Section::Tpot => "-----Time per Output Token (excl. 1st token)------",
+            Section::Itl => "---------------Inter-token Latency----------------",
+            Section::E2el => "----------------End-to-end Latency----------------",
+            Section::Latency => GPUSTACK_LATENCY_HEADER,
         }
     }
 
     /// The section's title as vLLM centres it (`Time to First Token`).
-    fn title(self) -> &'static str {
+    pub fn title(self) -> &'static str {
         match self {
             Section::Ttft => "Time to First Token",
             Section::Tpot => "Time per Output Token (excl. 1st token)",
@@ -387,7 +391,7 @@ impl Row {
     /// ```
     pub fn text(&self) -> String {
         match self {
-            Row::Header(s) => s.header(),
+            Row::Header(s) => s.header().to_string(),
             Row::Field(f) => f.label().to_string(),
             Row::Stat(s, st) => format!("{} {}", st.word(), s.label_tail()),
         }
@@ -1299,7 +1303,7 @@ pub fn render_with(result: &BenchmarkResult, layout: &Layout) -> String {
         out.push_str(eol);
         out.push_str(&layout.indent);
         match row {
-            Row::Header(s) => out.push_str(&s.header()),
+            Row::Header(s) => out.push_str(s.header()),
             Row::Field(_) | Row::Stat(..) => {
                 let label = row.text();
                 let value = format_value(value_of(result, row), layout.int_valued.contains(row));
@@ -1344,7 +1348,17 @@ mod tests {
         );
         for s in Section::ALL {
             assert_eq!(s.header().len(), 50);
+            if s != Section::Latency {
+                // Python's and Rust's centring agree: odd pad character on the right.
+                assert_eq!(s.header(), format!("{:-^50}", s.title()));
+            }
         }
+        // GPUStack's literal is NOT what centring gives (21 left / 22 right).
+        assert_ne!(GPUSTACK_LATENCY_HEADER, format!("{:-^50}", "Latency"));
+        assert_eq!(
+            GPUSTACK_LATENCY_HEADER,
+            format!("{}Latency{}", "-".repeat(22), "-".repeat(21))
+        );
         assert_eq!(TITLE.len(), 50);
         assert_eq!(FOOTER.len(), 50);
     }

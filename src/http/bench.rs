@@ -1,20 +1,24 @@
 //! `servebench bench`: drive an OpenAI-compatible server with a load profile through
-//! [`HttpEngine`], collecting one [`RequestRecord`] per request.
+//! [`HttpEngine`] and the load [`driver`](crate::driver), then compute the report, the lints
+//! and keep the raw records.
 //!
-//! [`drive`] is a small engine-agnostic load loop (arrivals, concurrency cap, time limit,
-//! progress callback) that works for real-time and virtual-time engines alike; [`run`] builds
-//! the requests from a [`Profile`], discovers the model and drives an [`HttpEngine`].
+//! [`Progressed`] wraps any engine to report live counters (done, failed, in flight, tok/s)
+//! while the driver runs; the CLI turns them into a progress bar.
 
-use std::collections::{HashMap, VecDeque};
-use std::io::Write;
 use std::path::Path;
 use std::time::Duration;
 
 use super::client::{HttpConfig, HttpEngine};
 use super::HttpError;
+use crate::driver::workload::WorkloadOptions;
+use crate::driver::{run_profile, DriverError};
 use crate::engine::{Engine, EngineError, EngineEvent, EngineRequest};
-use crate::profile::{Dataset, Profile};
-use crate::record::{Outcome, RequestRecord};
+use crate::format::text::Style;
+use crate::lint::{lint_run, Finding, LintOptions};
+use crate::metrics::{compute, MetricsOptions};
+use crate::profile::Profile;
+use crate::record::RequestRecord;
+use crate::result::{BenchmarkResult, Convention};
 
 /// What to run.
 #[derive(Debug, Clone, PartialEq)]
@@ -23,13 +27,33 @@ pub struct BenchArgs {
     pub http: HttpConfig,
     /// The load profile (dataset, rate, request count, concurrency cap).
     pub profile: Profile,
-    /// Send at most this many requests (overrides the profile's count when smaller).
+    /// Send at most this many requests.
     pub max_requests: Option<u64>,
-    /// Stop after this much wall time; requests still in flight are cancelled and recorded as
-    /// incomplete.
+    /// Stop sending after this much wall time; requests still in flight are cancelled and
+    /// recorded as incomplete.
     pub max_duration: Option<Duration>,
+    /// Client-side cap on requests in flight; `None`: the profile's, else guidellm's 512.
+    pub max_concurrency: Option<usize>,
     /// Ask `/v1/models` for the model name when `http.model` is `None`.
     pub discover_model: bool,
+    /// Report style; also picks the metric convention ([`Style::Gpustack`]: guidellm's
+    /// definitions, as GPUStack's reports use; [`Style::Vllm`]: vLLM's).
+    pub style: Style,
+}
+
+impl BenchArgs {
+    /// Defaults for `target` and `profile`: completions, model discovery on, GPUStack style.
+    pub fn new(target: impl Into<String>, profile: Profile) -> Self {
+        BenchArgs {
+            http: HttpConfig::new(target),
+            profile,
+            max_requests: None,
+            max_duration: None,
+            max_concurrency: None,
+            discover_model: true,
+            style: Style::Gpustack,
+        }
+    }
 }
 
 /// Live counters for a progress bar.
@@ -41,8 +65,6 @@ pub struct Progress {
     pub failed: u64,
     /// Requests in flight.
     pub in_flight: u64,
-    /// Requests in total.
-    pub total: u64,
     /// Output tokens received so far.
     pub output_tokens: u64,
     /// Time since the start (engine clock).
@@ -61,266 +83,314 @@ impl Progress {
     }
 }
 
+/// How often [`Progressed`] reports (engine clock).
+pub const PROGRESS_EVERY: Duration = Duration::from_millis(200);
+
+/// An engine wrapper that counts what passes through and calls `report` at least every
+/// [`PROGRESS_EVERY`] while the driver waits in [`Engine::advance`] (a long wait is cut into
+/// slices; the contract — return at the deadline or right after a terminal event — holds).
+pub struct Progressed<'a, E> {
+    inner: E,
+    progress: Progress,
+    next_report: Duration,
+    report: &'a mut dyn FnMut(&Progress),
+}
+
+impl<'a, E: Engine> Progressed<'a, E> {
+    /// Wrap `inner`.
+    pub fn new(inner: E, report: &'a mut dyn FnMut(&Progress)) -> Self {
+        Progressed {
+            inner,
+            progress: Progress::default(),
+            next_report: Duration::ZERO,
+            report,
+        }
+    }
+
+    /// The counters so far.
+    pub fn progress(&self) -> Progress {
+        self.progress
+    }
+
+    /// The wrapped engine.
+    pub fn into_inner(self) -> E {
+        self.inner
+    }
+
+    fn tick(&mut self, force: bool) {
+        let now = self.inner.now();
+        if force || now >= self.next_report {
+            self.progress.elapsed = now;
+            self.progress.in_flight = self.inner.in_flight() as u64;
+            (self.report)(&self.progress);
+            self.next_report = now + PROGRESS_EVERY;
+        }
+    }
+}
+
+impl<E: Engine> Engine for Progressed<'_, E> {
+    fn now(&self) -> Duration {
+        self.inner.now()
+    }
+
+    fn submit(&mut self, request: EngineRequest) -> Result<(), EngineError> {
+        self.inner.submit(request)
+    }
+
+    fn advance(
+        &mut self,
+        deadline: Option<Duration>,
+        events: &mut Vec<EngineEvent>,
+    ) -> Result<(), EngineError> {
+        loop {
+            let now = self.inner.now();
+            let slice_end = now + PROGRESS_EVERY;
+            let slice = match deadline {
+                Some(d) => d.min(slice_end),
+                None => slice_end,
+            };
+            let start = events.len();
+            self.inner.advance(Some(slice), events)?;
+            let mut ended = false;
+            for ev in &events[start..] {
+                match ev {
+                    EngineEvent::Chunk { tokens, .. } => {
+                        self.progress.output_tokens += u64::from(*tokens)
+                    }
+                    EngineEvent::Finished { .. } => {
+                        self.progress.done += 1;
+                        ended = true;
+                    }
+                    EngineEvent::Failed { .. } => {
+                        self.progress.done += 1;
+                        self.progress.failed += 1;
+                        ended = true;
+                    }
+                    EngineEvent::Sent { .. } => {}
+                }
+            }
+            self.tick(false);
+            let reached = deadline.is_some_and(|d| self.inner.now() >= d);
+            if ended || reached || (deadline.is_none() && self.inner.in_flight() == 0) {
+                return Ok(());
+            }
+        }
+    }
+
+    fn in_flight(&self) -> usize {
+        self.inner.in_flight()
+    }
+
+    fn cancel(&mut self, id: u64) -> bool {
+        self.inner.cancel(id)
+    }
+}
+
 /// Errors of a bench run.
 #[derive(Debug, thiserror::Error)]
 pub enum BenchError {
     /// Setting up the HTTP engine or reaching the server failed.
     #[error(transparent)]
     Http(#[from] HttpError),
-    /// The engine failed as a whole.
+    /// The driver could not run the profile.
     #[error(transparent)]
-    Engine(#[from] EngineError),
-    /// The profile cannot be run here.
-    #[error("profile: {0}")]
-    Profile(String),
-    /// Writing the records failed.
-    #[error("writing {path}: {source}")]
+    Driver(#[from] DriverError),
+    /// Writing the output failed.
+    #[error("writing {path}: {message}")]
     Write {
         /// The output path.
         path: String,
-        /// The I/O error.
-        source: std::io::Error,
+        /// What went wrong.
+        message: String,
     },
 }
 
 /// A finished run.
 #[derive(Debug, Clone, PartialEq)]
 pub struct BenchRun {
-    /// The model the requests named, if any.
-    pub model: Option<String>,
-    /// One record per request sent, in id order.
+    /// The figures, in the convention of the chosen style, with the profile, model, target
+    /// and convention in `meta`.
+    pub result: BenchmarkResult,
+    /// One record per request sent, in id order (engine clock: offsets from the run start).
     pub records: Vec<RequestRecord>,
-    /// From the first scheduled arrival to the last request's end (engine clock).
-    pub duration: Duration,
+    /// Lint findings on the result and the records.
+    pub findings: Vec<Finding>,
+    /// Set when the engine failed as a whole and the run stopped early.
+    pub aborted: Option<String>,
 }
 
-/// The requests a profile sends: ids from 0, `arrival` spaced `1/request_rate` apart (all at
-/// 0 for an infinite rate). Random datasets only: ShareGPT needs the dataset loader of the
-/// load driver.
-pub fn requests_for(
-    profile: &Profile,
-    max_requests: Option<u64>,
-) -> Result<Vec<EngineRequest>, BenchError> {
-    let Dataset::Random {
-        input_tokens,
-        output_tokens,
-        ..
-    } = &profile.dataset
-    else {
-        return Err(BenchError::Profile(
-            "ShareGPT profiles are not supported by `bench` yet; use --input-tokens/--output-tokens".into(),
-        ));
-    };
-    let n = max_requests.map_or(profile.total_requests, |m| m.min(profile.total_requests));
-    let gap = if profile.request_rate.is_finite() && profile.request_rate > 0.0 {
-        Duration::try_from_secs_f64(1.0 / profile.request_rate).unwrap_or(Duration::ZERO)
-    } else {
-        Duration::ZERO
-    };
-    Ok((0..n)
-        .map(|i| EngineRequest {
-            id: i,
-            prompt_tokens: *input_tokens,
-            prompt: None,
-            max_output_tokens: *output_tokens,
-            ignore_eos: true,
-            arrival: gap.saturating_mul(u32::try_from(i).unwrap_or(u32::MAX)),
-            shared_prefix_tokens: 0,
-        })
-        .collect())
-}
-
-/// How often [`drive`] reports progress (engine clock).
-const PROGRESS_EVERY: Duration = Duration::from_millis(200);
-
-/// Run `requests` (sorted by `arrival`) through `engine`: submit each at its arrival time, or
-/// when a slot frees under `max_concurrency`; stop sending at `stop_at` and cancel what is
-/// still in flight (recorded as [`Outcome::Incomplete`]). Returns one record per request sent,
-/// in id order.
-pub fn drive<E: Engine>(
-    engine: &mut E,
-    requests: Vec<EngineRequest>,
-    max_concurrency: Option<usize>,
-    stop_at: Option<Duration>,
-    progress: &mut dyn FnMut(&Progress),
-) -> Result<Vec<RequestRecord>, EngineError> {
-    let total = requests.len() as u64;
-    let cap = max_concurrency.unwrap_or(usize::MAX).max(1);
-    let mut future: VecDeque<EngineRequest> = requests.into();
-    let mut waiting: VecDeque<EngineRequest> = VecDeque::new();
-    let mut records: HashMap<u64, RequestRecord> = HashMap::new();
-    let mut open: HashMap<u64, ()> = HashMap::new();
-    let mut events = Vec::new();
-    let mut p = Progress {
-        total,
-        ..Progress::default()
-    };
-    let mut next_report = Duration::ZERO;
-    loop {
-        let now = engine.now();
-        if stop_at.is_some_and(|s| now >= s) {
-            for id in open.keys() {
-                engine.cancel(*id);
-                if let Some(r) = records.get_mut(id) {
-                    r.outcome = Outcome::Incomplete {
-                        reason: "stopped at --max-seconds".into(),
-                    };
-                }
-            }
-            break;
-        }
-        while future.front().is_some_and(|r| r.arrival <= now) {
-            waiting.extend(future.pop_front());
-        }
-        while open.len() < cap {
-            let Some(mut req) = waiting.pop_front() else {
-                break;
-            };
-            let mut rec = RequestRecord::new(req.id, now);
-            rec.scheduled_at = Some(req.arrival);
-            rec.prompt_tokens = Some(req.prompt_tokens);
-            records.insert(req.id, rec);
-            open.insert(req.id, ());
-            req.arrival = now.max(req.arrival);
-            engine.submit(req)?;
-        }
-        p.in_flight = open.len() as u64;
-        p.elapsed = now;
-        if now >= next_report {
-            progress(&p);
-            next_report = now + PROGRESS_EVERY;
-        }
-        if future.is_empty() && waiting.is_empty() && open.is_empty() {
-            break;
-        }
-        let mut deadline = now + PROGRESS_EVERY;
-        if let Some(r) = future.front() {
-            deadline = deadline.min(r.arrival.max(now));
-        }
-        if let Some(s) = stop_at {
-            deadline = deadline.min(s);
-        }
-        events.clear();
-        engine.advance(Some(deadline), &mut events)?;
-        for ev in events.drain(..) {
-            let id = ev.id();
-            let Some(rec) = records.get_mut(&id) else {
-                continue;
-            };
-            match ev {
-                EngineEvent::Sent { at, .. } => rec.sent_at = at,
-                EngineEvent::Chunk { at, tokens, .. } => {
-                    rec.chunks.push(crate::record::Chunk { at, tokens });
-                    p.output_tokens += u64::from(tokens);
-                }
-                EngineEvent::Finished { at, usage, .. } => {
-                    rec.ended_at = Some(at);
-                    rec.usage_prompt_tokens = usage.prompt_tokens;
-                    rec.usage_output_tokens = usage.completion_tokens;
-                    open.remove(&id);
-                    p.done += 1;
-                }
-                EngineEvent::Failed {
-                    at, kind, message, ..
-                } => {
-                    rec.ended_at = Some(at);
-                    rec.outcome = Outcome::Error { kind, message };
-                    open.remove(&id);
-                    p.done += 1;
-                    p.failed += 1;
-                }
-            }
-        }
+/// The metric convention a report style uses.
+pub fn convention_for(style: Style) -> Convention {
+    match style {
+        Style::Gpustack => Convention::Guidellm,
+        Style::Vllm => Convention::Vllm,
     }
-    p.in_flight = 0;
-    p.elapsed = engine.now();
-    progress(&p);
-    let mut out: Vec<RequestRecord> = records.into_values().collect();
-    out.sort_by_key(|r| r.id);
-    Ok(out)
 }
 
-/// Run a benchmark against `args.http.target`.
+/// Compute the report figures and lints for `records` (as [`run`] does).
+pub fn summarize(
+    records: &[RequestRecord],
+    profile: &Profile,
+    style: Style,
+    max_concurrency: Option<usize>,
+) -> (BenchmarkResult, Vec<Finding>) {
+    let mut result = compute(records, MetricsOptions::new(convention_for(style)));
+    result.meta.profile = Some(profile.clone());
+    result.meta.convention = Some(convention_for(style));
+    let opts = LintOptions {
+        expected_requests: Some(profile.total_requests),
+        client_cap: max_concurrency.map(|c| c as u64),
+    };
+    let findings = lint_run(&result, Some(records), &opts);
+    (result, findings)
+}
+
+/// Run a benchmark against `args.http.target`, calling `progress` as it goes.
 pub fn run(args: &BenchArgs, progress: &mut dyn FnMut(&Progress)) -> Result<BenchRun, BenchError> {
-    let requests = requests_for(&args.profile, args.max_requests)?;
     let mut http = args.http.clone();
     if http.model.is_none() && args.discover_model {
         let probe = HttpEngine::new(http.clone())?;
         http.model = probe.list_models()?.into_iter().next();
     }
     let model = http.model.clone();
-    let mut engine = HttpEngine::new(http)?;
-    let cap = args
-        .profile
-        .max_concurrency
-        .map(|c| usize::try_from(c).unwrap_or(usize::MAX));
-    let records = drive(&mut engine, requests, cap, args.max_duration, progress)?;
-    let duration = records
-        .iter()
-        .filter_map(|r| r.ended_at)
-        .max()
-        .unwrap_or_else(|| engine.now());
+    let target = http.target.clone();
+    let workload = WorkloadOptions {
+        with_text: true,
+        ..WorkloadOptions::default()
+    };
+    let mut engine = Progressed::new(HttpEngine::new(http)?, progress);
+    let mut cap = None;
+    let out = run_profile(&mut engine, &args.profile, &workload, |o| {
+        if let Some(c) = args.max_concurrency {
+            o.max_concurrency = Some(c);
+        }
+        if let Some(n) = args.max_requests {
+            o.max_requests = Some(o.max_requests.map_or(n, |m| m.min(n)));
+        }
+        o.max_duration = args.max_duration;
+        cap = o.max_concurrency;
+    })?;
+    engine.tick(true);
+    let (mut result, findings) = summarize(&out.records, &args.profile, args.style, cap);
+    result.meta.model = model;
+    result.meta.source = Some(target);
     Ok(BenchRun {
-        model,
-        records,
-        duration,
+        result,
+        records: out.records,
+        findings,
+        aborted: out.aborted,
     })
 }
 
-/// Write records as JSON Lines (one [`RequestRecord`] per line).
-pub fn write_records(path: &Path, records: &[RequestRecord]) -> Result<(), BenchError> {
-    let err = |source| BenchError::Write {
+/// Save a run: `*.jsonl` gets the records as JSON Lines; anything else a JSON object
+/// `{"result": …, "records": […]}`.
+pub fn save(path: &Path, run: &BenchRun) -> Result<(), BenchError> {
+    let werr = |message: String| BenchError::Write {
         path: path.display().to_string(),
-        source,
+        message,
     };
-    let file = std::fs::File::create(path).map_err(err)?;
-    let mut w = std::io::BufWriter::new(file);
-    for r in records {
-        serde_json::to_writer(&mut w, r).map_err(|e| err(e.into()))?;
-        w.write_all(b"\n").map_err(err)?;
+    if path.extension().is_some_and(|e| e == "jsonl") {
+        return crate::record::write_jsonl_file(path, &run.records)
+            .map_err(|e| werr(e.to_string()));
     }
-    w.flush().map_err(err)
-}
-
-/// Read records written by [`write_records`]; errors name the line.
-pub fn read_records(text: &str) -> Result<Vec<RequestRecord>, String> {
-    text.lines()
-        .enumerate()
-        .filter(|(_, l)| !l.trim().is_empty())
-        .map(|(i, l)| serde_json::from_str(l).map_err(|e| format!("line {}: {e}", i + 1)))
-        .collect()
+    let file = std::fs::File::create(path).map_err(|e| werr(e.to_string()))?;
+    let v = serde_json::json!({"result": run.result, "records": run.records});
+    serde_json::to_writer(std::io::BufWriter::new(file), &v).map_err(|e| werr(e.to_string()))
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::engine::Usage;
 
-    #[test]
-    fn random_profile_requests() {
-        let mut p = Profile::preset("latency").unwrap();
-        p.request_rate = 4.0;
-        let r = requests_for(&p, Some(3)).unwrap();
-        assert_eq!(r.len(), 3);
-        assert_eq!(r[2].arrival, Duration::from_millis(500));
-        assert_eq!(
-            (r[1].prompt_tokens, r[1].max_output_tokens, r[1].ignore_eos),
-            (128, 128, true)
-        );
-        assert!(requests_for(&Profile::preset("sharegpt").unwrap(), None).is_err());
+    /// One chunk per request, 50 ms after submission.
+    struct Echo {
+        now: Duration,
+        queue: Vec<(Duration, u64)>,
+    }
+
+    impl Engine for Echo {
+        fn now(&self) -> Duration {
+            self.now
+        }
+        fn submit(&mut self, r: EngineRequest) -> Result<(), EngineError> {
+            self.queue
+                .push((self.now + Duration::from_millis(50), r.id));
+            Ok(())
+        }
+        fn advance(
+            &mut self,
+            deadline: Option<Duration>,
+            ev: &mut Vec<EngineEvent>,
+        ) -> Result<(), EngineError> {
+            self.queue.sort();
+            match self.queue.first().copied() {
+                Some((at, id)) if deadline.is_none_or(|d| at <= d) => {
+                    self.queue.remove(0);
+                    self.now = at;
+                    ev.push(EngineEvent::Chunk { id, at, tokens: 3 });
+                    ev.push(EngineEvent::Finished {
+                        id,
+                        at,
+                        usage: Usage::default(),
+                    });
+                }
+                _ => {
+                    if let Some(d) = deadline {
+                        self.now = self.now.max(d)
+                    }
+                }
+            }
+            Ok(())
+        }
+        fn in_flight(&self) -> usize {
+            self.queue.len()
+        }
     }
 
     #[test]
-    fn records_round_trip_as_json_lines() {
-        let mut r = RequestRecord::new(1, Duration::from_millis(3));
-        r.chunks.push(crate::record::Chunk {
-            at: Duration::from_millis(9),
-            tokens: 2,
-        });
-        let dir = std::env::temp_dir().join(format!("servebench-rec-{}.jsonl", std::process::id()));
-        write_records(&dir, &[r.clone(), r.clone()]).unwrap();
-        let text = std::fs::read_to_string(&dir).unwrap();
-        let _ = std::fs::remove_file(&dir);
-        assert_eq!(read_records(&text).unwrap(), vec![r.clone(), r]);
-        assert!(read_records("{}\n").unwrap_err().starts_with("line 1"));
+    fn progressed_reports_while_waiting_and_keeps_the_contract() {
+        let mut reports = Vec::new();
+        let mut cb = |p: &Progress| reports.push(*p);
+        let mut e = Progressed::new(
+            Echo {
+                now: Duration::ZERO,
+                queue: vec![],
+            },
+            &mut cb,
+        );
+        for id in 0..2 {
+            e.submit(EngineRequest {
+                id,
+                prompt_tokens: 1,
+                prompt: None,
+                max_output_tokens: 3,
+                ignore_eos: true,
+                arrival: Duration::ZERO,
+                shared_prefix_tokens: 0,
+            })
+            .unwrap();
+        }
+        let mut ev = Vec::new();
+        e.advance(None, &mut ev).unwrap();
+        assert_eq!(ev.len(), 2, "returns right after the first terminal event");
+        assert_eq!(e.now(), Duration::from_millis(50));
+        e.advance(Some(Duration::from_millis(40)), &mut ev).unwrap();
+        assert_eq!(ev.len(), 2, "nothing happens before an earlier deadline");
+        e.advance(Some(Duration::from_secs(1)), &mut ev).unwrap();
+        assert_eq!(ev.len(), 4);
+        e.advance(Some(Duration::from_secs(1)), &mut ev).unwrap();
+        assert_eq!(e.now(), Duration::from_secs(1));
+        let p = e.progress();
+        assert_eq!((p.done, p.failed, p.output_tokens), (2, 0, 6));
+        drop(e);
+        assert!(!reports.is_empty());
+        assert_eq!(reports.last().unwrap().done, 2);
+    }
+
+    #[test]
+    fn gpustack_style_uses_guidellm_conventions() {
+        assert_eq!(convention_for(Style::Gpustack), Convention::Guidellm);
+        assert_eq!(convention_for(Style::Vllm), Convention::Vllm);
     }
 }

@@ -15,6 +15,7 @@
 //! (vLLM's `continuous_usage_stats`), else 1. HTTP errors, connection failures, streams cut
 //! before `[DONE]`, in-stream `error` objects and timeouts become [`EngineEvent::Failed`].
 
+use std::borrow::Cow;
 use std::collections::{HashMap, VecDeque};
 use std::sync::mpsc as std_mpsc;
 use std::sync::{Arc, Mutex};
@@ -602,35 +603,35 @@ fn error_message(v: &Value) -> Option<String> {
 }
 
 #[derive(Deserialize)]
-struct WireMessage {
-    #[serde(default)]
-    choices: Vec<WireChoice>,
+struct WireMessage<'a> {
+    #[serde(default, borrow)]
+    choices: Vec<WireChoice<'a>>,
     #[serde(default)]
     usage: Option<WireUsage>,
     #[serde(default)]
-    error: Option<Value>,
-    #[serde(default)]
-    object: Option<String>,
+    error: Option<serde::de::IgnoredAny>,
+    #[serde(default, borrow)]
+    object: Option<Cow<'a, str>>,
 }
 
 #[derive(Deserialize)]
-struct WireChoice {
-    #[serde(default)]
-    text: Option<String>,
-    #[serde(default)]
-    delta: Option<WireDelta>,
+struct WireChoice<'a> {
+    #[serde(default, borrow)]
+    text: Option<Cow<'a, str>>,
+    #[serde(default, borrow)]
+    delta: Option<WireDelta<'a>>,
 }
 
 #[derive(Deserialize)]
-struct WireDelta {
+struct WireDelta<'a> {
+    #[serde(default, borrow)]
+    content: Option<Cow<'a, str>>,
+    #[serde(default, borrow)]
+    reasoning: Option<Cow<'a, str>>,
+    #[serde(default, borrow)]
+    reasoning_content: Option<Cow<'a, str>>,
     #[serde(default)]
-    content: Option<String>,
-    #[serde(default)]
-    reasoning: Option<String>,
-    #[serde(default)]
-    reasoning_content: Option<String>,
-    #[serde(default)]
-    tool_calls: Option<Vec<Value>>,
+    tool_calls: Option<Vec<serde::de::IgnoredAny>>,
 }
 
 #[derive(Deserialize, Clone, Copy)]
@@ -641,11 +642,11 @@ struct WireUsage {
     completion_tokens: Option<u64>,
 }
 
-fn non_empty(s: &Option<String>) -> bool {
+fn non_empty(s: &Option<Cow<'_, str>>) -> bool {
     s.as_deref().is_some_and(|s| !s.is_empty())
 }
 
-impl WireChoice {
+impl WireChoice<'_> {
     fn carries_output(&self) -> bool {
         non_empty(&self.text)
             || self.delta.as_ref().is_some_and(|d| {
@@ -681,12 +682,12 @@ impl StreamState {
                 format!("bad SSE data ({e}): {}", truncate(data)),
             )
         })?;
-        if msg.error.as_ref().is_some_and(|e| !e.is_null())
-            || msg.object.as_deref() == Some("error")
-        {
+        if msg.error.is_some() || msg.object.as_deref() == Some("error") {
+            // Rare: parse again as a tree to find the message (`error: null` is no error).
             let v: Value = serde_json::from_str(data).unwrap_or(Value::Null);
-            let message = error_message(&v).unwrap_or_else(|| "server error".into());
-            return Err(fail(ErrorKind::ServerError, message));
+            if let Some(message) = error_message(&v) {
+                return Err(fail(ErrorKind::ServerError, message));
+            }
         }
         let is_token = msg.choices.iter().any(WireChoice::carries_output);
         let mut tokens = None;

@@ -15,11 +15,14 @@
 //! client that disconnects drops its response body, which cancels the request in the engine
 //! ([`Engine::cancel`]) and frees its slot.
 //!
-//! The server has no tokenizer: a prompt's length is its number of whitespace-separated words
-//! (or the length of a token-id array), and every generated token is one word.
+//! The server has no tokenizer: a prompt's length is
+//! [`approx_tokens`](crate::driver::workload::approx_tokens) of its text (the estimate the
+//! workload builder uses, so servebench's own prompts count exactly; one token per common
+//! short word) or the length of a token-id array; every generated token is one short word.
 
 use std::collections::HashMap;
 use std::convert::Infallible;
+use std::future::Future;
 use std::net::SocketAddr;
 use std::pin::Pin;
 use std::str::FromStr;
@@ -38,6 +41,7 @@ use serde_json::{json, Value};
 use tokio::sync::mpsc as tokio_mpsc;
 
 use super::Endpoint;
+use crate::driver::workload::approx_tokens;
 use crate::engine::{Engine, EngineEvent, EngineRequest, Usage};
 use crate::record::{Chunk, ErrorKind, Outcome, RequestRecord};
 
@@ -491,7 +495,9 @@ impl<E: Engine> EngineLoop<E> {
         let mut msgs = Vec::new();
         let mut events = Vec::new();
         loop {
-            let busy = self.engine.in_flight() > 0 || !self.dirty.is_empty();
+            // Open streams keep the clock ticking even when the engine reports nothing in
+            // flight (a virtual engine may have computed events it has not delivered yet).
+            let busy = self.engine.in_flight() > 0 || !self.slots.is_empty();
             let first = if busy {
                 match ctrl.recv_timeout(tick) {
                     Ok(m) => Some(m),
@@ -903,7 +909,11 @@ fn bad(message: impl Into<String>) -> ApiError {
 }
 
 fn words(s: &str) -> u64 {
-    s.split_whitespace().count() as u64
+    if s.trim().is_empty() {
+        0
+    } else {
+        approx_tokens(s)
+    }
 }
 
 fn prompt_tokens_of(prompt: &Value) -> Result<u64, ApiError> {
@@ -1118,6 +1128,7 @@ async fn generate(
         guard,
         text_index: 0,
         cut: None,
+        cut_timer: None,
     };
     inc(&ctx.counters.open_streams, 1);
     let mut resp = if parsed.stream {
@@ -1169,14 +1180,7 @@ impl Drop for CancelGuard {
 
 /// Words the server "generates", one per token.
 const OUT_WORDS: [&str; 8] = [
-    " lorem",
-    " ipsum",
-    " dolor",
-    " sit",
-    " amet",
-    " consectetur",
-    " adipiscing",
-    " elit",
+    " lorem", " ipsum", " dolor", " sit", " amet", " elit", " sed", " magna",
 ];
 
 struct SseBody {
@@ -1190,8 +1194,9 @@ struct SseBody {
     done: bool,
     guard: CancelGuard,
     text_index: usize,
-    /// A cut to deliver on the next poll.
+    /// A cut to deliver once `cut_timer` fires.
     cut: Option<BodyError>,
+    cut_timer: Option<Pin<Box<tokio::time::Sleep>>>,
 }
 
 impl SseBody {
@@ -1216,35 +1221,55 @@ impl SseBody {
     }
 
     fn head(&self, out: &mut String) {
+        use std::fmt::Write as _;
         let ctx = self.ctx();
         let (prefix, object) = match self.endpoint {
             Endpoint::Completions => ("cmpl", "text_completion"),
             Endpoint::Chat => ("chatcmpl", "chat.completion.chunk"),
         };
-        out.push_str(&format!(
+        let _ = write!(
+            out,
             r#"data: {{"id":"{prefix}-{}","object":"{object}","created":{},"model":{},"choices":"#,
             self.guard.id, ctx.created, ctx.model_json
-        ));
+        );
     }
 
-    /// One chunk with a single choice; `text: None` for the role-only chat chunk.
+    /// One chunk with a single choice; `text: None` for the role-only chat chunk. `text` is
+    /// made of [`OUT_WORDS`], which need no JSON escaping.
     fn chunk(&self, out: &mut String, text: Option<&str>, finish: Option<&str>, usage: bool) {
         self.head(out);
-        let finish = finish.map_or("null".to_string(), |f| format!("\"{f}\""));
-        let text_json = Value::String(text.unwrap_or("").to_string()).to_string();
+        let push_finish = |out: &mut String| match finish {
+            Some(f) => {
+                out.push('"');
+                out.push_str(f);
+                out.push('"');
+            }
+            None => out.push_str("null"),
+        };
         match self.endpoint {
-            Endpoint::Completions => out.push_str(&format!(
-                r#"[{{"index":0,"text":{text_json},"logprobs":null,"finish_reason":{finish},"stop_reason":null}}]"#
-            )),
+            Endpoint::Completions => {
+                out.push_str(r#"[{"index":0,"text":""#);
+                out.push_str(text.unwrap_or(""));
+                out.push_str(r#"","logprobs":null,"finish_reason":"#);
+                push_finish(out);
+                out.push_str(r#","stop_reason":null}]"#);
+            }
             Endpoint::Chat => {
-                let delta = match text {
-                    None => r#"{"role":"assistant","content":""}"#.to_string(),
-                    Some("") => "{}".to_string(),
-                    Some(_) => format!(r#"{{"{}":{text_json}}}"#, self.ctx().options.delta_field.key()),
-                };
-                out.push_str(&format!(
-                    r#"[{{"index":0,"delta":{delta},"logprobs":null,"finish_reason":{finish}}}]"#
-                ));
+                out.push_str(r#"[{"index":0,"delta":"#);
+                match text {
+                    None => out.push_str(r#"{"role":"assistant","content":""}"#),
+                    Some("") => out.push_str("{}"),
+                    Some(t) => {
+                        out.push_str("{\"");
+                        out.push_str(self.ctx().options.delta_field.key());
+                        out.push_str("\":\"");
+                        out.push_str(t);
+                        out.push_str("\"}");
+                    }
+                }
+                out.push_str(r#","logprobs":null,"finish_reason":"#);
+                push_finish(out);
+                out.push_str("}]");
             }
         }
         if usage {
@@ -1350,8 +1375,16 @@ impl SseBody {
     }
 
     fn poll_next(&mut self, cx: &mut Context<'_>) -> Poll<Option<Result<Frame<Bytes>, BodyError>>> {
-        if let Some(e) = self.cut.take() {
-            return Poll::Ready(Some(Err(e)));
+        if self.cut.is_some() {
+            // Let hyper flush what was written before the cut (it flushes when the body is
+            // pending), then break the connection.
+            let timer = self
+                .cut_timer
+                .get_or_insert_with(|| Box::pin(tokio::time::sleep(Duration::from_millis(20))));
+            if timer.as_mut().poll(cx).is_pending() {
+                return Poll::Pending;
+            }
+            return Poll::Ready(self.cut.take().map(Err));
         }
         if self.done {
             return Poll::Ready(None);
@@ -1376,11 +1409,11 @@ impl SseBody {
                 }
             };
             if let Err(e) = self.render(item, &mut out) {
+                self.cut = Some(e);
                 if out.is_empty() {
-                    return Poll::Ready(Some(Err(e)));
+                    return self.poll_next(cx);
                 }
-                self.cut = Some(e); // write what came before the cut first
-                break;
+                break; // write what came before the cut first
             }
             if self.done {
                 break;
@@ -1459,7 +1492,7 @@ mod tests {
     #[test]
     fn valid_requests() {
         let p = parse(
-            r#"{"model":"servebench-sim","prompt":"a b  c","max_tokens":5,"stream":true,"stream_options":{"include_usage":true,"continuous_usage_stats":true},"ignore_eos":true}"#,
+            r#"{"model":"servebench-sim","prompt":"one two three","max_tokens":5,"stream":true,"stream_options":{"include_usage":true,"continuous_usage_stats":true},"ignore_eos":true}"#,
             Endpoint::Completions,
         )
         .unwrap();

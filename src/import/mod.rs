@@ -30,6 +30,7 @@ use crate::result::BenchmarkResult;
 
 pub mod guidellm;
 pub mod json;
+pub mod report;
 pub mod sglang;
 pub mod vllm;
 
@@ -95,6 +96,14 @@ pub enum ImportError {
     Empty {
         /// JSON path (or `line N`) of the empty run.
         path: String,
+    },
+    /// A recomputation needs per-request records the file does not have.
+    #[error("{run}: no per-request records to recompute from ({hint})")]
+    NoRecords {
+        /// The run.
+        run: String,
+        /// Why, and how to get them.
+        hint: String,
     },
     /// The input is none of the formats this crate reads.
     #[error("unrecognised input: {0}")]

@@ -31,6 +31,7 @@ use serde_json::Value;
 
 use super::json::{self, OrderedObject};
 use super::{json_lines, read_file, ImportError};
+use crate::format::text::{Field, Layout, Row, Section, Stat, Style};
 use crate::record::{Chunk, ErrorKind, Outcome, RequestRecord};
 use crate::result::{BenchmarkResult, Convention, Percentile, RunMeta, Summary};
 
@@ -403,6 +404,8 @@ fn convert(obj: &OrderedObject, line: Option<usize>) -> Result<VllmRun, ImportEr
         itl: take("itl"),
         ..BenchmarkResult::default()
     };
+    let mut result = result;
+    result.layout = Some(vllm_layout(obj, &result, &summaries));
     let records = detailed_records(&c, obj)?;
     let base = label
         .clone()
@@ -421,6 +424,91 @@ fn convert(obj: &OrderedObject, line: Option<usize>) -> Result<VllmRun, ImportEr
         num_prompts: c.u64(obj, "num_prompts")?,
         backend,
     })
+}
+
+/// The report `vllm bench serve` printed for this file, as a [`Layout`]: which rows, in
+/// which order, spelled as that version spelled them.
+///
+/// * `Failed requests:` when the file has `failed` (0.12+);
+/// * `Maximum request concurrency:` when `max_concurrency` is set, and `Request rate
+///   configured (RPS):` when the rate is finite — both only in files of 0.11+ (which have
+///   `max_output_tokens_per_s`); older reports did not print them;
+/// * `Request goodput (req/s):` when goodput was measured; `Input token throughput` for the
+///   2024-era script's `input_throughput`;
+/// * the peak rows when the file has them;
+/// * `Total token throughput` spelled with a lower-case `token` when the file has `rtfx`
+///   (0.13+), else `Total Token`;
+/// * one section per summarised metric in the file's key order, with Mean, Median and a
+///   `P{p}` row per `p{p}_{metric}_ms` key in key order (std is saved but never printed).
+pub fn vllm_layout(
+    obj: &OrderedObject,
+    r: &BenchmarkResult,
+    summaries: &[(String, Summary)],
+) -> Layout {
+    let has = |k: &str| obj.get(k).is_some();
+    let modern = has("max_output_tokens_per_s");
+    let mut rows = vec![Row::Field(Field::SuccessfulRequests)];
+    let mut push = |cond: bool, f: Field| {
+        if cond {
+            rows.push(Row::Field(f));
+        }
+    };
+    push(has("failed"), Field::FailedRequests);
+    push(modern && r.max_concurrency.is_some(), Field::MaxConcurrency);
+    push(
+        modern && r.request_rate_configured.is_some(),
+        Field::RequestRateConfigured,
+    );
+    push(true, Field::Duration);
+    push(true, Field::TotalInputTokens);
+    push(r.total_output_tokens.is_some(), Field::TotalGeneratedTokens);
+    push(true, Field::RequestThroughput);
+    push(r.request_goodput_per_s.is_some(), Field::RequestGoodput);
+    push(
+        r.input_throughput_per_s.is_some(),
+        Field::InputTokenThroughput,
+    );
+    push(
+        r.output_throughput_per_s.is_some(),
+        Field::OutputTokenThroughput,
+    );
+    push(
+        r.peak_output_throughput_per_s.is_some(),
+        Field::PeakOutputThroughput,
+    );
+    push(
+        r.peak_concurrent_requests.is_some(),
+        Field::PeakConcurrentRequests,
+    );
+    let total = if has("rtfx") {
+        Field::TotalTokenThroughput
+    } else {
+        Field::TotalTokenThroughputCapital
+    };
+    push(r.total_token_throughput_per_s.is_some(), total);
+    for (metric, s) in summaries {
+        let section = match metric.as_str() {
+            "ttft" => Section::Ttft,
+            "tpot" => Section::Tpot,
+            "itl" => Section::Itl,
+            _ => Section::E2el,
+        };
+        rows.push(Row::Header(section));
+        if s.mean.is_some() {
+            rows.push(Row::Stat(section, Stat::Mean));
+        }
+        if s.median.is_some() {
+            rows.push(Row::Stat(section, Stat::Median));
+        }
+        for p in &s.percentiles {
+            rows.push(Row::Stat(section, Stat::Percentile(p.p)));
+        }
+    }
+    Layout {
+        style: Style::Vllm,
+        rows,
+        ..Layout::default()
+    }
 }
 
 /// Records from `--save-detailed` / `--output-details` lists (times in seconds); `None`

@@ -7,6 +7,9 @@ use std::cmp::Reverse;
 use std::collections::{BinaryHeap, HashMap};
 use std::time::Duration;
 
+use servebench::driver::arrivals::Arrivals;
+use servebench::driver::workload::WorkItem;
+use servebench::driver::RunOptions;
 use servebench::engine::{Engine, EngineError, EngineEvent, EngineRequest, Usage};
 use servebench::record::ErrorKind;
 
@@ -116,18 +119,40 @@ impl Engine for TestEngine {
     }
 }
 
-/// Random-dataset requests: `n` requests, `input` prompt tokens, `output` max tokens,
-/// arrivals `gap_ms` apart.
-pub fn requests(n: u64, input: u64, output: u64, gap_ms: u64) -> Vec<EngineRequest> {
-    (0..n)
-        .map(|i| EngineRequest {
-            id: i,
+/// `n` Random-dataset work items (no prompt text: the HTTP client synthesizes it).
+pub fn work(n: usize, input: u64, output: u64) -> Vec<WorkItem> {
+    vec![
+        WorkItem {
             prompt_tokens: input,
+            output_tokens: output,
             prompt: None,
-            max_output_tokens: output,
-            ignore_eos: true,
-            arrival: Duration::from_millis(gap_ms * i),
             shared_prefix_tokens: 0,
-        })
-        .collect()
+        };
+        n
+    ]
+}
+
+/// Run `work` through the load driver: arrivals `gap_ms` apart (all at once for 0), at most
+/// `cap` in flight, a 60 s limit.
+pub fn run(
+    engine: &mut impl Engine,
+    work: &[WorkItem],
+    gap_ms: u64,
+    cap: usize,
+) -> Vec<servebench::record::RequestRecord> {
+    let opts = RunOptions {
+        arrivals: if gap_ms == 0 {
+            Arrivals::AllAtOnce
+        } else {
+            Arrivals::Constant {
+                rate: 1000.0 / gap_ms as f64,
+            }
+        },
+        max_concurrency: Some(cap),
+        max_duration: Some(Duration::from_secs(60)),
+        ..RunOptions::default()
+    };
+    let out = servebench::driver::run(engine, work, &opts).expect("driver");
+    assert!(out.aborted.is_none(), "{:?}", out.aborted);
+    out.records
 }

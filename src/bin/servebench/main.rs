@@ -1,5 +1,64 @@
-//! The `servebench` command-line tool.
+//! The `servebench` command-line tool: clap parsing and dispatch only. Each subcommand lives
+//! in its own module beside this file; [`input`] reads reports and results for all of them.
+//!
+//! Exit codes: 0 success, 1 bad input (the message names the file and line), 2 usage
+//! (clap's own exit code for bad arguments).
 
-fn main() {
-    println!("servebench {}", env!("CARGO_PKG_VERSION"));
+mod compare;
+mod input;
+mod parse;
+mod profiles;
+mod render;
+
+use std::io::Write as _;
+use std::process::ExitCode;
+
+use clap::{Parser, Subcommand};
+
+/// LLM-serving benchmarks: read, write and compare "Serving Benchmark Result" reports.
+#[derive(Debug, Parser)]
+#[command(name = "servebench", version, about, long_about = None)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+enum Command {
+    /// Parse text reports into JSON results (one JSON array on stdout).
+    Parse(parse::Args),
+    /// Render JSON results (or text reports) as "Serving Benchmark Result" blocks.
+    Render(render::Args),
+    /// Compare a candidate run against a baseline run.
+    Compare(compare::Args),
+    /// List the load-profile presets, or their guidellm commands.
+    Profiles(profiles::Args),
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let output = match cli.command {
+        Command::Parse(a) => parse::run(&a),
+        Command::Render(a) => render::run(&a),
+        Command::Compare(a) => compare::run(&a),
+        Command::Profiles(a) => profiles::run(&a),
+    };
+    match output {
+        Ok(text) => {
+            let mut out = std::io::stdout().lock();
+            match out.write_all(text.as_bytes()).and_then(|()| out.flush()) {
+                Ok(()) => ExitCode::SUCCESS,
+                // A closed pipe (`servebench parse … | head`) is not an error.
+                Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => ExitCode::SUCCESS,
+                Err(e) => {
+                    eprintln!("servebench: cannot write to stdout: {e}");
+                    ExitCode::from(1)
+                }
+            }
+        }
+        Err(e) => {
+            eprintln!("servebench: {e}");
+            ExitCode::from(1)
+        }
+    }
 }

@@ -27,6 +27,18 @@
 //! * Bucket indices are computed from integer nanoseconds; vLLM adds float seconds, which can
 //!   move a timestamp lying exactly on a bucket edge by one bucket.
 //!
+//! # `Convention::Guidellm` (guidellm 0.8.1, the numbers in GPUStack's reports)
+//!
+//! TPOT includes the TTFT (`(last − start)/N`), "ITL" is the per-request decode mean
+//! (`(last − first)/(N − 1)`), both token-weighted; latency = end − start; rates and
+//! concurrency are guidellm's event-merging, duration-weighted distributions; percentiles
+//! follow guidellm's inverse-CDF rule. [`guidellm_metrics`] returns every distribution per
+//! status group; [`compute`] maps the successful group onto the GPUStack block's rows
+//! (request/output/total-token throughput = the rate distributions' means, peak output
+//! throughput = `output_tokens_per_second.max`, maximum and peak concurrency =
+//! `request_concurrency.max`, totals = mean × successful). Details in [`guidellm`].
+//! Verified figure by figure against guidellm's own aggregates in the test fixtures.
+//!
 //! # Exact figures ([`ExactFigures`])
 //!
 //! * `peak_output_tokens_per_s`: the most output tokens (chunk token counts of successful
@@ -61,6 +73,9 @@ use crate::record::RequestRecord;
 use crate::result::{BenchmarkResult, Convention, ExactFigures, Percentile, Summary};
 use crate::stats::{numpy_summary, NumpySummary};
 
+pub mod guidellm;
+pub use guidellm::{guidellm_metrics, GuidellmMetrics, StatusCounts, StatusDistributions};
+
 /// Goodput service-level objectives, in ms; a request is "good" when it meets every one
 /// that is set (inclusive bounds).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
@@ -86,19 +101,34 @@ pub struct MetricsOptions {
     /// Benchmark duration; default: from the first send to the last end over all records.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub duration: Option<Duration>,
-    /// Goodput SLOs (vLLM `--goodput`); `None`: no goodput figure.
+    /// Goodput SLOs (vLLM `--goodput`; guidellm's `slo`, whose TPOT objective is compared
+    /// with its ITL); `None`: no goodput figure.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub goodput: Option<Slo>,
+    /// `Convention::Guidellm` only: the measurement window `(start, end)`; default from the
+    /// first send to the last end.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub window: Option<(Duration, Duration)>,
+    /// `Convention::Guidellm` only: epoch seconds of offset zero, so that computations run
+    /// on the same float timestamps guidellm used (bit-exact reproduction).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub time_origin_s: Option<f64>,
 }
 
 impl MetricsOptions {
-    /// Defaults for a convention: percentiles `[99]`, duration from the records, no goodput.
+    /// Defaults for a convention: the percentiles its report prints (vLLM `[99]`,
+    /// GPUStack/guidellm `[95, 99]`), duration and window from the records, no goodput.
     pub fn new(convention: Convention) -> Self {
         MetricsOptions {
             convention,
-            percentiles: vec![99.0],
+            percentiles: match convention {
+                Convention::Vllm => vec![99.0],
+                Convention::Guidellm => vec![95.0, 99.0],
+            },
             duration: None,
             goodput: None,
+            window: None,
+            time_origin_s: None,
         }
     }
 }
@@ -121,7 +151,7 @@ pub fn compute<O: Into<MetricsOptions>>(records: &[RequestRecord], opts: O) -> B
     let opts = opts.into();
     match opts.convention {
         Convention::Vllm => compute_vllm(records, &opts),
-        Convention::Guidellm => compute_guidellm(records, &opts),
+        Convention::Guidellm => guidellm::compute_guidellm(records, &opts),
     }
 }
 
@@ -188,7 +218,7 @@ fn vllm_summary_ms(s: Option<NumpySummary>, percentiles: &[f64]) -> Summary {
     }
 }
 
-const NANOS_PER_S: u128 = 1_000_000_000;
+const NANOS_PER_S: u64 = 1_000_000_000;
 
 fn vllm_peaks(successes: &[&RequestRecord]) -> (f64, f64) {
     let Some(min_start) = successes.iter().map(|r| r.sent_at).min() else {
@@ -199,9 +229,10 @@ fn vllm_peaks(successes: &[&RequestRecord]) -> (f64, f64) {
         .filter_map(|r| r.chunks.last().map(|c| c.at))
         .max()
         .unwrap_or(min_start);
-    let span = max_end.saturating_sub(min_start).as_nanos();
+    let span = duration_nanos(max_end.saturating_sub(min_start));
     let n = span.div_ceil(NANOS_PER_S) as usize + 1;
-    let bucket = |t: Duration| (t.saturating_sub(min_start).as_nanos() / NANOS_PER_S) as usize;
+    let min_ns = duration_nanos(min_start);
+    let bucket = |t: Duration| (duration_nanos(t).saturating_sub(min_ns) / NANOS_PER_S) as usize;
     let mut tokens = vec![0u64; n];
     // Difference array for the inclusive concurrency ranges.
     let mut conc = vec![0i64; n + 1];
@@ -234,46 +265,157 @@ fn vllm_peaks(successes: &[&RequestRecord]) -> (f64, f64) {
 /// servebench's exact figures over `records` (see the module docs).
 pub fn exact_figures(records: &[RequestRecord]) -> ExactFigures {
     ExactFigures {
-        peak_output_tokens_per_s: Some(sliding_window_peak_tokens(
-            records
-                .iter()
-                .filter(|r| r.outcome.is_success())
-                .flat_map(|r| r.chunks.iter()),
-        )),
+        peak_output_tokens_per_s: Some(sliding_window_peak_tokens(records) as f64),
         peak_in_flight: Some(peak_in_flight(records)),
     }
 }
 
-/// Most tokens in any half-open 1-second window `[t, t + 1 s)` over the given chunks.
-fn sliding_window_peak_tokens<'a>(chunks: impl Iterator<Item = &'a crate::record::Chunk>) -> f64 {
-    let mut ev: Vec<(u64, u32)> = chunks
-        .filter(|c| c.tokens > 0)
-        .map(|c| (duration_nanos(c.at), c.tokens))
-        .collect();
-    if ev.is_empty() {
-        return 0.0;
-    }
-    ev.sort_unstable_by_key(|e| e.0);
-    let window = NANOS_PER_S as u64;
-    let mut best = 0u64;
-    let mut sum = 0u64;
-    let mut lo = 0usize;
-    for hi in 0..ev.len() {
-        sum += u64::from(ev[hi].1);
-        // Window ending at ev[hi] (inclusive) and starting after ev[hi] − 1 s: the best
-        // window [t, t+1s) can always start at a chunk time, and equivalently end just after
-        // one.
-        while ev[hi].0 - ev[lo].0 >= window {
-            sum -= u64::from(ev[lo].1);
-            lo += 1;
-        }
-        best = best.max(sum);
-    }
-    best as f64
+/// `d / cell_ns` for the four cell sizes, each a division by a constant.
+#[inline]
+fn cell_index(d: u64, cell_ns: u64) -> usize {
+    (match cell_ns {
+        1_000_000 => d / 1_000_000,
+        10_000_000 => d / 10_000_000,
+        100_000_000 => d / 100_000_000,
+        _ => d / NANOS_PER_S,
+    }) as usize
 }
 
+/// Token prefix sums over cells of the chunks in `[lo, hi]`: `(prefix, lo, cell_ns, K,
+/// cells)`, or `None` when there is nothing to bin or a chunk lies outside `[lo, hi]`.
+#[allow(clippy::type_complexity)]
+fn bin_tokens<'a, I: Iterator<Item = &'a crate::record::Chunk>>(
+    chunks: &impl Fn() -> I,
+    lo: u64,
+    hi: u64,
+) -> Option<(Vec<u64>, u64, u64, usize, usize)> {
+    if lo > hi {
+        return None;
+    }
+    let span = hi - lo;
+    let mut k: u64 = 1000;
+    while k > 1 && span / (NANOS_PER_S / k) > (1 << 24) {
+        k /= 10;
+    }
+    let cell_ns = NANOS_PER_S / k;
+    let k = k as usize;
+    let ncells = cell_index(span, cell_ns) + 1;
+    // prefix[i] = tokens in cells 0..i (cells past the last one are empty).
+    let mut prefix = vec![0u64; ncells + k + 2];
+    for c in chunks() {
+        let t = duration_nanos(c.at);
+        if t < lo || t > hi {
+            return None;
+        }
+        prefix[cell_index(t - lo, cell_ns) + 1] += u64::from(c.tokens);
+    }
+    for i in 1..prefix.len() {
+        prefix[i] += prefix[i - 1];
+    }
+    Some((prefix, lo, cell_ns, k, ncells))
+}
+
+/// Most output tokens of successful requests in any half-open window `[s, s + 1 s)`.
+///
+/// Exact, without sorting every chunk: tokens are binned into cells of 1/K s (K = 1000, or
+/// fewer for runs longer than ~4.6 h); windows aligned on cells are summed exactly from
+/// prefix sums, giving a lower bound `L`. A window starting inside cell `c` can only beat
+/// `L` if the K + 1 cells `c..=c+K` hold more than `L` tokens; only for those candidate
+/// cells are the chunks of cells `c` and `c + K` sorted and the window swept exactly.
+fn sliding_window_peak_tokens(records: &[RequestRecord]) -> u64 {
+    let chunks = || {
+        records
+            .iter()
+            .filter(|r| r.outcome.is_success())
+            .flat_map(|r| r.chunks.iter())
+            .filter(|c| c.tokens > 0)
+    };
+    // Chunks arrive in order within a record, so the first and last chunks usually bound
+    // the run; binning checks it and falls back to a full min/max scan when they do not.
+    let (mut lo, mut hi) = (u64::MAX, 0u64);
+    for r in records.iter().filter(|r| r.outcome.is_success()) {
+        if let (Some(f), Some(l)) = (r.chunks.first(), r.chunks.last()) {
+            lo = lo.min(duration_nanos(f.at));
+            hi = hi.max(duration_nanos(l.at));
+        }
+    }
+    let (prefix, lo, cell_ns, k, ncells) = match bin_tokens(&chunks, lo, hi) {
+        Some(binned) => binned,
+        None => {
+            let (mut lo, mut hi) = (u64::MAX, 0u64);
+            for c in chunks() {
+                let t = duration_nanos(c.at);
+                lo = lo.min(t);
+                hi = hi.max(t);
+            }
+            match bin_tokens(&chunks, lo, hi) {
+                Some(binned) => binned,
+                None => return 0,
+            }
+        }
+    };
+    let cell_of = |t: u64| cell_index(t - lo, cell_ns);
+    let sum = |a: usize, b: usize| prefix[b] - prefix[a]; // cells a..b
+    let mut best = (0..ncells).map(|c| sum(c, c + k)).max().unwrap_or(0);
+    let candidates: Vec<usize> = (0..ncells).filter(|&c| sum(c, c + k + 1) > best).collect();
+    if candidates.is_empty() {
+        return best;
+    }
+    // Gather the chunks of every candidate cell and of its partner cell c + K.
+    const NONE: u32 = u32::MAX;
+    let mut slot = vec![NONE; ncells + k + 1];
+    let mut groups: Vec<Vec<(u64, u32)>> = Vec::new();
+    for &c in &candidates {
+        for cell in [c, c + k] {
+            if slot[cell] == NONE {
+                slot[cell] = groups.len() as u32;
+                groups.push(Vec::new());
+            }
+        }
+    }
+    for c in chunks() {
+        let t = duration_nanos(c.at);
+        let s = slot[cell_of(t)];
+        if s != NONE {
+            groups[s as usize].push((t, c.tokens));
+        }
+    }
+    for g in groups.iter_mut() {
+        g.sort_unstable();
+    }
+    let window = NANOS_PER_S;
+    for &c in &candidates {
+        let starts = &groups[slot[c] as usize];
+        let ends = &groups[slot[c + k] as usize];
+        let inner = sum(c + 1, c + k);
+        // Tokens of cell c at or after the start, of cell c+K before the end.
+        let mut tail: u64 = starts.iter().map(|e| u64::from(e.1)).sum();
+        let mut head = 0u64;
+        let mut j = 0;
+        let mut i = 0;
+        while i < starts.len() {
+            let s = starts[i].0;
+            while j < ends.len() && ends[j].0 < s + window {
+                head += u64::from(ends[j].1);
+                j += 1;
+            }
+            best = best.max(inner + tail + head);
+            // Every chunk at time s leaves the window once the start moves past s.
+            while i < starts.len() && starts[i].0 == s {
+                tail -= u64::from(starts[i].1);
+                i += 1;
+            }
+        }
+    }
+    best
+}
+
+/// Nanoseconds as u64 (saturating after ~584 years), without u128 arithmetic.
+#[inline]
 fn duration_nanos(d: Duration) -> u64 {
-    u64::try_from(d.as_nanos()).unwrap_or(u64::MAX)
+    d.as_secs()
+        .saturating_mul(NANOS_PER_S)
+        .saturating_add(u64::from(d.subsec_nanos()))
 }
 
 /// Exact peak of requests in flight: sweep line over half-open `[send, end)`.
@@ -296,7 +438,41 @@ fn peak_in_flight(records: &[RequestRecord]) -> u64 {
     peak as u64
 }
 
+/// Below this many chunks the exact figures are computed inline; above, on a second
+/// thread while the convention's statistics are computed.
+const PARALLEL_CHUNKS: usize = 1 << 20;
+
+/// Run `f` and the exact figures concurrently for large runs.
+fn with_exact_figures<T: Send>(
+    records: &[RequestRecord],
+    f: impl FnOnce() -> T + Send,
+) -> (T, ExactFigures) {
+    let chunks: usize = records.iter().map(|r| r.chunks.len()).sum();
+    if chunks < PARALLEL_CHUNKS {
+        return (f(), exact_figures(records));
+    }
+    std::thread::scope(|s| {
+        match std::thread::Builder::new().spawn_scoped(s, || exact_figures(records)) {
+            Ok(h) => {
+                let t = f();
+                let exact = h
+                    .join()
+                    .unwrap_or_else(|payload| std::panic::resume_unwind(payload));
+                (t, exact)
+            }
+            // No thread available: do both here.
+            Err(_) => (f(), exact_figures(records)),
+        }
+    })
+}
+
 fn compute_vllm(records: &[RequestRecord], opts: &MetricsOptions) -> BenchmarkResult {
+    let (mut res, exact) = with_exact_figures(records, || compute_vllm_stats(records, opts));
+    res.exact = Some(exact);
+    res
+}
+
+fn compute_vllm_stats(records: &[RequestRecord], opts: &MetricsOptions) -> BenchmarkResult {
     let successes: Vec<&RequestRecord> = records.iter().filter(|r| vllm_success(r)).collect();
     let failed = (records.len() - successes.len()) as u64;
 
@@ -344,7 +520,6 @@ fn compute_vllm(records: &[RequestRecord], opts: &MetricsOptions) -> BenchmarkRe
     });
 
     let (peak_tokens, peak_conc) = vllm_peaks(&successes);
-    let exact = exact_figures(records);
 
     let pct = &opts.percentiles;
     let ttft = vllm_summary_ms(numpy_summary(&mut ttfts, pct), pct);
@@ -373,17 +548,75 @@ fn compute_vllm(records: &[RequestRecord], opts: &MetricsOptions) -> BenchmarkRe
         tpot: Some(tpot),
         itl: Some(itl),
         e2el: Some(e2el),
-        exact: Some(exact),
         ..BenchmarkResult::default()
     };
     res.meta.convention = Some(Convention::Vllm);
     res
 }
 
-fn compute_guidellm(records: &[RequestRecord], opts: &MetricsOptions) -> BenchmarkResult {
-    // Placeholder until the guidellm convention lands: only what both conventions share.
-    let _ = (records, opts);
-    let mut res = BenchmarkResult::default();
-    res.meta.convention = Some(Convention::Guidellm);
-    res
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::record::Chunk;
+    use proptest::prelude::*;
+
+    /// The definition: sort every chunk, slide a window.
+    fn naive_peak(records: &[RequestRecord]) -> u64 {
+        let mut ev: Vec<(u64, u32)> = records
+            .iter()
+            .filter(|r| r.outcome.is_success())
+            .flat_map(|r| r.chunks.iter())
+            .map(|c| (duration_nanos(c.at), c.tokens))
+            .collect();
+        ev.sort_unstable();
+        let (mut best, mut sum, mut lo) = (0u64, 0u64, 0usize);
+        for hi in 0..ev.len() {
+            sum += u64::from(ev[hi].1);
+            while ev[hi].0 - ev[lo].0 >= 1_000_000_000 {
+                sum -= u64::from(ev[lo].1);
+                lo += 1;
+            }
+            best = best.max(sum);
+        }
+        best
+    }
+
+    #[test]
+    fn sliding_peak_on_a_ten_hour_run_uses_coarser_cells() {
+        // 10 h span → 10 ms cells; the burst straddles cell edges.
+        let at = |ns: u64| Chunk {
+            at: Duration::from_nanos(ns),
+            tokens: 3,
+        };
+        let mut r = RequestRecord::new(0, Duration::ZERO);
+        r.chunks = vec![at(0), at(36_000_000_000_000)];
+        let mut burst = RequestRecord::new(1, Duration::ZERO);
+        let base = 5_000_004_999_999u64;
+        burst.chunks = (0..50).map(|i| at(base + i * 20_000_001)).collect();
+        let records = vec![r, burst];
+        assert_eq!(sliding_window_peak_tokens(&records), naive_peak(&records));
+        assert_eq!(naive_peak(&records), 50 * 3);
+    }
+
+    proptest! {
+        #[test]
+        fn sliding_peak_equals_definition(
+            scale in prop::sample::select(vec![1_000u64, 1_000_000, 100_000_000, 30_000_000_000]),
+            reqs in prop::collection::vec(prop::collection::vec((0u64..5_000, 0u32..5), 0..40), 0..20),
+        ) {
+            let records: Vec<RequestRecord> = reqs
+                .iter()
+                .enumerate()
+                .map(|(i, chunks)| {
+                    let mut r = RequestRecord::new(i as u64, Duration::ZERO);
+                    r.chunks = chunks
+                        .iter()
+                        .map(|&(t, tokens)| Chunk { at: Duration::from_nanos(t * scale / 1000 * 7 / 3), tokens })
+                        .collect();
+                    r
+                })
+                .collect();
+            prop_assert_eq!(sliding_window_peak_tokens(&records), naive_peak(&records));
+        }
+    }
 }

@@ -1,0 +1,42 @@
+//! `metrics::compute` on synthetic runs: 10 k requests / 1 M chunk events, and 1 M requests /
+//! 100 M chunk events (about 2.5 GB of records; few samples).
+
+#[path = "dataset.rs"]
+mod dataset;
+
+use std::hint::black_box;
+use std::time::Duration;
+
+use criterion::{criterion_group, criterion_main, Criterion, Throughput};
+use servebench::metrics::compute;
+use servebench::result::Convention;
+
+fn bench_size(c: &mut Criterion, requests: usize, chunks: usize, samples: usize) {
+    let records = dataset::generate(requests, chunks, (requests as f64 / 1000.0).max(1.0), 42);
+    let mut g = c.benchmark_group(format!("compute_{requests}req_{chunks}chunks"));
+    g.throughput(Throughput::Elements((requests * chunks) as u64));
+    g.sample_size(samples);
+    g.measurement_time(Duration::from_secs(10));
+    g.warm_up_time(Duration::from_secs(1));
+    g.bench_function("vllm", |b| {
+        b.iter(|| black_box(compute(&records, Convention::Vllm)))
+    });
+    g.bench_function("guidellm", |b| {
+        b.iter(|| black_box(compute(&records, Convention::Guidellm)))
+    });
+    g.finish();
+}
+
+fn small(c: &mut Criterion) {
+    bench_size(c, 10_000, 100, 20);
+}
+
+fn large(c: &mut Criterion) {
+    // Skipped unless asked for: SERVEBENCH_BENCH_LARGE=1 cargo bench --bench metrics
+    if std::env::var_os("SERVEBENCH_BENCH_LARGE").is_some() {
+        bench_size(c, 1_000_000, 100, 10);
+    }
+}
+
+criterion_group!(benches, small, large);
+criterion_main!(benches);

@@ -1,0 +1,469 @@
+//! `Convention::Guidellm`: guidellm 0.8's per-request definitions and its distributions
+//! ([`WeightedDistribution`]), broken down by status like guidellm's `StatusDistributionSummary`.
+//!
+//! # From a [`RequestRecord`] to guidellm's request stats
+//!
+//! | guidellm | record |
+//! |---|---|
+//! | `request_start` | `sent_at` |
+//! | `first_token_iteration` / `last_token_iteration` | first / last chunk |
+//! | `token_iterations` | number of chunks |
+//! | `request_end_time` (`request_end`, else `resolve_end`) | `ended_at`, else the last chunk, else `sent_at` |
+//! | `request_end` (for `request_latency`) | the same, but **only for successes**: guidellm never sets it for errored or cancelled requests, whose latency is null (→ 0 in distributions) |
+//! | `output_tokens` | `usage_output_tokens`, else the chunks' token count (guidellm counts one token per iteration), else null |
+//! | `prompt_tokens` | [`RequestRecord::input_tokens`] |
+//! | status successful / errored / incomplete | `Success` / `Error` / `Incomplete` |
+//!
+//! Per request: latency = end − start (s); TTFT = 1000·(first − start); TPOT =
+//! 1000·(last − start)/N (includes the TTFT; `last` falls back to the end time); ITL =
+//! 1000·(last − first)/(N − 1) for N > 1. Distributions: TTFT, latency and token counts are
+//! request-weighted (null → 0); TPOT is weighted by N and ITL by N − 1 (their `count` is a
+//! token count); rates place prompt tokens at the first token (or the end), one output
+//! token at the first token and the other N − 1 spread evenly over the remaining
+//! iterations (`np.linspace`), or all N at the last token/end when there is at most one
+//! iteration.
+//!
+//! # Window
+//!
+//! Requests count when they overlap the measurement window (`end ≥ window start` and
+//! `start ≤ window end`); TTFT uses the interval ending at the first token, ITL the one
+//! starting there; rate events outside the window are dropped.
+//!
+//! # Floating point
+//!
+//! guidellm computes on epoch seconds. Give [`MetricsOptions::time_origin_s`] (the epoch
+//! seconds of offset zero) to reproduce its rounding bit for bit; otherwise offsets are
+//! used directly, which differs from guidellm only in the last bits.
+
+use std::time::Duration;
+
+use serde::{Deserialize, Serialize};
+
+use super::{exact_figures, record_end, MetricsOptions};
+use crate::record::{Outcome, RequestRecord};
+use crate::result::{BenchmarkResult, Convention, Percentile, Summary};
+use crate::stats::WeightedDistribution;
+
+/// One distribution per status group, plus the total (successful, then incomplete, then
+/// errored — guidellm's concatenation order).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct StatusDistributions {
+    /// Successful requests.
+    pub successful: WeightedDistribution,
+    /// Errored requests.
+    pub errored: WeightedDistribution,
+    /// Incomplete (cancelled) requests.
+    pub incomplete: WeightedDistribution,
+    /// All three together.
+    pub total: WeightedDistribution,
+}
+
+/// Request counts per status group.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct StatusCounts {
+    /// Successful requests.
+    pub successful: u64,
+    /// Errored requests.
+    pub errored: u64,
+    /// Incomplete requests.
+    pub incomplete: u64,
+    /// Sum of the three.
+    pub total: u64,
+}
+
+/// guidellm's `metrics` block, recomputed from records (the fields GPUStack's report and
+/// guidellm's console use). Latencies in the units guidellm uses: `request_latency` in
+/// seconds, the `_ms` fields in milliseconds.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct GuidellmMetrics {
+    /// Window start, seconds (epoch seconds when a time origin was given).
+    pub window_start_s: f64,
+    /// Window end, seconds.
+    pub window_end_s: f64,
+    /// `request_totals`.
+    pub request_totals: StatusCounts,
+    /// `requests_per_second`.
+    pub requests_per_second: StatusDistributions,
+    /// `request_concurrency`.
+    pub request_concurrency: StatusDistributions,
+    /// `request_latency`, seconds.
+    pub request_latency: StatusDistributions,
+    /// `prompt_token_count`.
+    pub prompt_token_count: StatusDistributions,
+    /// `output_token_count`.
+    pub output_token_count: StatusDistributions,
+    /// `total_token_count`.
+    pub total_token_count: StatusDistributions,
+    /// `time_to_first_token_ms`.
+    pub time_to_first_token_ms: StatusDistributions,
+    /// `time_per_output_token_ms` (token-weighted, includes the TTFT).
+    pub time_per_output_token_ms: StatusDistributions,
+    /// `inter_token_latency_ms` (token-weighted per-request decode mean).
+    pub inter_token_latency_ms: StatusDistributions,
+    /// `prompt_tokens_per_second`.
+    pub prompt_tokens_per_second: StatusDistributions,
+    /// `output_tokens_per_second`.
+    pub output_tokens_per_second: StatusDistributions,
+    /// `tokens_per_second`.
+    pub tokens_per_second: StatusDistributions,
+    /// `output_tokens_per_iteration`.
+    pub output_tokens_per_iteration: StatusDistributions,
+    /// `request_goodput` (only with goodput SLOs): rate of conforming successful requests.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub request_goodput: Option<StatusDistributions>,
+}
+
+/// guidellm's view of one record.
+struct Stats {
+    status: Status,
+    start: f64,
+    end_time: f64,
+    request_end: Option<f64>,
+    first: Option<f64>,
+    last: Option<f64>,
+    iterations: usize,
+    output_tokens: Option<u64>,
+    prompt_tokens: Option<u64>,
+}
+
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Status {
+    Successful,
+    Incomplete,
+    Errored,
+}
+
+impl Stats {
+    fn new(r: &RequestRecord, at: &impl Fn(Duration) -> f64) -> Self {
+        let status = match r.outcome {
+            Outcome::Success => Status::Successful,
+            Outcome::Error { .. } => Status::Errored,
+            Outcome::Incomplete { .. } => Status::Incomplete,
+        };
+        let end_time = at(record_end(r));
+        let output_tokens = r
+            .usage_output_tokens
+            .or_else(|| (!r.chunks.is_empty()).then(|| r.client_output_tokens()));
+        Stats {
+            status,
+            start: at(r.sent_at),
+            end_time,
+            request_end: (status == Status::Successful).then_some(end_time),
+            first: r.chunks.first().map(|c| at(c.at)),
+            last: r.chunks.last().map(|c| at(c.at)),
+            iterations: r.chunks.len(),
+            output_tokens,
+            prompt_tokens: r.input_tokens(),
+        }
+    }
+
+    fn latency(&self) -> Option<f64> {
+        self.request_end.map(|e| e - self.start)
+    }
+
+    fn total_tokens(&self) -> Option<u64> {
+        match (self.prompt_tokens, self.output_tokens) {
+            (None, None) => None,
+            (p, o) => Some(p.unwrap_or(0) + o.unwrap_or(0)),
+        }
+    }
+
+    fn ttft_ms(&self) -> Option<f64> {
+        self.first.map(|f| 1000.0 * (f - self.start))
+    }
+
+    fn tpot_ms(&self) -> Option<f64> {
+        let n = self.output_tokens.filter(|&n| n > 0)?;
+        let last = self.last.unwrap_or(self.end_time);
+        Some(1000.0 * (last - self.start) / n as f64)
+    }
+
+    fn itl_ms(&self) -> Option<f64> {
+        let n = self.output_tokens.filter(|&n| n > 1)?;
+        Some(1000.0 * (self.last? - self.first?) / (n - 1) as f64)
+    }
+
+    fn prompt_timing(&self) -> (f64, f64) {
+        (
+            self.first.unwrap_or(self.end_time),
+            self.prompt_tokens.unwrap_or(0) as f64,
+        )
+    }
+
+    fn output_timings(&self, out: &mut Vec<(f64, f64)>) {
+        let n = self.output_tokens.unwrap_or(0);
+        match (self.first, self.last) {
+            (Some(first), Some(last)) if self.iterations > 1 => {
+                out.push((first, if n > 0 { 1.0 } else { 0.0 }));
+                if n > 1 {
+                    let per = (n as f64 - 1.0) / (self.iterations as f64 - 1.0);
+                    let num = self.iterations;
+                    let step = (last - first) / (num - 1) as f64;
+                    for i in 1..num {
+                        let t = if i == num - 1 {
+                            last
+                        } else if step == 0.0 {
+                            (i as f64 / (num - 1) as f64) * (last - first) + first
+                        } else {
+                            i as f64 * step + first
+                        };
+                        out.push((t, per));
+                    }
+                }
+            }
+            _ => out.push((self.last.unwrap_or(self.end_time), n as f64)),
+        }
+    }
+}
+
+/// Build one [`StatusDistributions`] from per-status samples.
+fn by_status<T>(
+    groups: &[Vec<&Stats>; 3],
+    f: impl Fn(&[&Stats], &mut Vec<T>),
+    summarize: impl Fn(&[T]) -> WeightedDistribution,
+) -> StatusDistributions
+where
+    T: Clone,
+{
+    let mut parts: [Vec<T>; 3] = [Vec::new(), Vec::new(), Vec::new()];
+    for (g, p) in groups.iter().zip(parts.iter_mut()) {
+        f(g, p);
+    }
+    let mut total = parts[0].clone();
+    total.extend(parts[1].iter().cloned());
+    total.extend(parts[2].iter().cloned());
+    StatusDistributions {
+        successful: summarize(&parts[0]),
+        incomplete: summarize(&parts[1]),
+        errored: summarize(&parts[2]),
+        total: summarize(&total),
+    }
+}
+
+/// guidellm's metrics over `records` (see the module docs). The window is
+/// [`MetricsOptions::window`], else from the first send to the last end.
+pub fn guidellm_metrics(records: &[RequestRecord], opts: &MetricsOptions) -> GuidellmMetrics {
+    let origin = opts.time_origin_s.unwrap_or(0.0);
+    let at = |d: Duration| origin + d.as_secs_f64();
+    let stats: Vec<Stats> = records.iter().map(|r| Stats::new(r, &at)).collect();
+    let (ws, we) = match opts.window {
+        Some((s, e)) => (at(s), at(e)),
+        None => (
+            stats.iter().map(|s| s.start).fold(f64::INFINITY, f64::min),
+            stats
+                .iter()
+                .map(|s| s.end_time)
+                .fold(f64::NEG_INFINITY, f64::max),
+        ),
+    };
+    let (ws, we) = if ws.is_finite() && we.is_finite() {
+        (ws, we)
+    } else {
+        (origin, origin)
+    };
+
+    let group = |keep: &dyn Fn(&Stats) -> bool| -> [Vec<&Stats>; 3] {
+        let mut g: [Vec<&Stats>; 3] = [Vec::new(), Vec::new(), Vec::new()];
+        for s in stats.iter().filter(|s| keep(s)) {
+            let i = match s.status {
+                Status::Successful => 0,
+                Status::Incomplete => 1,
+                Status::Errored => 2,
+            };
+            g[i].push(s);
+        }
+        g
+    };
+    let main = group(&|s| s.end_time >= ws && s.start <= we);
+    let first_token = group(&|s| s.first.is_some_and(|f| f >= ws) && s.start <= we);
+    let after_first = group(&|s| s.end_time >= ws && s.first.unwrap_or(s.end_time) <= we);
+
+    let values = |xs: &[f64]| WeightedDistribution::from_values(xs);
+    let weighted = |xs: &[(f64, f64)]| WeightedDistribution::from_weighted(xs, None);
+    let rate = |xs: &[(f64, f64)]| WeightedDistribution::rate_from_timings(xs, Some(ws), Some(we));
+    let per_request = |f: &dyn Fn(&Stats) -> f64| {
+        by_status(&main, |g, out| out.extend(g.iter().map(|s| f(s))), values)
+    };
+
+    let n = |g: &Vec<&Stats>| g.len() as u64;
+    let request_totals = StatusCounts {
+        successful: n(&main[0]),
+        incomplete: n(&main[1]),
+        errored: n(&main[2]),
+        total: n(&main[0]) + n(&main[1]) + n(&main[2]),
+    };
+
+    let goodput = opts.goodput.map(|slo| {
+        let ok = |limit: Option<f64>, v: Option<f64>| match (limit, v) {
+            (None, _) => Some(true),
+            (Some(_), None) => None,
+            (Some(l), Some(v)) => Some(v <= l),
+        };
+        let conforming: Vec<(f64, f64)> = main[0]
+            .iter()
+            .filter(|s| {
+                let verdicts = [
+                    ok(slo.ttft_ms, s.ttft_ms()),
+                    ok(slo.tpot_ms, s.itl_ms()),
+                    ok(slo.e2el_ms, s.latency().map(|l| l * 1000.0)),
+                ];
+                !verdicts.contains(&None) && verdicts.iter().all(|v| *v == Some(true))
+            })
+            .map(|s| (s.end_time, 1.0))
+            .collect();
+        StatusDistributions {
+            successful: rate(&conforming),
+            errored: rate(&[]),
+            incomplete: rate(&[]),
+            total: rate(&conforming),
+        }
+    });
+
+    GuidellmMetrics {
+        window_start_s: ws,
+        window_end_s: we,
+        request_totals,
+        requests_per_second: by_status(
+            &main,
+            |g, out| out.extend(g.iter().map(|s| (s.end_time, 1.0))),
+            rate,
+        ),
+        request_concurrency: by_status(
+            &main,
+            |g, out| out.extend(g.iter().map(|s| (s.start, s.end_time, 1.0))),
+            |xs: &[(f64, f64, f64)]| {
+                WeightedDistribution::concurrency_from_intervals(xs, Some(ws), Some(we))
+            },
+        ),
+        request_latency: per_request(&|s| s.latency().unwrap_or(0.0)),
+        prompt_token_count: per_request(&|s| s.prompt_tokens.unwrap_or(0) as f64),
+        output_token_count: per_request(&|s| s.output_tokens.unwrap_or(0) as f64),
+        total_token_count: per_request(&|s| s.total_tokens().unwrap_or(0) as f64),
+        time_to_first_token_ms: by_status(
+            &first_token,
+            |g, out| out.extend(g.iter().map(|s| s.ttft_ms().unwrap_or(0.0))),
+            values,
+        ),
+        time_per_output_token_ms: by_status(
+            &main,
+            |g, out| {
+                out.extend(g.iter().map(|s| {
+                    (
+                        s.tpot_ms().unwrap_or(0.0),
+                        s.output_tokens.unwrap_or(0) as f64,
+                    )
+                }))
+            },
+            weighted,
+        ),
+        inter_token_latency_ms: by_status(
+            &after_first,
+            |g, out| {
+                out.extend(g.iter().map(|s| {
+                    let w = match s.output_tokens {
+                        Some(n) if n > 0 => n as f64 - 1.0,
+                        _ => 0.0,
+                    };
+                    (s.itl_ms().unwrap_or(0.0), w)
+                }))
+            },
+            weighted,
+        ),
+        prompt_tokens_per_second: by_status(
+            &main,
+            |g, out| out.extend(g.iter().map(|s| s.prompt_timing())),
+            rate,
+        ),
+        output_tokens_per_second: by_status(
+            &main,
+            |g, out| {
+                for s in g {
+                    s.output_timings(out);
+                }
+            },
+            rate,
+        ),
+        tokens_per_second: by_status(
+            &main,
+            |g, out| {
+                for s in g {
+                    out.push(s.prompt_timing());
+                    s.output_timings(out);
+                }
+            },
+            rate,
+        ),
+        output_tokens_per_iteration: by_status(
+            &main,
+            |g, out| {
+                let mut timings = Vec::new();
+                for s in g {
+                    timings.clear();
+                    s.output_timings(&mut timings);
+                    out.extend(timings.iter().map(|t| t.1));
+                }
+            },
+            values,
+        ),
+        request_goodput: goodput,
+    }
+}
+
+fn summary(d: &WeightedDistribution, scale: f64, percentiles: &[f64]) -> Summary {
+    Summary {
+        mean: Some(d.mean * scale),
+        median: Some(d.median * scale),
+        std: Some(d.std_dev * scale),
+        min: Some(d.min * scale),
+        max: Some(d.max * scale),
+        percentiles: percentiles
+            .iter()
+            .map(|&p| Percentile {
+                p,
+                value: if d.count == 0 && (0.0..=100.0).contains(&p) {
+                    Some(0.0)
+                } else {
+                    d.percentile(p).map(|v| v * scale)
+                },
+            })
+            .collect(),
+    }
+}
+
+/// The GPUStack "Serving Benchmark Result" figures from guidellm's metrics (see
+/// `gpustack-report-format` in the reference notes): successful-group distributions,
+/// latency converted to ms.
+pub(crate) fn compute_guidellm(
+    records: &[RequestRecord],
+    opts: &MetricsOptions,
+) -> BenchmarkResult {
+    let m = guidellm_metrics(records, opts);
+    let ok = m.request_totals.successful;
+    let pct = &opts.percentiles;
+    let mut res = BenchmarkResult {
+        successful_requests: Some(ok),
+        failed_requests: Some(m.request_totals.errored + m.request_totals.incomplete),
+        max_concurrency: Some(m.request_concurrency.successful.max.round() as u64),
+        duration_ms: Some((m.window_end_s - m.window_start_s) * 1000.0),
+        total_input_tokens: Some(
+            (m.prompt_token_count.successful.mean * ok as f64).round_ties_even() as u64,
+        ),
+        total_output_tokens: Some(
+            (m.output_token_count.successful.mean * ok as f64).round_ties_even() as u64,
+        ),
+        request_throughput_per_s: Some(m.requests_per_second.successful.mean),
+        request_goodput_per_s: m.request_goodput.as_ref().map(|g| g.successful.mean),
+        output_throughput_per_s: Some(m.output_tokens_per_second.successful.mean),
+        peak_output_throughput_per_s: Some(m.output_tokens_per_second.successful.max),
+        peak_concurrent_requests: Some(m.request_concurrency.successful.max),
+        total_token_throughput_per_s: Some(m.tokens_per_second.successful.mean),
+        e2el: Some(summary(&m.request_latency.successful, 1000.0, pct)),
+        ttft: Some(summary(&m.time_to_first_token_ms.successful, 1.0, pct)),
+        tpot: Some(summary(&m.time_per_output_token_ms.successful, 1.0, pct)),
+        itl: Some(summary(&m.inter_token_latency_ms.successful, 1.0, pct)),
+        exact: Some(exact_figures(records)),
+        ..BenchmarkResult::default()
+    };
+    res.meta.convention = Some(Convention::Guidellm);
+    res
+}
