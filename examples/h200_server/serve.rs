@@ -160,7 +160,14 @@ mod tests {
         assert_eq!(tokens, stats.tokens_sent);
         assert_eq!(chunks as u64, stats.token_chunks_sent);
         assert_eq!(stats.completed, 16);
-        let timeline = server.timeline();
+        // The server files a request's timeline entry just after its last byte: give the
+        // last ones a moment (the client may see the end first).
+        let mut timeline = server.timeline();
+        let give_up = std::time::Instant::now() + Duration::from_secs(2);
+        while timeline.len() < 16 && std::time::Instant::now() < give_up {
+            std::thread::sleep(Duration::from_millis(5));
+            timeline = server.timeline();
+        }
         let (mut ttft_err, mut tpot_err) = (Vec::new(), Vec::new());
         for r in &out.records {
             let tag = format!("{REQUEST_ID_PREFIX}{}", r.id);
