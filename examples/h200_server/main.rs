@@ -493,9 +493,9 @@ mod tests {
                 o.total_token_throughput_per_s > b.total_token_throughput_per_s,
                 "{name}: throughput"
             );
-            // Within 25% of the seed's optimized duration (Throughput is the worst, +20%).
+            // Within 10% of the seed's optimized duration too.
             assert!(
-                (od / seed_opt - 1.0).abs() < 0.25,
+                (od / seed_opt - 1.0).abs() < 0.10,
                 "{name}: {od:.2} vs {seed_opt}"
             );
         }
