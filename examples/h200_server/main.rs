@@ -38,6 +38,7 @@ mod frontend;
 mod guidellm;
 mod model;
 mod report;
+#[cfg(feature = "http")]
 mod serve;
 mod sim;
 
@@ -93,7 +94,9 @@ struct Args {
     sharegpt: Option<std::path::PathBuf>,
     serve: Option<std::net::SocketAddr>,
     speed: f64,
+    #[cfg(feature = "http")]
     delta: Option<servebench::http::server::DeltaField>,
+    #[cfg(feature = "http")]
     fault: Option<servebench::http::server::Fault>,
 }
 
@@ -111,7 +114,9 @@ fn parse_args(mut it: impl Iterator<Item = String>) -> Result<Args, String> {
         sharegpt: None,
         serve: None,
         speed: 1.0,
+        #[cfg(feature = "http")]
         delta: None,
+        #[cfg(feature = "http")]
         fault: None,
     };
     while let Some(arg) = it.next() {
@@ -169,7 +174,9 @@ fn parse_args(mut it: impl Iterator<Item = String>) -> Result<Args, String> {
                     .filter(|s: &f64| s.is_finite() && *s > 0.0)
                     .ok_or(format!("--speed: not a positive number: `{v}`"))?;
             }
+            #[cfg(feature = "http")]
             "--delta" => a.delta = Some(serve::parse_delta(&value("--delta")?)?),
+            #[cfg(feature = "http")]
             "--fault" => {
                 let v = value("--fault")?;
                 a.fault = Some(v.parse().map_err(|e| format!("--fault: {e}"))?);
@@ -387,18 +394,27 @@ fn main() -> ExitCode {
         }
     };
     if let Some(addr) = args.serve {
-        let serve_args = serve::ServeArgs {
-            addr,
-            speed: args.speed,
-            delta: args.delta,
-            fault: args.fault,
-        };
-        let config = config(args.config.as_deref().unwrap_or("baseline"));
-        if let Err(e) = serve::run(config, &serve_args) {
-            eprintln!("h200_server: {e}");
-            return ExitCode::from(1);
+        #[cfg(not(feature = "http"))]
+        {
+            let _ = addr;
+            eprintln!("h200_server: --serve needs the `http` feature (on by default)");
+            return ExitCode::from(2);
         }
-        return ExitCode::SUCCESS;
+        #[cfg(feature = "http")]
+        {
+            let serve_args = serve::ServeArgs {
+                addr,
+                speed: args.speed,
+                delta: args.delta,
+                fault: args.fault,
+            };
+            let config = config(args.config.as_deref().unwrap_or("baseline"));
+            if let Err(e) = serve::run(config, &serve_args) {
+                eprintln!("h200_server: {e}");
+                return ExitCode::from(1);
+            }
+            return ExitCode::SUCCESS;
+        }
     }
     let res = if args.fidelity {
         fidelity(args.seed)
