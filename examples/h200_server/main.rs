@@ -13,10 +13,10 @@
 //! GPUStack would have reported), `--warm` (no cold start, see `starts_cold`), `--fidelity`
 //! (the simulated-vs-seed table), `--sharegpt FILE` (the real
 //! `ShareGPT_V3_unfiltered_cleaned_split.json` instead of the built-in length distribution;
-//! token counts are approximated, see `servebench::driver::workload`).
-//! `--serve HOST:PORT [--speed X] [--delta content|reasoning|reasoning_content]
-//! [--fault 500:N|cut:N:K|error:N:K]` serves the simulator (`--config`, default baseline) as an
-//! OpenAI-compatible streaming server.
+//! token counts are approximated, see `servebench::driver::workload`); `--serve HOST:PORT
+//! [--speed X] [--delta content|reasoning|reasoning_content] [--fault 500:N|cut:N:K|error:N:K]`
+//! serves the simulator (`--config`, default baseline; warm) as an OpenAI-compatible
+//! streaming server.
 
 /// `println!` that ignores a closed stdout (`| head`) instead of panicking.
 macro_rules! out {
@@ -90,14 +90,14 @@ struct Args {
     format: Format,
     as_guidellm: bool,
     fidelity: bool,
-    serve: Option<std::net::SocketAddr>,
-    speed: f64,
-    /// `--delta`, validated.
-    delta: Option<String>,
-    /// `--fault`, validated.
-    fault: Option<String>,
     warm: bool,
     sharegpt: Option<std::path::PathBuf>,
+    serve: Option<std::net::SocketAddr>,
+    speed: f64,
+    #[cfg(feature = "http")]
+    delta: Option<servebench::http::server::DeltaField>,
+    #[cfg(feature = "http")]
+    fault: Option<servebench::http::server::Fault>,
 }
 
 const USAGE: &str = "usage: h200_server [--profile NAME] [--config NAME] [--seed N] [--format text|json|markdown] [--as-guidellm] [--warm] [--sharegpt FILE] [--fidelity]\n       h200_server --serve HOST:PORT [--speed X] [--config NAME] [--delta content|reasoning|reasoning_content] [--fault 500:N|cut:N:K|error:N:K]";
@@ -110,12 +110,14 @@ fn parse_args(mut it: impl Iterator<Item = String>) -> Result<Args, String> {
         format: Format::Text,
         as_guidellm: false,
         fidelity: false,
-        serve: None,
-        speed: 1.0,
-        delta: None,
-        fault: None,
         warm: false,
         sharegpt: None,
+        serve: None,
+        speed: 1.0,
+        #[cfg(feature = "http")]
+        delta: None,
+        #[cfg(feature = "http")]
+        fault: None,
     };
     while let Some(arg) = it.next() {
         let mut value = |name: &str| it.next().ok_or(format!("{name} needs a value"));
@@ -155,6 +157,8 @@ fn parse_args(mut it: impl Iterator<Item = String>) -> Result<Args, String> {
             }
             "--as-guidellm" => a.as_guidellm = true,
             "--fidelity" => a.fidelity = true,
+            "--warm" => a.warm = true,
+            "--sharegpt" => a.sharegpt = Some(value("--sharegpt")?.into()),
             "--serve" => {
                 let v = value("--serve")?;
                 a.serve = Some(
@@ -170,18 +174,13 @@ fn parse_args(mut it: impl Iterator<Item = String>) -> Result<Args, String> {
                     .filter(|s: &f64| s.is_finite() && *s > 0.0)
                     .ok_or(format!("--speed: not a positive number: `{v}`"))?;
             }
-            "--delta" => {
-                let v = value("--delta")?;
-                check_serve_flag("--delta", &v)?;
-                a.delta = Some(v);
-            }
+            #[cfg(feature = "http")]
+            "--delta" => a.delta = Some(serve::parse_delta(&value("--delta")?)?),
+            #[cfg(feature = "http")]
             "--fault" => {
                 let v = value("--fault")?;
-                check_serve_flag("--fault", &v)?;
-                a.fault = Some(v);
+                a.fault = Some(v.parse().map_err(|e| format!("--fault: {e}"))?);
             }
-            "--warm" => a.warm = true,
-            "--sharegpt" => a.sharegpt = Some(value("--sharegpt")?.into()),
             "-h" | "--help" => return Err(USAGE.to_string()),
             other => return Err(format!("unknown argument `{other}`\n{USAGE}")),
         }
@@ -255,11 +254,6 @@ fn shown(out: &RunOutput, profile: &Profile, seed: u64, as_guidellm: bool) -> Be
         let mut opts = MetricsOptions::new(Convention::Guidellm);
         opts.percentiles = vec![50.0, 95.0, 99.0];
         let mut r = metrics::compute(&seen, &opts);
-        if r.successful_requests.is_none() {
-            // The library's guidellm convention is not available in this build: use the
-            // example's approximation of it.
-            r = guidellm::report(&seen, out.result.clone());
-        }
         r.meta = out.result.meta.clone();
         r.meta.convention = Some(Convention::Guidellm);
         r
@@ -391,49 +385,6 @@ fn study(args: &Args) -> Result<(), DriverError> {
     Ok(())
 }
 
-/// Validates a `--delta` / `--fault` value.
-#[cfg(feature = "http")]
-fn check_serve_flag(name: &str, v: &str) -> Result<(), String> {
-    match name {
-        "--delta" => serve::parse_delta(v).map(|_| ()),
-        _ => v
-            .parse::<servebench::http::server::Fault>()
-            .map(|_| ())
-            .map_err(|e| format!("{name}: {e}")),
-    }
-}
-
-#[cfg(not(feature = "http"))]
-fn check_serve_flag(name: &str, _: &str) -> Result<(), String> {
-    Err(format!(
-        "{name}: serving over HTTP needs servebench's `http` feature"
-    ))
-}
-
-/// `--serve`: the simulator over HTTP until the process is stopped.
-#[cfg(feature = "http")]
-fn serve_http(addr: std::net::SocketAddr, args: &Args) -> Result<(), String> {
-    let serve_args = serve::ServeArgs {
-        addr,
-        speed: args.speed,
-        delta: args.delta.as_deref().map(serve::parse_delta).transpose()?,
-        fault: args
-            .fault
-            .as_deref()
-            .map(|f| f.parse().map_err(|e| format!("--fault: {e}")))
-            .transpose()?,
-    };
-    serve::run(
-        config(args.config.as_deref().unwrap_or("baseline")),
-        &serve_args,
-    )
-}
-
-#[cfg(not(feature = "http"))]
-fn serve_http(_: std::net::SocketAddr, _: &Args) -> Result<(), String> {
-    Err("--serve needs servebench's `http` feature".into())
-}
-
 fn main() -> ExitCode {
     let args = match parse_args(std::env::args().skip(1)) {
         Ok(a) => a,
@@ -443,11 +394,27 @@ fn main() -> ExitCode {
         }
     };
     if let Some(addr) = args.serve {
-        if let Err(e) = serve_http(addr, &args) {
-            eprintln!("h200_server: {e}");
-            return ExitCode::from(1);
+        #[cfg(not(feature = "http"))]
+        {
+            let _ = addr;
+            eprintln!("h200_server: --serve needs the `http` feature (on by default)");
+            return ExitCode::from(2);
         }
-        return ExitCode::SUCCESS;
+        #[cfg(feature = "http")]
+        {
+            let serve_args = serve::ServeArgs {
+                addr,
+                speed: args.speed,
+                delta: args.delta,
+                fault: args.fault,
+            };
+            let config = config(args.config.as_deref().unwrap_or("baseline"));
+            if let Err(e) = serve::run(config, &serve_args) {
+                eprintln!("h200_server: {e}");
+                return ExitCode::from(1);
+            }
+            return ExitCode::SUCCESS;
+        }
     }
     let res = if args.fidelity {
         fidelity(args.seed)
@@ -542,9 +509,9 @@ mod tests {
                 o.total_token_throughput_per_s > b.total_token_throughput_per_s,
                 "{name}: throughput"
             );
-            // Within 25% of the seed's optimized duration (Throughput is the worst, +20%).
+            // Within 10% of the seed's optimized duration too.
             assert!(
-                (od / seed_opt - 1.0).abs() < 0.25,
+                (od / seed_opt - 1.0).abs() < 0.10,
                 "{name}: {od:.2} vs {seed_opt}"
             );
         }
@@ -588,7 +555,7 @@ mod tests {
         let g = shown(&out, &p, 0, true);
         let v = out.result;
         // guidellm's "TPOT" is sum(TTFT) / sum(output tokens) when every request shows one
-        // iteration, its ITL is 0, and its token rate uses the span of first-token events.
+        // iteration, and its ITL is 0.
         let ttft_sum: f64 = out
             .records
             .iter()
@@ -598,12 +565,33 @@ mod tests {
         let tpot = g.tpot.as_ref().and_then(|s| s.mean).unwrap_or(0.0);
         assert!((tpot - ttft_sum / 128_000.0).abs() < 0.01, "{tpot}");
         assert_eq!(g.itl.as_ref().and_then(|s| s.mean), Some(0.0));
-        assert!(g.total_token_throughput_per_s > v.total_token_throughput_per_s);
-        // All of a request's tokens land at one instant: the "peak" rate is inflated far
-        // above the real output rate.
+        // All of a request's tokens land at one instant: the "peak" rate is inflated above
+        // the real output rate.
         let real = v.output_throughput_per_s.unwrap_or(f64::MAX);
-        assert!(g.peak_output_throughput_per_s.unwrap_or(0.0) > 3.0 * real);
+        assert!(g.peak_output_throughput_per_s.unwrap_or(0.0) > real);
         assert_eq!(g.meta.convention, Some(servebench::Convention::Guidellm));
+    }
+
+    /// The "Mean TPOT(ms)" GPUStack printed for the baselines (an artifact of the
+    /// reasoning-blind client) is reproduced by the guidellm view within 15%: 45.39
+    /// (Throughput), 319.79 (Long Context) and the mixture 2.48 (Generation Heavy, where
+    /// about 5% of requests finish thinking and get real timing).
+    #[test]
+    fn the_guidellm_view_reproduces_gpustacks_reported_tpot() {
+        for (name, seed_tpot) in [
+            ("throughput", 45.39),
+            ("long-context", 319.79),
+            ("generation-heavy", 2.48),
+        ] {
+            let p = preset(name);
+            let out = simulate(&p, &config("baseline"), 0, false).unwrap();
+            let g = shown(&out, &p, 0, true);
+            let tpot = g.tpot.as_ref().and_then(|s| s.mean).unwrap_or(0.0);
+            assert!(
+                (tpot / seed_tpot - 1.0).abs() < 0.15,
+                "{name}: {tpot:.2} vs {seed_tpot}"
+            );
+        }
     }
 
     #[test]
@@ -671,27 +659,13 @@ mod tests {
             .unwrap_err()
             .contains("unknown config"));
         assert!(a(&["--profile", "nope"]).is_err());
-        #[cfg(feature = "http")]
-        {
-            let s = a(&[
-                "--serve",
-                "127.0.0.1:8000",
-                "--speed",
-                "10",
-                "--fault",
-                "cut:5:2",
-            ])
-            .unwrap();
-            assert_eq!(s.serve, Some("127.0.0.1:8000".parse().unwrap()));
-            assert_eq!(s.speed, 10.0);
-            assert!(s.fault.is_some() && s.delta.is_none());
-            assert!(a(&["--serve", "localhost"])
-                .unwrap_err()
-                .contains("HOST:PORT"));
-            assert!(a(&["--speed", "0"]).is_err());
-            assert!(a(&["--delta", "thoughts"]).is_err());
-            assert!(a(&["--fault", "cut:0:1"]).is_err());
-        }
+        let serve = a(&["--serve", "127.0.0.1:8000", "--speed", "10"]).unwrap();
+        assert_eq!(serve.serve, Some("127.0.0.1:8000".parse().unwrap()));
+        assert_eq!(serve.speed, 10.0);
+        assert!(a(&["--serve", "localhost"]).is_err());
+        assert!(a(&["--speed", "0"]).is_err());
+        assert!(a(&["--sharegpt"]).is_err());
+        assert!(a(&["--warm"]).unwrap().warm);
         assert!(a(&["--seed"]).is_err());
     }
 }
