@@ -490,6 +490,19 @@ fn negative_durations_and_empty_runs_are_errors() {
         "{err}"
     );
 
+    // An absurd iteration count is rejected instead of allocating without bound.
+    let huge = text.replacen(
+        "\"token_iterations\": 64",
+        "\"token_iterations\": 1000000000000",
+        1,
+    );
+    assert_ne!(huge, text);
+    let err = guidellm::from_slice(huge.as_bytes()).unwrap_err();
+    assert!(
+        err.to_string().contains("info.timings.token_iterations"),
+        "{err}"
+    );
+
     let empty = br#"{"metadata": {"version": 2}, "benchmarks": []}"#;
     assert!(matches!(
         guidellm::from_slice(empty).unwrap_err(),
