@@ -907,6 +907,9 @@ fn epoch_to_date(t: f64) -> Option<DateTime<FixedOffset>> {
         .map(|d| d.fixed_offset())
 }
 
+/// Converts an epoch timestamp to an offset; the path closure names the field on error.
+type ToOffset<'a> = dyn Fn(f64, &dyn Fn() -> String) -> Result<Duration, ImportError> + 'a;
+
 /// Most token iterations one request may have (a million-token stream is beyond any model;
 /// a larger count is corrupt input, and would make the importer allocate without bound).
 pub const MAX_ITERATIONS: u64 = 1_000_000;
@@ -915,7 +918,7 @@ pub const MAX_ITERATIONS: u64 = 1_000_000;
 fn reconstruct_chunks(
     t: &Times,
     output_tokens: Option<u64>,
-    at: &dyn Fn(f64, &dyn Fn() -> String) -> Result<Duration, ImportError>,
+    at: &ToOffset<'_>,
     tp: &dyn Fn(&str) -> String,
 ) -> Result<Vec<Chunk>, ImportError> {
     let iterations = t.iterations.unwrap_or(0);
