@@ -55,8 +55,15 @@ fn chunk_event(c: &mut Criterion) {
     g.finish();
 }
 
-/// `events` chunk events over 512 open requests, 256 per thread, round-robin.
-fn run_streams(collector: &Collector, events: u64, threads: usize, streams: usize) -> Duration {
+/// `events` chunk events over 512 open requests, 256 per thread, round-robin; each event
+/// reads the clock (`explicit_time == false`) or carries the driver's own timestamp.
+fn run_streams(
+    collector: &Collector,
+    events: u64,
+    threads: usize,
+    streams: usize,
+    explicit_time: bool,
+) -> Duration {
     let per_thread = events / threads as u64;
     let barrier = Barrier::new(threads);
     let elapsed = std::thread::scope(|s| {
@@ -73,8 +80,14 @@ fn run_streams(collector: &Collector, events: u64, threads: usize, streams: usiz
                     barrier.wait();
                     let t = Instant::now();
                     let n = reqs.len();
-                    for i in 0..per_thread as usize {
-                        reqs[i % n].chunk(1);
+                    if explicit_time {
+                        for i in 0..per_thread as usize {
+                            reqs[i % n].chunk_at(Duration::from_nanos(i as u64), 1);
+                        }
+                    } else {
+                        for i in 0..per_thread as usize {
+                            reqs[i % n].chunk(1);
+                        }
                     }
                     let e = t.elapsed();
                     for r in reqs {
@@ -97,23 +110,25 @@ fn streams_512(c: &mut Criterion) {
     let mut g = c.benchmark_group("streams_512_threads_2");
     g.throughput(Throughput::Elements(1));
     g.sample_size(20);
-    g.bench_function("chunk_events", |b| {
-        b.iter_custom(|iters| {
-            let collector = Collector::with_options(SystemClock::new(), no_records());
-            let events = iters.max(2) & !1;
-            let e = run_streams(&collector, events, 2, 512);
-            // Nothing lost: every event is counted, every request ended.
-            let snap = collector.snapshot();
-            assert_eq!(snap.chunks, events, "lost chunk events");
-            assert_eq!(snap.output_tokens, events, "lost tokens");
-            assert_eq!(
-                (snap.started, snap.succeeded, snap.in_flight),
-                (512, 512, 0)
-            );
-            // Scale to the requested iteration count (events is iters rounded down to even).
-            e.mul_f64(iters as f64 / events as f64)
-        })
-    });
+    for (name, explicit) in [("chunk_events", false), ("chunk_at_events", true)] {
+        g.bench_function(name, |b| {
+            b.iter_custom(|iters| {
+                let collector = Collector::with_options(SystemClock::new(), no_records());
+                let events = iters.max(2) & !1;
+                let e = run_streams(&collector, events, 2, 512, explicit);
+                // Nothing lost: every event is counted, every request ended.
+                let snap = collector.snapshot();
+                assert_eq!(snap.chunks, events, "lost chunk events");
+                assert_eq!(snap.output_tokens, events, "lost tokens");
+                assert_eq!(
+                    (snap.started, snap.succeeded, snap.in_flight),
+                    (512, 512, 0)
+                );
+                // Scale to the requested iteration count (events is iters rounded to even).
+                e.mul_f64(iters as f64 / events as f64)
+            })
+        });
+    }
     g.finish();
 }
 

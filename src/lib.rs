@@ -22,6 +22,37 @@
 //! | measurements that cannot be true | [`lint`] |
 //! | OpenAI-compatible HTTP client, server and `bench` (feature `http`) | `http` |
 //!
+//! Collecting timings in your own load generator and computing both conventions:
+//!
+//! ```
+//! use std::sync::Arc;
+//! use std::time::Duration;
+//! use servebench::collector::ManualClock;
+//! use servebench::engine::Usage;
+//! use servebench::{metrics, Collector, Convention};
+//!
+//! let clock = Arc::new(ManualClock::new());
+//! let collector = Collector::with_clock(clock.clone());
+//! let mut req = collector.begin();              // from any thread or task
+//! clock.advance(Duration::from_millis(100));
+//! req.chunk(1);                                 // first token after 100 ms
+//! for _ in 0..3 {
+//!     clock.advance(Duration::from_millis(20));
+//!     req.chunk(1);                             // then one token every 20 ms
+//! }
+//! req.finish(Usage { prompt_tokens: Some(32), completion_tokens: Some(4) });
+//!
+//! let records = collector.records();
+//! let vllm = metrics::compute(&records, Convention::Vllm);
+//! let gl = metrics::compute(&records, Convention::Guidellm);
+//! // vLLM's TPOT excludes the first token (60 ms / 3); guidellm's includes it
+//! // (160 ms / 4), and guidellm's "ITL" is vLLM's TPOT formula.
+//! assert!((vllm.tpot.unwrap().mean.unwrap() - 20.0).abs() < 1e-9);
+//! assert!((gl.tpot.unwrap().mean.unwrap() - 40.0).abs() < 1e-9);
+//! assert!((gl.itl.unwrap().mean.unwrap() - 20.0).abs() < 1e-9);
+//! assert_eq!(vllm.meta.convention, Some(Convention::Vllm));
+//! ```
+//!
 //! ```
 //! use servebench::profile::Profile;
 //! let p = Profile::preset("sharegpt").unwrap();
@@ -49,3 +80,8 @@ pub use collector::{Clock, Collector};
 pub use profile::Profile;
 pub use record::{Chunk, Outcome, RequestRecord};
 pub use result::{BenchmarkResult, Convention, Summary};
+
+/// The README's examples, compiled and run as doc-tests.
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+pub struct ReadmeDoctests;

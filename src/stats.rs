@@ -262,17 +262,17 @@ fn radix_order_statistics(values: &[f64], ranks: &[usize]) -> Vec<f64> {
             .map(|p| p.map_or(f64::NAN, |(b, _)| from_order_key(lo + b as u64)))
             .collect();
     }
-    let mut slot = vec![u8::MAX; 1 << RADIX_BITS];
+    let mut slot = vec![u32::MAX; 1 << RADIX_BITS];
     let mut gathered: Vec<Vec<f64>> = Vec::new();
     for &(b, _) in place.iter().flatten() {
-        if slot[b] == u8::MAX {
-            slot[b] = gathered.len() as u8;
+        if slot[b] == u32::MAX {
+            slot[b] = gathered.len() as u32;
             gathered.push(Vec::with_capacity(hist[b]));
         }
     }
     for &v in values {
         let s = slot[bucket(v)];
-        if s != u8::MAX {
+        if s != u32::MAX {
             gathered[s as usize].push(v);
         }
     }
@@ -463,7 +463,7 @@ impl WeightedDistribution {
             round_half_even_u64(pairwise_sum(&w))
         });
         let mut sorted = pairs.to_vec();
-        sorted.sort_by(|a, b| a.0.total_cmp(&b.0));
+        sorted.sort_unstable_by(|a, b| a.0.total_cmp(&b.0));
         let mut values: Vec<f64> = Vec::with_capacity(sorted.len());
         let mut weights: Vec<f64> = Vec::with_capacity(sorted.len());
         for (v, w) in sorted {
@@ -579,7 +579,7 @@ impl WeightedDistribution {
             wt.retain(|x| x.0 <= e);
             wt.push((e, 0.0));
         }
-        wt.sort_by(|a, b| a.0.total_cmp(&b.0));
+        wt.sort_unstable_by(|a, b| a.0.total_cmp(&b.0));
         let wt = merge_sorted_times(wt, GUIDELLM_MERGE_THRESHOLD_S);
         if wt.len() <= 1 {
             return WeightedDistribution::from_weighted(&[], None);
@@ -619,7 +619,7 @@ impl WeightedDistribution {
         let count = kept.len() as u64;
         let mut wt: Vec<(f64, f64)> = kept.iter().map(|iv| (iv.0, iv.2)).collect();
         wt.extend(kept.iter().map(|iv| (iv.1, -iv.2)));
-        wt.sort_by(|a, b| a.0.total_cmp(&b.0));
+        wt.sort_unstable_by(|a, b| a.0.total_cmp(&b.0));
         let mut wt = merge_sorted_times(wt, GUIDELLM_MERGE_THRESHOLD_S);
         if let (Some(s), false) = (start, wt.is_empty()) {
             let i = wt.partition_point(|e| e.0 < s);
@@ -709,8 +709,12 @@ fn merge_sorted_times(sorted: Vec<(f64, f64)>, threshold: f64) -> Vec<(f64, f64)
                 e += 1;
             }
             // np.add.reduceat: first element, then numpy's sum of the rest.
-            let rest: Vec<f64> = uniq[g + 1..e].iter().map(|x| x.1).collect();
-            out.push((uniq[g].0, uniq[g].1 + pairwise_sum(&rest)));
+            if e == g + 1 {
+                out.push(uniq[g]);
+            } else {
+                let rest: Vec<f64> = uniq[g + 1..e].iter().map(|x| x.1).collect();
+                out.push((uniq[g].0, uniq[g].1 + pairwise_sum(&rest)));
+            }
             g = e;
         }
         run_start = run_end;
@@ -1061,7 +1065,9 @@ mod tests {
                 .collect();
             let mut sorted = vals.clone();
             sorted.sort_by(f64::total_cmp);
-            let ranks = [0, 1, n / 2 - 1, n / 2, n * 99 / 100, n - 1, n];
+            let mut ranks = vec![0, 1, n / 2 - 1, n / 2, n * 99 / 100, n - 1, n];
+            // More wanted buckets than a byte can index.
+            ranks.extend((0..400).map(|i| i * (n / 400)));
             let got = order_statistics(&mut vals, &ranks);
             for (r, g) in ranks.iter().zip(got) {
                 match sorted.get(*r) {

@@ -328,3 +328,53 @@ fn gpustack_block_fields_from_records() {
         f(&m["time_to_first_token_ms"]["successful"]["percentiles"]["p95"]).unwrap(),
     );
 }
+
+/// The importer's records (`servebench::import::guidellm`) carry what the recomputation
+/// needs: with the measured window and the records' epoch origin, `Convention::Guidellm`
+/// reproduces every aggregate of both fixtures from them too.
+#[test]
+fn importer_records_reproduce_the_aggregates() {
+    for name in ["constant_rate20.json", "errors.json"] {
+        let path = format!(
+            "{}/tests/fixtures/guidellm/{name}",
+            env!("CARGO_MANIFEST_DIR")
+        );
+        let report = servebench::import::guidellm::from_path(std::path::Path::new(&path))
+            .unwrap_or_else(|e| panic!("{path}: {e}"));
+        let b = &report.benchmarks[0];
+        let mut opts = MetricsOptions::new(Convention::Guidellm);
+        opts.window = Some((b.window_start, b.window_end));
+        opts.time_origin_s = Some(b.origin_unix_s);
+        let m = guidellm_metrics(&b.records, &opts);
+        let doc = load(name);
+        let c = check_all(&m, &doc["benchmarks"][0]["metrics"]);
+        assert!(
+            c.failures.is_empty(),
+            "{name}: {} of {} figures differ:\n{}",
+            c.failures.len(),
+            c.checked,
+            c.failures.join("\n")
+        );
+    }
+}
+
+#[test]
+fn empty_and_all_failed_runs_do_not_panic() {
+    let res = compute(&[], Convention::Guidellm);
+    assert_eq!(res.successful_requests, Some(0));
+    assert_eq!(res.duration_ms, Some(0.0));
+    assert_eq!(res.ttft.unwrap().mean, Some(0.0));
+
+    let mut r = RequestRecord::new(0, Duration::from_millis(5));
+    r.ended_at = Some(Duration::from_millis(9));
+    r.outcome = Outcome::Error {
+        kind: ErrorKind::HttpStatus,
+        message: "500".into(),
+    };
+    let m = guidellm_metrics(&[r], &MetricsOptions::new(Convention::Guidellm));
+    assert_eq!(m.request_totals.errored, 1);
+    // guidellm leaves request_end unset for errors: latency 0 with count 1, like its files.
+    assert_eq!(m.request_latency.errored.count, 1);
+    assert_eq!(m.request_latency.errored.mean, 0.0);
+    assert_eq!(m.request_latency.successful.count, 0);
+}

@@ -9,25 +9,51 @@
 //!
 //! Flags: `--profile NAME` (sharegpt, throughput, long-context, generation-heavy, latency),
 //! `--config NAME` (baseline, quantization, prefix-cache, performance-mode, kv-fp8,
-//! optimized), `--seed N`, `--format text|json|markdown`, `--as-guidellm`, `--fidelity`; `--serve HOST:PORT [--speed X]
-//! [--delta content|reasoning|reasoning_content] [--fault 500:N|cut:N:K|error:N:K]` serves the
-//! simulator (`--config`, default baseline) as an OpenAI-compatible streaming server.
+//! optimized), `--seed N`, `--format text|json|markdown`, `--as-guidellm` (what guidellm +
+//! GPUStack would have reported), `--warm` (no cold start, see `starts_cold`), `--fidelity`
+//! (the simulated-vs-seed table), `--sharegpt FILE` (the real
+//! `ShareGPT_V3_unfiltered_cleaned_split.json` instead of the built-in length distribution;
+//! token counts are approximated, see `servebench::driver::workload`); `--serve HOST:PORT
+//! [--speed X] [--delta content|reasoning|reasoning_content] [--fault 500:N|cut:N:K|error:N:K]`
+//! serves the simulator (`--config`, default baseline; warm) as an OpenAI-compatible
+//! streaming server.
+
+/// `println!` that ignores a closed stdout (`| head`) instead of panicking.
+macro_rules! out {
+    ($($t:tt)*) => {{
+        use std::io::Write as _;
+        let _ = writeln!(std::io::stdout().lock(), $($t)*);
+    }};
+}
+
+/// `print!` that ignores a closed stdout.
+macro_rules! outp {
+    ($($t:tt)*) => {{
+        use std::io::Write as _;
+        let _ = write!(std::io::stdout().lock(), $($t)*);
+    }};
+}
 
 mod frontend;
 mod guidellm;
 mod model;
 mod report;
+#[cfg(feature = "http")]
 mod serve;
 mod sim;
 
 use std::process::ExitCode;
 use std::time::Duration;
 
+use servebench::compare::gpustack::{conclusion_row, speed_summary, ConclusionTable};
 use servebench::driver::{
-    run_profile, workload::WorkloadOptions, RunOutput, GUIDELLM_MAX_CONCURRENCY,
+    run_profile, workload::WorkloadOptions, DriverError, RunOutput, GUIDELLM_MAX_CONCURRENCY,
 };
+use servebench::format::text::{self, Style};
+use servebench::metrics::{self, MetricsOptions};
 use servebench::profile::{Dataset, Profile};
 use servebench::result::BenchmarkResult;
+use servebench::Convention;
 
 use sim::{Config, H200Sim, CONFIG_NAMES};
 
@@ -64,13 +90,17 @@ struct Args {
     format: Format,
     as_guidellm: bool,
     fidelity: bool,
+    warm: bool,
+    sharegpt: Option<std::path::PathBuf>,
     serve: Option<std::net::SocketAddr>,
     speed: f64,
+    #[cfg(feature = "http")]
     delta: Option<servebench::http::server::DeltaField>,
+    #[cfg(feature = "http")]
     fault: Option<servebench::http::server::Fault>,
 }
 
-const USAGE: &str = "usage: h200_server [--profile NAME] [--config NAME] [--seed N] [--format text|json|markdown] [--as-guidellm] [--fidelity]\n       h200_server --serve HOST:PORT [--speed X] [--config NAME] [--delta content|reasoning|reasoning_content] [--fault 500:N|cut:N:K|error:N:K]";
+const USAGE: &str = "usage: h200_server [--profile NAME] [--config NAME] [--seed N] [--format text|json|markdown] [--as-guidellm] [--warm] [--sharegpt FILE] [--fidelity]\n       h200_server --serve HOST:PORT [--speed X] [--config NAME] [--delta content|reasoning|reasoning_content] [--fault 500:N|cut:N:K|error:N:K]";
 
 fn parse_args(mut it: impl Iterator<Item = String>) -> Result<Args, String> {
     let mut a = Args {
@@ -80,9 +110,13 @@ fn parse_args(mut it: impl Iterator<Item = String>) -> Result<Args, String> {
         format: Format::Text,
         as_guidellm: false,
         fidelity: false,
+        warm: false,
+        sharegpt: None,
         serve: None,
         speed: 1.0,
+        #[cfg(feature = "http")]
         delta: None,
+        #[cfg(feature = "http")]
         fault: None,
     };
     while let Some(arg) = it.next() {
@@ -123,6 +157,8 @@ fn parse_args(mut it: impl Iterator<Item = String>) -> Result<Args, String> {
             }
             "--as-guidellm" => a.as_guidellm = true,
             "--fidelity" => a.fidelity = true,
+            "--warm" => a.warm = true,
+            "--sharegpt" => a.sharegpt = Some(value("--sharegpt")?.into()),
             "--serve" => {
                 let v = value("--serve")?;
                 a.serve = Some(
@@ -138,7 +174,9 @@ fn parse_args(mut it: impl Iterator<Item = String>) -> Result<Args, String> {
                     .filter(|s: &f64| s.is_finite() && *s > 0.0)
                     .ok_or(format!("--speed: not a positive number: `{v}`"))?;
             }
+            #[cfg(feature = "http")]
             "--delta" => a.delta = Some(serve::parse_delta(&value("--delta")?)?),
+            #[cfg(feature = "http")]
             "--fault" => {
                 let v = value("--fault")?;
                 a.fault = Some(v.parse().map_err(|e| format!("--fault: {e}"))?);
@@ -150,25 +188,36 @@ fn parse_args(mut it: impl Iterator<Item = String>) -> Result<Args, String> {
     Ok(a)
 }
 
-/// Runs `profile` against a fresh simulator in `config`.
-fn simulate(profile: &Profile, config: &Config, seed: u64) -> RunOutput {
+/// Whether `profile` runs on a freshly deployed server: in the seed's order each
+/// configuration is deployed, benchmarked with ShareGPT first, then with the other profiles
+/// on the same (warm) server. `--warm` makes every run warm.
+fn starts_cold(profile: &Profile, warm: bool) -> bool {
+    !warm && profile.name.as_deref() == Some("sharegpt")
+}
+
+/// Runs `profile` against a fresh simulator in `config` (cold or warm, see [`starts_cold`]).
+fn simulate(
+    profile: &Profile,
+    config: &Config,
+    seed: u64,
+    warm: bool,
+) -> Result<RunOutput, DriverError> {
     let mut engine = H200Sim::new(config.clone());
+    if !starts_cold(profile, warm) {
+        engine = engine.warmed_up();
+    }
     let opts = WorkloadOptions {
         sharegpt_seed: seed,
         ..WorkloadOptions::default()
     };
     let synthetic = matches!(profile.dataset, Dataset::Random { .. });
     let cap = (profile.total_requests as usize).min(GUIDELLM_MAX_CONCURRENCY);
-    // The presets' datasets are built in, so building the workload cannot fail.
-    let mut out = match run_profile(&mut engine, profile, &opts, |o| {
+    let mut out = run_profile(&mut engine, profile, &opts, |o| {
         o.max_concurrency = Some(cap);
         if synthetic {
             o.client_prep_per_prompt_token = PROMPT_SYNTHESIS;
         }
-    }) {
-        Ok(out) => out,
-        Err(e) => panic!("driver failed on a built-in workload: {e}"),
-    };
+    })?;
     debug_assert_eq!(engine.config(), config);
     let meta = &mut out.result.meta;
     meta.label = Some(config.name.to_string());
@@ -177,7 +226,7 @@ fn simulate(profile: &Profile, config: &Config, seed: u64) -> RunOutput {
     meta.model = Some(config.model().into());
     meta.backend_parameters = config.backend_parameters();
     meta.source = Some("h200-sim".into());
-    out
+    Ok(out)
 }
 
 fn preset(name: &str) -> Profile {
@@ -202,7 +251,12 @@ fn shown(out: &RunOutput, profile: &Profile, seed: u64, as_guidellm: bool) -> Be
             Dataset::Random { .. } => guidellm::THINKING_RANDOM,
         };
         let seen = guidellm::reasoning_blind(&out.records, thinking, seed);
-        guidellm::report(&seen, out.result.clone())
+        let mut opts = MetricsOptions::new(Convention::Guidellm);
+        opts.percentiles = vec![50.0, 95.0, 99.0];
+        let mut r = metrics::compute(&seen, &opts);
+        r.meta = out.result.meta.clone();
+        r.meta.convention = Some(Convention::Guidellm);
+        r
     } else {
         out.result.clone()
     }
@@ -210,29 +264,26 @@ fn shown(out: &RunOutput, profile: &Profile, seed: u64, as_guidellm: bool) -> Be
 
 fn print_result(r: &BenchmarkResult, format: Format) {
     match format {
-        Format::Text => print!("{}", report::block(r)),
-        Format::Markdown => print!("{}", report::markdown(r)),
-        Format::Json => match serde_json::to_string_pretty(r) {
-            Ok(s) => println!("{s}"),
-            Err(e) => eprintln!("cannot serialize result: {e}"),
-        },
+        Format::Text => out!("{}", text::render(r, Style::Gpustack)),
+        Format::Markdown => outp!("{}", report::markdown(r)),
+        Format::Json => {}
     }
 }
 
-fn fidelity(seed: u64) {
-    println!("| Profile | duration sim / seed (s) | mean TTFT sim / seed (s) | mean E2E sim / seed (s) | optimized duration sim / seed (s) |");
-    println!("|---|---|---|---|---|");
+fn fidelity(seed: u64) -> Result<(), DriverError> {
+    out!("| Profile | duration sim / seed (s) | mean TTFT sim / seed (s) | mean E2E sim / seed (s) | optimized duration sim / seed (s) |");
+    out!("|---|---|---|---|---|");
     for ((name, dur, ttft, e2e), (_, odur)) in SEED_BASELINE.iter().zip(SEED_OPTIMIZED.iter()) {
         let p = preset(name);
-        let bo = simulate(&p, &config("baseline"), seed);
+        let bo = simulate(&p, &config("baseline"), seed, false)?;
         let b = bo.result;
-        let o = simulate(&p, &config("optimized"), seed).result;
+        let o = simulate(&p, &config("optimized"), seed, false)?.result;
         let pct = |a: f64, b: f64| (a / b - 1.0) * 100.0;
         let bd = b.duration_s().unwrap_or(0.0);
         let bt = b.ttft.as_ref().and_then(|s| s.mean).unwrap_or(0.0) / 1000.0;
         let be = b.e2el.as_ref().and_then(|s| s.mean).unwrap_or(0.0) / 1000.0;
         let od = o.duration_s().unwrap_or(0.0);
-        println!(
+        out!(
             "| {} | {bd:.2} / {dur:.2} ({:+.1}%) | {bt:.2} / {ttft:.2} ({:+.1}%) | {be:.2} / {e2e:.2} ({:+.1}%) | {od:.2} / {odur:.2} ({:+.1}%) |",
             p.title(),
             pct(bd, *dur),
@@ -241,65 +292,97 @@ fn fidelity(seed: u64) {
             pct(od, *odur)
         );
     }
+    Ok(())
 }
 
-fn study(args: &Args) {
-    let profiles: Vec<Profile> = match &args.profile {
+fn study(args: &Args) -> Result<(), DriverError> {
+    let mut profiles: Vec<Profile> = match &args.profile {
         Some(p) => vec![preset(p)],
         None => Profile::seed_study(),
     };
+    if let Some(path) = &args.sharegpt {
+        for p in &mut profiles {
+            if let Dataset::ShareGpt { path: slot } = &mut p.dataset {
+                *slot = Some(path.clone());
+            }
+        }
+    }
     let configs: Vec<Config> = match &args.config {
         Some(c) => vec![config(c)],
         None => vec![config("baseline"), config("optimized")],
     };
     let single = profiles.len() == 1 && configs.len() == 1;
+    let headings = !single && args.format != Format::Json;
     let mut table = Vec::new();
+    let mut all = Vec::new();
     for p in &profiles {
         let mut results = Vec::new();
-        if !single && args.format == Format::Text {
-            println!("{} Profile\n", p.title());
+        if headings {
+            out!("{} Profile\n", p.title());
         }
         for c in &configs {
-            let out = simulate(p, c, args.seed);
-            if !single && args.format == Format::Text {
-                let who = if c.name == "baseline" {
-                    "Baseline"
-                } else if c.name == "optimized" {
-                    "Optimized"
-                } else {
-                    c.name
+            let out = simulate(p, c, args.seed, args.warm)?;
+            if headings {
+                let who = match c.name {
+                    "baseline" => "Baseline",
+                    "optimized" => "Optimized",
+                    other => other,
                 };
-                println!("{who} Backend Parameters:\n");
+                out!("{who} Backend Parameters:\n");
                 for b in c.backend_parameters() {
-                    println!("{b}");
+                    out!("{b}");
                 }
-                println!("\n{who} benchmark result\n");
+                out!("\n{who} benchmark result\n");
             }
             let r = shown(&out, p, args.seed, args.as_guidellm);
             print_result(&r, args.format);
-            if !single && args.format == Format::Text {
-                println!();
+            if headings {
+                out!();
             }
             results.push(r);
         }
         table.push((p.title(), results));
     }
-    if single || args.format != Format::Text || configs.len() < 2 {
-        return;
+    if args.format == Format::Json {
+        for (_, rs) in &table {
+            all.extend(rs.iter().cloned());
+        }
+        let json = if single {
+            all.first().map(serde_json::to_string_pretty)
+        } else {
+            Some(serde_json::to_string_pretty(&all))
+        };
+        match json {
+            Some(Ok(s)) => out!("{s}"),
+            Some(Err(e)) => eprintln!("h200_server: cannot serialize the results: {e}"),
+            None => {}
+        }
+        return Ok(());
     }
-    println!("Comparison of benchmark results before and after optimization:\n");
-    println!("Benchmark Case\tbaseline (vLLM without any optimizations)\tOptimized");
+    if single || configs.len() < 2 {
+        return Ok(());
+    }
+    let rows: Vec<_> = table
+        .iter()
+        .map(|(title, r)| conclusion_row(&format!("{title} Profile"), &r[0], &r[1]))
+        .collect();
+    let conclusion = ConclusionTable::new(rows);
+    out!("Comparison of benchmark results before and after optimization:\n");
+    match args.format {
+        Format::Markdown => outp!("{}", conclusion.markdown()),
+        _ => outp!("{}", conclusion.text()),
+    }
+    out!();
     for (title, r) in &table {
-        println!(
-            "{title} Profile\t{}\t{}",
-            report::cell(&r[0], None),
-            report::cell(&r[1], Some(&r[0]))
-        );
+        let runs = [(configs[0].name, &r[0]), (configs[1].name, &r[1])];
+        if let Some(s) = speed_summary(&runs) {
+            match args.format {
+                Format::Markdown => out!("{title}: {}", s.markdown()),
+                _ => out!("{title} Profile {}", s.text()),
+            }
+        }
     }
-    println!();
-    for (title, r) in &table {
-        println!("{}", report::summary_line(title, &r[0], &r[1]));
-    }
+    Ok(())
 }
 
 fn main() -> ExitCode {
@@ -311,23 +394,40 @@ fn main() -> ExitCode {
         }
     };
     if let Some(addr) = args.serve {
-        let serve_args = serve::ServeArgs {
-            addr,
-            speed: args.speed,
-            delta: args.delta,
-            fault: args.fault,
-        };
-        let config = config(args.config.as_deref().unwrap_or("baseline"));
-        if let Err(e) = serve::run(config, &serve_args) {
-            eprintln!("h200_server: {e}");
-            return ExitCode::from(1);
+        #[cfg(not(feature = "http"))]
+        {
+            let _ = addr;
+            eprintln!("h200_server: --serve needs the `http` feature (on by default)");
+            return ExitCode::from(2);
         }
-    } else if args.fidelity {
-        fidelity(args.seed);
-    } else {
-        study(&args);
+        #[cfg(feature = "http")]
+        {
+            let serve_args = serve::ServeArgs {
+                addr,
+                speed: args.speed,
+                delta: args.delta,
+                fault: args.fault,
+            };
+            let config = config(args.config.as_deref().unwrap_or("baseline"));
+            if let Err(e) = serve::run(config, &serve_args) {
+                eprintln!("h200_server: {e}");
+                return ExitCode::from(1);
+            }
+            return ExitCode::SUCCESS;
+        }
     }
-    ExitCode::SUCCESS
+    let res = if args.fidelity {
+        fidelity(args.seed)
+    } else {
+        study(&args)
+    };
+    match res {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("h200_server: {e}");
+            ExitCode::FAILURE
+        }
+    }
 }
 
 #[cfg(test)]
@@ -342,25 +442,19 @@ mod tests {
         s.as_ref().and_then(|s| s.mean).unwrap_or(f64::NAN) / 1000.0
     }
 
-    /// Relative tolerances: duration 5%, mean TTFT 15%, mean E2E 10% — except the
-    /// documented ShareGPT misses (the built-in length distribution and the frontend model
-    /// do not reproduce the real run's second-wave TTFT; see the README table), which are
-    /// held to their current error so that they cannot silently get worse.
-    fn tolerance(profile: &str) -> (f64, f64, f64) {
-        match profile {
-            "sharegpt" => (0.05, 0.40, 0.20),
-            _ => (0.05, 0.15, 0.10),
-        }
-    }
+    /// Relative tolerances: duration 5%, mean TTFT 15%, mean E2E 10%.
+    const TOLERANCE: (f64, f64, f64) = (0.05, 0.15, 0.10);
 
     #[test]
     fn simulated_baseline_matches_the_seed() {
         let mut failures = Vec::new();
         for (name, dur, ttft, e2e) in SEED_BASELINE {
-            let r = simulate(&preset(name), &config("baseline"), 0).result;
+            let r = simulate(&preset(name), &config("baseline"), 0, false)
+                .unwrap()
+                .result;
             assert_eq!(r.successful_requests, Some(preset(name).total_requests));
             assert_eq!(r.failed_requests, Some(0));
-            let (td, tt, te) = tolerance(name);
+            let (td, tt, te) = TOLERANCE;
             let got = [
                 ("duration", r.duration_s().unwrap_or(f64::NAN), dur, td),
                 ("mean TTFT", mean_s(&r.ttft), ttft, tt),
@@ -376,11 +470,36 @@ mod tests {
         assert!(failures.is_empty(), "{}", failures.join("\n"));
     }
 
+    /// The seed's ShareGPT TTFT has its median above its mean (5.79 vs 4.07 s) and a P99 of
+    /// 10.20 s: no first token for the first seconds, then first tokens at the prefill
+    /// rate. The cold-start model reproduces the shape, not just the mean.
+    #[test]
+    fn sharegpt_ttft_distribution_has_the_seeds_shape() {
+        let r = simulate(&preset("sharegpt"), &config("baseline"), 0, false)
+            .unwrap()
+            .result;
+        let ttft = r.ttft.unwrap_or_default();
+        let (mean, median) = (ttft.mean.unwrap_or(0.0), ttft.median.unwrap_or(0.0));
+        assert!(median > mean, "median {median} <= mean {mean}");
+        let p99 = ttft.percentile(99.0).unwrap_or(0.0) / 1000.0;
+        assert!((p99 / 10.20 - 1.0).abs() < 0.15, "P99 {p99}");
+        // A warm server shows no such gap: most requests get their first token quickly.
+        let w = simulate(&preset("sharegpt"), &config("baseline"), 0, true)
+            .unwrap()
+            .result;
+        let wt = w.ttft.unwrap_or_default();
+        assert!(wt.median.unwrap_or(0.0) < wt.mean.unwrap_or(0.0));
+    }
+
     #[test]
     fn optimized_beats_baseline_on_every_profile() {
         for ((name, _, _, _), (_, seed_opt)) in SEED_BASELINE.iter().zip(SEED_OPTIMIZED) {
-            let b = simulate(&preset(name), &config("baseline"), 0).result;
-            let o = simulate(&preset(name), &config("optimized"), 0).result;
+            let b = simulate(&preset(name), &config("baseline"), 0, false)
+                .unwrap()
+                .result;
+            let o = simulate(&preset(name), &config("optimized"), 0, false)
+                .unwrap()
+                .result;
             let (bd, od) = (b.duration_s().unwrap_or(0.0), o.duration_s().unwrap_or(0.0));
             assert!(
                 od < bd,
@@ -390,9 +509,9 @@ mod tests {
                 o.total_token_throughput_per_s > b.total_token_throughput_per_s,
                 "{name}: throughput"
             );
-            // Within 25% of the seed's optimized duration (Throughput is the worst, +20%).
+            // Within 10% of the seed's optimized duration too.
             assert!(
-                (od / seed_opt - 1.0).abs() < 0.25,
+                (od / seed_opt - 1.0).abs() < 0.10,
                 "{name}: {od:.2} vs {seed_opt}"
             );
         }
@@ -401,11 +520,15 @@ mod tests {
     #[test]
     fn runs_are_deterministic_and_the_seed_matters_for_sharegpt() {
         let p = preset("long-context");
-        let a = simulate(&p, &config("quantization"), 3);
-        let b = simulate(&p, &config("quantization"), 3);
+        let a = simulate(&p, &config("quantization"), 3, false).unwrap();
+        let b = simulate(&p, &config("quantization"), 3, false).unwrap();
         assert_eq!(a.records, b.records);
-        let s1 = simulate(&preset("sharegpt"), &config("kv-fp8"), 1).result;
-        let s2 = simulate(&preset("sharegpt"), &config("kv-fp8"), 2).result;
+        let s1 = simulate(&preset("sharegpt"), &config("kv-fp8"), 1, false)
+            .unwrap()
+            .result;
+        let s2 = simulate(&preset("sharegpt"), &config("kv-fp8"), 2, false)
+            .unwrap()
+            .result;
         assert_ne!(s1.total_input_tokens, s2.total_input_tokens);
     }
 
@@ -414,7 +537,9 @@ mod tests {
         // Random 128/128 at 1 req/s: nothing queues, TTFT is one admission plus a short
         // prefill, decode steps are a few ms.
         for name in CONFIG_NAMES {
-            let r = simulate(&preset("latency"), &config(name), 0).result;
+            let r = simulate(&preset("latency"), &config(name), 0, false)
+                .unwrap()
+                .result;
             assert_eq!(r.successful_requests, Some(100), "{name}");
             let ttft = mean_s(&r.ttft);
             assert!((0.01..0.1).contains(&ttft), "{name}: TTFT {ttft}");
@@ -426,11 +551,11 @@ mod tests {
     #[test]
     fn the_guidellm_view_reproduces_the_single_iteration_artifact() {
         let p = preset("throughput");
-        let out = simulate(&p, &config("baseline"), 0);
+        let out = simulate(&p, &config("baseline"), 0, false).unwrap();
         let g = shown(&out, &p, 0, true);
         let v = out.result;
         // guidellm's "TPOT" is sum(TTFT) / sum(output tokens) when every request shows one
-        // iteration, its ITL is 0, and its token rate uses the span of first-token events.
+        // iteration, and its ITL is 0.
         let ttft_sum: f64 = out
             .records
             .iter()
@@ -440,12 +565,77 @@ mod tests {
         let tpot = g.tpot.as_ref().and_then(|s| s.mean).unwrap_or(0.0);
         assert!((tpot - ttft_sum / 128_000.0).abs() < 0.01, "{tpot}");
         assert_eq!(g.itl.as_ref().and_then(|s| s.mean), Some(0.0));
-        assert!(g.total_token_throughput_per_s > v.total_token_throughput_per_s);
-        // All of a request's tokens land at one instant: the "peak" rate is inflated far
-        // above the real output rate.
+        // All of a request's tokens land at one instant: the "peak" rate is inflated above
+        // the real output rate.
         let real = v.output_throughput_per_s.unwrap_or(f64::MAX);
-        assert!(g.peak_output_throughput_per_s.unwrap_or(0.0) > 3.0 * real);
+        assert!(g.peak_output_throughput_per_s.unwrap_or(0.0) > real);
         assert_eq!(g.meta.convention, Some(servebench::Convention::Guidellm));
+    }
+
+    /// The "Mean TPOT(ms)" GPUStack printed for the baselines (an artifact of the
+    /// reasoning-blind client) is reproduced by the guidellm view within 15%: 45.39
+    /// (Throughput), 319.79 (Long Context) and the mixture 2.48 (Generation Heavy, where
+    /// about 5% of requests finish thinking and get real timing).
+    #[test]
+    fn the_guidellm_view_reproduces_gpustacks_reported_tpot() {
+        for (name, seed_tpot) in [
+            ("throughput", 45.39),
+            ("long-context", 319.79),
+            ("generation-heavy", 2.48),
+        ] {
+            let p = preset(name);
+            let out = simulate(&p, &config("baseline"), 0, false).unwrap();
+            let g = shown(&out, &p, 0, true);
+            let tpot = g.tpot.as_ref().and_then(|s| s.mean).unwrap_or(0.0);
+            assert!(
+                (tpot / seed_tpot - 1.0).abs() < 0.15,
+                "{name}: {tpot:.2} vs {seed_tpot}"
+            );
+        }
+    }
+
+    #[test]
+    fn cancelled_requests_leave_the_engine_and_stay_silent() {
+        use servebench::engine::{Engine, EngineEvent, EngineRequest};
+        use std::time::Duration;
+        let mut e = H200Sim::new(config("baseline"));
+        let req = |id| EngineRequest {
+            id,
+            prompt_tokens: 1000,
+            prompt: None,
+            max_output_tokens: 50,
+            ignore_eos: true,
+            arrival: Duration::ZERO,
+            shared_prefix_tokens: 0,
+        };
+        for id in 0..4 {
+            e.submit(req(id)).unwrap();
+        }
+        // 0 is still in the frontend; run until 1 has streamed a token, then cancel 1 too.
+        assert!(e.cancel(0));
+        let mut ev = Vec::new();
+        while !ev
+            .iter()
+            .any(|x: &EngineEvent| matches!(x, EngineEvent::Chunk { id: 1, .. }))
+        {
+            e.advance(Some(e.now() + Duration::from_millis(5)), &mut ev)
+                .unwrap();
+        }
+        assert!(e.cancel(1));
+        assert!(!e.cancel(1), "already cancelled");
+        assert_eq!(e.in_flight(), 2);
+        ev.clear();
+        while e.in_flight() > 0 {
+            e.advance(None, &mut ev).unwrap();
+        }
+        assert!(ev.iter().all(|x| x.id() >= 2), "no events after cancel");
+        let done: Vec<u64> = ev
+            .iter()
+            .filter(|x| x.is_terminal())
+            .map(|x| x.id())
+            .collect();
+        assert_eq!(done, vec![2, 3]);
+        assert!(!e.cancel(2), "finished requests cannot be cancelled");
     }
 
     #[test]
@@ -469,9 +659,13 @@ mod tests {
             .unwrap_err()
             .contains("unknown config"));
         assert!(a(&["--profile", "nope"]).is_err());
-        assert!(a(&["--serve", "127.0.0.1:8000"])
-            .unwrap_err()
-            .contains("not implemented"));
+        let serve = a(&["--serve", "127.0.0.1:8000", "--speed", "10"]).unwrap();
+        assert_eq!(serve.serve, Some("127.0.0.1:8000".parse().unwrap()));
+        assert_eq!(serve.speed, 10.0);
+        assert!(a(&["--serve", "localhost"]).is_err());
+        assert!(a(&["--speed", "0"]).is_err());
+        assert!(a(&["--sharegpt"]).is_err());
+        assert!(a(&["--warm"]).unwrap().warm);
         assert!(a(&["--seed"]).is_err());
     }
 }

@@ -1,5 +1,5 @@
-//! Minimal seed-style printing for the example (the library's `format::text` and `compare`
-//! renderers replace it once they land).
+//! The block's rows as a Markdown table (`--format markdown`); text blocks come from
+//! `servebench::format::text`, tables from `servebench::compare`.
 
 use servebench::result::{BenchmarkResult, Summary};
 
@@ -63,26 +63,6 @@ fn rows(r: &BenchmarkResult) -> Vec<(String, String)> {
     v
 }
 
-/// The "Serving Benchmark Result" block in the seed's layout.
-pub fn block(r: &BenchmarkResult) -> String {
-    let mut out = String::from("============ Serving Benchmark Result ============\n");
-    let heads = [
-        (10, "----------------------Latency---------------------"),
-        (14, "---------------Time to First Token----------------"),
-        (18, "-----Time per Output Token (excl. 1st token)------"),
-        (22, "---------------Inter-token Latency----------------"),
-    ];
-    for (i, (label, value)) in rows(r).into_iter().enumerate() {
-        if let Some((_, h)) = heads.iter().find(|(at, _)| *at == i) {
-            out.push_str(h);
-            out.push('\n');
-        }
-        out.push_str(&format!("{label:<40} {value}\n"));
-    }
-    out.push_str("==================================================\n");
-    out
-}
-
 /// The block's rows as a Markdown table.
 pub fn markdown(r: &BenchmarkResult) -> String {
     let mut out = String::from("| Metric | Value |\n|---|---|\n");
@@ -90,34 +70,4 @@ pub fn markdown(r: &BenchmarkResult) -> String {
         out.push_str(&format!("| {} | {value} |\n", label.trim_end_matches(':')));
     }
     out
-}
-
-/// One cell of the seed's conclusion table: `Total TPS: x [(+p%)] Mean TPOT(ms): y`.
-pub fn cell(r: &BenchmarkResult, base: Option<&BenchmarkResult>) -> String {
-    let tps = r.total_token_throughput_per_s.unwrap_or(0.0);
-    let tpot = r.tpot.as_ref().and_then(|s| s.mean).unwrap_or(0.0);
-    match base.and_then(|b| b.total_token_throughput_per_s) {
-        Some(b) if b > 0.0 => format!(
-            "Total TPS: {tps:.2} ({:+.2}%) Mean TPOT(ms): {tpot:.2}",
-            (tps / b - 1.0) * 100.0
-        ),
-        _ => format!("Total TPS: {tps:.2} Mean TPOT(ms): {tpot:.2}"),
-    }
-}
-
-/// The seed's summary sentence comparing an optimized run with its baseline.
-pub fn summary_line(title: &str, base: &BenchmarkResult, opt: &BenchmarkResult) -> String {
-    let b = base.total_token_throughput_per_s.unwrap_or(0.0);
-    let o = opt.total_token_throughput_per_s.unwrap_or(0.0);
-    let bt = base.tpot.as_ref().and_then(|s| s.mean).unwrap_or(0.0);
-    let ot = opt.tpot.as_ref().and_then(|s| s.mean).unwrap_or(0.0);
-    let faster = if o >= b { "faster" } else { "slower" };
-    let lower = if ot <= bt { "reduced" } else { "increased" };
-    format!(
-        "Summary ({title}): Optimized Total TPS = {o:.2}, baseline Total TPS = {b:.2}. Optimized is {faster} by {:.2} tok/s ({:.1}%); Mean TPOT = {ot:.2} ms vs {bt:.2} ms, {lower} by {:.2} ms ({:.2}%).",
-        (o - b).abs(),
-        if b > 0.0 { (o / b - 1.0).abs() * 100.0 } else { 0.0 },
-        (ot - bt).abs(),
-        if bt > 0.0 { (ot / bt - 1.0).abs() * 100.0 } else { 0.0 },
-    )
 }

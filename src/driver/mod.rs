@@ -47,11 +47,14 @@ pub mod arrivals;
 pub mod rng;
 pub mod workload;
 
+use std::collections::HashMap;
 use std::time::Duration;
 
+use crate::collector::{Collector, ManualClock, RequestHandle};
 use crate::engine::{Engine, EngineError, EngineEvent, EngineRequest};
-use crate::record::{Chunk, ErrorKind, Outcome, RequestRecord};
-use crate::result::{BenchmarkResult, Convention, ExactFigures, Percentile, RunMeta, Summary};
+use crate::metrics::{self, MetricsOptions};
+use crate::record::{ErrorKind, RequestRecord};
+use crate::result::{BenchmarkResult, Convention};
 use crate::Profile;
 use arrivals::{Arrivals, ArrivalsError};
 use workload::{WorkItem, WorkloadError, WorkloadOptions};
@@ -72,7 +75,7 @@ pub struct RunOptions {
     /// Send at most this many requests (`None`: the whole workload).
     pub max_requests: Option<u64>,
     /// Stop after this much (engine-clock) time: nothing is sent after it and requests still
-    /// in flight are recorded as [`Outcome::Incomplete`].
+    /// in flight are recorded as [`Outcome::Incomplete`](crate::record::Outcome::Incomplete).
     pub max_duration: Option<Duration>,
     /// Client-side work per prompt token before a request can be sent, done serially
     /// (guidellm synthesizing random prompts: about 3.4 µs per token). Zero by default.
@@ -108,7 +111,9 @@ impl RunOptions {
     }
 }
 
-/// What a run produced.
+/// What a run produced. The records come through a [`Collector`]; the result is
+/// [`metrics::compute`] in the vLLM convention (mean, median, P50/P95/P99), with
+/// `max_concurrency` set to the client cap as `vllm bench serve` reports it.
 #[derive(Debug, Clone, PartialEq)]
 pub struct RunOutput {
     /// One record per request sent, in request-id order (id = index in the workload).
@@ -155,7 +160,7 @@ pub fn run_profile<E: Engine + ?Sized>(
 /// Runs `work` against `engine`. See the module docs.
 ///
 /// Per-request failures ([`EngineEvent::Failed`], or `submit` returning an error) become
-/// records with [`Outcome::Error`]; a failing `advance` ends the run, records the requests
+/// records with [`Outcome::Error`](crate::record::Outcome::Error); a failing `advance` ends the run, records the requests
 /// in flight as errors and sets [`RunOutput::aborted`].
 pub fn run<E: Engine + ?Sized>(
     engine: &mut E,
@@ -181,25 +186,41 @@ pub fn run<E: Engine + ?Sized>(
         }
     }
     let origin = engine.now();
-    let mut records: Vec<RequestRecord> = Vec::with_capacity(n);
-    // Per record: still in flight?
-    let mut live: Vec<bool> = Vec::with_capacity(n);
-    let mut in_flight = 0usize;
+    let collector = Collector::with_clock(ManualClock::at(origin));
+    // Handles of the requests in flight, by id (= index in the workload); `sent` requests
+    // have been handed to the engine (or failed to be).
+    let mut open: HashMap<u64, RequestHandle<'_, ManualClock>> = HashMap::new();
+    let mut sent = 0usize;
     let mut limit = n;
     let mut events = Vec::new();
     let mut aborted = None;
+    let cut_off = |open: &mut HashMap<u64, RequestHandle<'_, ManualClock>>,
+                   engine: &mut E,
+                   at: Duration,
+                   reason: &str| {
+        let mut ids: Vec<u64> = open.keys().copied().collect();
+        ids.sort_unstable();
+        for id in ids {
+            if let Some(h) = open.remove(&id) {
+                engine.cancel(id);
+                h.cancel_at(at, reason);
+            }
+        }
+    };
     loop {
         let now = engine.now();
         let out_of_time = opts.max_duration.is_some_and(|d| now >= origin + d);
         if out_of_time {
-            limit = records.len();
+            limit = sent;
         }
-        while records.len() < limit && in_flight < cap && origin + sched[records.len()] <= now {
-            let id = records.len();
+        while sent < limit && open.len() < cap && origin + sched[sent] <= now {
+            let id = sent;
+            sent += 1;
             let w = &work[id];
-            let mut rec = RequestRecord::new(id as u64, now);
-            rec.scheduled_at = Some(sched[id]);
-            rec.prompt_tokens = Some(w.prompt_tokens);
+            let mut h = collector.begin_with_id(id as u64, now);
+            h.set_scheduled_at(origin + sched[id]);
+            h.set_prompt_tokens(w.prompt_tokens);
+            h.reserve_chunks(usize::try_from(w.output_tokens).unwrap_or(0).min(1 << 16));
             let req = EngineRequest {
                 id: id as u64,
                 prompt_tokens: w.prompt_tokens,
@@ -211,36 +232,19 @@ pub fn run<E: Engine + ?Sized>(
             };
             match engine.submit(req) {
                 Ok(()) => {
-                    in_flight += 1;
-                    live.push(true);
+                    open.insert(id as u64, h);
                 }
-                Err(EngineError::Fatal(message)) => {
-                    rec.ended_at = Some(now);
-                    rec.outcome = Outcome::Error {
-                        kind: ErrorKind::Connect,
-                        message,
-                    };
-                    live.push(false);
-                }
+                Err(EngineError::Fatal(message)) => h.fail_at(now, ErrorKind::Connect, message),
             }
-            records.push(rec);
         }
-        if in_flight == 0 && (records.len() >= limit || out_of_time) {
+        if open.is_empty() && (sent >= limit || out_of_time) {
             break;
         }
         if out_of_time {
-            for (rec, l) in records.iter_mut().zip(live.iter_mut()) {
-                if *l {
-                    *l = false;
-                    rec.outcome = Outcome::Incomplete {
-                        reason: "cut off at the run's max duration".into(),
-                    };
-                }
-            }
+            cut_off(&mut open, engine, now, "cut off at the run's max duration");
             break;
         }
-        let mut deadline =
-            (records.len() < limit && in_flight < cap).then(|| origin + sched[records.len()]);
+        let mut deadline = (sent < limit && open.len() < cap).then(|| origin + sched[sent]);
         if let Some(d) = opts.max_duration {
             deadline = Some(deadline.map_or(origin + d, |x| x.min(origin + d)));
         }
@@ -249,43 +253,33 @@ pub fn run<E: Engine + ?Sized>(
         let progressed = !events.is_empty();
         for ev in events.drain(..) {
             let id = ev.id();
-            let idx = usize::try_from(id).unwrap_or(usize::MAX);
-            let (Some(rec), Some(l)) = (records.get_mut(idx), live.get_mut(idx)) else {
+            let Some(h) = open.get_mut(&id) else {
                 return Err(DriverError::UnknownRequest(id));
             };
-            if !*l {
-                return Err(DriverError::UnknownRequest(id));
-            }
             match ev {
-                EngineEvent::Sent { at, .. } => rec.sent_at = at,
-                EngineEvent::Chunk { at, tokens, .. } => rec.chunks.push(Chunk { at, tokens }),
+                EngineEvent::Sent { at, .. } => h.set_sent_at(at),
+                EngineEvent::Chunk { at, tokens, .. } => h.chunk_at(at, tokens),
                 EngineEvent::Finished { at, usage, .. } => {
-                    rec.ended_at = Some(at);
-                    rec.usage_prompt_tokens = usage.prompt_tokens;
-                    rec.usage_output_tokens = usage.completion_tokens;
-                    *l = false;
-                    in_flight -= 1;
+                    if let Some(h) = open.remove(&id) {
+                        h.finish_at(at, usage);
+                    }
                 }
                 EngineEvent::Failed {
                     at, kind, message, ..
                 } => {
-                    rec.ended_at = Some(at);
-                    rec.outcome = Outcome::Error { kind, message };
-                    *l = false;
-                    in_flight -= 1;
+                    if let Some(h) = open.remove(&id) {
+                        h.fail_at(at, kind, message);
+                    }
                 }
             }
         }
         if let Err(EngineError::Fatal(message)) = res {
             let at = engine.now();
-            for (rec, l) in records.iter_mut().zip(live.iter_mut()) {
-                if *l {
-                    *l = false;
-                    rec.ended_at = Some(at);
-                    rec.outcome = Outcome::Error {
-                        kind: ErrorKind::Other,
-                        message: message.clone(),
-                    };
+            let mut ids: Vec<u64> = open.keys().copied().collect();
+            ids.sort_unstable();
+            for id in ids {
+                if let Some(h) = open.remove(&id) {
+                    h.fail_at(at, ErrorKind::Other, message.clone());
                 }
             }
             aborted = Some(message);
@@ -294,151 +288,25 @@ pub fn run<E: Engine + ?Sized>(
         if deadline.is_none()
             && !progressed
             && engine.now() == now
-            && in_flight > 0
+            && !open.is_empty()
             && engine.in_flight() == 0
         {
             // The engine says it has nothing left, yet requests never ended: stop rather
             // than spin.
-            for (rec, l) in records.iter_mut().zip(live.iter_mut()) {
-                if *l {
-                    *l = false;
-                    rec.outcome = Outcome::Incomplete {
-                        reason: "the engine dropped the request".into(),
-                    };
-                }
-            }
+            cut_off(&mut open, engine, now, "the engine dropped the request");
             aborted = Some("engine stalled with requests in flight".into());
             break;
         }
     }
-    let result = provisional_result(&records, origin, opts.max_concurrency);
+    drop(open);
+    let records = collector.into_records();
+    let mut metrics_options = MetricsOptions::new(Convention::Vllm);
+    metrics_options.percentiles = vec![50.0, 95.0, 99.0];
+    let mut result = metrics::compute(&records, &metrics_options);
+    result.max_concurrency = opts.max_concurrency.map(|c| c as u64);
     Ok(RunOutput {
         records,
         result,
         aborted,
     })
-}
-
-/// numpy's default (linear) percentile of sorted `v`.
-fn percentile(v: &[f64], p: f64) -> Option<f64> {
-    if v.is_empty() {
-        return None;
-    }
-    let rank = p / 100.0 * (v.len() - 1) as f64;
-    let lo = rank.floor() as usize;
-    let hi = rank.ceil() as usize;
-    let (a, b) = (v.get(lo)?, v.get(hi)?);
-    Some(a + (b - a) * (rank - lo as f64))
-}
-
-fn summary(mut v: Vec<f64>) -> Option<Summary> {
-    if v.is_empty() {
-        return None;
-    }
-    v.sort_by(|a, b| a.total_cmp(b));
-    let mean = v.iter().sum::<f64>() / v.len() as f64;
-    let var = v.iter().map(|x| (x - mean) * (x - mean)).sum::<f64>() / v.len() as f64;
-    Some(Summary {
-        mean: Some(mean),
-        median: percentile(&v, 50.0),
-        std: Some(var.sqrt()),
-        min: v.first().copied(),
-        max: v.last().copied(),
-        percentiles: [50.0, 95.0, 99.0]
-            .iter()
-            .map(|&p| Percentile {
-                p,
-                value: percentile(&v, p),
-            })
-            .collect(),
-    })
-}
-
-fn ms(d: Duration) -> f64 {
-    d.as_secs_f64() * 1000.0
-}
-
-/// The vLLM-convention figures of a run, computed here until `metrics::compute` is
-/// available to the driver.
-fn provisional_result(
-    records: &[RequestRecord],
-    origin: Duration,
-    cap: Option<usize>,
-) -> BenchmarkResult {
-    let ok: Vec<&RequestRecord> = records
-        .iter()
-        .filter(|r| r.outcome.is_success() && !r.chunks.is_empty())
-        .collect();
-    let end = records
-        .iter()
-        .filter_map(|r| r.ended_at.or(r.chunks.last().map(|c| c.at)))
-        .max()
-        .unwrap_or(origin);
-    let dur_s = end.saturating_sub(origin).as_secs_f64();
-    let out: u64 = ok.iter().map(|r| r.output_tokens()).sum();
-    let inp: u64 = ok.iter().filter_map(|r| r.input_tokens()).sum();
-    let per_s = |x: f64| (dur_s > 0.0).then(|| x / dur_s);
-    let mut tpot = Vec::new();
-    let mut itl = Vec::new();
-    for r in &ok {
-        let n = r.output_tokens();
-        if let (Some(l), Some(t)) = (r.latency(), r.ttft()) {
-            if n > 1 {
-                tpot.push(ms(l.saturating_sub(t)) / (n - 1) as f64);
-            }
-        }
-        itl.extend(
-            r.chunks
-                .windows(2)
-                .map(|w| ms(w[1].at.saturating_sub(w[0].at))),
-        );
-    }
-    // vLLM's peak output throughput: the fullest 1-second bucket of output tokens.
-    let mut buckets: std::collections::BTreeMap<u64, u64> = std::collections::BTreeMap::new();
-    for r in &ok {
-        for c in &r.chunks {
-            *buckets
-                .entry(c.at.saturating_sub(origin).as_secs())
-                .or_default() += u64::from(c.tokens);
-        }
-    }
-    let peak_out = buckets.values().max().map(|&v| v as f64);
-    // Peak in flight: sweep over [sent, end).
-    let mut edges: Vec<(Duration, i64)> = Vec::new();
-    for r in records {
-        edges.push((r.sent_at, 1));
-        edges.push((r.ended_at.unwrap_or(end), -1));
-    }
-    edges.sort();
-    let (mut cur, mut peak) = (0i64, 0i64);
-    for (_, d) in edges {
-        cur += d;
-        peak = peak.max(cur);
-    }
-    BenchmarkResult {
-        meta: RunMeta {
-            convention: Some(Convention::Vllm),
-            ..RunMeta::default()
-        },
-        successful_requests: Some(ok.len() as u64),
-        failed_requests: Some((records.len() - ok.len()) as u64),
-        max_concurrency: cap.map(|c| c as u64),
-        duration_ms: Some(dur_s * 1000.0),
-        total_input_tokens: Some(inp),
-        total_output_tokens: Some(out),
-        request_throughput_per_s: per_s(ok.len() as f64),
-        output_throughput_per_s: per_s(out as f64),
-        total_token_throughput_per_s: per_s((inp + out) as f64),
-        peak_output_throughput_per_s: peak_out,
-        peak_concurrent_requests: Some(peak as f64),
-        e2el: summary(ok.iter().filter_map(|r| r.latency()).map(ms).collect()),
-        ttft: summary(ok.iter().filter_map(|r| r.ttft()).map(ms).collect()),
-        tpot: summary(tpot),
-        itl: summary(itl),
-        exact: Some(ExactFigures {
-            peak_output_tokens_per_s: None,
-            peak_in_flight: Some(peak as u64),
-        }),
-        ..BenchmarkResult::default()
-    }
 }

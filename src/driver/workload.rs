@@ -356,11 +356,12 @@ pub struct LengthShape {
 
 /// The built-in ShareGPT approximation: means from the seed study's ShareGPT run (342,058
 /// prompt tokens including a 10-token chat template and 281,412 output tokens over 1000
-/// requests); the sigmas are fitted so that the simulated seed run reproduces its timing
-/// (an approximation of ShareGPT's long-tailed first turns, not measured lengths).
+/// requests); the sigmas (a heavy prompt tail — unfiltered first turns include pasted
+/// documents — and a moderate output spread) are fitted so that the simulated seed run
+/// reproduces its duration and latencies. An approximation, not measured lengths.
 pub const BUILTIN_SHAREGPT: LengthShape = LengthShape {
-    prompt_sigma: 1.45,
-    output_sigma: 0.7,
+    prompt_sigma: 1.8,
+    output_sigma: 0.6,
     prompt_mean: 332.058,
     output_mean: 281.412,
     prompt_max: 16_000,

@@ -17,8 +17,7 @@
 
 use std::borrow::Cow;
 use std::collections::{HashMap, VecDeque};
-use std::sync::mpsc as std_mpsc;
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Condvar, Mutex};
 use std::time::{Duration, Instant};
 
 use bytes::Bytes;
@@ -86,11 +85,72 @@ const MAX_ERROR_BODY: usize = 64 << 10;
 
 type Sender = SendRequest<Full<Bytes>>;
 
+/// Where the I/O tasks leave their stamped events. Only terminal events wake the thread
+/// waiting in [`Engine::advance`]; chunks wait here (their timestamps are already taken), so
+/// the driver thread wakes once per request rather than once per token.
+#[derive(Default)]
+struct Inbox {
+    state: Mutex<InboxState>,
+    wake: Condvar,
+}
+
+#[derive(Default)]
+struct InboxState {
+    events: Vec<EngineEvent>,
+    terminals: usize,
+}
+
+impl Inbox {
+    fn push(&self, batch: impl IntoIterator<Item = EngineEvent>) {
+        if let Ok(mut st) = self.state.lock() {
+            let mut wake = false;
+            for ev in batch {
+                wake |= ev.is_terminal();
+                st.terminals += usize::from(ev.is_terminal());
+                st.events.push(ev);
+            }
+            if wake {
+                self.wake.notify_one();
+            }
+        }
+    }
+
+    /// Wait until a terminal event is in (or `timeout`, `None`: no limit), then move every
+    /// event into `out`. `false` if the lock is poisoned.
+    fn take(&self, timeout: Option<Duration>, out: &mut VecDeque<EngineEvent>) -> bool {
+        let Ok(mut st) = self.state.lock() else {
+            return false;
+        };
+        let start = Instant::now();
+        while st.terminals == 0 {
+            match timeout {
+                None => match self.wake.wait(st) {
+                    Ok(g) => st = g,
+                    Err(_) => return false,
+                },
+                Some(t) => {
+                    let left = t.saturating_sub(start.elapsed());
+                    if left.is_zero() {
+                        break;
+                    }
+                    match self.wake.wait_timeout(st, left) {
+                        Ok((g, _)) => st = g,
+                        Err(_) => return false,
+                    }
+                }
+            }
+        }
+        st.terminals = 0;
+        out.extend(st.events.drain(..));
+        true
+    }
+}
+
 struct Shared {
     target: Target,
     config: HttpConfig,
     origin: Instant,
-    events: std_mpsc::Sender<EngineEvent>,
+    inbox: Inbox,
     idle: Mutex<Vec<Sender>>,
 }
 
@@ -104,7 +164,6 @@ impl Shared {
 pub struct HttpEngine {
     runtime: Option<tokio::runtime::Runtime>,
     shared: Arc<Shared>,
-    rx: std_mpsc::Receiver<EngineEvent>,
     pending: VecDeque<EngineEvent>,
     tasks: HashMap<u64, tokio::task::AbortHandle>,
 }
@@ -128,17 +187,15 @@ impl HttpEngine {
             .enable_all()
             .build()
             .map_err(HttpError::Runtime)?;
-        let (tx, rx) = std_mpsc::channel();
         Ok(HttpEngine {
             runtime: Some(runtime),
             shared: Arc::new(Shared {
                 target,
                 config,
                 origin: Instant::now(),
-                events: tx,
+                inbox: Inbox::default(),
                 idle: Mutex::new(Vec::new()),
             }),
-            rx,
             pending: VecDeque::new(),
             tasks: HashMap::new(),
         })
@@ -224,34 +281,31 @@ impl Engine for HttpEngine {
                     return Ok(());
                 }
             }
-            let first = match deadline {
+            // Wait for a request to end (only those wake this thread: chunks wait in the
+            // inbox, stamped) or for the deadline; then take everything that arrived.
+            let waited = match deadline {
                 Some(d) => {
                     let now = self.now();
-                    if now >= d {
-                        return Ok(());
-                    }
-                    match self.rx.recv_timeout(d - now) {
-                        Ok(ev) => ev,
-                        Err(std_mpsc::RecvTimeoutError::Timeout) => return Ok(()),
-                        Err(std_mpsc::RecvTimeoutError::Disconnected) => {
-                            return Err(EngineError::Fatal("event channel closed".into()))
-                        }
-                    }
+                    let timeout = d.saturating_sub(now);
+                    self.shared.inbox.take(Some(timeout), &mut self.pending)
                 }
-                None => {
-                    if self.tasks.is_empty() {
-                        return Ok(());
-                    }
-                    self.rx
-                        .recv()
-                        .map_err(|_| EngineError::Fatal("event channel closed".into()))?
-                }
+                None if self.tasks.is_empty() => self
+                    .shared
+                    .inbox
+                    .take(Some(Duration::ZERO), &mut self.pending),
+                None => self.shared.inbox.take(None, &mut self.pending),
             };
-            // Tasks send independently: put what has arrived so far in time order.
-            self.pending.push_back(first);
-            while let Ok(ev) = self.rx.try_recv() {
-                self.pending.push_back(ev);
+            if self.pending.is_empty() {
+                let reached = deadline.is_some_and(|d| self.now() >= d);
+                if reached || deadline.is_none() && self.tasks.is_empty() {
+                    return Ok(());
+                }
+                if !waited {
+                    return Err(EngineError::Fatal("event inbox poisoned".into()));
+                }
+                continue;
             }
+            // Tasks push independently: put what has arrived so far in time order.
             self.pending.make_contiguous().sort_by_key(EngineEvent::at);
         }
     }
@@ -375,7 +429,7 @@ async fn run_request(shared: Arc<Shared>, id: u64, body: Bytes) {
             message: f.message,
         },
     };
-    let _ = shared.events.send(event);
+    shared.inbox.push([event]);
 }
 
 async fn connect(shared: &Shared) -> Result<Sender, Failure> {
@@ -452,10 +506,10 @@ async fn stream_request(
     id: u64,
     body: Bytes,
 ) -> Result<(Duration, Usage), Failure> {
-    let _ = shared.events.send(EngineEvent::Sent {
+    shared.inbox.push([EngineEvent::Sent {
         id,
         at: shared.now(),
-    });
+    }]);
     // A pooled connection may have been closed by the server meanwhile: retry once on a new one.
     let (mut sender, reused) = match pooled(shared).await {
         Some(s) => (s, true),
@@ -490,6 +544,7 @@ async fn stream_request(
     let mut events: Vec<SseEvent> = Vec::new();
     let mut state = StreamState::default();
     let mut done_at = None;
+    let mut chunks = Vec::new();
     loop {
         match body.frame().await {
             None => break,
@@ -507,17 +562,26 @@ async fn stream_request(
                 parser
                     .feed(&data, &mut events)
                     .map_err(|e| fail(ErrorKind::Protocol, e.to_string()))?;
+                let mut failure = None;
                 for ev in events.drain(..) {
-                    if done_at.is_some() {
+                    if done_at.is_some() || failure.is_some() {
                         continue;
                     }
                     if ev.is_done() {
                         done_at = Some(at);
                         continue;
                     }
-                    if let Some(tokens) = state.on_data(&ev.data)? {
-                        let _ = shared.events.send(EngineEvent::Chunk { id, at, tokens });
+                    match state.on_data(&ev.data) {
+                        Ok(Some(tokens)) => chunks.push(EngineEvent::Chunk { id, at, tokens }),
+                        Ok(None) => {}
+                        Err(f) => failure = Some(f),
                     }
+                }
+                if !chunks.is_empty() {
+                    shared.inbox.push(chunks.drain(..));
+                }
+                if let Some(f) = failure {
+                    return Err(f);
                 }
             }
         }

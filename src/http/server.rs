@@ -438,7 +438,7 @@ pub fn spawn<E: Engine + Send + 'static>(
     let ctx = Arc::new(Ctx {
         model_json: Value::String(options.model.clone()).to_string(),
         options,
-        ctrl: Mutex::new(ctrl_tx.clone()),
+        ctrl: ctrl_tx.clone(),
         next_id: AtomicU64::new(0),
         counter: AtomicU64::new(0),
         counters: Arc::clone(&counters),
@@ -562,7 +562,7 @@ impl<E: Engine> EngineLoop<E> {
                         if let Some(slot) = self.slots.remove(&id) {
                             self.engine.cancel(id);
                             inc(&self.counters.cancelled, 1);
-                            self.finish_record(slot, None, "client disconnected");
+                            self.finish_record(slot, false, "client disconnected");
                         }
                     }
                 }
@@ -703,7 +703,7 @@ impl<E: Engine> EngineLoop<E> {
                 Ok(false) => slot.dirty = false,
                 Ok(true) => {
                     if let Some(slot) = self.slots.remove(&id) {
-                        self.finish_record(slot, Some(()), "");
+                        self.finish_record(slot, true, "");
                     }
                 }
                 Err(true) => self.dirty.push(id), // channel full: retry next tick
@@ -712,19 +712,19 @@ impl<E: Engine> EngineLoop<E> {
                     if let Some(slot) = self.slots.remove(&id) {
                         self.engine.cancel(id);
                         inc(&self.counters.cancelled, 1);
-                        self.finish_record(slot, None, "client disconnected");
+                        self.finish_record(slot, false, "client disconnected");
                     }
                 }
             }
         }
     }
 
-    /// Count and (optionally) keep a request that left the engine. `delivered`: its end was
+    /// Keep (with `record_timeline`) a request that left the engine. `delivered`: its end was
     /// handed to the client.
-    fn finish_record(&mut self, slot: Slot, delivered: Option<()>, reason: &str) {
+    fn finish_record(&mut self, slot: Slot, delivered: bool, reason: &str) {
         let mut record = slot.record;
         if let Some(r) = &mut record {
-            if delivered.is_none() {
+            if !delivered {
                 r.outcome = Outcome::Incomplete {
                     reason: reason.to_string(),
                 };
@@ -747,7 +747,7 @@ impl<E: Engine> EngineLoop<E> {
 struct Ctx {
     options: ServeOptions,
     model_json: String,
-    ctrl: Mutex<std_mpsc::Sender<Control>>,
+    ctrl: std_mpsc::Sender<Control>,
     next_id: AtomicU64,
     counter: AtomicU64,
     counters: Arc<Counters>,
@@ -756,10 +756,7 @@ struct Ctx {
 
 impl Ctx {
     fn send(&self, c: Control) -> bool {
-        self.ctrl
-            .lock()
-            .map(|tx| tx.send(c).is_ok())
-            .unwrap_or(false)
+        self.ctrl.send(c).is_ok()
     }
 }
 

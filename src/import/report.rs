@@ -191,6 +191,7 @@ fn guidellm_block(
 pub(crate) fn guidellm_options(b: &guidellm::GuidellmBenchmark) -> MetricsOptions {
     let mut m = MetricsOptions::new(Convention::Guidellm);
     m.duration = Some(b.window());
+    // guidellm's measured window, and its epoch timestamps for bit-exact float arithmetic.
     m.window = Some((b.window_start, b.window_end));
     m.time_origin_s = Some(b.origin_unix_s);
     m

@@ -98,7 +98,8 @@ pub struct MetricsOptions {
     pub convention: Convention,
     /// Percentiles to report, in percent, in report order (vLLM's default is `[99]`).
     pub percentiles: Vec<f64>,
-    /// Benchmark duration; default: from the first send to the last end over all records.
+    /// Benchmark duration (`Convention::Vllm`); default: from the first send to the last
+    /// end over all records. `Convention::Guidellm` reports its window's length instead.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub duration: Option<Duration>,
     /// Goodput SLOs (vLLM `--goodput`; guidellm's `slo`, whose TPOT objective is compared
@@ -153,6 +154,53 @@ pub fn compute<O: Into<MetricsOptions>>(records: &[RequestRecord], opts: O) -> B
         Convention::Vllm => compute_vllm(records, &opts),
         Convention::Guidellm => guidellm::compute_guidellm(records, &opts),
     }
+}
+
+/// A result from a collector's streaming histograms (bounded-memory mode, see
+/// [`crate::collector::LatencyHistograms`]): vLLM's definitions, but every latency figure is
+/// within the histograms' resolution (3 significant digits, see [`crate::stats::Streaming`])
+/// and percentiles use the nearest-rank rule instead of numpy's interpolation; the median
+/// is the nearest-rank p50. Counts and token totals are exact. `duration` is the benchmark
+/// duration; rates are `None` when it is zero. Failed counts and peaks are not known to
+/// histograms and are left `None`.
+///
+/// ```
+/// use std::time::Duration;
+/// use servebench::collector::{Collector, CollectorOptions, ManualClock};
+/// use servebench::engine::Usage;
+/// use servebench::metrics::from_histograms;
+///
+/// let c = Collector::with_options(ManualClock::new(), CollectorOptions { keep_records: false, histograms: true });
+/// let mut h = c.begin_at(Duration::ZERO);
+/// h.chunk_at(Duration::from_millis(100), 1);
+/// h.chunk_at(Duration::from_millis(120), 1);
+/// h.finish_at(Duration::from_millis(120), Usage::default());
+/// let res = from_histograms(&c.histograms().unwrap().unwrap(), Duration::from_secs(1), &[99.0]);
+/// assert_eq!(res.successful_requests, Some(1));
+/// let ttft = res.ttft.unwrap().mean.unwrap();
+/// assert!((ttft - 100.0).abs() <= 100.0 / 1024.0);
+/// ```
+pub fn from_histograms(
+    h: &crate::collector::LatencyHistograms,
+    duration: Duration,
+    percentiles: &[f64],
+) -> BenchmarkResult {
+    let dur_s = duration.as_secs_f64();
+    let per_s = |x: f64| (dur_s > 0.0).then(|| x / dur_s);
+    let mut res = BenchmarkResult {
+        successful_requests: Some(h.requests),
+        duration_ms: Some(dur_s * 1000.0),
+        total_output_tokens: Some(h.output_tokens),
+        request_throughput_per_s: per_s(h.requests as f64),
+        output_throughput_per_s: per_s(h.output_tokens as f64),
+        ttft: Some(h.ttft.summary_ms(percentiles)),
+        tpot: Some(h.tpot.summary_ms(percentiles)),
+        itl: Some(h.itl.summary_ms(percentiles)),
+        e2el: Some(h.e2el.summary_ms(percentiles)),
+        ..BenchmarkResult::default()
+    };
+    res.meta.convention = Some(Convention::Vllm);
+    res
 }
 
 /// When a record ends: `ended_at`, else its last chunk, else its send time.
@@ -220,46 +268,71 @@ fn vllm_summary_ms(s: Option<NumpySummary>, percentiles: &[f64]) -> Summary {
 
 const NANOS_PER_S: u64 = 1_000_000_000;
 
-fn vllm_peaks(successes: &[&RequestRecord]) -> (f64, f64) {
-    let Some(min_start) = successes.iter().map(|r| r.sent_at).min() else {
-        return (0.0, 0.0);
-    };
-    let max_end = successes
-        .iter()
-        .filter_map(|r| r.chunks.last().map(|c| c.at))
-        .max()
-        .unwrap_or(min_start);
-    let span = duration_nanos(max_end.saturating_sub(min_start));
-    let n = span.div_ceil(NANOS_PER_S) as usize + 1;
-    let min_ns = duration_nanos(min_start);
-    let bucket = |t: Duration| (duration_nanos(t).saturating_sub(min_ns) / NANOS_PER_S) as usize;
-    let mut tokens = vec![0u64; n];
-    // Difference array for the inclusive concurrency ranges.
-    let mut conc = vec![0i64; n + 1];
-    for r in successes {
+/// vLLM's 1-second buckets, filled request by request (so the chunks are read while they are
+/// in cache for the other per-request figures).
+struct VllmPeaks {
+    min_ns: u64,
+    tokens: Vec<u64>,
+    /// Difference array for the inclusive concurrency ranges.
+    conc: Vec<i64>,
+}
+
+impl VllmPeaks {
+    fn new(successes: &[&RequestRecord]) -> Self {
+        let Some(min_start) = successes.iter().map(|r| r.sent_at).min() else {
+            return VllmPeaks {
+                min_ns: 0,
+                tokens: Vec::new(),
+                conc: Vec::new(),
+            };
+        };
+        let max_end = successes
+            .iter()
+            .filter_map(|r| r.chunks.last().map(|c| c.at))
+            .max()
+            .unwrap_or(min_start);
+        let span = duration_nanos(max_end.saturating_sub(min_start));
+        let n = span.div_ceil(NANOS_PER_S) as usize + 1;
+        VllmPeaks {
+            min_ns: duration_nanos(min_start),
+            tokens: vec![0; n],
+            conc: vec![0; n + 1],
+        }
+    }
+
+    #[inline]
+    fn bucket(&self, t: Duration) -> usize {
+        (duration_nanos(t).saturating_sub(self.min_ns) / NANOS_PER_S) as usize
+    }
+
+    fn add(&mut self, r: &RequestRecord) {
+        let n = self.tokens.len();
         for c in &r.chunks {
-            let b = bucket(c.at);
+            let b = self.bucket(c.at);
             if b < n {
-                tokens[b] += 1;
+                self.tokens[b] += 1;
             }
         }
-        let (first, last) = match (r.chunks.first(), r.chunks.last()) {
-            (Some(_), Some(l)) => (bucket(r.sent_at), bucket(l.at)),
-            _ => continue,
-        };
-        if first < n {
-            conc[first] += 1;
-            conc[(last + 1).min(n)] -= 1;
+        if let Some(l) = r.chunks.last() {
+            let (first, last) = (self.bucket(r.sent_at), self.bucket(l.at));
+            if first < n {
+                self.conc[first] += 1;
+                self.conc[(last + 1).min(n)] -= 1;
+            }
         }
     }
-    let peak_tokens = tokens.iter().copied().max().unwrap_or(0);
-    let mut level = 0i64;
-    let mut peak_conc = 0i64;
-    for d in &conc[..n] {
-        level += d;
-        peak_conc = peak_conc.max(level);
+
+    /// (peak chunks per bucket, peak requests per bucket).
+    fn finish(&self) -> (f64, f64) {
+        let peak_tokens = self.tokens.iter().copied().max().unwrap_or(0);
+        let mut level = 0i64;
+        let mut peak_conc = 0i64;
+        for d in self.conc.iter().take(self.tokens.len()) {
+            level += d;
+            peak_conc = peak_conc.max(level);
+        }
+        (peak_tokens as f64, peak_conc as f64)
     }
-    (peak_tokens as f64, peak_conc as f64)
 }
 
 /// servebench's exact figures over `records` (see the module docs).
@@ -487,7 +560,9 @@ fn compute_vllm_stats(records: &[RequestRecord], opts: &MetricsOptions) -> Bench
     let mut itls = Vec::with_capacity(n_gaps);
     let mut total_input = 0u64;
     let mut total_output = 0u64;
+    let mut peaks = VllmPeaks::new(&successes);
     for r in &successes {
+        peaks.add(r);
         let output_len = r.output_tokens();
         total_output += output_len;
         total_input += r.input_tokens().unwrap_or(0);
@@ -519,7 +594,7 @@ fn compute_vllm_stats(records: &[RequestRecord], opts: &MetricsOptions) -> Bench
             .count() as u64
     });
 
-    let (peak_tokens, peak_conc) = vllm_peaks(&successes);
+    let (peak_tokens, peak_conc) = peaks.finish();
 
     let pct = &opts.percentiles;
     let ttft = vllm_summary_ms(numpy_summary(&mut ttfts, pct), pct);

@@ -4,6 +4,8 @@
 //! Exit codes: 0 success, 1 bad input (the message names the file and line), 2 usage
 //! (clap's own exit code for bad arguments); `lint` also exits 3 when it has findings.
 
+#[cfg(feature = "http")]
+mod bench;
 mod compare;
 mod input;
 mod lint;
@@ -40,6 +42,9 @@ enum Command {
     Report(report::Args),
     /// Flag measurements that cannot be true (exit 3 when there are findings).
     Lint(lint::Args),
+    /// Benchmark an OpenAI-compatible server (vLLM, SGLang, the h200_server example).
+    #[cfg(feature = "http")]
+    Bench(bench::Args),
 }
 
 fn main() -> ExitCode {
@@ -52,6 +57,8 @@ fn main() -> ExitCode {
         Command::Report(a) => report::run(&a),
         // `lint` prints its own findings and has its own exit statuses (0, 1, 3).
         Command::Lint(a) => return lint::run(&a),
+        #[cfg(feature = "http")]
+        Command::Bench(a) => bench::run(&a),
     };
     match output {
         Ok(text) => {
