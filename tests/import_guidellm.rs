@@ -544,6 +544,13 @@ fn version_1_layout_of_guidellm_05_reads_the_same_fields() {
         .replace("\"warnings\": [], ", "");
     let v1 = guidellm::from_slice(text.as_bytes()).unwrap();
     assert_eq!(v1.schema, Schema::V1);
+    // guidellm 0.4: the same without `metadata`.
+    let mut v04: serde_json::Value = serde_json::from_str(&text).unwrap();
+    v04.as_object_mut().unwrap().remove("metadata");
+    let v04 = guidellm::from_slice(&serde_json::to_vec(&v04).unwrap()).unwrap();
+    assert_eq!(v04.schema, Schema::V04);
+    assert_eq!(v04.guidellm_version, None);
+    assert_eq!(v04.benchmarks[0].records, v1.benchmarks[0].records);
     let v2 = guidellm::from_slice(constant_rate20().as_bytes()).unwrap();
     assert_eq!(v1.benchmarks[0].result, v2.benchmarks[0].result);
     assert_eq!(v1.benchmarks[0].records, v2.benchmarks[0].records);
