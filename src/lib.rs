@@ -80,3 +80,8 @@ pub use collector::{Clock, Collector};
 pub use profile::Profile;
 pub use record::{Chunk, Outcome, RequestRecord};
 pub use result::{BenchmarkResult, Convention, Summary};
+
+/// The README's examples, compiled and run as doc-tests.
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+pub struct ReadmeDoctests;

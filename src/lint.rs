@@ -27,6 +27,12 @@
 //! | `percentile-order` | error | A summary whose percentiles are not non-decreasing, whose median is outside its neighbouring percentiles or differs from its p50, or whose mean/percentiles fall outside [min, max]. |
 //! | `zero-latency` | error | A TTFT or E2E latency mean/median of 0: impossible for requests that succeeded. |
 //!
+//! [`lint_bytes`] / [`lint_path`] lint whole files as `servebench lint` does (text reports
+//! with the metadata written around each block, servebench JSON results, guidellm, vLLM and
+//! SGLang files); [`render_text`] prints one finding per line, [`render_json`] a JSON array;
+//! [`exit_code`] gives the command's status ([`EXIT_CLEAN`] 0, [`EXIT_FINDINGS`] 3;
+//! [`EXIT_BAD_INPUT`] 1 and [`EXIT_USAGE`] 2 are the CLI's).
+//!
 //! ```
 //! use servebench::lint::{lint_result, Code, LintOptions};
 //! use servebench::result::{BenchmarkResult, Summary};

@@ -490,6 +490,19 @@ fn negative_durations_and_empty_runs_are_errors() {
         "{err}"
     );
 
+    // An absurd iteration count is rejected instead of allocating without bound.
+    let huge = text.replacen(
+        "\"token_iterations\": 64",
+        "\"token_iterations\": 1000000000000",
+        1,
+    );
+    assert_ne!(huge, text);
+    let err = guidellm::from_slice(huge.as_bytes()).unwrap_err();
+    assert!(
+        err.to_string().contains("info.timings.token_iterations"),
+        "{err}"
+    );
+
     let empty = br#"{"metadata": {"version": 2}, "benchmarks": []}"#;
     assert!(matches!(
         guidellm::from_slice(empty).unwrap_err(),
@@ -531,6 +544,13 @@ fn version_1_layout_of_guidellm_05_reads_the_same_fields() {
         .replace("\"warnings\": [], ", "");
     let v1 = guidellm::from_slice(text.as_bytes()).unwrap();
     assert_eq!(v1.schema, Schema::V1);
+    // guidellm 0.4: the same without `metadata`.
+    let mut v04: serde_json::Value = serde_json::from_str(&text).unwrap();
+    v04.as_object_mut().unwrap().remove("metadata");
+    let v04 = guidellm::from_slice(&serde_json::to_vec(&v04).unwrap()).unwrap();
+    assert_eq!(v04.schema, Schema::V04);
+    assert_eq!(v04.guidellm_version, None);
+    assert_eq!(v04.benchmarks[0].records, v1.benchmarks[0].records);
     let v2 = guidellm::from_slice(constant_rate20().as_bytes()).unwrap();
     assert_eq!(v1.benchmarks[0].result, v2.benchmarks[0].result);
     assert_eq!(v1.benchmarks[0].records, v2.benchmarks[0].records);
@@ -574,4 +594,63 @@ fn every_benchmark_renders_as_a_gpustack_block_that_parses_back() {
             );
         }
     }
+}
+
+#[test]
+fn several_benchmarks_in_one_file_import_independently() {
+    // A sweep or `--override` writes several benchmarks into one report; build one from the
+    // two real runs (each benchmark keeps its own window, origin and requests).
+    let a: serde_json::Value = serde_json::from_str(&constant_rate20()).unwrap();
+    let b: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(fixture("guidellm/errors.json")).unwrap()).unwrap();
+    let mut both = a.clone();
+    both["benchmarks"]
+        .as_array_mut()
+        .unwrap()
+        .push(b["benchmarks"][0].clone());
+    let report = guidellm::from_slice(&serde_json::to_vec(&both).unwrap()).unwrap();
+    assert_eq!(report.benchmarks.len(), 2);
+    let single_a = guidellm::from_slice(&serde_json::to_vec(&a).unwrap()).unwrap();
+    let single_b = guidellm::from_slice(&serde_json::to_vec(&b).unwrap()).unwrap();
+    assert_eq!(report.benchmarks[0], single_a.benchmarks[0]);
+    assert_eq!(report.benchmarks[1], single_b.benchmarks[0]);
+    assert_eq!(report.benchmarks[1].name, "constant@10.00");
+}
+
+#[test]
+fn warmup_and_cooldown_window_excludes_listed_requests() {
+    // As with `warmup=`/`cooldown=`: guidellm lists every request but counts only those that
+    // overlap [measure_start, measure_end]. Narrow the real run's window (requests last about
+    // 1.2 s) by 1.5 s at the start and 1.2 s at the end.
+    let mut doc: serde_json::Value = serde_json::from_str(&constant_rate20()).unwrap();
+    let bench = &mut doc["benchmarks"][0];
+    let start = bench["start_time"].as_f64().unwrap() + 1.5;
+    let end = bench["end_time"].as_f64().unwrap() - 1.2;
+    let expected = bench["requests"]["successful"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|r| {
+            r["request_end_time"].as_f64().unwrap() >= start
+                && r["request_start_time"].as_f64().unwrap() <= end
+        })
+        .count() as u64;
+    assert!(expected < 60 && expected > 30, "{expected}");
+    bench["start_time"] = start.into();
+    bench["end_time"] = end.into();
+    bench["duration"] = (end - start).into();
+    bench["scheduler_metrics"]["measure_start_time"] = start.into();
+    bench["scheduler_metrics"]["measure_end_time"] = end.into();
+    bench["metrics"]["request_totals"]["successful"] = expected.into();
+    bench["metrics"]["request_totals"]["total"] = expected.into();
+    let report = guidellm::from_slice(&serde_json::to_vec(&doc).unwrap()).unwrap();
+    let b = &report.benchmarks[0];
+    assert_eq!(b.counts.listed.successful, 60);
+    assert_eq!(b.counts.in_window.successful, expected);
+    assert!(!b.is_sampled());
+    assert_eq!(b.measured_records().len() as u64, expected);
+    assert_eq!(b.result.successful_requests, Some(expected));
+    assert!((b.window().as_secs_f64() - (end - start)).abs() < 1e-6);
+    // Records keep the run's time base: the window starts 1.5 s after the first request.
+    assert!(b.window_start >= std::time::Duration::from_millis(1499));
 }

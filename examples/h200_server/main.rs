@@ -13,10 +13,10 @@
 //! GPUStack would have reported), `--warm` (no cold start, see `starts_cold`), `--fidelity`
 //! (the simulated-vs-seed table), `--sharegpt FILE` (the real
 //! `ShareGPT_V3_unfiltered_cleaned_split.json` instead of the built-in length distribution;
-//! token counts are approximated, see `servebench::driver::workload`).
-//! `--serve HOST:PORT [--speed X] [--delta content|reasoning|reasoning_content]
-//! [--fault 500:N|cut:N:K|error:N:K]` serves the simulator (`--config`, default baseline) as an
-//! OpenAI-compatible streaming server.
+//! token counts are approximated, see `servebench::driver::workload`); `--serve HOST:PORT
+//! [--speed X] [--delta content|reasoning|reasoning_content] [--fault 500:N|cut:N:K|error:N:K]`
+//! serves the simulator (`--config`, default baseline; warm) as an OpenAI-compatible
+//! streaming server.
 
 /// `println!` that ignores a closed stdout (`| head`) instead of panicking.
 macro_rules! out {
@@ -38,6 +38,7 @@ mod frontend;
 mod guidellm;
 mod model;
 mod report;
+#[cfg(feature = "http")]
 mod serve;
 mod sim;
 
@@ -89,12 +90,14 @@ struct Args {
     format: Format,
     as_guidellm: bool,
     fidelity: bool,
-    serve: Option<std::net::SocketAddr>,
-    speed: f64,
-    delta: Option<servebench::http::server::DeltaField>,
-    fault: Option<servebench::http::server::Fault>,
     warm: bool,
     sharegpt: Option<std::path::PathBuf>,
+    serve: Option<std::net::SocketAddr>,
+    speed: f64,
+    #[cfg(feature = "http")]
+    delta: Option<servebench::http::server::DeltaField>,
+    #[cfg(feature = "http")]
+    fault: Option<servebench::http::server::Fault>,
 }
 
 const USAGE: &str = "usage: h200_server [--profile NAME] [--config NAME] [--seed N] [--format text|json|markdown] [--as-guidellm] [--warm] [--sharegpt FILE] [--fidelity]\n       h200_server --serve HOST:PORT [--speed X] [--config NAME] [--delta content|reasoning|reasoning_content] [--fault 500:N|cut:N:K|error:N:K]";
@@ -107,12 +110,14 @@ fn parse_args(mut it: impl Iterator<Item = String>) -> Result<Args, String> {
         format: Format::Text,
         as_guidellm: false,
         fidelity: false,
-        serve: None,
-        speed: 1.0,
-        delta: None,
-        fault: None,
         warm: false,
         sharegpt: None,
+        serve: None,
+        speed: 1.0,
+        #[cfg(feature = "http")]
+        delta: None,
+        #[cfg(feature = "http")]
+        fault: None,
     };
     while let Some(arg) = it.next() {
         let mut value = |name: &str| it.next().ok_or(format!("{name} needs a value"));
@@ -152,6 +157,8 @@ fn parse_args(mut it: impl Iterator<Item = String>) -> Result<Args, String> {
             }
             "--as-guidellm" => a.as_guidellm = true,
             "--fidelity" => a.fidelity = true,
+            "--warm" => a.warm = true,
+            "--sharegpt" => a.sharegpt = Some(value("--sharegpt")?.into()),
             "--serve" => {
                 let v = value("--serve")?;
                 a.serve = Some(
@@ -167,13 +174,13 @@ fn parse_args(mut it: impl Iterator<Item = String>) -> Result<Args, String> {
                     .filter(|s: &f64| s.is_finite() && *s > 0.0)
                     .ok_or(format!("--speed: not a positive number: `{v}`"))?;
             }
+            #[cfg(feature = "http")]
             "--delta" => a.delta = Some(serve::parse_delta(&value("--delta")?)?),
+            #[cfg(feature = "http")]
             "--fault" => {
                 let v = value("--fault")?;
                 a.fault = Some(v.parse().map_err(|e| format!("--fault: {e}"))?);
             }
-            "--warm" => a.warm = true,
-            "--sharegpt" => a.sharegpt = Some(value("--sharegpt")?.into()),
             "-h" | "--help" => return Err(USAGE.to_string()),
             other => return Err(format!("unknown argument `{other}`\n{USAGE}")),
         }
@@ -247,11 +254,6 @@ fn shown(out: &RunOutput, profile: &Profile, seed: u64, as_guidellm: bool) -> Be
         let mut opts = MetricsOptions::new(Convention::Guidellm);
         opts.percentiles = vec![50.0, 95.0, 99.0];
         let mut r = metrics::compute(&seen, &opts);
-        if r.successful_requests.is_none() {
-            // The library's guidellm convention is not available in this build: use the
-            // example's approximation of it.
-            r = guidellm::report(&seen, out.result.clone());
-        }
         r.meta = out.result.meta.clone();
         r.meta.convention = Some(Convention::Guidellm);
         r
@@ -392,18 +394,27 @@ fn main() -> ExitCode {
         }
     };
     if let Some(addr) = args.serve {
-        let serve_args = serve::ServeArgs {
-            addr,
-            speed: args.speed,
-            delta: args.delta,
-            fault: args.fault,
-        };
-        let config = config(args.config.as_deref().unwrap_or("baseline"));
-        if let Err(e) = serve::run(config, &serve_args) {
-            eprintln!("h200_server: {e}");
-            return ExitCode::from(1);
+        #[cfg(not(feature = "http"))]
+        {
+            let _ = addr;
+            eprintln!("h200_server: --serve needs the `http` feature (on by default)");
+            return ExitCode::from(2);
         }
-        return ExitCode::SUCCESS;
+        #[cfg(feature = "http")]
+        {
+            let serve_args = serve::ServeArgs {
+                addr,
+                speed: args.speed,
+                delta: args.delta,
+                fault: args.fault,
+            };
+            let config = config(args.config.as_deref().unwrap_or("baseline"));
+            if let Err(e) = serve::run(config, &serve_args) {
+                eprintln!("h200_server: {e}");
+                return ExitCode::from(1);
+            }
+            return ExitCode::SUCCESS;
+        }
     }
     let res = if args.fidelity {
         fidelity(args.seed)
@@ -498,9 +509,9 @@ mod tests {
                 o.total_token_throughput_per_s > b.total_token_throughput_per_s,
                 "{name}: throughput"
             );
-            // Within 25% of the seed's optimized duration (Throughput is the worst, +20%).
+            // Within 10% of the seed's optimized duration too.
             assert!(
-                (od / seed_opt - 1.0).abs() < 0.25,
+                (od / seed_opt - 1.0).abs() < 0.10,
                 "{name}: {od:.2} vs {seed_opt}"
             );
         }
@@ -544,7 +555,7 @@ mod tests {
         let g = shown(&out, &p, 0, true);
         let v = out.result;
         // guidellm's "TPOT" is sum(TTFT) / sum(output tokens) when every request shows one
-        // iteration, its ITL is 0, and its token rate uses the span of first-token events.
+        // iteration, and its ITL is 0.
         let ttft_sum: f64 = out
             .records
             .iter()
@@ -554,12 +565,33 @@ mod tests {
         let tpot = g.tpot.as_ref().and_then(|s| s.mean).unwrap_or(0.0);
         assert!((tpot - ttft_sum / 128_000.0).abs() < 0.01, "{tpot}");
         assert_eq!(g.itl.as_ref().and_then(|s| s.mean), Some(0.0));
-        assert!(g.total_token_throughput_per_s > v.total_token_throughput_per_s);
-        // All of a request's tokens land at one instant: the "peak" rate is inflated far
-        // above the real output rate.
+        // All of a request's tokens land at one instant: the "peak" rate is inflated above
+        // the real output rate.
         let real = v.output_throughput_per_s.unwrap_or(f64::MAX);
-        assert!(g.peak_output_throughput_per_s.unwrap_or(0.0) > 3.0 * real);
+        assert!(g.peak_output_throughput_per_s.unwrap_or(0.0) > real);
         assert_eq!(g.meta.convention, Some(servebench::Convention::Guidellm));
+    }
+
+    /// The "Mean TPOT(ms)" GPUStack printed for the baselines (an artifact of the
+    /// reasoning-blind client) is reproduced by the guidellm view within 15%: 45.39
+    /// (Throughput), 319.79 (Long Context) and the mixture 2.48 (Generation Heavy, where
+    /// about 5% of requests finish thinking and get real timing).
+    #[test]
+    fn the_guidellm_view_reproduces_gpustacks_reported_tpot() {
+        for (name, seed_tpot) in [
+            ("throughput", 45.39),
+            ("long-context", 319.79),
+            ("generation-heavy", 2.48),
+        ] {
+            let p = preset(name);
+            let out = simulate(&p, &config("baseline"), 0, false).unwrap();
+            let g = shown(&out, &p, 0, true);
+            let tpot = g.tpot.as_ref().and_then(|s| s.mean).unwrap_or(0.0);
+            assert!(
+                (tpot / seed_tpot - 1.0).abs() < 0.15,
+                "{name}: {tpot:.2} vs {seed_tpot}"
+            );
+        }
     }
 
     #[test]
@@ -627,24 +659,13 @@ mod tests {
             .unwrap_err()
             .contains("unknown config"));
         assert!(a(&["--profile", "nope"]).is_err());
-        let s = a(&[
-            "--serve",
-            "127.0.0.1:8000",
-            "--speed",
-            "10",
-            "--fault",
-            "cut:5:2",
-        ])
-        .unwrap();
-        assert_eq!(s.serve, Some("127.0.0.1:8000".parse().unwrap()));
-        assert_eq!(s.speed, 10.0);
-        assert!(s.fault.is_some() && s.delta.is_none());
-        assert!(a(&["--serve", "localhost"])
-            .unwrap_err()
-            .contains("HOST:PORT"));
+        let serve = a(&["--serve", "127.0.0.1:8000", "--speed", "10"]).unwrap();
+        assert_eq!(serve.serve, Some("127.0.0.1:8000".parse().unwrap()));
+        assert_eq!(serve.speed, 10.0);
+        assert!(a(&["--serve", "localhost"]).is_err());
         assert!(a(&["--speed", "0"]).is_err());
-        assert!(a(&["--delta", "thoughts"]).is_err());
-        assert!(a(&["--fault", "cut:0:1"]).is_err());
+        assert!(a(&["--sharegpt"]).is_err());
+        assert!(a(&["--warm"]).unwrap().warm);
         assert!(a(&["--seed"]).is_err());
     }
 }

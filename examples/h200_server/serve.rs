@@ -61,8 +61,10 @@ pub fn options(config: &Config, args: &ServeArgs) -> ServeOptions {
 /// Serve until the process is stopped.
 pub fn run(config: Config, args: &ServeArgs) -> Result<(), String> {
     let opts = options(&config, args);
+    // Served warm: the cold-start cost models the seed's first benchmark on a fresh
+    // deployment, not a server someone is already talking to.
     let handle = server::spawn(
-        H200Sim::new(config.clone()),
+        H200Sim::new(config.clone()).warmed_up(),
         args.addr,
         args.speed,
         opts.clone(),
@@ -121,7 +123,8 @@ mod tests {
         };
         assert_eq!(opts.delta_field, DeltaField::Reasoning);
         assert_eq!(opts.max_model_len, Some(32768));
-        let server = server::spawn(H200Sim::new(config), args.addr, speed, opts).unwrap();
+        let server =
+            server::spawn(H200Sim::new(config).warmed_up(), args.addr, speed, opts).unwrap();
         let mut cfg = HttpConfig::new(format!("http://{}", server.local_addr()));
         cfg.endpoint = Endpoint::Chat;
         let probe = HttpEngine::new(cfg.clone()).unwrap();
@@ -150,7 +153,14 @@ mod tests {
         assert_eq!(tokens, stats.tokens_sent);
         assert_eq!(chunks as u64, stats.token_chunks_sent);
         assert_eq!(stats.completed, 16);
-        let timeline = server.timeline();
+        // The server files a request's timeline entry just after its last byte: give the
+        // last ones a moment (the client may see the end first).
+        let mut timeline = server.timeline();
+        let give_up = std::time::Instant::now() + Duration::from_secs(2);
+        while timeline.len() < 16 && std::time::Instant::now() < give_up {
+            std::thread::sleep(Duration::from_millis(5));
+            timeline = server.timeline();
+        }
         let (mut ttft_err, mut tpot_err) = (Vec::new(), Vec::new());
         for r in &out.records {
             let tag = format!("{REQUEST_ID_PREFIX}{}", r.id);

@@ -728,10 +728,11 @@ fn convert_benchmark(
     if !origin.is_finite() {
         origin = 0.0;
     }
-    let at = |v: f64, path: &str| -> Result<Duration, ImportError> {
+    // Paths are only formatted on the error path: this runs once per chunk.
+    let at = |v: f64, path: &dyn Fn() -> String| -> Result<Duration, ImportError> {
         Duration::try_from_secs_f64(v - origin).map_err(|_| {
             ImportError::invalid(
-                path,
+                path(),
                 format!("timestamp {v} is not a finite time after {origin}"),
             )
         })
@@ -744,21 +745,26 @@ fn convert_benchmark(
         ..Counts::default()
     };
     for (n, (l, t)) in listed.iter().zip(&all_times).enumerate() {
-        let rp = format!("{bp}.requests.{}[{}]", l.status.key(), l.index);
-        let tp = format!("{rp}.info.timings");
-        let start = t.start.ok_or_else(|| {
-            ImportError::invalid(format!("{tp}.request_start"), "missing or not finite")
-        })?;
-        let sent_at = at(start, &format!("{tp}.request_start"))?;
+        let tp = |field: &str| {
+            format!(
+                "{bp}.requests.{}[{}].info.timings.{field}",
+                l.status.key(),
+                l.index
+            )
+        };
+        let start = t
+            .start
+            .ok_or_else(|| ImportError::invalid(tp("request_start"), "missing or not finite"))?;
+        let sent_at = at(start, &|| tp("request_start"))?;
         let ended_at = match t.end {
             Some(e) => {
                 if e < start {
                     return Err(ImportError::invalid(
-                        format!("{tp}.request_end"),
+                        tp("request_end"),
                         format!("the request ends {:.6} s before it starts", start - e),
                     ));
                 }
-                Some(at(e, &format!("{tp}.request_end"))?)
+                Some(at(e, &|| tp("request_end"))?)
             }
             None => None,
         };
@@ -788,7 +794,7 @@ fn convert_benchmark(
         let record = RequestRecord {
             id: n as u64,
             scheduled_at: match t.scheduled {
-                Some(s) => Some(at(s, &format!("{tp}.targeted_start"))?),
+                Some(s) => Some(at(s, &|| tp("targeted_start"))?),
                 None => None,
             },
             sent_at,
@@ -871,11 +877,11 @@ fn convert_benchmark(
     };
 
     let window_start = match w_start {
-        Some(s) => at(s, &format!("{bp}.start_time"))?,
+        Some(s) => at(s, &|| format!("{bp}.start_time"))?,
         None => Duration::ZERO,
     };
     let window_end = match w_end {
-        Some(e) => at(e, &format!("{bp}.end_time"))?,
+        Some(e) => at(e, &|| format!("{bp}.end_time"))?,
         None => window_start + Duration::try_from_secs_f64(duration_s).unwrap_or_default(),
     };
     Ok(GuidellmBenchmark {
@@ -901,12 +907,19 @@ fn epoch_to_date(t: f64) -> Option<DateTime<FixedOffset>> {
         .map(|d| d.fixed_offset())
 }
 
+/// Converts an epoch timestamp to an offset; the path closure names the field on error.
+type ToOffset<'a> = dyn Fn(f64, &dyn Fn() -> String) -> Result<Duration, ImportError> + 'a;
+
+/// Most token iterations one request may have (a million-token stream is beyond any model;
+/// a larger count is corrupt input, and would make the importer allocate without bound).
+pub const MAX_ITERATIONS: u64 = 1_000_000;
+
 /// guidellm's token timeline as chunks (see the module docs).
 fn reconstruct_chunks(
     t: &Times,
     output_tokens: Option<u64>,
-    at: &dyn Fn(f64, &str) -> Result<Duration, ImportError>,
-    tp: &str,
+    at: &ToOffset<'_>,
+    tp: &dyn Fn(&str) -> String,
 ) -> Result<Vec<Chunk>, ImportError> {
     let iterations = t.iterations.unwrap_or(0);
     let n = match output_tokens {
@@ -920,15 +933,21 @@ fn reconstruct_chunks(
         {
             if last < first {
                 return Err(ImportError::invalid(
-                    format!("{tp}.last_token_iteration"),
+                    tp("last_token_iteration"),
                     "the last token arrives before the first",
                 ));
             }
             // 0.2/0.3 files have no iteration count: one token per iteration.
             let iters = if iterations >= 2 { iterations } else { n };
+            if iters > MAX_ITERATIONS {
+                return Err(ImportError::invalid(
+                    tp("token_iterations"),
+                    format!("{iters} token iterations in one request (more than {MAX_ITERATIONS})"),
+                ));
+            }
             let mut chunks = Vec::with_capacity(usize::try_from(iters).unwrap_or(0));
             chunks.push(Chunk {
-                at: at(first, &format!("{tp}.first_token_iteration"))?,
+                at: at(first, &|| tp("first_token_iteration"))?,
                 tokens: 1,
             });
             let gaps = iters - 1;
@@ -946,7 +965,7 @@ fn reconstruct_chunks(
                 let tokens = upto - given;
                 given = upto;
                 chunks.push(Chunk {
-                    at: at(time, &format!("{tp}.last_token_iteration"))?,
+                    at: at(time, &|| tp("last_token_iteration"))?,
                     tokens: clamp(tokens),
                 });
             }
@@ -959,7 +978,7 @@ fn reconstruct_chunks(
             let time = t.last.or(t.end_for_window);
             match time {
                 Some(time) => Ok(vec![Chunk {
-                    at: at(time, &format!("{tp}.last_token_iteration"))?,
+                    at: at(time, &|| tp("last_token_iteration"))?,
                     tokens: clamp(n),
                 }]),
                 None => Ok(Vec::new()),

@@ -7,9 +7,9 @@
 //! non-finite number reads as "absent" — importers never see a NaN. Nothing is copied:
 //! the adapter works on a fixed 64 KiB window.
 //!
-//! [`parse_slice`] is the entry point: it parses straight from the slice when the text
-//! cannot contain such a token (the common case, at `serde_json::from_slice` speed) and
-//! through [`NonFinite`] otherwise. On error it reports the line, the column and the JSON
+//! [`parse_slice`] is the entry point: it parses straight from the slice (the common case,
+//! at `serde_json::from_slice` speed) and, only when that fails with a syntax error and the
+//! text contains `NaN` or `Infinity`, parses again through [`NonFinite`]. On error it reports the line, the column and the JSON
 //! path of the failing value (`benchmarks[0].requests.successful[3].info.timings`), found
 //! by re-scanning the text up to the error position with a small tokenizer.
 
@@ -177,12 +177,16 @@ pub fn parse_slice<T: DeserializeOwned>(
     bytes: &[u8],
     line_offset: usize,
 ) -> Result<T, ImportError> {
-    let result = if may_contain_non_finite(bytes) {
-        serde_json::from_reader(io::BufReader::new(NonFinite::new(bytes)))
-    } else {
-        serde_json::from_slice(bytes)
-    };
-    result.map_err(|e| json_error(bytes, &e, line_offset))
+    // Strict JSON first, at full speed; only a syntax error in a text that may hold a bare
+    // non-finite token is retried through the filter.
+    match serde_json::from_slice(bytes) {
+        Ok(v) => Ok(v),
+        Err(e) if e.is_syntax() && may_contain_non_finite(bytes) => {
+            serde_json::from_reader(io::BufReader::new(NonFinite::new(bytes)))
+                .map_err(|e| json_error(bytes, &e, line_offset))
+        }
+        Err(e) => Err(json_error(bytes, &e, line_offset)),
+    }
 }
 
 /// Turn a `serde_json` error on `bytes` into an [`ImportError::Json`] with the path.

@@ -10,6 +10,16 @@
 //! * the **per-request records** ([`RequestRecord`]s) when the file holds them, so that
 //!   every metric can be recomputed under another convention.
 //!
+//! [`report`] prints every benchmark of a file as report blocks, from the file's own
+//! aggregates or recomputed under a convention (`servebench report`); [`import_path`]
+//! reads any supported file (what `servebench lint` does); [`detect`] tells the formats
+//! apart.
+//!
+//! Large files: the importers parse the bytes once, straight into typed structures that
+//! skip what they do not need (prompts, outputs, tracebacks) — never into a generic JSON
+//! value, and never holding a second copy of the text (bare `NaN` tokens are rewritten by a
+//! streaming filter, not in a copy).
+//!
 //! # Errors
 //!
 //! Bad input never panics: it gives an [`ImportError`] naming the JSON path (or the line of
