@@ -175,7 +175,10 @@ impl Profile {
             "guidellm benchmark".to_string(),
             format!("  --target {target}"),
             "  --profile constant".to_string(),
-            format!("  --rate {}", fmt_rate(self.request_rate)),
+            format!(
+                "  --rate {}",
+                crate::format::pyfmt::int_or_repr(self.request_rate)
+            ),
             format!("  --max-requests {}", self.total_requests),
             format!("  --processor {model_path}"),
         ];
@@ -215,7 +218,7 @@ impl Profile {
             format!("  --tokenizer kind=hf_auto,model={model_path}"),
             format!(
                 "  --profile kind=constant,rate={}",
-                fmt_rate(self.request_rate)
+                crate::format::pyfmt::int_or_repr(self.request_rate)
             ),
             format!(
                 "  --constraint kind=max_requests,count={}",
@@ -249,15 +252,6 @@ fn sharegpt_arg(path: &Option<PathBuf>) -> String {
     }
 }
 
-/// Formats a rate the way the seed writes it: integers without decimals.
-fn fmt_rate(rate: f64) -> String {
-    if rate.fract() == 0.0 && rate.abs() < 1e15 {
-        format!("{}", rate as i64)
-    } else {
-        format!("{rate}")
-    }
-}
-
 impl fmt::Display for Profile {
     /// The seed's profile listing (`dataset_name: Random` …), one key per line.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -274,7 +268,11 @@ impl fmt::Display for Profile {
                 writeln!(f, "dataset_seed: {seed}")?;
             }
         }
-        writeln!(f, "request_rate: {}", fmt_rate(self.request_rate))?;
+        writeln!(
+            f,
+            "request_rate: {}",
+            crate::format::pyfmt::int_or_repr(self.request_rate)
+        )?;
         write!(f, "total_requests: {}", self.total_requests)?;
         if let Some(c) = self.max_concurrency {
             write!(f, "\nmax_concurrency: {c}")?;

@@ -40,11 +40,24 @@ pub fn fixed(x: f64, decimals: usize) -> String {
 /// assert_eq!(percentile_word(0.1), "0.1");
 /// ```
 pub fn percentile_word(p: f64) -> String {
-    if p.is_finite() && p == p.trunc() && p.abs() < 1e15 {
+    int_or_repr(p)
+}
+
+/// Python's `str(int(x)) if int(x) == x else str(x)` for a float: integral values without
+/// decimals (`1000`), others in their shortest form (`99.9`). vLLM's percentile words and
+/// GPUStack's profile listings (`request_rate: 1000`) use it.
+///
+/// ```
+/// use servebench::format::pyfmt::int_or_repr;
+/// assert_eq!(int_or_repr(1000.0), "1000");
+/// assert_eq!(int_or_repr(2.5), "2.5");
+/// ```
+pub fn int_or_repr(x: f64) -> String {
+    if x.is_finite() && x == x.trunc() && x.abs() < 1e15 {
         // `as` is exact here: an integral value below 1e15.
-        format!("{}", p as i64)
+        format!("{}", x as i64)
     } else {
-        format!("{p}")
+        format!("{x}")
     }
 }
 
