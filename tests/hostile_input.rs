@@ -1,0 +1,68 @@
+//! Hostile and corrupt input to the importers, lints and driver: every case gives a typed
+//! error or a bounded result, never a panic (integer or `Duration` overflow included).
+
+use servebench::import::vllm;
+
+#[test]
+fn vllm_counts_that_overflow_when_added_are_not_a_panic() {
+    let json = format!(
+        r#"{{"completed": {}, "failed": 1, "duration": 1.0}}"#,
+        u64::MAX
+    );
+    // Either reading is fine; adding the two counts must not overflow.
+    let _ = vllm::from_slice(json.as_bytes());
+}
+
+#[test]
+fn vllm_detailed_times_that_overflow_a_duration_are_an_error() {
+    let json = r#"{"completed": 2, "duration": 1.0,
+        "start_times": [0.0, 1e19], "ttfts": [0.1, 1e19], "itls": [[], []],
+        "latencies": [0.2, 1e19]}"#;
+    let err = vllm::from_slice(json.as_bytes()).unwrap_err();
+    assert!(err.to_string().contains("ttfts[1]"), "{err}");
+    let json = r#"{"completed": 1, "duration": 1.0,
+        "start_times": [0.0], "ttfts": [0.1], "itls": [[1e19, 1e19]]}"#;
+    let err = vllm::from_slice(json.as_bytes()).unwrap_err();
+    assert!(err.to_string().contains("itls[0][1]"), "{err}");
+}
+
+fn guidellm_fixture() -> serde_json::Value {
+    let path = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/tests/fixtures/guidellm/constant_rate20.json"
+    );
+    serde_json::from_slice(&std::fs::read(path).unwrap()).unwrap()
+}
+
+#[test]
+fn guidellm_request_totals_that_overflow_when_added_are_not_a_panic() {
+    let mut v = guidellm_fixture();
+    let totals = &mut v["benchmarks"][0]["metrics"]["request_totals"];
+    totals["errored"] = u64::MAX.into();
+    totals["incomplete"] = 1.into();
+    let report = servebench::import::guidellm::from_slice(&serde_json::to_vec(&v).unwrap())
+        .expect("the counts are read as given");
+    let b = &report.benchmarks[0];
+    // errored + incomplete saturates rather than wrapping to 0.
+    assert_eq!(b.result.failed_requests, Some(u64::MAX));
+    assert_eq!(b.counts.reported.unwrap().total(), u64::MAX);
+}
+
+#[test]
+fn guidellm_window_past_the_duration_range_is_an_error() {
+    let mut v = guidellm_fixture();
+    let b = &mut v["benchmarks"][0];
+    b["start_time"] = 1.8e19.into();
+    b["duration"] = 1e18.into();
+    b.as_object_mut().unwrap().remove("end_time");
+    b["scheduler_metrics"]
+        .as_object_mut()
+        .unwrap()
+        .remove("measure_end_time");
+    let err = servebench::import::guidellm::from_slice(&serde_json::to_vec(&v).unwrap())
+        .expect_err("a window ending past Duration::MAX");
+    assert!(
+        err.to_string().contains("$.benchmarks[0].duration"),
+        "{err}"
+    );
+}
