@@ -66,3 +66,26 @@ fn guidellm_window_past_the_duration_range_is_an_error() {
         "{err}"
     );
 }
+
+#[test]
+fn lint_of_counts_that_overflow_when_added_is_not_a_panic() {
+    let json = format!(
+        r#"{{"completed": {}, "failed": 1, "duration": 1.0}}"#,
+        u64::MAX
+    );
+    let runs = servebench::lint::lint_bytes("big.json", json.as_bytes(), &Default::default())
+        .expect("a valid vLLM file");
+    assert_eq!(runs.len(), 1);
+    let r = servebench::result::BenchmarkResult {
+        successful_requests: Some(u64::MAX - 1),
+        failed_requests: Some(2),
+        ..Default::default()
+    };
+    let f = servebench::lint::lint_result(&r, &Default::default());
+    // The saturated total is still more than the successes: partial success is reported.
+    assert!(
+        f.iter()
+            .any(|f| f.code == servebench::lint::Code::PartialSuccess),
+        "{f:?}"
+    );
+}
