@@ -306,15 +306,21 @@ fn timeouts_and_refused_connections_fail_with_their_kind() {
 
 /// One raw HTTP/1.1 exchange with `Connection: close`.
 fn raw(addr: SocketAddr, method: &str, path: &str, body: &str) -> (u16, String, String) {
+    raw_bytes(addr, method, path, body.as_bytes())
+}
+
+/// [`raw`] with a body that need not be UTF-8; head and body go out in one write.
+fn raw_bytes(addr: SocketAddr, method: &str, path: &str, body: &[u8]) -> (u16, String, String) {
     let mut s = TcpStream::connect(addr).unwrap();
-    s.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
-    write!(
-        s,
+    s.set_read_timeout(Some(Duration::from_secs(30))).unwrap();
+    let mut req = format!(
         "{method} {path} HTTP/1.1\r\nHost: {addr}\r\nContent-Type: application/json\r\n\
-         Content-Length: {}\r\nConnection: close\r\n\r\n{body}",
+         Content-Length: {}\r\nConnection: close\r\n\r\n",
         body.len()
     )
-    .unwrap();
+    .into_bytes();
+    req.extend_from_slice(body);
+    s.write_all(&req).unwrap();
     let mut out = String::new();
     s.read_to_string(&mut out).unwrap();
     let (head, body) = out.split_once("\r\n\r\n").unwrap();
@@ -438,4 +444,78 @@ fn a_disconnecting_client_frees_its_slot() {
     assert_eq!(stats.completed, 0);
     let t = server.timeline();
     assert!(matches!(t[0].record.outcome, Outcome::Incomplete { .. }));
+}
+
+fn assert_json_error(status: u16, text: &str, needle: &str) {
+    let v: serde_json::Value = serde_json::from_str(text).unwrap();
+    let msg = v["error"]["message"].as_str().unwrap();
+    assert!(msg.contains(needle), "{msg}");
+    assert_eq!(v["error"]["code"], status);
+}
+
+/// Hostile clients get a 4xx JSON error, or are bounded: an oversized body, a huge or
+/// ill-typed `max_tokens`, bytes that are not UTF-8, more connections than the cap, and
+/// connections that never send a request.
+#[test]
+fn hostile_clients_get_4xx_or_are_bounded() {
+    let header_timeout = Duration::from_millis(500);
+    let server = start(
+        TestEngine::new(10, 2, 1),
+        10.0,
+        ServeOptions {
+            max_body_bytes: 1024,
+            max_connections: 4,
+            header_read_timeout: header_timeout,
+            ..ServeOptions::default()
+        },
+    );
+    let addr = server.local_addr();
+    let big = format!(r#"{{"prompt":"{}"}}"#, "a ".repeat(600));
+    let (s, _, text) = raw(addr, "POST", "/v1/completions", &big);
+    assert_eq!(s, 413, "{text}");
+    assert_json_error(413, &text, "over 1024 bytes");
+    for (body, needle) in [
+        (r#"{"prompt":"a","max_tokens":1000000000000000}"#, "limit"),
+        (
+            r#"{"prompt":"a","max_tokens":18446744073709551615}"#,
+            "limit",
+        ),
+        (r#"{"prompt":"a","max_tokens":-3}"#, "positive integer"),
+        (r#"{"prompt":"a","max_tokens":{"n":1}}"#, "positive integer"),
+        (r#"{"prompt":{"a":1}}"#, "`prompt` must be"),
+    ] {
+        let (s, _, text) = raw(addr, "POST", "/v1/completions", body);
+        assert_eq!(s, 400, "{body}: {text}");
+        assert_json_error(400, &text, needle);
+    }
+    let (s, _, text) = raw_bytes(addr, "POST", "/v1/completions", b"{\"prompt\":\"\xff\"}");
+    assert_eq!(s, 400, "{text}");
+    assert_json_error(400, &text, "invalid JSON");
+    assert_eq!(server.stats().requests, 0);
+
+    // Four idle connections take every slot; a fifth request waits until the server drops
+    // them for not sending a request head, then it is served.
+    let t0 = Instant::now();
+    let idle: Vec<TcpStream> = (0..4).map(|_| TcpStream::connect(addr).unwrap()).collect();
+    let (s, _, text) = raw(
+        addr,
+        "POST",
+        "/v1/completions",
+        r#"{"prompt":"a b","max_tokens":3}"#,
+    );
+    let waited = t0.elapsed();
+    assert_eq!(s, 200, "{text}");
+    // Lower bound only (load can only make it later): no slot frees before the timeout.
+    assert!(waited >= header_timeout, "{waited:?}");
+    for mut c in idle {
+        c.set_read_timeout(Some(Duration::from_secs(30))).unwrap();
+        let mut rest = Vec::new();
+        // The server closed it: EOF (or a reset), not a read timeout.
+        match c.read_to_end(&mut rest) {
+            Ok(_) => {}
+            Err(e) => assert_eq!(e.kind(), std::io::ErrorKind::ConnectionReset, "{e}"),
+        }
+    }
+    assert_eq!(server.stats().requests, 1);
+    assert_eq!(server.stats().completed, 1);
 }
