@@ -519,3 +519,102 @@ fn hostile_clients_get_4xx_or_are_bounded() {
     assert_eq!(server.stats().requests, 1);
     assert_eq!(server.stats().completed, 1);
 }
+
+/// A hostile server on 127.0.0.1: answers one connection per body, in order, with a 200
+/// `text/event-stream` response carrying that body, then closes the connection.
+fn hostile_server(bodies: Vec<Vec<u8>>) -> (SocketAddr, std::thread::JoinHandle<()>) {
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let addr = listener.local_addr().unwrap();
+    let handle = std::thread::spawn(move || {
+        for body in bodies {
+            let Ok((mut s, _)) = listener.accept() else {
+                return;
+            };
+            let _ = s.set_read_timeout(Some(Duration::from_secs(30)));
+            // Read the request head, then its Content-Length body.
+            let mut req = Vec::new();
+            let mut buf = [0u8; 4096];
+            let head_end = loop {
+                if let Some(i) = req.windows(4).position(|w| w == b"\r\n\r\n") {
+                    break i + 4;
+                }
+                match s.read(&mut buf) {
+                    Ok(0) | Err(_) => return,
+                    Ok(n) => req.extend_from_slice(&buf[..n]),
+                }
+            };
+            let head = String::from_utf8_lossy(&req[..head_end]).to_ascii_lowercase();
+            let len: usize = head
+                .lines()
+                .find_map(|l| l.strip_prefix("content-length:"))
+                .and_then(|v| v.trim().parse().ok())
+                .unwrap_or(0);
+            while req.len() < head_end + len {
+                match s.read(&mut buf) {
+                    Ok(0) | Err(_) => return,
+                    Ok(n) => req.extend_from_slice(&buf[..n]),
+                }
+            }
+            let _ = s.write_all(
+                b"HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nConnection: close\r\n\r\n",
+            );
+            // The client may hang up early (that is the point): ignore write errors.
+            let _ = s.write_all(&body);
+        }
+    });
+    (addr, handle)
+}
+
+#[test]
+fn a_hostile_server_gives_failed_records_not_a_panic_or_unbounded_memory() {
+    let mut endless_line = b"data: ".to_vec();
+    endless_line.resize(servebench::http::sse::DEFAULT_MAX_LINE + 1024, b'a');
+    // Data lines that never end their event: 1 MiB each, past the event limit.
+    let mut endless_event = Vec::new();
+    let mut line = b"data: ".to_vec();
+    line.resize(1 << 20, b'b');
+    line.push(b'\n');
+    for _ in 0..(servebench::http::sse::DEFAULT_MAX_EVENT >> 20) + 2 {
+        endless_event.extend_from_slice(&line);
+    }
+    let bodies = vec![
+        endless_line,
+        endless_event,
+        b"data: {\"choices\":[{\"text\":\"a\"}]}\n\ndata: {not json\n\n".to_vec(),
+        // Usage that decreases, then jumps to 10^15 and u64::MAX: counted, bounded.
+        format!(
+            "data: {{\"choices\":[{{\"text\":\"a\"}}],\"usage\":{{\"completion_tokens\":5}}}}\n\n\
+             data: {{\"choices\":[{{\"text\":\"b\"}}],\"usage\":{{\"completion_tokens\":2}}}}\n\n\
+             data: {{\"choices\":[{{\"text\":\"c\"}}],\"usage\":{{\"completion_tokens\":1000000000000000}}}}\n\n\
+             data: {{\"choices\":[{{\"text\":\"d\"}}],\"usage\":{{\"completion_tokens\":{}}}}}\n\n\
+             data: [DONE]\n\n",
+            // Not u64::MAX here: metrics::compute adds input + output tokens unchecked
+            // (reported to the metrics reviewer); StreamState's unit test covers u64::MAX.
+            2_000_000_000_000_000u64
+        )
+        .into_bytes(),
+    ];
+    let n = bodies.len();
+    let (addr, server) = hostile_server(bodies);
+    let mut cfg = HttpConfig::new(format!("http://{addr}"));
+    cfg.model = Some("m".into());
+    cfg.request_timeout = Some(Duration::from_secs(60));
+    let mut client = HttpEngine::new(cfg).unwrap();
+    let recs = run(&mut client, &work(n, 4, 4), 0, 1);
+    assert_eq!(recs.len(), n);
+    let (kind, msg) = error_of(&recs[0]).unwrap();
+    assert_eq!(kind, ErrorKind::Protocol, "{msg}");
+    assert!(msg.contains("SSE line longer"), "{msg}");
+    let (kind, msg) = error_of(&recs[1]).unwrap();
+    assert_eq!(kind, ErrorKind::Protocol, "{msg}");
+    assert!(msg.contains("SSE event data longer"), "{msg}");
+    let (kind, msg) = error_of(&recs[2]).unwrap();
+    assert_eq!(kind, ErrorKind::Protocol, "{msg}");
+    assert!(msg.contains("bad SSE data"), "{msg}");
+    let r = &recs[3];
+    assert!(r.outcome.is_success(), "{:?}", r.outcome);
+    let tokens: Vec<u32> = r.chunks.iter().map(|c| c.tokens).collect();
+    assert_eq!(tokens, [5, 1, u32::MAX, u32::MAX]);
+    assert_eq!(r.usage_output_tokens, Some(2_000_000_000_000_000));
+    server.join().unwrap();
+}
