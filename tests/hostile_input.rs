@@ -89,3 +89,36 @@ fn lint_of_counts_that_overflow_when_added_is_not_a_panic() {
         "{f:?}"
     );
 }
+
+#[test]
+fn a_truncated_or_broken_pretty_printed_file_is_reported_where_it_breaks() {
+    use servebench::import::{sglang, ImportError, JsonErrorKind};
+    // Cut off in the middle of line 4: not "line 1, at $.completed".
+    let cut = b"{\"completed\": 2,\n \"duration\": 1.0,\n \"ttfts\": [0.1,\n  0.2";
+    // A syntax error on line 3.
+    let broken = b"{\"completed\": 2,\n \"duration\": 1.0,\n \"ttfts\": [0.1,, 0.2]\n}\n";
+    for (bytes, want_kind, want_line) in [
+        (&cut[..], JsonErrorKind::Truncated, 4),
+        (&broken[..], JsonErrorKind::Syntax, 3),
+    ] {
+        for err in [
+            vllm::from_slice(bytes).map(|_| ()).unwrap_err(),
+            sglang::from_slice(bytes).map(|_| ()).unwrap_err(),
+        ] {
+            match err {
+                ImportError::Json { line, kind, .. } => {
+                    assert_eq!((kind, line), (want_kind, want_line), "{err}")
+                }
+                other => panic!("{other}"),
+            }
+        }
+    }
+    // JSON Lines still report the broken line.
+    let jsonl = b"{\"completed\": 1, \"duration\": 1.0}\n{\"completed\": 1, \"duration\": }\n";
+    for err in [
+        vllm::from_slice(jsonl).map(|_| ()).unwrap_err(),
+        sglang::from_slice(jsonl).map(|_| ()).unwrap_err(),
+    ] {
+        assert!(matches!(err, ImportError::Json { line: 2, .. }), "{err}");
+    }
+}

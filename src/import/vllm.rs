@@ -77,7 +77,7 @@ pub fn from_slice(bytes: &[u8]) -> Result<Vec<VllmRun>, ImportError> {
         Ok(obj) => Ok(vec![convert(&obj, None)?]),
         Err(whole) => {
             let lines: Vec<(usize, &[u8])> = json_lines(bytes).collect();
-            if lines.len() < 2 {
+            if lines.len() < 2 || !super::looks_like_json_lines(&whole) {
                 return Err(whole);
             }
             lines
