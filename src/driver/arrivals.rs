@@ -58,7 +58,7 @@ pub enum ArrivalsError {
     #[error("burstiness must be a positive finite number, got {0}")]
     BadBurstiness(f64),
     /// An arrival time past what a [`Duration`] holds (a rate of almost zero).
-    #[error("request {index} would arrive after {secs} s, past the clock's range")]
+    #[error("request {index} would arrive after {secs:e} s, past the clock's range")]
     TooLate {
         /// The request's index.
         index: usize,
