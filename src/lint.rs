@@ -248,7 +248,7 @@ fn is_zero_ms(v: f64) -> bool {
 fn total_requests(r: &BenchmarkResult, opts: &LintOptions) -> Option<u64> {
     opts.expected_requests
         .or_else(|| r.meta.profile.as_ref().map(|p| p.total_requests))
-        .or_else(|| Some(r.successful_requests? + r.failed_requests?))
+        .or_else(|| Some(r.successful_requests?.saturating_add(r.failed_requests?)))
 }
 
 /// Lint one result (a parsed text block, a JSON result, an imported file's aggregates).

@@ -152,6 +152,94 @@ fn bench_records_injected_failures_with_their_reason() {
     let _ = std::fs::remove_dir_all(&dir);
 }
 
+/// A port on 127.0.0.1 that nothing listens on (just released).
+fn closed_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
+}
+
+#[test]
+fn bench_bad_input_exits_1_naming_the_target() {
+    let port = closed_port();
+    let closed = format!("http://127.0.0.1:{port}");
+    let cases: [(Vec<&str>, &str); 5] = [
+        // Unreachable, model discovery first.
+        (vec!["--profile", "latency"], "Connection refused"),
+        // Unreachable with --model: every request fails; that is an error too.
+        (
+            vec![
+                "--profile",
+                "latency",
+                "--model",
+                "m",
+                "--max-requests",
+                "2",
+            ],
+            "no request to",
+        ),
+        (
+            vec!["--profile", "latency", "--rate", "1e-300", "--model", "m"],
+            "past the clock's range",
+        ),
+        (
+            vec![
+                "--input-tokens",
+                "1000000000000",
+                "--output-tokens",
+                "1",
+                "--model",
+                "m",
+            ],
+            "workload too large",
+        ),
+        (
+            vec![
+                "--profile",
+                "latency",
+                "--max-requests",
+                "100000000000",
+                "--model",
+                "m",
+            ],
+            "workload too large",
+        ),
+    ];
+    for (extra, needle) in cases {
+        let o = Command::new(BIN)
+            .args(["bench", "--quiet", "--target", &closed])
+            .args(&extra)
+            .output()
+            .unwrap();
+        let stderr = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(1), "{extra:?}: {stderr}");
+        assert!(stderr.contains(needle), "{extra:?}: {stderr}");
+        if needle == "no request to" || needle == "Connection refused" {
+            assert!(stderr.contains(&format!("127.0.0.1:{port}")), "{stderr}");
+        }
+    }
+    // A port out of range is a bad target, not port 80.
+    let o = Command::new(BIN)
+        .args([
+            "bench",
+            "--quiet",
+            "--profile",
+            "latency",
+            "--target",
+            "http://127.0.0.1:99999",
+        ])
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(1), "{stderr}");
+    assert!(
+        stderr.contains("bad target URL `http://127.0.0.1:99999`"),
+        "{stderr}"
+    );
+}
+
 #[test]
 fn bench_refuses_bad_arguments() {
     for args in [
@@ -185,7 +273,13 @@ fn bench_refuses_bad_arguments() {
         ],
     ] {
         let o = Command::new(BIN).args(&args).output().unwrap();
-        assert!(!o.status.success(), "{args:?}");
+        // Usage errors (clap) exit 2; values clap accepts but servebench refuses exit 1.
+        let want = if args.contains(&"--input-tokens") || !args.contains(&"--profile") {
+            2
+        } else {
+            1
+        };
+        assert_eq!(o.status.code(), Some(want), "{args:?}");
         assert!(!o.stderr.is_empty());
     }
 }

@@ -437,3 +437,68 @@ fn sharegpt_file_with_vllm_filtering() {
     assert!(err.to_string().contains("line 1"), "{err}");
     std::fs::remove_dir_all(&dir).ok();
 }
+
+#[test]
+fn arrivals_past_the_clock_range_are_an_error_not_a_panic() {
+    use servebench::driver::arrivals::ArrivalsError;
+    // 1 / 1e-300 s is far past Duration::MAX.
+    let err = Arrivals::Constant { rate: 1e-300 }.schedule(2).unwrap_err();
+    assert!(
+        matches!(err, ArrivalsError::TooLate { index: 1, .. }),
+        "{err:?}"
+    );
+    let err = Arrivals::Poisson {
+        rate: 1e-300,
+        seed: 1,
+    }
+    .schedule(2)
+    .unwrap_err();
+    assert!(
+        matches!(err, ArrivalsError::TooLate { index: 0, .. }),
+        "{err:?}"
+    );
+    // Representable schedules are unchanged.
+    assert_eq!(
+        Arrivals::Constant {
+            rate: 1.0 / 1_048_576.0
+        }
+        .schedule(2)
+        .unwrap()[1],
+        Duration::from_secs(1_048_576)
+    );
+}
+
+#[test]
+fn a_max_duration_past_the_clock_range_is_no_limit() {
+    let mut e = FakeEngine {
+        now: Duration::from_secs(1),
+        ..FakeEngine::default()
+    };
+    let opts = RunOptions {
+        max_duration: Some(Duration::MAX),
+        ..RunOptions::default()
+    };
+    let out = run(&mut e, &work(5, 3), &opts).unwrap();
+    assert_eq!(out.records.len(), 5);
+    assert!(out.records.iter().all(|r| r.outcome.is_success()));
+}
+
+#[test]
+fn workloads_too_large_to_hold_are_an_error() {
+    use servebench::driver::workload::{WorkloadError, MAX_REQUESTS, MAX_TEXT_TOKENS};
+    // Prompt text for a claimed 10^12-token prompt is refused, not allocated.
+    let err = workload::random(1, 1_000_000_000_000, 1, 0.0, 1, true).unwrap_err();
+    assert!(matches!(err, WorkloadError::TooLarge(_)), "{err:?}");
+    assert!(err.to_string().contains("1000000000000"), "{err}");
+    // Without text, only the lengths are kept: fine.
+    let w = workload::random(1, 1_000_000_000_000, 1, 0.0, 1, false).unwrap();
+    assert_eq!(w[0].prompt_tokens, 1_000_000_000_000);
+    // At the limit the text is built.
+    let w = workload::random(1, MAX_TEXT_TOKENS, 1, 0.0, 1, true).unwrap();
+    assert_eq!(w[0].prompt_tokens, MAX_TEXT_TOKENS);
+    // A profile asking for more requests than can be held.
+    let mut p = Profile::preset("latency").unwrap();
+    p.total_requests = MAX_REQUESTS + 1;
+    let err = workload::build(&p, &WorkloadOptions::default()).unwrap_err();
+    assert!(matches!(err, WorkloadError::TooLarge(_)), "{err:?}");
+}

@@ -44,6 +44,26 @@ fn error_of(r: &RequestRecord) -> Option<(ErrorKind, &str)> {
     }
 }
 
+/// How long a test waits for something the server does on its own threads (a timeline
+/// entry, a cancellation): generous, because a loaded 2-core CI machine can starve a thread
+/// for seconds, and free when things go well (the wait ends as soon as it is done).
+const EVENTUALLY: Duration = Duration::from_secs(30);
+
+/// Poll `done` every 5 ms until it holds or [`EVENTUALLY`] passes.
+fn eventually(mut done: impl FnMut() -> bool) {
+    let t0 = Instant::now();
+    while !done() && t0.elapsed() < EVENTUALLY {
+        std::thread::sleep(Duration::from_millis(5));
+    }
+}
+
+/// The server's timeline once it holds `n` entries: the engine thread files a request's
+/// entry just after handing over its last chunk, so the client can see `[DONE]` first.
+fn timeline_of(server: &ServerHandle, n: usize) -> Vec<servebench::http::server::ServedRequest> {
+    eventually(|| server.timeline().len() >= n);
+    server.timeline()
+}
+
 fn median(mut v: Vec<f64>) -> f64 {
     v.sort_by(f64::total_cmp);
     v[v.len() / 2]
@@ -73,7 +93,10 @@ fn completions_counts_and_timings_match_the_engine() {
 }
 
 fn timing_attempt() -> Result<String, String> {
-    let speed = 5.0;
+    // Real time (speed 1): the 20 ms token gap is then large against the few ms a loaded
+    // 2-core machine can delay a thread, so the tolerances below can be tight relative to
+    // the stream's structure and still loose against scheduling noise.
+    let speed = 1.0;
     let server = start(TestEngine::new(200, 20, 1), speed, ServeOptions::default());
     let mut client = client_for(&server, Endpoint::Completions, true);
     let n = 24;
@@ -102,7 +125,7 @@ fn timing_attempt() -> Result<String, String> {
     assert_eq!(stats.open_streams, 0);
 
     // Timing: compare each request with the engine's own (virtual) record.
-    let timeline = server.timeline();
+    let timeline = timeline_of(&server, n as usize);
     assert_eq!(timeline.len(), n as usize);
     let (mut ttft_err, mut tpot_err, mut chunk_err) = (Vec::new(), Vec::new(), Vec::new());
     for r in &recs {
@@ -135,16 +158,19 @@ fn timing_attempt() -> Result<String, String> {
         ttft_err.iter().cloned().fold(f64::INFINITY, f64::min),
         ttft_err.iter().cloned().fold(f64::NEG_INFINITY, f64::max),
     );
-    // Stated tolerance, in wall time (virtual = wall × speed): the client never sees a token
-    // before the engine made it; at the median it sees the first token at most 5 ms of wall
-    // time later (connection set-up, the server's 0.5 ms pacing tick, scheduling on a shared
-    // 2-core machine, debug build); TPOT agrees within 0.25 ms of wall time per token and
-    // each chunk's offset from the first within 3 ms.
+    // The hard property: the client never sees a token before the engine made it.
+    assert!(ttft_err.iter().all(|&e| e > -0.1), "{summary}");
+    // Stated tolerance, in wall time (virtual = wall × speed), against the engine's 20 ms
+    // token gap: at the median the first token is seen less than half a gap late, and each
+    // chunk's offset from the first is off by less than half a gap (a client that stamped a
+    // chunk with its neighbour's arrival, or the first token one chunk late, fails); TPOT
+    // agrees within 0.5 ms per token (2.5%: a client whose clock ran off by more fails).
+    // What remains is connection set-up, the server's 0.5 ms pacing tick, the debug build
+    // and scheduling delays on a loaded 2-core machine: a few ms, well inside 10 ms.
+    let gap_ms = 20.0;
     let wall = |virtual_ms: f64| virtual_ms / speed;
-    let ok = ttft_err.iter().all(|&e| e > -0.1)
-        && wall(ttft_med) < 5.0
-        && wall(tpot_med) < 0.25
-        && wall(chunk_med) < 3.0;
+    let ok =
+        wall(ttft_med) < gap_ms / 2.0 && wall(tpot_med) < 0.5 && wall(chunk_med) < gap_ms / 2.0;
     if ok {
         Ok(summary)
     } else {
@@ -269,10 +295,11 @@ fn engine_rejections_reach_the_client_as_in_stream_errors() {
 
 #[test]
 fn timeouts_and_refused_connections_fail_with_their_kind() {
-    // A request that needs ~2 s of wall time against a 150 ms limit.
-    let server = start(TestEngine::new(100, 100, 1), 1.0, ServeOptions::default());
+    // The first token after 100 ms, the second after 2.1 s, against a 1 s limit: 900 ms of
+    // slack on each side, so a starved thread cannot move a token across the limit.
+    let server = start(TestEngine::new(100, 2000, 1), 1.0, ServeOptions::default());
     let mut cfg = HttpConfig::new(format!("http://{}/v1", server.local_addr()));
-    cfg.request_timeout = Some(Duration::from_millis(150));
+    cfg.request_timeout = Some(Duration::from_millis(1000));
     let mut client = HttpEngine::new(cfg).unwrap();
     let recs = run(&mut client, &work(1, 4, 20), 0, 1);
     let (kind, msg) = error_of(&recs[0]).unwrap();
@@ -283,10 +310,7 @@ fn timeouts_and_refused_connections_fail_with_their_kind() {
         "the first token arrived after 100 ms"
     );
     // The server notices the client is gone and frees the slot.
-    let t0 = Instant::now();
-    while server.stats().cancelled == 0 && t0.elapsed() < Duration::from_secs(5) {
-        std::thread::sleep(Duration::from_millis(10));
-    }
+    eventually(|| server.stats().cancelled > 0);
     assert_eq!(server.stats().cancelled, 1);
 
     // Nothing listens on a port we just released.
@@ -306,15 +330,21 @@ fn timeouts_and_refused_connections_fail_with_their_kind() {
 
 /// One raw HTTP/1.1 exchange with `Connection: close`.
 fn raw(addr: SocketAddr, method: &str, path: &str, body: &str) -> (u16, String, String) {
+    raw_bytes(addr, method, path, body.as_bytes())
+}
+
+/// [`raw`] with a body that need not be UTF-8; head and body go out in one write.
+fn raw_bytes(addr: SocketAddr, method: &str, path: &str, body: &[u8]) -> (u16, String, String) {
     let mut s = TcpStream::connect(addr).unwrap();
-    s.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
-    write!(
-        s,
+    s.set_read_timeout(Some(Duration::from_secs(30))).unwrap();
+    let mut req = format!(
         "{method} {path} HTTP/1.1\r\nHost: {addr}\r\nContent-Type: application/json\r\n\
-         Content-Length: {}\r\nConnection: close\r\n\r\n{body}",
+         Content-Length: {}\r\nConnection: close\r\n\r\n",
         body.len()
     )
-    .unwrap();
+    .into_bytes();
+    req.extend_from_slice(body);
+    s.write_all(&req).unwrap();
     let mut out = String::new();
     s.read_to_string(&mut out).unwrap();
     let (head, body) = out.split_once("\r\n\r\n").unwrap();
@@ -428,14 +458,184 @@ fn a_disconnecting_client_frees_its_slot() {
     assert!(seen.contains("text/event-stream"));
     assert_eq!(server.stats().open_streams, 1);
     drop(s);
-    let t0 = Instant::now();
-    while server.stats().cancelled == 0 && t0.elapsed() < Duration::from_secs(5) {
-        std::thread::sleep(Duration::from_millis(10));
-    }
+    eventually(|| server.stats().cancelled > 0);
     let stats = server.stats();
     assert_eq!(stats.cancelled, 1);
     assert_eq!(stats.open_streams, 0);
     assert_eq!(stats.completed, 0);
-    let t = server.timeline();
+    let t = timeline_of(&server, 1);
     assert!(matches!(t[0].record.outcome, Outcome::Incomplete { .. }));
+}
+
+fn assert_json_error(status: u16, text: &str, needle: &str) {
+    let v: serde_json::Value = serde_json::from_str(text).unwrap();
+    let msg = v["error"]["message"].as_str().unwrap();
+    assert!(msg.contains(needle), "{msg}");
+    assert_eq!(v["error"]["code"], status);
+}
+
+/// Hostile clients get a 4xx JSON error, or are bounded: an oversized body, a huge or
+/// ill-typed `max_tokens`, bytes that are not UTF-8, more connections than the cap, and
+/// connections that never send a request.
+#[test]
+fn hostile_clients_get_4xx_or_are_bounded() {
+    let header_timeout = Duration::from_millis(500);
+    let server = start(
+        TestEngine::new(10, 2, 1),
+        10.0,
+        ServeOptions {
+            max_body_bytes: 1024,
+            max_connections: 4,
+            header_read_timeout: header_timeout,
+            ..ServeOptions::default()
+        },
+    );
+    let addr = server.local_addr();
+    let big = format!(r#"{{"prompt":"{}"}}"#, "a ".repeat(600));
+    let (s, _, text) = raw(addr, "POST", "/v1/completions", &big);
+    assert_eq!(s, 413, "{text}");
+    assert_json_error(413, &text, "over 1024 bytes");
+    for (body, needle) in [
+        (r#"{"prompt":"a","max_tokens":1000000000000000}"#, "limit"),
+        (
+            r#"{"prompt":"a","max_tokens":18446744073709551615}"#,
+            "limit",
+        ),
+        (r#"{"prompt":"a","max_tokens":-3}"#, "positive integer"),
+        (r#"{"prompt":"a","max_tokens":{"n":1}}"#, "positive integer"),
+        (r#"{"prompt":{"a":1}}"#, "`prompt` must be"),
+    ] {
+        let (s, _, text) = raw(addr, "POST", "/v1/completions", body);
+        assert_eq!(s, 400, "{body}: {text}");
+        assert_json_error(400, &text, needle);
+    }
+    let (s, _, text) = raw_bytes(addr, "POST", "/v1/completions", b"{\"prompt\":\"\xff\"}");
+    assert_eq!(s, 400, "{text}");
+    assert_json_error(400, &text, "invalid JSON");
+    assert_eq!(server.stats().requests, 0);
+
+    // Four idle connections take every slot; a fifth request waits until the server drops
+    // them for not sending a request head, then it is served.
+    let t0 = Instant::now();
+    let idle: Vec<TcpStream> = (0..4).map(|_| TcpStream::connect(addr).unwrap()).collect();
+    let (s, _, text) = raw(
+        addr,
+        "POST",
+        "/v1/completions",
+        r#"{"prompt":"a b","max_tokens":3}"#,
+    );
+    let waited = t0.elapsed();
+    assert_eq!(s, 200, "{text}");
+    // Lower bound only (load can only make it later): no slot frees before the timeout.
+    assert!(waited >= header_timeout, "{waited:?}");
+    for mut c in idle {
+        c.set_read_timeout(Some(Duration::from_secs(30))).unwrap();
+        let mut rest = Vec::new();
+        // The server closed it: EOF (or a reset), not a read timeout.
+        match c.read_to_end(&mut rest) {
+            Ok(_) => {}
+            Err(e) => assert_eq!(e.kind(), std::io::ErrorKind::ConnectionReset, "{e}"),
+        }
+    }
+    assert_eq!(server.stats().requests, 1);
+    assert_eq!(server.stats().completed, 1);
+}
+
+/// A hostile server on 127.0.0.1: answers one connection per body, in order, with a 200
+/// `text/event-stream` response carrying that body, then closes the connection.
+fn hostile_server(bodies: Vec<Vec<u8>>) -> (SocketAddr, std::thread::JoinHandle<()>) {
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let addr = listener.local_addr().unwrap();
+    let handle = std::thread::spawn(move || {
+        for body in bodies {
+            let Ok((mut s, _)) = listener.accept() else {
+                return;
+            };
+            let _ = s.set_read_timeout(Some(Duration::from_secs(30)));
+            // Read the request head, then its Content-Length body.
+            let mut req = Vec::new();
+            let mut buf = [0u8; 4096];
+            let head_end = loop {
+                if let Some(i) = req.windows(4).position(|w| w == b"\r\n\r\n") {
+                    break i + 4;
+                }
+                match s.read(&mut buf) {
+                    Ok(0) | Err(_) => return,
+                    Ok(n) => req.extend_from_slice(&buf[..n]),
+                }
+            };
+            let head = String::from_utf8_lossy(&req[..head_end]).to_ascii_lowercase();
+            let len: usize = head
+                .lines()
+                .find_map(|l| l.strip_prefix("content-length:"))
+                .and_then(|v| v.trim().parse().ok())
+                .unwrap_or(0);
+            while req.len() < head_end + len {
+                match s.read(&mut buf) {
+                    Ok(0) | Err(_) => return,
+                    Ok(n) => req.extend_from_slice(&buf[..n]),
+                }
+            }
+            let _ = s.write_all(
+                b"HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nConnection: close\r\n\r\n",
+            );
+            // The client may hang up early (that is the point): ignore write errors.
+            let _ = s.write_all(&body);
+        }
+    });
+    (addr, handle)
+}
+
+#[test]
+fn a_hostile_server_gives_failed_records_not_a_panic_or_unbounded_memory() {
+    let mut endless_line = b"data: ".to_vec();
+    endless_line.resize(servebench::http::sse::DEFAULT_MAX_LINE + 1024, b'a');
+    // Data lines that never end their event: 1 MiB each, past the event limit.
+    let mut endless_event = Vec::new();
+    let mut line = b"data: ".to_vec();
+    line.resize(1 << 20, b'b');
+    line.push(b'\n');
+    for _ in 0..(servebench::http::sse::DEFAULT_MAX_EVENT >> 20) + 2 {
+        endless_event.extend_from_slice(&line);
+    }
+    let bodies = vec![
+        endless_line,
+        endless_event,
+        b"data: {\"choices\":[{\"text\":\"a\"}]}\n\ndata: {not json\n\n".to_vec(),
+        // Usage that decreases, then jumps to 10^15 and u64::MAX: counted, bounded.
+        format!(
+            "data: {{\"choices\":[{{\"text\":\"a\"}}],\"usage\":{{\"completion_tokens\":5}}}}\n\n\
+             data: {{\"choices\":[{{\"text\":\"b\"}}],\"usage\":{{\"completion_tokens\":2}}}}\n\n\
+             data: {{\"choices\":[{{\"text\":\"c\"}}],\"usage\":{{\"completion_tokens\":1000000000000000}}}}\n\n\
+             data: {{\"choices\":[{{\"text\":\"d\"}}],\"usage\":{{\"completion_tokens\":{}}}}}\n\n\
+             data: [DONE]\n\n",
+            // Not u64::MAX here: metrics::compute adds input + output tokens unchecked
+            // (reported to the metrics reviewer); StreamState's unit test covers u64::MAX.
+            2_000_000_000_000_000u64
+        )
+        .into_bytes(),
+    ];
+    let n = bodies.len();
+    let (addr, server) = hostile_server(bodies);
+    let mut cfg = HttpConfig::new(format!("http://{addr}"));
+    cfg.model = Some("m".into());
+    cfg.request_timeout = Some(Duration::from_secs(60));
+    let mut client = HttpEngine::new(cfg).unwrap();
+    let recs = run(&mut client, &work(n, 4, 4), 0, 1);
+    assert_eq!(recs.len(), n);
+    let (kind, msg) = error_of(&recs[0]).unwrap();
+    assert_eq!(kind, ErrorKind::Protocol, "{msg}");
+    assert!(msg.contains("SSE line longer"), "{msg}");
+    let (kind, msg) = error_of(&recs[1]).unwrap();
+    assert_eq!(kind, ErrorKind::Protocol, "{msg}");
+    assert!(msg.contains("SSE event data longer"), "{msg}");
+    let (kind, msg) = error_of(&recs[2]).unwrap();
+    assert_eq!(kind, ErrorKind::Protocol, "{msg}");
+    assert!(msg.contains("bad SSE data"), "{msg}");
+    let r = &recs[3];
+    assert!(r.outcome.is_success(), "{:?}", r.outcome);
+    let tokens: Vec<u32> = r.chunks.iter().map(|c| c.tokens).collect();
+    assert_eq!(tokens, [5, 1, u32::MAX, u32::MAX]);
+    assert_eq!(r.usage_output_tokens, Some(2_000_000_000_000_000));
+    server.join().unwrap();
 }

@@ -530,4 +530,11 @@ fn cli_lint_exit_codes_and_formats() {
     assert_eq!(code, 2);
     let (code, _, err) = servebench(&["lint", "/nonexistent.json"], None);
     assert_eq!(code, 1, "{err}");
+    // Neither a report nor a result: the file is named once.
+    let (code, _, err) = servebench(&["lint", "-"], Some(b"\xff\xfe{"));
+    assert_eq!(code, 1, "{err}");
+    assert_eq!(
+        err.trim_end(),
+        "servebench: <stdin>: no \"Serving Benchmark Result\" block or benchmark run found"
+    );
 }

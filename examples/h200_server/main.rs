@@ -595,6 +595,41 @@ mod tests {
     }
 
     #[test]
+    fn huge_token_counts_are_rejected_not_an_overflow() {
+        use servebench::engine::{Engine, EngineEvent, EngineRequest};
+        use servebench::record::ErrorKind;
+        use std::time::Duration;
+        let mut e = H200Sim::new(config("baseline"));
+        e.submit(EngineRequest {
+            id: 7,
+            prompt_tokens: 1000,
+            prompt: None,
+            max_output_tokens: u64::MAX,
+            ignore_eos: true,
+            arrival: Duration::ZERO,
+            shared_prefix_tokens: 0,
+        })
+        .unwrap();
+        let mut ev = Vec::new();
+        while e.in_flight() > 0 {
+            e.advance(None, &mut ev).unwrap();
+        }
+        match &ev[..] {
+            [EngineEvent::Sent { id: 7, .. }, EngineEvent::Failed {
+                id: 7,
+                kind,
+                message,
+                ..
+            }] => {
+                assert_eq!(*kind, ErrorKind::Rejected);
+                assert!(message.contains("maximum context length"), "{message}");
+                assert!(message.contains(&u64::MAX.to_string()), "{message}");
+            }
+            other => panic!("{other:?}"),
+        }
+    }
+
+    #[test]
     fn cancelled_requests_leave_the_engine_and_stay_silent() {
         use servebench::engine::{Engine, EngineEvent, EngineRequest};
         use std::time::Duration;

@@ -154,14 +154,15 @@ mod tests {
         assert_eq!(chunks as u64, stats.token_chunks_sent);
         assert_eq!(stats.completed, 16);
         // The server files a request's timeline entry just after its last byte: give the
-        // last ones a moment (the client may see the end first).
+        // last ones a moment (the client may see the end first). Generous: a loaded 2-core
+        // CI machine can starve the engine thread for seconds; the wait ends when it is done.
         let mut timeline = server.timeline();
-        let give_up = std::time::Instant::now() + Duration::from_secs(2);
+        let give_up = std::time::Instant::now() + Duration::from_secs(30);
         while timeline.len() < 16 && std::time::Instant::now() < give_up {
             std::thread::sleep(Duration::from_millis(5));
             timeline = server.timeline();
         }
-        let (mut ttft_err, mut tpot_err) = (Vec::new(), Vec::new());
+        let (mut ttft_err, mut tpot_err, mut sim_tpot) = (Vec::new(), Vec::new(), Vec::new());
         for r in &out.records {
             let tag = format!("{REQUEST_ID_PREFIX}{}", r.id);
             let e = &timeline
@@ -181,14 +182,21 @@ mod tests {
                 ms(x.latency().unwrap() - x.ttft().unwrap()) / (x.chunks.len() - 1) as f64
             };
             tpot_err.push((tpot(r) * speed - tpot(e)).abs());
+            sim_tpot.push(tpot(e));
         }
         let (t, p) = (median(ttft_err.clone()), median(tpot_err.clone()));
         let summary = format!(
-            "speed {speed}: TTFT error (client - sim) median {t:.2} ms, TPOT |error| median {p:.3} ms (virtual)"
+            "speed {speed}: TTFT error (client - sim) median {t:.2} ms, TPOT |error| median {p:.3} ms (virtual); sim TPOT median {:.2} ms",
+            median(sim_tpot.clone())
         );
-        // Same tolerance as the loopback tests, in wall time: TTFT at most 5 ms late at the
-        // median, never early; TPOT within 0.25 ms per token at the median.
-        if ttft_err.iter().all(|&e| e > -0.1 * speed) && t / speed < 5.0 && p / speed < 0.25 {
+        // Never early (a hard property: the client cannot see a token before the sim made it).
+        assert!(ttft_err.iter().all(|&e| e > -0.1 * speed), "{summary}");
+        // Tolerance in wall time, against the sim's own token gap (about 10 ms in real time,
+        // printed above): at the median the first token is seen less than 8 ms late — under
+        // one gap, so a client that stamped it a chunk late fails — and TPOT agrees within
+        // 0.25 ms per token (2.5%). What remains is connection set-up, the server's pacing
+        // tick, the debug build and scheduling delays on a loaded 2-core machine: a few ms.
+        if t / speed < 8.0 && p / speed < 0.25 {
             Ok(summary)
         } else {
             Err(summary)
@@ -198,10 +206,11 @@ mod tests {
     #[test]
     fn the_served_simulator_matches_its_own_timeline() {
         // The timing tolerance must hold in one of three runs: the other tests of this
-        // binary simulate whole studies on the same cores meanwhile.
+        // binary simulate whole studies on the same cores meanwhile. Real time (speed 1):
+        // the sim's ~10 ms token gap is then large against scheduling delays.
         let mut misses = Vec::new();
         for _ in 0..3 {
-            match attempt(10.0) {
+            match attempt(1.0) {
                 Ok(summary) => {
                     eprintln!("{summary} (after {} missed attempts)", misses.len());
                     return;

@@ -283,12 +283,14 @@ impl H200Sim {
             let Some(r) = self.arriving.pop_front() else {
                 break;
             };
-            let need = Self::blocks_for(r.prompt + r.max_out) + STATE_BLOCKS_PER_SEQ;
-            let reason = if r.prompt + r.max_out > self.params.max_model_len {
+            // Counts come from the request: saturate (a huge one is rejected below).
+            let total = r.prompt.saturating_add(r.max_out);
+            let need = Self::blocks_for(total).saturating_add(STATE_BLOCKS_PER_SEQ);
+            let reason = if total > self.params.max_model_len {
                 Some(format!(
                     "This model's maximum context length is {} tokens. However, you requested {} tokens ({} in the messages, {} in the completion).",
                     self.params.max_model_len,
-                    r.prompt + r.max_out,
+                    total,
                     r.prompt,
                     r.max_out
                 ))

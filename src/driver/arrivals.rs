@@ -57,6 +57,14 @@ pub enum ArrivalsError {
     /// The burstiness is not positive and finite.
     #[error("burstiness must be a positive finite number, got {0}")]
     BadBurstiness(f64),
+    /// An arrival time past what a [`Duration`] holds (a rate of almost zero).
+    #[error("request {index} would arrive after {secs:e} s, past the clock's range")]
+    TooLate {
+        /// The request's index.
+        index: usize,
+        /// Its arrival time in seconds.
+        secs: f64,
+    },
 }
 
 fn check_rate(rate: f64) -> Result<(), ArrivalsError> {
@@ -129,7 +137,13 @@ impl Arrivals {
                 v
             }
         };
-        Ok(secs.into_iter().map(Duration::from_secs_f64).collect())
+        secs.into_iter()
+            .enumerate()
+            .map(|(index, v)| {
+                Duration::try_from_secs_f64(v)
+                    .map_err(|_| ArrivalsError::TooLate { index, secs: v })
+            })
+            .collect()
     }
 
     /// The arrivals a [`Profile`](crate::Profile) asks for: guidellm's constant rate.

@@ -179,13 +179,19 @@ pub fn run<E: Engine + ?Sized>(
     if !opts.client_prep_per_prompt_token.is_zero() {
         let mut ready = Duration::ZERO;
         for (t, w) in sched.iter_mut().zip(work) {
-            ready += opts
-                .client_prep_per_prompt_token
-                .saturating_mul(u32::try_from(w.prompt_tokens).unwrap_or(u32::MAX));
+            ready = ready.saturating_add(
+                opts.client_prep_per_prompt_token
+                    .saturating_mul(u32::try_from(w.prompt_tokens).unwrap_or(u32::MAX)),
+            );
             *t = (*t).max(ready);
         }
     }
     let origin = engine.now();
+    // Absolute times; a limit past the clock's range is no limit.
+    for t in &mut sched {
+        *t = origin.saturating_add(*t);
+    }
+    let end = opts.max_duration.and_then(|d| origin.checked_add(d));
     let collector = Collector::with_clock(ManualClock::at(origin));
     // Handles of the requests in flight, by id (= index in the workload); `sent` requests
     // have been handed to the engine (or failed to be).
@@ -209,16 +215,16 @@ pub fn run<E: Engine + ?Sized>(
     };
     loop {
         let now = engine.now();
-        let out_of_time = opts.max_duration.is_some_and(|d| now >= origin + d);
+        let out_of_time = end.is_some_and(|e| now >= e);
         if out_of_time {
             limit = sent;
         }
-        while sent < limit && open.len() < cap && origin + sched[sent] <= now {
+        while sent < limit && open.len() < cap && sched[sent] <= now {
             let id = sent;
             sent += 1;
             let w = &work[id];
             let mut h = collector.begin_with_id(id as u64, now);
-            h.set_scheduled_at(origin + sched[id]);
+            h.set_scheduled_at(sched[id]);
             h.set_prompt_tokens(w.prompt_tokens);
             h.reserve_chunks(usize::try_from(w.output_tokens).unwrap_or(0).min(1 << 16));
             let req = EngineRequest {
@@ -227,7 +233,7 @@ pub fn run<E: Engine + ?Sized>(
                 prompt: w.prompt.clone(),
                 max_output_tokens: w.output_tokens,
                 ignore_eos: true,
-                arrival: origin + sched[id],
+                arrival: sched[id],
                 shared_prefix_tokens: w.shared_prefix_tokens,
             };
             match engine.submit(req) {
@@ -244,9 +250,9 @@ pub fn run<E: Engine + ?Sized>(
             cut_off(&mut open, engine, now, "cut off at the run's max duration");
             break;
         }
-        let mut deadline = (sent < limit && open.len() < cap).then(|| origin + sched[sent]);
-        if let Some(d) = opts.max_duration {
-            deadline = Some(deadline.map_or(origin + d, |x| x.min(origin + d)));
+        let mut deadline = (sent < limit && open.len() < cap).then(|| sched[sent]);
+        if let Some(e) = end {
+            deadline = Some(deadline.map_or(e, |x| x.min(e)));
         }
         events.clear();
         let res = engine.advance(deadline, &mut events);

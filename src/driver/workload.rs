@@ -92,7 +92,18 @@ pub enum WorkloadError {
     /// No entry survived the filters.
     #[error("ShareGPT file {0} has no usable conversations")]
     Empty(PathBuf),
+    /// More requests, or a longer prompt text, than the workload will hold in memory
+    /// ([`MAX_REQUESTS`], [`MAX_TEXT_TOKENS`]).
+    #[error("workload too large: {0}")]
+    TooLarge(String),
 }
+
+/// Most requests one workload holds (each is built before the run starts).
+pub const MAX_REQUESTS: u64 = 10_000_000;
+
+/// Longest prompt, in tokens, for which [`random`] writes a text (about 4 bytes a token);
+/// a longer prompt is an error rather than an allocation sized by the input.
+pub const MAX_TEXT_TOKENS: u64 = 2_000_000;
 
 /// Builds the requests of `profile` (its `total_requests` of them).
 ///
@@ -104,6 +115,12 @@ pub enum WorkloadError {
 /// assert!(w.iter().all(|r| r.prompt_tokens == 1024 && r.output_tokens == 128));
 /// ```
 pub fn build(profile: &Profile, opts: &WorkloadOptions) -> Result<Vec<WorkItem>, WorkloadError> {
+    if profile.total_requests > MAX_REQUESTS {
+        return Err(WorkloadError::TooLarge(format!(
+            "{} requests (at most {MAX_REQUESTS})",
+            profile.total_requests
+        )));
+    }
     let n = usize::try_from(profile.total_requests).unwrap_or(usize::MAX);
     match &profile.dataset {
         Dataset::Random {
@@ -157,6 +174,12 @@ pub fn random(
         )
     };
     let (ilo, ihi) = bounds(input_tokens);
+    if with_text && ihi > MAX_TEXT_TOKENS {
+        return Err(WorkloadError::TooLarge(format!(
+            "prompt text of up to {ihi} tokens for {input_tokens} input tokens (at most \
+             {MAX_TEXT_TOKENS})"
+        )));
+    }
     let (olo, ohi) = bounds(output_tokens);
     let olo = olo.max(1);
     Ok((0..n)
@@ -182,7 +205,9 @@ const WORDS: [&str; 32] = [
 
 /// A text of about `tokens` tokens: random common words, one token each.
 pub fn synthetic_text(tokens: u64, rng: &mut Rng) -> String {
-    let mut s = String::with_capacity(tokens as usize * 4);
+    // The capacity is a hint: bounded so that a huge count cannot overflow or abort here.
+    let hint = usize::try_from(tokens.min(MAX_TEXT_TOKENS)).unwrap_or(0);
+    let mut s = String::with_capacity(hint.saturating_mul(4));
     for i in 0..tokens {
         if i > 0 {
             s.push(' ');

@@ -761,8 +761,11 @@ impl StreamState {
                 Some(cum) => cum.saturating_sub(self.counted_tokens).max(1),
                 None => 1,
             };
-            self.counted_tokens += n;
-            tokens = Some(u32::try_from(n).unwrap_or(u32::MAX));
+            // A hostile or broken server may claim any count: a chunk carries at most
+            // u32::MAX tokens, and the running count is what the chunks carried.
+            let t = u32::try_from(n).unwrap_or(u32::MAX);
+            self.counted_tokens = self.counted_tokens.saturating_add(u64::from(t));
+            tokens = Some(t);
         }
         if let Some(u) = msg.usage {
             if u.prompt_tokens.is_some() {
@@ -887,6 +890,30 @@ mod tests {
         ]);
         assert_eq!(out, [Some(1), Some(3), Some(2), None]);
         assert_eq!(s.counted_tokens, 6);
+    }
+
+    #[test]
+    fn hostile_usage_counts_are_bounded_not_a_panic() {
+        let max = u64::MAX;
+        let lines = [
+            r#"{"choices":[{"text":"a"}],"usage":{"completion_tokens":5}}"#.to_string(),
+            // Decreasing usage: the chunk still counts one token.
+            r#"{"choices":[{"text":"b"}],"usage":{"completion_tokens":3}}"#.to_string(),
+            // A jump to 10^15, then to u64::MAX, then a chunk without usage.
+            r#"{"choices":[{"text":"c"}],"usage":{"completion_tokens":1000000000000000}}"#
+                .to_string(),
+            format!(r#"{{"choices":[{{"text":"d"}}],"usage":{{"completion_tokens":{max}}}}}"#),
+            r#"{"choices":[{"text":"e"}]}"#.to_string(),
+            format!(r#"{{"choices":[{{"text":"f"}}],"usage":{{"completion_tokens":{max}}}}}"#),
+        ];
+        let refs: Vec<&str> = lines.iter().map(String::as_str).collect();
+        let (s, out) = interpret_all(&refs);
+        let m = Some(u32::MAX);
+        assert_eq!(out, [Some(5), Some(1), m, m, Some(1), m]);
+        let sum: u64 = out.iter().flatten().map(|&t| u64::from(t)).sum();
+        assert_eq!(s.counted_tokens, sum);
+        assert_eq!(s.completion_tokens, Some(max));
+        assert_eq!(s.token_chunks, 6);
     }
 
     #[test]

@@ -96,7 +96,22 @@ impl Target {
             .trim_start_matches('[')
             .trim_end_matches(']')
             .to_string();
-        let port = uri.port_u16().unwrap_or(80);
+        // `Uri::port` is `None` for `:99999` too: read the authority's port text, so that
+        // an out-of-range port is an error, not a silent port 80.
+        let port_text = uri
+            .authority()
+            .map(|a| a.as_str())
+            .and_then(|a| a.rsplit_once(':'))
+            .map(|(_, p)| p)
+            .filter(|p| !p.contains(']'));
+        let port = match port_text {
+            Some(p) => p
+                .parse::<u16>()
+                .ok()
+                .filter(|&p| p != 0)
+                .ok_or_else(|| bad(&format!("port {p} is not in 1..=65535")))?,
+            None => 80,
+        };
         let authority = uri
             .authority()
             .map(|a| a.as_str().to_string())
@@ -135,6 +150,15 @@ mod tests {
         assert!(Target::parse("https://x").is_err());
         assert!(Target::parse("127.0.0.1:8000").is_err());
         assert!(Target::parse("http:// bad").is_err());
+        // An out-of-range port is an error, not a silent port 80.
+        for url in [
+            "http://127.0.0.1:99999",
+            "http://127.0.0.1:0",
+            "http://[::1]:65536/v1",
+        ] {
+            let e = Target::parse(url).unwrap_err().to_string();
+            assert!(e.contains("not in 1..=65535"), "{url}: {e}");
+        }
     }
 
     #[test]

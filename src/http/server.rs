@@ -160,6 +160,12 @@ pub struct ServeOptions {
     pub record_timeline: bool,
     /// Tokio worker threads for the HTTP side.
     pub worker_threads: usize,
+    /// Most connections open at once; further clients wait in the listen backlog until one
+    /// closes (bounded memory under a flood of connections).
+    pub max_connections: usize,
+    /// A connection that does not send a complete request head within this time is
+    /// closed (idle or slow clients cannot hold a connection slot forever).
+    pub header_read_timeout: Duration,
 }
 
 impl Default for ServeOptions {
@@ -175,6 +181,8 @@ impl Default for ServeOptions {
             max_model_len: None,
             record_timeline: false,
             worker_threads: 2,
+            max_connections: 1024,
+            header_read_timeout: Duration::from_secs(30),
         }
     }
 }
@@ -292,6 +300,10 @@ enum Control {
 /// Most undelivered chunks kept per stream; more merge into the last one (bounded memory
 /// when a client reads slower than the engine generates).
 const MAX_PENDING_CHUNKS: usize = 64;
+
+/// Most tokens one request may ask for (`max_tokens`), whatever `max_model_len` says: a
+/// `stream: false` answer holds its whole text in memory, so a larger request gets a 400.
+pub const MAX_COMPLETION_TOKENS: u64 = 1 << 20;
 
 /// A running server. Dropping it (or [`ServerHandle::shutdown`]) stops it.
 pub struct ServerHandle {
@@ -761,7 +773,16 @@ impl Ctx {
 }
 
 async fn accept_loop(listener: tokio::net::TcpListener, ctx: Arc<Ctx>) {
+    let slots = Arc::new(tokio::sync::Semaphore::new(
+        ctx.options
+            .max_connections
+            .clamp(1, tokio::sync::Semaphore::MAX_PERMITS),
+    ));
     loop {
+        // Take a connection slot before accepting: at the cap, clients wait in the backlog.
+        let Ok(slot) = Arc::clone(&slots).acquire_owned().await else {
+            return;
+        };
         let stream = match listener.accept().await {
             Ok((s, _)) => s,
             Err(_) => {
@@ -772,12 +793,16 @@ async fn accept_loop(listener: tokio::net::TcpListener, ctx: Arc<Ctx>) {
         };
         let _ = stream.set_nodelay(true);
         let ctx = Arc::clone(&ctx);
+        let header_timeout = ctx.options.header_read_timeout;
         tokio::spawn(async move {
+            let _slot = slot;
             let svc = hyper::service::service_fn(move |req| {
                 let ctx = Arc::clone(&ctx);
                 async move { Ok::<_, Infallible>(handle(req, ctx).await) }
             });
             let _ = hyper::server::conn::http1::Builder::new()
+                .timer(hyper_util::rt::TokioTimer::new())
+                .header_read_timeout(header_timeout)
                 .serve_connection(TokioIo::new(stream), svc)
                 .await;
         });
@@ -1016,13 +1041,18 @@ fn parse_request(body: &[u8], endpoint: Endpoint, opts: &ServeOptions) -> Result
     }
     .unwrap_or(opts.default_max_tokens);
     if let Some(limit) = opts.max_model_len {
-        if prompt_tokens + max_tokens > limit {
+        let total = prompt_tokens.saturating_add(max_tokens);
+        if total > limit {
             return Err(bad(format!(
                 "This model's maximum context length is {limit} tokens. However, you requested \
-                 {} tokens ({prompt_tokens} in the messages, {max_tokens} in the completion).",
-                prompt_tokens + max_tokens
+                 {total} tokens ({prompt_tokens} in the messages, {max_tokens} in the completion)."
             )));
         }
+    }
+    if max_tokens > MAX_COMPLETION_TOKENS {
+        return Err(bad(format!(
+            "max_tokens {max_tokens} is over this server's limit of {MAX_COMPLETION_TOKENS}"
+        )));
     }
     let stream = opt_bool(&v, "stream")?.unwrap_or(false);
     let so = v.get("stream_options").cloned().unwrap_or(Value::Null);
@@ -1587,6 +1617,53 @@ mod tests {
             assert_eq!(s, status, "{body}");
             assert!(m.contains(needle), "{body}: {m}");
         }
+    }
+
+    #[test]
+    fn hostile_token_counts_are_4xx_not_overflow() {
+        // prompt + max_tokens past u64::MAX must not wrap under the context-length check.
+        let max = u64::MAX;
+        let (s, m) = parse(
+            &format!(r#"{{"prompt":"a b","max_tokens":{max}}}"#),
+            Endpoint::Completions,
+        )
+        .unwrap_err();
+        assert_eq!(s, 400);
+        assert!(m.contains("maximum context length is 100"), "{m}");
+        // Without a context length, a completion beyond MAX_COMPLETION_TOKENS is refused
+        // (the server would hold its whole text for `stream: false`).
+        let open = ServeOptions::default();
+        let ok = format!(r#"{{"prompt":"a","max_tokens":{MAX_COMPLETION_TOKENS}}}"#);
+        let p = parse_request(ok.as_bytes(), Endpoint::Completions, &open)
+            .map_err(|e| e.1)
+            .unwrap();
+        assert_eq!(p.max_tokens, MAX_COMPLETION_TOKENS);
+        for big in [MAX_COMPLETION_TOKENS + 1, 1_000_000_000_000_000] {
+            let body = format!(r#"{{"prompt":"a","max_tokens":{big}}}"#);
+            let ApiError(s, m) =
+                parse_request(body.as_bytes(), Endpoint::Completions, &open).unwrap_err();
+            assert_eq!(s, StatusCode::BAD_REQUEST);
+            assert!(m.contains(&big.to_string()), "{m}");
+        }
+        // Wrong types and signs, and bytes that are not UTF-8.
+        for body in [
+            r#"{"prompt":"a","max_tokens":-5}"#,
+            r#"{"prompt":"a","max_tokens":2.5}"#,
+            r#"{"prompt":"a","max_tokens":1e30}"#,
+            r#"{"messages":[{"role":"user","content":"a"}],"max_completion_tokens":[1]}"#,
+            r#"{"prompt":"a","max_tokens":18446744073709551616}"#,
+        ] {
+            let ep = if body.contains("completion_tokens") {
+                Endpoint::Chat
+            } else {
+                Endpoint::Completions
+            };
+            assert_eq!(parse(body, ep).map(|_| ()).unwrap_err().0, 400, "{body}");
+        }
+        let ApiError(s, m) =
+            parse_request(b"{\"prompt\":\"\xff\xfe\"}", Endpoint::Completions, &open).unwrap_err();
+        assert_eq!(s, StatusCode::BAD_REQUEST);
+        assert!(m.contains("invalid JSON"), "{m}");
     }
 
     #[test]

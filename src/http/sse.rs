@@ -18,6 +18,9 @@
 /// Default longest line the parser buffers (16 MiB).
 pub const DEFAULT_MAX_LINE: usize = 16 << 20;
 
+/// Default largest event data (all its `data:` lines together) the parser buffers (64 MiB).
+pub const DEFAULT_MAX_EVENT: usize = 64 << 20;
+
 /// One dispatched SSE event.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct SseEvent {
@@ -43,6 +46,12 @@ pub enum SseError {
         /// The limit in bytes.
         limit: usize,
     },
+    /// An event's `data:` lines grew past the parser's limit without a blank line.
+    #[error("SSE event data longer than {limit} bytes")]
+    EventTooLarge {
+        /// The limit in bytes.
+        limit: usize,
+    },
 }
 
 /// An incremental SSE parser. Feed it bytes as they arrive; it appends complete events.
@@ -55,6 +64,7 @@ pub struct SseParser {
     /// The previous byte was a CR: a following LF belongs to the same line ending.
     after_cr: bool,
     max_line: usize,
+    max_event: usize,
 }
 
 impl Default for SseParser {
@@ -78,7 +88,16 @@ impl SseParser {
             event: None,
             after_cr: false,
             max_line,
+            max_event: DEFAULT_MAX_EVENT,
         }
+    }
+
+    /// The same parser, rejecting events whose data exceeds `max_event` bytes (default
+    /// [`DEFAULT_MAX_EVENT`]): a stream of `data:` lines without a blank line would
+    /// otherwise grow one event without bound.
+    pub fn with_max_event(mut self, max_event: usize) -> Self {
+        self.max_event = max_event;
+        self
     }
 
     /// Parse `bytes`, appending every event completed by them to `out`.
@@ -101,14 +120,15 @@ impl SseParser {
                 }
             }
             if self.line.is_empty() {
-                self.process_line(head, out);
+                self.process_line(head, out)?;
             } else {
                 self.check_len(head.len())?;
                 let mut line = std::mem::take(&mut self.line);
                 line.extend_from_slice(head);
-                self.process_line(&line, out);
+                let r = self.process_line(&line, out);
                 line.clear();
                 self.line = line;
+                r?;
             }
             bytes = rest;
         }
@@ -124,9 +144,10 @@ impl SseParser {
     pub fn finish(&mut self, out: &mut Vec<SseEvent>) {
         if !self.line.is_empty() {
             let line = std::mem::take(&mut self.line);
-            self.process_line(&line, out);
+            // An over-long last line is dropped: the stream has ended anyway.
+            let _ = self.process_line(&line, out);
         }
-        self.process_line(b"", out);
+        let _ = self.process_line(b"", out);
         self.after_cr = false;
     }
 
@@ -139,7 +160,7 @@ impl SseParser {
         Ok(())
     }
 
-    fn process_line(&mut self, line: &[u8], out: &mut Vec<SseEvent>) {
+    fn process_line(&mut self, line: &[u8], out: &mut Vec<SseEvent>) -> Result<(), SseError> {
         if line.is_empty() {
             if self.has_data {
                 out.push(SseEvent {
@@ -149,10 +170,10 @@ impl SseParser {
             }
             self.has_data = false;
             self.event = None;
-            return;
+            return Ok(());
         }
         if line[0] == b':' {
-            return;
+            return Ok(());
         }
         let (field, value) = match line.iter().position(|&b| b == b':') {
             Some(i) => {
@@ -163,6 +184,12 @@ impl SseParser {
         };
         match field {
             b"data" => {
+                let grown = self.data.len() + usize::from(self.has_data) + value.len();
+                if grown > self.max_event {
+                    return Err(SseError::EventTooLarge {
+                        limit: self.max_event,
+                    });
+                }
                 if self.has_data {
                     self.data.push('\n');
                 }
@@ -172,6 +199,7 @@ impl SseParser {
             b"event" => self.event = Some(String::from_utf8_lossy(value).into_owned()),
             _ => {} // id, retry and unknown fields do not matter here
         }
+        Ok(())
     }
 }
 
@@ -259,5 +287,26 @@ mod tests {
         );
         let mut p = SseParser::with_max_line(8);
         assert!(p.feed(b"data: 123456789\n\n", &mut out).is_ok());
+    }
+
+    #[test]
+    fn event_limit_bounds_memory_of_data_lines_without_a_blank_line() {
+        let mut p = SseParser::with_max_line(64).with_max_event(20);
+        let mut out = Vec::new();
+        // 10 + 1 + 9 = 20 bytes: at the limit.
+        p.feed(b"data: 0123456789\ndata: 012345678\n\n", &mut out)
+            .unwrap();
+        assert_eq!(datas(&out), ["0123456789\n012345678"]);
+        // A hostile stream of data lines that never ends its event.
+        let mut p = SseParser::with_max_line(64).with_max_event(20);
+        let mut err = None;
+        for _ in 0..1000 {
+            if let Err(e) = p.feed(b"data: 0123456789\n", &mut out) {
+                err = Some(e);
+                break;
+            }
+        }
+        assert_eq!(err, Some(SseError::EventTooLarge { limit: 20 }));
+        assert!(p.data.len() <= 20);
     }
 }

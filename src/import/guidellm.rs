@@ -101,7 +101,10 @@ pub struct StatusCounts {
 impl StatusCounts {
     /// Sum of the three.
     pub fn total(&self) -> u64 {
-        self.successful + self.errored + self.incomplete
+        // Counts come from the file: saturate rather than overflow.
+        self.successful
+            .saturating_add(self.errored)
+            .saturating_add(self.incomplete)
     }
 }
 
@@ -829,7 +832,7 @@ fn convert_benchmark(
         .map(|r| r.successful)
         .unwrap_or(counts.in_window.successful);
     let failed = reported
-        .map(|r| r.errored + r.incomplete)
+        .map(|r| r.errored.saturating_add(r.incomplete))
         .unwrap_or(counts.in_window.errored + counts.in_window.incomplete);
     let mean_times = |d: Option<&RawStatusDist>| -> Option<u64> {
         dist(d)
@@ -882,7 +885,15 @@ fn convert_benchmark(
     };
     let window_end = match w_end {
         Some(e) => at(e, &|| format!("{bp}.end_time"))?,
-        None => window_start + Duration::try_from_secs_f64(duration_s).unwrap_or_default(),
+        None => Duration::try_from_secs_f64(duration_s)
+            .ok()
+            .and_then(|d| window_start.checked_add(d))
+            .ok_or_else(|| {
+                ImportError::invalid(
+                    format!("{bp}.duration"),
+                    format!("the window ends past the clock's range ({duration_s} s)"),
+                )
+            })?,
     };
     Ok(GuidellmBenchmark {
         name,

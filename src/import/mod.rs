@@ -313,6 +313,13 @@ pub fn import_bytes(bytes: &[u8]) -> Result<Vec<ImportedRun>, ImportError> {
     }
 }
 
+/// Whether parsing a whole file as one JSON value failed the way JSON Lines fail: a complete
+/// first value followed by more ("trailing characters"). Any other error (a truncated or
+/// broken pretty-printed file) is the file's real error, at its real line.
+pub(crate) fn looks_like_json_lines(whole: &ImportError) -> bool {
+    matches!(whole, ImportError::Json { message, .. } if message.starts_with("trailing characters"))
+}
+
 /// Split JSON Lines into (1-based line number, line bytes), skipping blank lines.
 pub(crate) fn json_lines(bytes: &[u8]) -> impl Iterator<Item = (usize, &[u8])> {
     bytes

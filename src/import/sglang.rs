@@ -63,10 +63,13 @@ pub fn from_slice(bytes: &[u8]) -> Result<Vec<SglangRun>, ImportError> {
             path: "line 1".into(),
         });
     }
-    if lines.len() == 1 || bytes.trim_ascii_start().starts_with(b"{\n") {
-        if let Ok(obj) = json::parse_slice::<OrderedObject>(bytes, 0) {
-            return Ok(vec![convert(&obj, lines[0].0)?]);
+    match json::parse_slice::<OrderedObject>(bytes, 0) {
+        Ok(obj) => return Ok(vec![convert(&obj, lines[0].0)?]),
+        // A truncated or broken single document: its own error, at its own line.
+        Err(whole) if lines.len() == 1 || !super::looks_like_json_lines(&whole) => {
+            return Err(whole)
         }
+        Err(_) => {} // JSON Lines
     }
     lines
         .into_iter()

@@ -77,7 +77,7 @@ pub fn from_slice(bytes: &[u8]) -> Result<Vec<VllmRun>, ImportError> {
         Ok(obj) => Ok(vec![convert(&obj, None)?]),
         Err(whole) => {
             let lines: Vec<(usize, &[u8])> = json_lines(bytes).collect();
-            if lines.len() < 2 {
+            if lines.len() < 2 || !super::looks_like_json_lines(&whole) {
                 return Err(whole);
             }
             lines
@@ -312,7 +312,7 @@ fn convert(obj: &OrderedObject, line: Option<usize>) -> Result<VllmRun, ImportEr
             c.path("")
         )));
     }
-    if completed.unwrap_or(0) + failed.unwrap_or(0) == 0 {
+    if completed.unwrap_or(0) == 0 && failed.unwrap_or(0) == 0 {
         return Err(ImportError::Empty {
             path: c.path("completed"),
         });
@@ -581,6 +581,12 @@ pub(crate) fn detailed_records(
             ImportError::invalid(c.path(key), format!("negative or non-finite time {v}"))
         })
     };
+    // `base` plus `v` seconds; a sum past `Duration::MAX` is corrupt input, not a panic.
+    let after = |base: Duration, v: f64, key: &str| -> Result<Duration, ImportError> {
+        base.checked_add(secs(v, key)?).ok_or_else(|| {
+            ImportError::invalid(c.path(key), format!("time {v} s overflows the run's clock"))
+        })
+    };
     let mut out = Vec::with_capacity(n);
     for i in 0..n {
         let sent_at = match &start_times {
@@ -594,15 +600,15 @@ pub(crate) fn detailed_records(
             || (ttft == 0.0 && itls[i].is_empty() && out_len.unwrap_or(0.0) == 0.0);
         let mut chunks = Vec::new();
         if !failed {
-            let mut t = sent_at + secs(ttft, &format!("ttfts[{i}]"))?;
+            let mut t = after(sent_at, ttft, &format!("ttfts[{i}]"))?;
             chunks.push(Chunk { at: t, tokens: 1 });
             for (j, g) in itls[i].iter().enumerate() {
-                t += secs(*g, &format!("itls[{i}][{j}]"))?;
+                t = after(t, *g, &format!("itls[{i}][{j}]"))?;
                 chunks.push(Chunk { at: t, tokens: 1 });
             }
         }
         let ended_at = match &latencies {
-            Some(l) if !failed => Some(sent_at + secs(l[i], &format!("latencies[{i}]"))?),
+            Some(l) if !failed => Some(after(sent_at, l[i], &format!("latencies[{i}]"))?),
             _ => chunks.last().map(|c| c.at),
         };
         let count = |v: f64| -> Option<u64> { super::round_count(v) };

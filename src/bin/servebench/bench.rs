@@ -197,5 +197,23 @@ pub fn run(args: &Args) -> Result<String, InputError> {
             path.display()
         );
     }
+    // Nothing succeeded (an unreachable target, a wrong model, a server that fails every
+    // request): that is an error, naming the target and the first reason.
+    if !run.records.is_empty() && run.records.iter().all(|r| !r.outcome.is_success()) {
+        let first = run
+            .records
+            .iter()
+            .find_map(|r| match &r.outcome {
+                servebench::record::Outcome::Error { message, .. } => Some(message.as_str()),
+                servebench::record::Outcome::Incomplete { reason } => Some(reason.as_str()),
+                _ => None,
+            })
+            .unwrap_or("no reason given");
+        return Err(InputError(format!(
+            "bench: no request to {} succeeded ({} failed; first: {first})",
+            args.target,
+            run.records.len()
+        )));
+    }
     Ok(text::render(&run.result, args.style.into()) + "\n")
 }

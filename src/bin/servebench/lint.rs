@@ -60,7 +60,13 @@ pub fn run(args: &Args) -> ExitCode {
         match lint::lint_bytes(&name, &bytes, &opts) {
             Ok(r) => runs.extend(r),
             Err(e) => {
-                eprintln!("servebench: {name}: {e}");
+                // Some errors name the file already: name it once.
+                let msg = e.to_string();
+                if msg.starts_with(&format!("{name}:")) {
+                    eprintln!("servebench: {msg}");
+                } else {
+                    eprintln!("servebench: {name}: {msg}");
+                }
                 return ExitCode::from(lint::EXIT_BAD_INPUT as u8);
             }
         }
