@@ -13,24 +13,29 @@
 //! GPUStack would have reported), `--warm` (no cold start, see `starts_cold`), `--fidelity`
 //! (the simulated-vs-seed table), `--sharegpt FILE` (the real
 //! `ShareGPT_V3_unfiltered_cleaned_split.json` instead of the built-in length distribution;
-//! token counts are approximated, see `servebench::driver::workload`); `--serve HOST:PORT
+//! token counts are approximated, see `servebench::driver::workload`; `--sharegpt-filter
+//! vllm` applies `vllm bench serve`'s length filter, the default `none` keeps every
+//! two-turn conversation as guidellm did); `--serve HOST:PORT
 //! [--speed X] [--delta content|reasoning|reasoning_content] [--fault 500:N|cut:N:K|error:N:K]`
 //! serves the simulator (`--config`, default baseline; warm) as an OpenAI-compatible
 //! streaming server.
 
-/// `println!` that ignores a closed stdout (`| head`) instead of panicking.
+/// `writeln!` into the report buffer (a `String`: writing cannot fail).
 macro_rules! out {
-    ($($t:tt)*) => {{
-        use std::io::Write as _;
-        let _ = writeln!(std::io::stdout().lock(), $($t)*);
+    ($w:expr) => {{
+        $w.push('\n');
+    }};
+    ($w:expr, $($t:tt)*) => {{
+        use std::fmt::Write as _;
+        let _ = writeln!($w, $($t)*);
     }};
 }
 
-/// `print!` that ignores a closed stdout.
+/// `write!` into the report buffer.
 macro_rules! outp {
-    ($($t:tt)*) => {{
-        use std::io::Write as _;
-        let _ = write!(std::io::stdout().lock(), $($t)*);
+    ($w:expr, $($t:tt)*) => {{
+        use std::fmt::Write as _;
+        let _ = write!($w, $($t)*);
     }};
 }
 
@@ -47,7 +52,9 @@ use std::time::Duration;
 
 use servebench::compare::gpustack::{conclusion_row, speed_summary, ConclusionTable};
 use servebench::driver::{
-    run_profile, workload::WorkloadOptions, DriverError, RunOutput, GUIDELLM_MAX_CONCURRENCY,
+    run_profile,
+    workload::{ShareGptFilter, WorkloadOptions},
+    DriverError, RunOutput, GUIDELLM_MAX_CONCURRENCY,
 };
 use servebench::format::text::{self, Style};
 use servebench::metrics::{self, MetricsOptions};
@@ -92,6 +99,7 @@ struct Args {
     fidelity: bool,
     warm: bool,
     sharegpt: Option<std::path::PathBuf>,
+    sharegpt_filter: ShareGptFilter,
     serve: Option<std::net::SocketAddr>,
     speed: f64,
     #[cfg(feature = "http")]
@@ -100,7 +108,7 @@ struct Args {
     fault: Option<servebench::http::server::Fault>,
 }
 
-const USAGE: &str = "usage: h200_server [--profile NAME] [--config NAME] [--seed N] [--format text|json|markdown] [--as-guidellm] [--warm] [--sharegpt FILE] [--fidelity]\n       h200_server --serve HOST:PORT [--speed X] [--config NAME] [--delta content|reasoning|reasoning_content] [--fault 500:N|cut:N:K|error:N:K]";
+const USAGE: &str = "usage: h200_server [--profile NAME] [--config NAME] [--seed N] [--format text|json|markdown] [--as-guidellm] [--warm] [--sharegpt FILE [--sharegpt-filter none|vllm]] [--fidelity]\n       h200_server --serve HOST:PORT [--speed X] [--config NAME] [--delta content|reasoning|reasoning_content] [--fault 500:N|cut:N:K|error:N:K]";
 
 fn parse_args(mut it: impl Iterator<Item = String>) -> Result<Args, String> {
     let mut a = Args {
@@ -112,6 +120,7 @@ fn parse_args(mut it: impl Iterator<Item = String>) -> Result<Args, String> {
         fidelity: false,
         warm: false,
         sharegpt: None,
+        sharegpt_filter: ShareGptFilter::None,
         serve: None,
         speed: 1.0,
         #[cfg(feature = "http")]
@@ -159,6 +168,17 @@ fn parse_args(mut it: impl Iterator<Item = String>) -> Result<Args, String> {
             "--fidelity" => a.fidelity = true,
             "--warm" => a.warm = true,
             "--sharegpt" => a.sharegpt = Some(value("--sharegpt")?.into()),
+            "--sharegpt-filter" => {
+                a.sharegpt_filter = match value("--sharegpt-filter")?.as_str() {
+                    "none" => ShareGptFilter::None,
+                    "vllm" => ShareGptFilter::Vllm,
+                    other => {
+                        return Err(format!(
+                            "--sharegpt-filter: `{other}` is not one of none, vllm"
+                        ))
+                    }
+                }
+            }
             "--serve" => {
                 let v = value("--serve")?;
                 a.serve = Some(
@@ -202,12 +222,24 @@ fn simulate(
     seed: u64,
     warm: bool,
 ) -> Result<RunOutput, DriverError> {
+    simulate_with(profile, config, seed, warm, ShareGptFilter::None)
+}
+
+/// [`simulate`] with a choice of ShareGPT filtering rules (for `--sharegpt FILE`).
+fn simulate_with(
+    profile: &Profile,
+    config: &Config,
+    seed: u64,
+    warm: bool,
+    sharegpt_filter: ShareGptFilter,
+) -> Result<RunOutput, DriverError> {
     let mut engine = H200Sim::new(config.clone());
     if !starts_cold(profile, warm) {
         engine = engine.warmed_up();
     }
     let opts = WorkloadOptions {
         sharegpt_seed: seed,
+        sharegpt_filter,
         ..WorkloadOptions::default()
     };
     let synthetic = matches!(profile.dataset, Dataset::Random { .. });
@@ -262,17 +294,20 @@ fn shown(out: &RunOutput, profile: &Profile, seed: u64, as_guidellm: bool) -> Be
     }
 }
 
-fn print_result(r: &BenchmarkResult, format: Format) {
+fn print_result(w: &mut String, r: &BenchmarkResult, format: Format) {
     match format {
-        Format::Text => out!("{}", text::render(r, Style::Gpustack)),
-        Format::Markdown => outp!("{}", report::markdown(r)),
+        Format::Text => out!(w, "{}", text::render(r, Style::Gpustack)),
+        Format::Markdown => outp!(w, "{}", report::markdown(r)),
         Format::Json => {}
     }
 }
 
-fn fidelity(seed: u64) -> Result<(), DriverError> {
-    out!("| Profile | duration sim / seed (s) | mean TTFT sim / seed (s) | mean E2E sim / seed (s) | optimized duration sim / seed (s) |");
-    out!("|---|---|---|---|---|");
+/// The simulated-vs-seed fidelity table (Markdown).
+fn fidelity(seed: u64) -> Result<String, DriverError> {
+    let mut w = String::new();
+    let w = &mut w;
+    out!(w, "| Profile | duration sim / seed (s) | mean TTFT sim / seed (s) | mean E2E sim / seed (s) | optimized duration sim / seed (s) |");
+    out!(w, "|---|---|---|---|---|");
     for ((name, dur, ttft, e2e), (_, odur)) in SEED_BASELINE.iter().zip(SEED_OPTIMIZED.iter()) {
         let p = preset(name);
         let bo = simulate(&p, &config("baseline"), seed, false)?;
@@ -283,7 +318,7 @@ fn fidelity(seed: u64) -> Result<(), DriverError> {
         let bt = b.ttft.as_ref().and_then(|s| s.mean).unwrap_or(0.0) / 1000.0;
         let be = b.e2el.as_ref().and_then(|s| s.mean).unwrap_or(0.0) / 1000.0;
         let od = o.duration_s().unwrap_or(0.0);
-        out!(
+        out!(w,
             "| {} | {bd:.2} / {dur:.2} ({:+.1}%) | {bt:.2} / {ttft:.2} ({:+.1}%) | {be:.2} / {e2e:.2} ({:+.1}%) | {od:.2} / {odur:.2} ({:+.1}%) |",
             p.title(),
             pct(bd, *dur),
@@ -292,10 +327,14 @@ fn fidelity(seed: u64) -> Result<(), DriverError> {
             pct(od, *odur)
         );
     }
-    Ok(())
+    Ok(std::mem::take(w))
 }
 
-fn study(args: &Args) -> Result<(), DriverError> {
+/// The study's whole report: every run's block, then (for two configs) the conclusion
+/// table and the summary lines.
+fn study(args: &Args) -> Result<String, DriverError> {
+    let mut w = String::new();
+    let w = &mut w;
     let mut profiles: Vec<Profile> = match &args.profile {
         Some(p) => vec![preset(p)],
         None => Profile::seed_study(),
@@ -318,26 +357,26 @@ fn study(args: &Args) -> Result<(), DriverError> {
     for p in &profiles {
         let mut results = Vec::new();
         if headings {
-            out!("{} Profile\n", p.title());
+            out!(w, "{} Profile\n", p.title());
         }
         for c in &configs {
-            let out = simulate(p, c, args.seed, args.warm)?;
+            let out = simulate_with(p, c, args.seed, args.warm, args.sharegpt_filter)?;
             if headings {
                 let who = match c.name {
                     "baseline" => "Baseline",
                     "optimized" => "Optimized",
                     other => other,
                 };
-                out!("{who} Backend Parameters:\n");
+                out!(w, "{who} Backend Parameters:\n");
                 for b in c.backend_parameters() {
-                    out!("{b}");
+                    out!(w, "{b}");
                 }
-                out!("\n{who} benchmark result\n");
+                out!(w, "\n{who} benchmark result\n");
             }
             let r = shown(&out, p, args.seed, args.as_guidellm);
-            print_result(&r, args.format);
+            print_result(w, &r, args.format);
             if headings {
-                out!();
+                out!(w);
             }
             results.push(r);
         }
@@ -353,36 +392,39 @@ fn study(args: &Args) -> Result<(), DriverError> {
             Some(serde_json::to_string_pretty(&all))
         };
         match json {
-            Some(Ok(s)) => out!("{s}"),
+            Some(Ok(s)) => out!(w, "{s}"),
             Some(Err(e)) => eprintln!("h200_server: cannot serialize the results: {e}"),
             None => {}
         }
-        return Ok(());
+        return Ok(std::mem::take(w));
     }
     if single || configs.len() < 2 {
-        return Ok(());
+        return Ok(std::mem::take(w));
     }
     let rows: Vec<_> = table
         .iter()
         .map(|(title, r)| conclusion_row(&format!("{title} Profile"), &r[0], &r[1]))
         .collect();
     let conclusion = ConclusionTable::new(rows);
-    out!("Comparison of benchmark results before and after optimization:\n");
+    out!(
+        w,
+        "Comparison of benchmark results before and after optimization:\n"
+    );
     match args.format {
-        Format::Markdown => outp!("{}", conclusion.markdown()),
-        _ => outp!("{}", conclusion.text()),
+        Format::Markdown => outp!(w, "{}", conclusion.markdown()),
+        _ => outp!(w, "{}", conclusion.text()),
     }
-    out!();
+    out!(w);
     for (title, r) in &table {
         let runs = [(configs[0].name, &r[0]), (configs[1].name, &r[1])];
         if let Some(s) = speed_summary(&runs) {
             match args.format {
-                Format::Markdown => out!("{title}: {}", s.markdown()),
-                _ => out!("{title} Profile {}", s.text()),
+                Format::Markdown => out!(w, "{title}: {}", s.markdown()),
+                _ => out!(w, "{title} Profile {}", s.text()),
             }
         }
     }
-    Ok(())
+    Ok(std::mem::take(w))
 }
 
 fn main() -> ExitCode {
@@ -422,7 +464,12 @@ fn main() -> ExitCode {
         study(&args)
     };
     match res {
-        Ok(()) => ExitCode::SUCCESS,
+        Ok(report) => {
+            use std::io::Write as _;
+            // A closed stdout (`| head`) is not an error.
+            let _ = std::io::stdout().lock().write_all(report.as_bytes());
+            ExitCode::SUCCESS
+        }
         Err(e) => {
             eprintln!("h200_server: {e}");
             ExitCode::FAILURE
@@ -673,6 +720,151 @@ mod tests {
         assert!(!e.cancel(2), "finished requests cannot be cancelled");
     }
 
+    fn report_for(argv: &[&str]) -> String {
+        let args = parse_args(argv.iter().map(|s| s.to_string())).unwrap();
+        study(&args).unwrap()
+    }
+
+    #[test]
+    fn the_default_study_prints_eight_blocks_the_conclusion_table_and_four_summaries() {
+        let report = report_for(&[]);
+        let blocks = text::parse(&report).unwrap();
+        assert_eq!(blocks.len(), 8, "four profiles x (baseline, optimized)");
+        // Each block is the seed-style rendering of that run's true (vLLM-convention) result.
+        let titles = ["ShareGPT", "Throughput", "Long Context", "Generation Heavy"];
+        for (i, title) in titles.iter().enumerate() {
+            let heading = format!("{title} Profile\n\nBaseline Backend Parameters:\n");
+            assert!(report.contains(&heading), "missing heading for {title}");
+            for (k, cfg) in ["baseline", "optimized"].iter().enumerate() {
+                let p = preset(["sharegpt", "throughput", "long-context", "generation-heavy"][i]);
+                let run = simulate(&p, &config(cfg), 0, false).unwrap().result;
+                let block = &blocks[2 * i + k];
+                assert_eq!(
+                    &report[block.span.clone()],
+                    text::render(&run, Style::Gpustack).trim_end_matches('\n'),
+                    "{title} {cfg}"
+                );
+                assert_eq!(run.meta.convention, Some(Convention::Vllm));
+            }
+        }
+        // The conclusion table: header, then one row per profile whose Total TPS change is
+        // the delta between that profile's two printed blocks.
+        let table_at = report
+            .find("Comparison of benchmark results before and after optimization:\n\n")
+            .expect("conclusion heading");
+        let lines: Vec<&str> = report[table_at..].lines().collect();
+        assert_eq!(
+            lines[2],
+            "Benchmark Case\tbaseline (vLLM without any optimizations)\tOptimized"
+        );
+        for (i, title) in titles.iter().enumerate() {
+            let row = lines[3 + i];
+            assert!(
+                row.starts_with(&format!("{title} Profile\tTotal TPS: ")),
+                "{row}"
+            );
+            let base = blocks[2 * i].result.total_token_throughput_per_s.unwrap();
+            let opt = blocks[2 * i + 1]
+                .result
+                .total_token_throughput_per_s
+                .unwrap();
+            let pct = servebench::compare::Delta::new(base, opt)
+                .percent()
+                .unwrap();
+            assert!(
+                row.contains(&format!("Total TPS: {opt:.2} ({pct:+.2}%)")),
+                "{row} vs {opt:.2} ({pct:+.2}%)"
+            );
+            assert!(pct > 0.0, "optimized is faster on {title}");
+        }
+        let summaries: Vec<&str> = report
+            .lines()
+            .filter(|l| l.contains(" Profile Summary: optimized Total TPS = "))
+            .collect();
+        assert_eq!(summaries.len(), 4, "{summaries:?}");
+        assert!(summaries
+            .iter()
+            .all(|l| l.contains("optimized is faster by")));
+    }
+
+    #[test]
+    fn one_profile_and_config_prints_just_its_block_and_json_and_markdown_work() {
+        let one = report_for(&["--profile", "latency", "--config", "kv-fp8"]);
+        let blocks = text::parse(&one).unwrap();
+        assert_eq!(blocks.len(), 1);
+        assert_eq!(one.trim_end(), &one[blocks[0].span.clone()]);
+        assert_eq!(blocks[0].result.successful_requests, Some(100));
+
+        let json = report_for(&["--format", "json"]);
+        let all: Vec<BenchmarkResult> = serde_json::from_str(&json).unwrap();
+        let labels: Vec<_> = all.iter().map(|r| r.meta.label.as_deref()).collect();
+        assert_eq!(labels.len(), 8);
+        assert!(labels
+            .chunks(2)
+            .all(|c| c == [Some("baseline"), Some("optimized")]));
+        let single: BenchmarkResult = serde_json::from_str(&report_for(&[
+            "--format",
+            "json",
+            "--profile",
+            "throughput",
+            "--config",
+            "baseline",
+        ]))
+        .unwrap();
+        assert_eq!(single.successful_requests, Some(1000));
+        // Server-reported usage: 1024 prompt tokens + the 10-token chat template (the seed
+        // reports 1033932 for this profile).
+        assert_eq!(single.total_input_tokens, Some(1034 * 1000));
+
+        let md = report_for(&["--format", "markdown"]);
+        assert_eq!(md.matches("| Metric | Value |").count(), 8);
+        assert!(md.contains("| Successful requests | 1000 |"), "{md}");
+        assert!(md.contains("Comparison of benchmark results before and after optimization:"));
+        assert!(
+            text::parse(&md).unwrap().is_empty(),
+            "markdown has no text blocks"
+        );
+    }
+
+    #[test]
+    fn a_real_sharegpt_file_can_be_filtered_by_vllms_rules() {
+        let dir = std::env::temp_dir().join(format!("h200-sharegpt-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join("ShareGPT_V3_unfiltered_cleaned_split.json");
+        let long = "word ".repeat(1500);
+        let json = serde_json::json!([
+            {"id": "a", "conversations": [{"from": "human", "value": "What is the capital of France?"}, {"from": "gpt", "value": "The capital of France is Paris, a city on the Seine."}]},
+            {"id": "d", "conversations": [{"from": "human", "value": long}, {"from": "gpt", "value": "That is a lot of words in one message."}]}
+        ]);
+        std::fs::write(&path, json.to_string()).unwrap();
+        let file = path.to_str().unwrap();
+        let run = |filter: &str| {
+            let argv = [
+                "--profile",
+                "sharegpt",
+                "--config",
+                "baseline",
+                "--format",
+                "json",
+                "--sharegpt",
+                file,
+                "--sharegpt-filter",
+                filter,
+            ];
+            serde_json::from_str::<BenchmarkResult>(&report_for(&argv)).unwrap()
+        };
+        let vllm = run("vllm");
+        // Only "a" (7 approximate prompt tokens) survives vLLM's filter; every one of the
+        // 1000 requests uses it, plus the 10-token chat template.
+        assert_eq!(vllm.total_input_tokens, Some(1000 * (7 + 10)));
+        let none = run("none");
+        assert!(
+            none.total_input_tokens.unwrap() > 100 * 1500,
+            "the long prompt is kept"
+        );
+        std::fs::remove_dir_all(&dir).ok();
+    }
+
     #[test]
     fn arguments() {
         let a = |v: &[&str]| parse_args(v.iter().map(|s| s.to_string()));
@@ -700,6 +892,11 @@ mod tests {
         assert!(a(&["--serve", "localhost"]).is_err());
         assert!(a(&["--speed", "0"]).is_err());
         assert!(a(&["--sharegpt"]).is_err());
+        assert_eq!(
+            a(&["--sharegpt-filter", "vllm"]).unwrap().sharegpt_filter,
+            ShareGptFilter::Vllm
+        );
+        assert!(a(&["--sharegpt-filter", "sglang"]).is_err());
         assert!(a(&["--warm"]).unwrap().warm);
         assert!(a(&["--seed"]).is_err());
     }
