@@ -20,6 +20,7 @@ fn opts(numbers: Numbers) -> ReportOptions {
     ReportOptions {
         numbers,
         percentiles: None,
+        goodput: None,
     }
 }
 
@@ -251,4 +252,128 @@ fn cli_report() {
     assert!(err.contains("no per-request records"), "{err}");
     let (code, _, _) = servebench(&["report", "--convention", "sglang", v.to_str().unwrap()]);
     assert_eq!(code, 2);
+}
+
+#[test]
+fn goodput_slos_count_the_requests_that_meet_them() {
+    // An independent count from the file's own per-request figures: successes whose TTFT
+    // and latency meet the SLOs, over the measured window. The thresholds sit between two
+    // of the file's values, away from float rounding at the boundary.
+    let path = fixture("guidellm/constant_rate20.json");
+    let doc: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+    let bench = &doc["benchmarks"][0];
+    let (ttft_slo, e2el_slo) = (36.6, 900.0);
+    let good = bench["requests"]["successful"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|r| {
+            r["time_to_first_token_ms"].as_f64().unwrap() <= ttft_slo
+                && r["request_latency"].as_f64().unwrap() * 1000.0 <= e2el_slo
+        })
+        .count();
+    let sm = &bench["scheduler_metrics"];
+    let window =
+        sm["measure_end_time"].as_f64().unwrap() - sm["measure_start_time"].as_f64().unwrap();
+    assert!(
+        good > 5 && good < 55,
+        "a threshold that splits the run: {good}"
+    );
+
+    let slos = format!("ttft:{ttft_slo} e2el:{e2el_slo}");
+    let p = path.to_str().unwrap();
+    let (code, json, err) = servebench(&[
+        "report",
+        "--convention",
+        "vllm",
+        "--goodput",
+        &slos,
+        "--format",
+        "json",
+        p,
+    ]);
+    assert_eq!(code, 0, "{err}");
+    let v: serde_json::Value = serde_json::from_str(&json).unwrap();
+    let got = v[0]["request_goodput_per_s"].as_f64().unwrap();
+    approx::assert_relative_eq!(got, good as f64 / window, max_relative = 1e-9);
+
+    let (code, text, _) = servebench(&["report", "--convention", "vllm", "--goodput", &slos, p]);
+    assert_eq!(code, 0);
+    assert!(
+        text.contains(&format!(
+            "\nRequest goodput (req/s):                 {:.2}",
+            good as f64 / window
+        )),
+        "{text}"
+    );
+    assert!(!text.contains("no SLOs"), "{text}");
+
+    // Bad SLOs are usage errors naming the problem.
+    for (bad, why) in [
+        ("ttft=5", "not KEY:VALUE"),
+        ("itl:5", "unknown SLO `itl`"),
+        ("ttft:-1", "not a non-negative number"),
+        ("ttft:1 ttft:2", "given twice"),
+    ] {
+        let (code, _, err) = servebench(&["report", "--convention", "vllm", "--goodput", bad, p]);
+        assert_eq!(code, 2, "{bad}");
+        assert!(err.contains(why), "{bad}: {err}");
+    }
+    // --goodput needs a recomputation.
+    let (code, _, _) = servebench(&["report", "--goodput", "ttft:5", p]);
+    assert_eq!(code, 2);
+}
+
+#[test]
+fn reports_print_servebenchs_exact_figures_beside_the_block() {
+    let path = fixture("guidellm/constant_rate20.json");
+    let doc: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+    // Independent sweep over the file's [request_start, request_end) intervals.
+    let mut events: Vec<(f64, i32)> = Vec::new();
+    for r in doc["benchmarks"][0]["requests"]["successful"]
+        .as_array()
+        .unwrap()
+    {
+        let t = &r["info"]["timings"];
+        events.push((t["request_start"].as_f64().unwrap(), 1));
+        events.push((t["request_end"].as_f64().unwrap(), -1));
+    }
+    events.sort_by(|a, b| a.0.total_cmp(&b.0).then(a.1.cmp(&b.1)));
+    let (mut now, mut peak) = (0, 0);
+    for (_, d) in events {
+        now += d;
+        peak = peak.max(now);
+    }
+    let p = path.to_str().unwrap();
+    let (code, default, _) = servebench(&["report", p]);
+    assert_eq!(code, 0);
+    let line = default
+        .lines()
+        .find(|l| l.starts_with("exact: "))
+        .expect("an exact line");
+    assert!(
+        line.contains(&format!("peak {peak} requests in flight at one instant")),
+        "{line} (sweep: {peak})"
+    );
+    assert!(
+        line.contains("evenly spaced"),
+        "labelled as a reconstruction: {line}"
+    );
+    // guidellm's "Peak output token throughput" is an instantaneous rate, far above any
+    // 1-second window's token count; the exact line shows the window figure.
+    let tokens: f64 = line
+        .split("peak output ")
+        .nth(1)
+        .and_then(|s| s.split(' ').next())
+        .and_then(|s| s.parse().ok())
+        .unwrap();
+    let blocks = servebench::format::text::parse(&default).unwrap();
+    let block = &blocks[0].result;
+    assert!(tokens <= block.total_output_tokens.unwrap() as f64);
+    assert!(block.peak_output_throughput_per_s.unwrap() > 10.0 * tokens);
+    // The recomputation prints the same exact line.
+    let (_, recomputed, _) = servebench(&["report", "--convention", "guidellm", p]);
+    assert!(recomputed.contains(line));
 }

@@ -8,9 +8,14 @@
 //! * `request_streaming_iterations_count` and `iter_tokens_per_iteration`: need
 //!   `request_iterations` (SSE lines incl. usage/[DONE]), which a `RequestRecord` does not
 //!   hold;
-//! * `time_to_first_output_token_ms`, the round-trip and dispatch/scheduling delays and the
-//!   text/image/… modality groups: reasoning-token timing, websocket sends, the arrival
-//!   schedule and word/character counts are not part of a `RequestRecord`;
+//! * `time_to_first_output_token_ms`: a record's chunks do not say which tokens were
+//!   reasoning and which were output (on these fixtures, which have no reasoning output, it
+//!   equals `time_to_first_token_ms` — asserted below);
+//! * the round-trip delays, `turn_predecessor_delay`/`turn_scheduling_delay`,
+//!   `root_dispatch_delay` and the text/image/… modality groups: websocket sends, the
+//!   multi-turn conversation graph and word/character counts are not part of a
+//!   `RequestRecord`. (`request_dispatch_delay` and `request_scheduled_latency` are: the
+//!   arrival schedule is `RequestRecord::scheduled_at`, from `targeted_start`.)
 //! * `mean_ci` / `percentile_cis` (confidence intervals are not computed by servebench).
 
 use std::time::Duration;
@@ -52,7 +57,11 @@ fn records_of(bench: &Value) -> (Vec<RequestRecord>, MetricsOptions) {
     );
     let origin = raw
         .iter()
-        .filter_map(|(r, _)| f(&r["info"]["timings"]["request_start"]))
+        .flat_map(|(r, _)| {
+            let t = &r["info"]["timings"];
+            [f(&t["request_start"]), f(&t["targeted_start"])]
+        })
+        .flatten()
         .fold(ms, f64::min);
     let off = |t: f64| Duration::from_secs_f64(t - origin);
     let mut records = Vec::new();
@@ -60,6 +69,7 @@ fn records_of(bench: &Value) -> (Vec<RequestRecord>, MetricsOptions) {
         let t = &r["info"]["timings"];
         let start = f(&t["request_start"]).or(f(&t["resolve_start"])).unwrap();
         let mut rec = RequestRecord::new(id as u64, off(start));
+        rec.scheduled_at = f(&t["targeted_start"]).map(off);
         rec.ended_at = f(&t["request_end"]).or(f(&t["resolve_end"])).map(off);
         let iters = t["token_iterations"].as_u64().unwrap() as usize;
         if let (Some(first), Some(last)) = (
@@ -221,6 +231,21 @@ fn check_all(m: &GuidellmMetrics, want: &Value) -> Checker {
     for (name, got) in pairs {
         c.status(name, got, &want[name]);
     }
+    // Both fixtures are constant-rate runs: guidellm wrote the schedule-relative metrics.
+    for (name, got) in [
+        ("request_dispatch_delay", &m.request_dispatch_delay),
+        ("request_scheduled_latency", &m.request_scheduled_latency),
+    ] {
+        match got {
+            Some(got) => c.status(name, got, &want[name]),
+            None => c.failures.push(format!("{name}: not computed")),
+        }
+    }
+    // No reasoning output in the fixtures: guidellm's TTFOT is its TTFT.
+    assert_eq!(
+        want["time_to_first_output_token_ms"], want["time_to_first_token_ms"],
+        "the fixtures have no reasoning output"
+    );
     c
 }
 
@@ -238,7 +263,7 @@ fn check_fixture(name: &str) -> (Vec<RequestRecord>, MetricsOptions, Value) {
         c.failures.join("\n")
     );
     assert!(
-        c.checked >= 1044,
+        c.checked >= 1044 + 2 * 4 * 20,
         "{name}: only {} figures compared",
         c.checked
     );

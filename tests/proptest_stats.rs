@@ -80,6 +80,10 @@ proptest! {
         for p in ps_small() {
             let got = s.percentile(p).unwrap();
             prop_assert!(got >= prev, "not monotone at p{p}");
+            prop_assert!(
+                got >= s.min().unwrap() && got <= s.max().unwrap(),
+                "p{p}: {got:?} outside the summary's own [min, max]"
+            );
             prev = got;
             if p == 0.0 {
                 continue; // p0 is the bucket's lowest value, checked with min below
@@ -128,5 +132,52 @@ proptest! {
             prop_assert_eq!(merged.percentile(p), union.percentile(p));
         }
         prop_assert_eq!(merged.mean_ns(), union.mean_ns());
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(300))]
+
+    /// `ExactFigures::peak_in_flight` against its definition, brute force: the most
+    /// half-open `[send, end)` intervals (end = `ended_at`, else the last chunk, else the
+    /// send) containing one instant; the maximum is reached at some send time.
+    #[test]
+    fn peak_in_flight_equals_brute_force(
+        reqs in prop::collection::vec(
+            (0u64..2_000, prop::option::of(0u64..1_500), prop::collection::vec(0u64..1_500, 0..4), any::<bool>()),
+            0..40,
+        )
+    ) {
+        use servebench::record::{Chunk, ErrorKind, Outcome, RequestRecord};
+        let records: Vec<RequestRecord> = reqs
+            .iter()
+            .enumerate()
+            .map(|(i, (sent, ended, chunks, failed))| {
+                let mut r = RequestRecord::new(i as u64, Duration::from_millis(*sent));
+                let mut at: Vec<u64> = chunks.iter().map(|c| sent + c).collect();
+                at.sort_unstable();
+                r.chunks = at.iter().map(|&t| Chunk { at: Duration::from_millis(t), tokens: 1 }).collect();
+                r.ended_at = ended.map(|e| Duration::from_millis(sent + e));
+                if *failed {
+                    r.outcome = Outcome::Error { kind: ErrorKind::Other, message: "x".into() };
+                }
+                r
+            })
+            .collect();
+        let end = |r: &RequestRecord| {
+            r.ended_at.or(r.chunks.last().map(|c| c.at)).unwrap_or(r.sent_at)
+        };
+        let brute = records
+            .iter()
+            .map(|t| {
+                records
+                    .iter()
+                    .filter(|r| r.sent_at <= t.sent_at && t.sent_at < end(r))
+                    .count() as u64
+            })
+            .max()
+            .unwrap_or(0);
+        let got = servebench::metrics::exact_figures(&records).peak_in_flight.unwrap();
+        prop_assert_eq!(got, brute);
     }
 }

@@ -25,7 +25,7 @@ use std::path::Path;
 
 use super::{guidellm, read_file, sglang, vllm, Format, ImportError};
 use crate::format::text::{render, Style};
-use crate::metrics::{compute, MetricsOptions};
+use crate::metrics::{compute, exact_figures, MetricsOptions, Slo};
 use crate::record::RequestRecord;
 use crate::result::{BenchmarkResult, Convention};
 
@@ -46,6 +46,8 @@ pub struct ReportOptions {
     pub numbers: Numbers,
     /// Percentiles for recomputed vLLM-style blocks (default `[99]`, vLLM's default).
     pub percentiles: Option<Vec<f64>>,
+    /// Goodput SLOs for recomputed blocks (vLLM's `--goodput`); `None`: no goodput row.
+    pub goodput: Option<Slo>,
 }
 
 /// One block of a report.
@@ -118,8 +120,42 @@ pub fn render_report(blocks: &[ReportBlock]) -> String {
             out.push_str(n);
             out.push('\n');
         }
+        if let Some(line) = exact_line(b) {
+            out.push_str(&line);
+            out.push('\n');
+        }
     }
     out
+}
+
+/// servebench's own figures beside the block's (`exact: …`), when the block has them.
+fn exact_line(b: &ReportBlock) -> Option<String> {
+    let ex = b.result.exact.as_ref()?;
+    let mut parts = Vec::new();
+    if let Some(p) = ex.peak_output_tokens_per_s {
+        parts.push(format!("peak output {p:.0} tok in any 1-s window"));
+    }
+    if let Some(n) = ex.peak_in_flight {
+        parts.push(format!("peak {n} requests in flight at one instant"));
+    }
+    if parts.is_empty() {
+        return None;
+    }
+    let basis = if b
+        .result
+        .meta
+        .source
+        .as_deref()
+        .is_some_and(|s| s.starts_with("guidellm"))
+    {
+        " (over guidellm's token iterations, evenly spaced between first and last token)"
+    } else {
+        ""
+    };
+    Some(format!(
+        "exact: {} — servebench's figures from the records{basis}",
+        parts.join(", ")
+    ))
 }
 
 fn vllm_options(opts: &ReportOptions) -> MetricsOptions {
@@ -127,6 +163,7 @@ fn vllm_options(opts: &ReportOptions) -> MetricsOptions {
     if let Some(p) = &opts.percentiles {
         m.percentiles = p.clone();
     }
+    m.goodput = opts.goodput;
     m
 }
 
@@ -144,7 +181,11 @@ fn guidellm_block(
         ));
     }
     let (result, style) = match opts.numbers {
-        Numbers::File => (b.result.clone(), Style::Gpustack),
+        Numbers::File => {
+            let mut r = b.result.clone();
+            r.exact = Some(exact_figures(&b.measured_records()));
+            (r, Style::Gpustack)
+        }
         Numbers::Recompute(Convention::Vllm) => {
             let mut m = vllm_options(opts);
             // vLLM's duration is the run's wall time; guidellm's comparable figure is the
@@ -164,15 +205,19 @@ fn guidellm_block(
                  over the reconstructed iterations (vLLM counts chunks)"
                     .into(),
             );
-            notes.push(
+            notes.push(if opts.goodput.is_some() {
+                "Maximum request concurrency: the file records no client cap in vLLM's sense".into()
+            } else {
                 "Maximum request concurrency and Request goodput: the file records no client \
-                 cap in vLLM's sense and no SLOs"
-                    .into(),
-            );
+                 cap in vLLM's sense and no SLOs (give --goodput)"
+                    .into()
+            });
             (r, Style::Vllm)
         }
         Numbers::Recompute(Convention::Guidellm) => {
-            let mut r = compute(&b.records, guidellm_options(b));
+            let mut m = guidellm_options(b);
+            m.goodput = opts.goodput;
+            let mut r = compute(&b.records, &m);
             r.meta.label.clone_from(&b.result.meta.label);
             r.meta.model.clone_from(&b.result.meta.model);
             r.meta.source.clone_from(&b.result.meta.source);
@@ -222,7 +267,11 @@ fn tool_block(
     let timed = records.iter().any(|r| !r.sent_at.is_zero());
     let mut m = match convention {
         Convention::Vllm => vllm_options(opts),
-        Convention::Guidellm => MetricsOptions::new(Convention::Guidellm),
+        Convention::Guidellm => {
+            let mut m = MetricsOptions::new(Convention::Guidellm);
+            m.goodput = opts.goodput;
+            m
+        }
     };
     if !timed {
         // No send times: keep the file's duration so rates stay meaningful.

@@ -113,6 +113,15 @@ pub struct GuidellmMetrics {
     /// `request_goodput` (only with goodput SLOs): rate of conforming successful requests.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub request_goodput: Option<StatusDistributions>,
+    /// `request_dispatch_delay`, seconds: send − scheduled arrival, per request with a
+    /// schedule ([`RequestRecord::scheduled_at`]); `None` when no request in the window has
+    /// one (guidellm reports null for strategies without an arrival schedule).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub request_dispatch_delay: Option<StatusDistributions>,
+    /// `request_scheduled_latency`, seconds: end − scheduled arrival, for requests with a
+    /// schedule and an end (successes: guidellm sets no `request_end` for the others).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub request_scheduled_latency: Option<StatusDistributions>,
 }
 
 /// guidellm's view of one record.
@@ -126,6 +135,7 @@ struct Stats {
     iterations: usize,
     output_tokens: Option<u64>,
     prompt_tokens: Option<u64>,
+    scheduled: Option<f64>,
 }
 
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -156,7 +166,16 @@ impl Stats {
             iterations: r.chunks.len(),
             output_tokens,
             prompt_tokens: r.input_tokens(),
+            scheduled: r.scheduled_at.map(at),
         }
+    }
+
+    fn dispatch_delay(&self) -> Option<f64> {
+        self.scheduled.map(|t| self.start - t)
+    }
+
+    fn scheduled_latency(&self) -> Option<f64> {
+        Some(self.request_end? - self.scheduled?)
     }
 
     fn latency(&self) -> Option<f64> {
@@ -293,6 +312,17 @@ pub fn guidellm_metrics(records: &[RequestRecord], opts: &MetricsOptions) -> Gui
     let per_request = |f: &dyn Fn(&Stats) -> f64| {
         by_status(&main, |g, out| out.extend(g.iter().map(|s| f(s))), values)
     };
+    // guidellm's `from_values_function`: requests whose value is None are left out.
+    let scheduled = main.iter().flatten().any(|s| s.scheduled.is_some());
+    let per_scheduled = |f: &dyn Fn(&Stats) -> Option<f64>| {
+        scheduled.then(|| {
+            by_status(
+                &main,
+                |g, out| out.extend(g.iter().filter_map(|s| f(s))),
+                values,
+            )
+        })
+    };
 
     let n = |g: &Vec<&Stats>| g.len() as u64;
     let request_totals = StatusCounts {
@@ -415,6 +445,8 @@ pub fn guidellm_metrics(records: &[RequestRecord], opts: &MetricsOptions) -> Gui
             values,
         ),
         request_goodput: goodput,
+        request_dispatch_delay: per_scheduled(&|s| s.dispatch_delay()),
+        request_scheduled_latency: per_scheduled(&|s| s.scheduled_latency()),
     }
 }
 

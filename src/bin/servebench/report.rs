@@ -1,4 +1,5 @@
-//! `servebench report FILE [--convention vllm|guidellm] [--percentiles P,..] [--format text|json]`:
+//! `servebench report FILE [--convention vllm|guidellm] [--percentiles P,..] [--goodput SLOS]
+//! [--format text|json]`:
 //! every benchmark of a guidellm, vLLM or SGLang result file as a "Serving Benchmark Result"
 //! block. By default the file's own aggregates (guidellm → GPUStack style with GPUStack's
 //! field mapping; vLLM → the report vLLM printed); `--convention` recomputes from the
@@ -42,6 +43,10 @@ pub struct Args {
     /// Percentiles for recomputed vLLM-style blocks (default: 99).
     #[arg(long, value_delimiter = ',', value_name = "P,...")]
     percentiles: Option<Vec<f64>>,
+    /// Goodput SLOs for recomputed blocks, vLLM's syntax in ms (`"ttft:500 tpot:50 e2el:2000"`,
+    /// inclusive); adds the `Request goodput (req/s)` row.
+    #[arg(long, value_name = "SLOS", requires = "convention")]
+    goodput: Option<servebench::metrics::Slo>,
     /// Output format.
     #[arg(long, value_enum, default_value_t)]
     format: FormatArg,
@@ -58,6 +63,7 @@ pub fn run(args: &Args) -> Result<String, InputError> {
             Some(ConventionArg::Guidellm) => Numbers::Recompute(Convention::Guidellm),
         },
         percentiles: args.percentiles.clone(),
+        goodput: args.goodput,
     };
     let blocks = report_bytes(&bytes, &opts).map_err(|e| InputError(format!("{name}: {e}")))?;
     match args.format {
