@@ -169,6 +169,14 @@ fn compare_success_rate_uses_the_profile() {
         "7",
     ]));
     assert!(out.contains("(Success rate: 51.6%, optimization skipped)"));
+    // The profile stored in a JSON result does what --profile does.
+    let json = stdout(&run(&["parse", m, "--compact"]));
+    let mut v: serde_json::Value = serde_json::from_str(&json).unwrap();
+    let profile = servebench::profile::Profile::preset("long-context").unwrap();
+    v[0]["meta"]["profile"] = serde_json::to_value(&profile).unwrap();
+    let stored = scratch("sr-mtp-profile.json", &v.to_string());
+    let out = stdout(&run(&["compare", b, stored.to_str().unwrap()]));
+    assert!(out.contains("Total TPS: 15514.15 (+61.07%)"), "{out}");
 }
 
 #[test]

@@ -224,6 +224,11 @@ fn ascend_result_renders_its_printed_report_byte_for_byte() {
     let rendered = render(&run.result, Style::Vllm);
     assert_eq!(format!("{rendered}\n"), printed);
     assert_eq!(render_auto(&run.result), rendered);
+    // `"date": "20260722-041843"`: vLLM's local wall time without a zone, kept as +00:00.
+    assert_eq!(
+        run.result.meta.date.map(|d| d.to_rfc3339()).as_deref(),
+        Some("2026-07-22T04:18:43+00:00")
+    );
 }
 
 #[test]

@@ -254,6 +254,8 @@ impl Ctx {
     }
 }
 
+/// vLLM's `date` (`%Y%m%d-%H%M%S`, the benchmarking machine's local time, no zone): kept
+/// as +00:00 since the zone is unknown; an unreadable date is left out, not an error.
 fn parse_date(s: &str) -> Option<chrono::DateTime<chrono::FixedOffset>> {
     let naive = chrono::NaiveDateTime::parse_from_str(s, "%Y%m%d-%H%M%S").ok()?;
     Some(naive.and_utc().fixed_offset())
