@@ -160,13 +160,13 @@ impl Engine for FakeEngine {
 
     fn submit(&mut self, r: EngineRequest) -> Result<(), EngineError> {
         self.submitted += 1;
-        if self.reject_every > 0 && self.submitted % self.reject_every == 0 {
+        if self.reject_every > 0 && self.submitted.is_multiple_of(self.reject_every) {
             return Err(EngineError::Fatal("connection refused".into()));
         }
         self.live += 1;
         self.max_live = self.max_live.max(self.live);
         let ttft = Duration::from_millis(20 + (r.id * 37) % 200);
-        if self.fail_every > 0 && r.id % self.fail_every == 0 {
+        if self.fail_every > 0 && r.id.is_multiple_of(self.fail_every) {
             self.push(self.now + ttft, r.id, FAIL);
             return Ok(());
         }

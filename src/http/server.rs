@@ -1104,7 +1104,7 @@ async fn generate(
     let fault = ctx
         .options
         .fault
-        .filter(|f| n % f.every == 0)
+        .filter(|f| n.is_multiple_of(f.every))
         .map(|f| f.kind);
     if fault == Some(FaultKind::Status500) {
         inc(&ctx.counters.injected_faults, 1);
