@@ -213,6 +213,8 @@ pub struct H200Sim {
     /// Cancelled while still inside the frontend: dropped when they come out of it.
     cancelled: HashSet<u64>,
     scheduled: Vec<(usize, u64)>,
+    /// Requests preempted so far (their blocks freed, recomputed later).
+    preemptions: u64,
 }
 
 fn dur(s: f64) -> Duration {
@@ -250,6 +252,7 @@ impl H200Sim {
             live: HashSet::new(),
             cancelled: HashSet::new(),
             scheduled: Vec::new(),
+            preemptions: 0,
         }
     }
 
@@ -318,6 +321,7 @@ impl H200Sim {
 
     fn preempt_last(&mut self) -> Option<Req> {
         let mut v = self.running.pop()?;
+        self.preemptions += 1;
         self.free_blocks += v.blocks + v.state_blocks;
         v.blocks = 0;
         v.state_blocks = 0;
@@ -459,7 +463,48 @@ impl H200Sim {
             });
             self.free_blocks += freed;
         }
+        #[cfg(debug_assertions)]
+        self.check_invariants();
         true
+    }
+
+    /// Requests preempted so far (read by the tests; the example's report does not show it).
+    #[cfg_attr(not(test), allow(dead_code))]
+    pub fn preemptions(&self) -> u64 {
+        self.preemptions
+    }
+
+    /// The scheduler's invariants after a step (debug builds: every test run checks them on
+    /// every step): the step's tokens fit `max_num_batched_tokens`, at most `max_num_seqs`
+    /// run, every block is either free or held by exactly one running request, and each
+    /// running request holds the blocks its computed tokens need.
+    #[cfg(debug_assertions)]
+    fn check_invariants(&self) {
+        let tokens: u64 = self.scheduled.iter().map(|&(_, n)| n).sum();
+        assert!(
+            tokens <= self.params.max_batched_tokens,
+            "step scheduled {tokens} tokens, budget {}",
+            self.params.max_batched_tokens
+        );
+        assert!(self.running.len() <= self.params.max_seqs);
+        let held: u64 = self.running.iter().map(|r| r.blocks + r.state_blocks).sum();
+        assert_eq!(
+            held + self.free_blocks,
+            self.total_blocks,
+            "blocks leaked or double-counted"
+        );
+        for r in &self.running {
+            assert!(
+                r.blocks >= Self::blocks_for(r.computed),
+                "request {} under-allocated",
+                r.id
+            );
+            assert!(r.generated <= r.max_out);
+        }
+        assert!(self
+            .waiting
+            .iter()
+            .all(|r| r.blocks == 0 && r.state_blocks == 0));
     }
 }
 
@@ -596,5 +641,81 @@ impl Engine for H200Sim {
 
     fn in_flight(&self) -> usize {
         self.in_flight
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    //! Scheduler behaviour under block pressure; the invariants of `check_invariants` are
+    //! asserted after every step of every test (debug builds).
+
+    use super::*;
+    use servebench::driver::arrivals::Arrivals;
+    use servebench::driver::{run, workload, RunOptions};
+    use servebench::record::Outcome;
+
+    fn run_with_pool(blocks: u64, n: usize) -> (H200Sim, Vec<servebench::record::RequestRecord>) {
+        let config = Config::named("baseline").unwrap();
+        let mut params = Params::for_config(&config);
+        params.kv_pool_bytes = blocks as f64 * BLOCK_BYTES;
+        let mut sim = H200Sim::with_params(config, params).warmed_up();
+        // 1000 + 10 template prompt tokens (2 blocks) growing to 1610 tokens (3 blocks):
+        // 8 requests fit at admission, and they outgrow the pool while decoding.
+        let work = workload::random(n, 1000, 600, 0.0, 1, false).unwrap();
+        let opts = RunOptions {
+            arrivals: Arrivals::AllAtOnce,
+            ..RunOptions::default()
+        };
+        let out = run(&mut sim, &work, &opts).unwrap();
+        (sim, out.records)
+    }
+
+    #[test]
+    fn preempted_requests_are_recomputed_and_lose_no_token() {
+        let (sim, records) = run_with_pool(40, 32);
+        assert!(
+            sim.preemptions() > 0,
+            "the small pool must force preemption"
+        );
+        assert_eq!(records.len(), 32);
+        for r in &records {
+            assert_eq!(r.outcome, Outcome::Success, "request {}", r.id);
+            assert_eq!(r.chunks.len(), 600, "request {}: one chunk per token", r.id);
+            assert_eq!(r.usage_output_tokens, Some(600));
+            assert_eq!(r.usage_prompt_tokens, Some(1010));
+            assert!(r.chunks.windows(2).all(|w| w[0].at <= w[1].at));
+        }
+        assert_eq!(sim.in_flight(), 0);
+        assert_eq!(sim.free_blocks, sim.total_blocks, "every block returned");
+    }
+
+    #[test]
+    fn a_pool_that_fits_everyone_never_preempts_and_is_faster() {
+        let (small, tight) = run_with_pool(40, 32);
+        let (big, roomy) = run_with_pool(32 * 6, 32);
+        assert_eq!(big.preemptions(), 0);
+        let end = |rs: &[servebench::record::RequestRecord]| {
+            rs.iter().filter_map(|r| r.ended_at).max().unwrap()
+        };
+        assert!(
+            end(&roomy) < end(&tight),
+            "{:?} vs {:?}",
+            end(&roomy),
+            end(&tight)
+        );
+        assert!(small.preemptions() > 0);
+    }
+
+    #[test]
+    fn a_request_larger_than_the_pool_is_rejected_not_stuck() {
+        // 1610 tokens need 3 + 3 blocks; a 5-block pool can never hold one.
+        let (_, records) = run_with_pool(5, 2);
+        for r in &records {
+            assert!(
+                matches!(&r.outcome, Outcome::Error { message, .. } if message.contains("KV blocks")),
+                "{:?}",
+                r.outcome
+            );
+        }
     }
 }
