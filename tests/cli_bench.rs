@@ -316,7 +316,7 @@ fn bench_without_quiet_prints_progress_lints_and_the_gpustack_block() {
     let stderr = String::from_utf8(o.stderr).unwrap();
     assert!(o.status.success(), "{stderr}");
     assert!(
-        stderr.contains("servebench: progress ") && stderr.contains("done 0/12"),
+        stderr.contains("servebench: progress ") && stderr.contains("/12, failed 0, in flight "),
         "{stderr}"
     );
     assert!(
