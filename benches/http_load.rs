@@ -204,6 +204,8 @@ fn main() {
             1.0,
             ServeOptions {
                 worker_threads: server_threads,
+                // The library default (1024) would keep the rest in the listen backlog.
+                max_connections: idle as usize + 64,
                 ..ServeOptions::default()
             },
         )

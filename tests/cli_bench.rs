@@ -283,3 +283,144 @@ fn bench_refuses_bad_arguments() {
         assert!(!o.stderr.is_empty());
     }
 }
+
+/// `bench` without `--quiet`, output to a pipe (as in CI): plain progress lines, the lints
+/// section, and the default (GPUStack-style, guidellm-convention) block on stdout.
+#[test]
+fn bench_without_quiet_prints_progress_lints_and_the_gpustack_block() {
+    let srv = server(ServeOptions::default());
+    let target = format!("http://{}", srv.local_addr());
+    let dir = std::env::temp_dir().join(format!("servebench-cli-loud-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let out = dir.join("run.json");
+    // Twelve requests at once against a cap of 2: the client, not the server, limits the
+    // load (client-capped).
+    let o = Command::new(BIN)
+        .args(["bench", "--target", &target, "--output"])
+        .arg(&out)
+        .args([
+            "--input-tokens",
+            "8",
+            "--output-tokens",
+            "10",
+            "--max-requests",
+            "12",
+            "--rate",
+            "1000",
+            "--max-concurrency",
+            "2",
+        ])
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8(o.stdout).unwrap();
+    let stderr = String::from_utf8(o.stderr).unwrap();
+    assert!(o.status.success(), "{stderr}");
+    assert!(
+        stderr.contains("servebench: progress ") && stderr.contains("/12, failed 0, in flight "),
+        "{stderr}"
+    );
+    assert!(
+        stderr.contains("servebench: finished: 12 requests sent, 12 succeeded, 0 failed"),
+        "{stderr}"
+    );
+    assert!(stderr.contains("servebench: lints ("), "{stderr}");
+    assert!(stderr.contains("warning[client-capped]"), "{stderr}");
+    assert!(stderr.contains("12 request records saved to"), "{stderr}");
+    // The default style: GPUStack's block with guidellm's definitions, recomputable.
+    let saved: Saved = serde_json::from_slice(&std::fs::read(&out).unwrap()).unwrap();
+    assert_eq!(saved.result.meta.convention, Some(Convention::Guidellm));
+    let again = compute(&saved.records, Convention::Guidellm);
+    assert_eq!(text::render(&again, Style::Gpustack) + "\n", stdout);
+    assert_ne!(text::render(&again, Style::Vllm) + "\n", stdout);
+    let printed = text::parse_block(&stdout).unwrap();
+    assert_eq!(printed.successful_requests, Some(12));
+    assert_eq!(printed.total_output_tokens, Some(srv.stats().tokens_sent));
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn bench_max_seconds_stops_the_run() {
+    // Speed 1: 10 tokens 50 ms apart (~0.5 s a request), 4 requests/s; 100 requests would
+    // take 25 s, --max-seconds 1.5 stops sending after 1.5 s.
+    let srv = spawn(
+        TestEngine::new(40, 50, 1),
+        "127.0.0.1:0".parse().unwrap(),
+        1.0,
+        ServeOptions::default(),
+    )
+    .unwrap();
+    let target = format!("http://{}", srv.local_addr());
+    let dir = std::env::temp_dir().join(format!("servebench-cli-secs-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let out = dir.join("run.jsonl");
+    let t0 = std::time::Instant::now();
+    let o = Command::new(BIN)
+        .args(["bench", "--quiet", "--target", &target, "--output"])
+        .arg(&out)
+        .args([
+            "--input-tokens",
+            "8",
+            "--output-tokens",
+            "10",
+            "--max-requests",
+            "100",
+            "--rate",
+            "4",
+            "--max-seconds",
+            "1.5",
+            "--style",
+            "vllm",
+        ])
+        .output()
+        .unwrap();
+    let wall = t0.elapsed();
+    let stdout = String::from_utf8(o.stdout).unwrap();
+    let stderr = String::from_utf8(o.stderr).unwrap();
+    assert!(o.status.success(), "{stderr}");
+    // Generous against a loaded machine, far below the 25 s of the whole profile.
+    assert!(wall < std::time::Duration::from_secs(15), "{wall:?}");
+    let recs = servebench::record::read_jsonl_file(&out).unwrap();
+    assert!((2..=12).contains(&recs.len()), "{} sent", recs.len());
+    let ok = recs.iter().filter(|r| r.outcome.is_success()).count() as u64;
+    assert!(ok >= 1);
+    // Nothing was sent after the limit.
+    let limit = std::time::Duration::from_millis(1500);
+    assert!(recs.iter().all(|r| r.sent_at <= limit));
+    let printed = text::parse_block(&stdout).unwrap();
+    assert_eq!(printed.successful_requests, Some(ok));
+    // Fewer than the 100 asked for: the lints say so.
+    assert!(stderr.contains("[partial-success]"), "{stderr}");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn bench_runs_a_named_profile() {
+    let srv = server(ServeOptions::default());
+    let target = format!("http://{}", srv.local_addr());
+    let dir = std::env::temp_dir().join(format!("servebench-cli-prof-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let out = dir.join("run.json");
+    // The latency preset (128 in / 128 out, 1 request/s, 100 requests), shortened.
+    let (stdout, _) = bench(
+        &target,
+        &[
+            "--profile",
+            "latency",
+            "--max-requests",
+            "3",
+            "--rate",
+            "50",
+        ],
+        &out,
+    );
+    let printed = text::parse_block(&stdout).unwrap();
+    assert_eq!(printed.successful_requests, Some(3));
+    assert_eq!(printed.total_output_tokens, Some(3 * 128));
+    assert_eq!(srv.stats().tokens_sent, 3 * 128);
+    let saved: Saved = serde_json::from_slice(&std::fs::read(&out).unwrap()).unwrap();
+    let profile = saved.result.meta.profile.as_ref().unwrap();
+    assert_eq!(profile.name.as_deref(), Some("latency"));
+    assert_eq!(profile.total_requests, 3);
+    assert!(saved.records.iter().all(|r| r.prompt_tokens == Some(128)));
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -70,6 +70,29 @@ impl<T> Frontend<T> {
         self.in_service.len() + self.waiting.len() + self.incoming.len()
     }
 
+    /// Drops the first job `matches` picks, wherever it is (entering, waiting or in
+    /// service): the others share the CPU without it from the frontend's current time (a
+    /// client that went away costs no more admission work). Returns whether one was found.
+    pub fn remove(&mut self, mut matches: impl FnMut(&T) -> bool) -> bool {
+        if let Some(i) = self.incoming.iter().position(|e| matches(&e.2)) {
+            self.incoming.remove(i);
+            return true;
+        }
+        let Some(idx) = self
+            .slab
+            .iter()
+            .position(|j| j.as_ref().is_some_and(&mut matches))
+        else {
+            return false;
+        };
+        self.slab[idx] = None;
+        self.free.push(idx);
+        self.waiting.retain(|&(_, i)| i != idx);
+        self.in_service.retain(|k| Self::idx(k) != idx);
+        self.fill();
+        true
+    }
+
     fn fill(&mut self) {
         while self.in_service.len() < self.concurrency {
             let Some((work, idx)) = self.waiting.pop_front() else {
@@ -195,6 +218,30 @@ mod tests {
         let mut out = Vec::new();
         f.advance_to(10.0, |t, j| out.push((t, j)));
         assert!(out.iter().all(|(t, _)| (t - 4.0).abs() < 1e-9), "{out:?}");
+    }
+
+    #[test]
+    fn removed_jobs_leave_at_once_and_free_their_share() {
+        // Two jobs of 1 s sharing the CPU, a third waiting: removing one in service at
+        // t = 0.5 lets the third in at once (it would have waited until 2 s and finished
+        // at 3 s); it shares with the survivor, which finishes at 2 s, and ends at 2.25 s.
+        let mut f = Frontend::new(2);
+        f.push(0.0, 1.0, 1u32);
+        f.push(0.0, 1.0, 2u32);
+        f.push(0.0, 1.0, 3u32);
+        f.push(0.1, 1.0, 4u32);
+        let mut done = Vec::new();
+        f.advance_to(0.05, |t, j| done.push((t, j)));
+        assert!(f.remove(|&j| j == 4), "still entering");
+        f.advance_to(0.5, |t, j| done.push((t, j)));
+        assert!(f.remove(|&j| j == 2), "in service");
+        assert!(!f.remove(|&j| j == 2));
+        f.advance_to(10.0, |t, j| done.push((t, j)));
+        let ids: Vec<u32> = done.iter().map(|d| d.1).collect();
+        assert_eq!(ids, [1, 3]);
+        assert!((done[0].0 - 2.0).abs() < 1e-9, "{done:?}");
+        assert!((done[1].0 - 2.25).abs() < 1e-9, "{done:?}");
+        assert_eq!(f.len(), 0);
     }
 
     #[test]

@@ -16,9 +16,10 @@
 //! token counts are approximated, see `servebench::driver::workload`; `--sharegpt-filter
 //! vllm` applies `vllm bench serve`'s length filter, the default `none` keeps every
 //! two-turn conversation as guidellm did); `--serve HOST:PORT
-//! [--speed X] [--delta content|reasoning|reasoning_content] [--fault 500:N|cut:N:K|error:N:K]`
-//! serves the simulator (`--config`, default baseline; warm) as an OpenAI-compatible
-//! streaming server.
+//! [--speed X] [--delta content|reasoning|reasoning_content] [--fault 500:N|cut:N:K|error:N:K]
+//! [--max-connections N] [--api-key KEY]` serves the simulator (`--config`, default baseline;
+//! warm) as an OpenAI-compatible streaming server (at most N connections at once, default
+//! 8192; with a key, `/v1/…` requests need `Authorization: Bearer KEY`).
 
 /// `writeln!` into the report buffer (a `String`: writing cannot fail).
 macro_rules! out {
@@ -64,6 +65,11 @@ use servebench::Convention;
 
 use sim::{Config, H200Sim, CONFIG_NAMES};
 
+/// `--max-connections` default of `--serve`: thousands of open streams (the library's own
+/// default is 1024); the file-descriptor limit is raised to fit where the hard limit allows.
+#[cfg(feature = "http")]
+const DEFAULT_MAX_CONNECTIONS: usize = 8192;
+
 /// guidellm's client-side prompt synthesis for random prompts, per prompt token.
 const PROMPT_SYNTHESIS: Duration = Duration::from_nanos(3_400);
 
@@ -106,9 +112,13 @@ struct Args {
     delta: Option<servebench::http::server::DeltaField>,
     #[cfg(feature = "http")]
     fault: Option<servebench::http::server::Fault>,
+    #[cfg(feature = "http")]
+    max_connections: usize,
+    #[cfg(feature = "http")]
+    api_key: Option<String>,
 }
 
-const USAGE: &str = "usage: h200_server [--profile NAME] [--config NAME] [--seed N] [--format text|json|markdown] [--as-guidellm] [--warm] [--sharegpt FILE [--sharegpt-filter none|vllm]] [--fidelity]\n       h200_server --serve HOST:PORT [--speed X] [--config NAME] [--delta content|reasoning|reasoning_content] [--fault 500:N|cut:N:K|error:N:K]";
+const USAGE: &str = "usage: h200_server [--profile NAME] [--config NAME] [--seed N] [--format text|json|markdown] [--as-guidellm] [--warm] [--sharegpt FILE [--sharegpt-filter none|vllm]] [--fidelity]\n       h200_server --serve HOST:PORT [--speed X] [--config NAME] [--delta content|reasoning|reasoning_content] [--fault 500:N|cut:N:K|error:N:K] [--max-connections N] [--api-key KEY]";
 
 fn parse_args(mut it: impl Iterator<Item = String>) -> Result<Args, String> {
     let mut a = Args {
@@ -127,6 +137,10 @@ fn parse_args(mut it: impl Iterator<Item = String>) -> Result<Args, String> {
         delta: None,
         #[cfg(feature = "http")]
         fault: None,
+        #[cfg(feature = "http")]
+        max_connections: DEFAULT_MAX_CONNECTIONS,
+        #[cfg(feature = "http")]
+        api_key: None,
     };
     while let Some(arg) = it.next() {
         let mut value = |name: &str| it.next().ok_or(format!("{name} needs a value"));
@@ -201,6 +215,17 @@ fn parse_args(mut it: impl Iterator<Item = String>) -> Result<Args, String> {
                 let v = value("--fault")?;
                 a.fault = Some(v.parse().map_err(|e| format!("--fault: {e}"))?);
             }
+            #[cfg(feature = "http")]
+            "--max-connections" => {
+                let v = value("--max-connections")?;
+                a.max_connections = v
+                    .parse()
+                    .ok()
+                    .filter(|&n: &usize| n >= 1)
+                    .ok_or(format!("--max-connections: not a positive integer: `{v}`"))?;
+            }
+            #[cfg(feature = "http")]
+            "--api-key" => a.api_key = Some(value("--api-key")?).filter(|k| !k.is_empty()),
             "-h" | "--help" => return Err(USAGE.to_string()),
             other => return Err(format!("unknown argument `{other}`\n{USAGE}")),
         }
@@ -449,6 +474,8 @@ fn main() -> ExitCode {
                 speed: args.speed,
                 delta: args.delta,
                 fault: args.fault,
+                max_connections: args.max_connections,
+                api_key: args.api_key.clone(),
             };
             let config = config(args.config.as_deref().unwrap_or("baseline"));
             if let Err(e) = serve::run(config, &serve_args) {
@@ -889,6 +916,18 @@ mod tests {
         let serve = a(&["--serve", "127.0.0.1:8000", "--speed", "10"]).unwrap();
         assert_eq!(serve.serve, Some("127.0.0.1:8000".parse().unwrap()));
         assert_eq!(serve.speed, 10.0);
+        #[cfg(feature = "http")]
+        {
+            assert_eq!(serve.max_connections, 8192);
+            assert_eq!(serve.api_key, None);
+            let more = a(&["--max-connections", "20000", "--api-key", "sk-1"]).unwrap();
+            assert_eq!(
+                (more.max_connections, more.api_key.as_deref()),
+                (20000, Some("sk-1"))
+            );
+            assert!(a(&["--max-connections", "0"]).is_err());
+            assert!(a(&["--max-connections", "many"]).is_err());
+        }
         assert!(a(&["--serve", "localhost"]).is_err());
         assert!(a(&["--speed", "0"]).is_err());
         assert!(a(&["--sharegpt"]).is_err());

@@ -633,7 +633,8 @@ impl Engine for H200Sim {
             self.waiting.remove(i);
         } else if let Some(i) = self.arriving.iter().position(|r| r.id == id) {
             self.arriving.remove(i);
-        } else {
+        } else if !self.frontend.remove(|r| r.id == id) {
+            // Not found anywhere: drop it should it still come out of the frontend.
             self.cancelled.insert(id);
         }
         true

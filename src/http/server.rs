@@ -1,11 +1,14 @@
 //! An OpenAI-compatible streaming server over hyper that serves any virtual-time
 //! [`Engine`] in real time: virtual time = wall time elapsed × `speed`.
 //!
-//! Routes: `GET /health`, `GET /v1/models`, `POST /v1/completions`,
+//! Routes: `GET /health`, `GET /metrics` (the [`ServeStats`] counters in Prometheus' text
+//! format), `GET /v1/models`, `POST /v1/completions`,
 //! `POST /v1/chat/completions` (streaming SSE in OpenAI's chunk format with
 //! `stream_options.include_usage` / `continuous_usage_stats`, or one JSON response with
 //! `stream: false`). Malformed requests get a 4xx JSON error
-//! `{"error": {"message": …, "type": …, "param": null, "code": …}}`.
+//! `{"error": {"message": …, "type": …, "param": null, "code": …}}`; with
+//! [`ServeOptions::api_key`] set, a `/v1/…` request without `Authorization: Bearer KEY`
+//! gets a 401 of that shape.
 //!
 //! The engine runs on its own thread. It wakes every `tick` of wall time while requests are in
 //! flight (and sleeps while idle), advances the engine to the virtual "now" and hands each
@@ -166,6 +169,10 @@ pub struct ServeOptions {
     /// A connection that does not send a complete request head within this time is
     /// closed (idle or slow clients cannot hold a connection slot forever).
     pub header_read_timeout: Duration,
+    /// Required API key (vLLM's `--api-key`): every `/v1/…` request must send
+    /// `Authorization: Bearer KEY`, else it gets a 401 JSON error. `/health` and
+    /// `/metrics` stay open. `None`: no key required.
+    pub api_key: Option<String>,
 }
 
 impl Default for ServeOptions {
@@ -183,6 +190,7 @@ impl Default for ServeOptions {
             worker_threads: 2,
             max_connections: 1024,
             header_read_timeout: Duration::from_secs(30),
+            api_key: None,
         }
     }
 }
@@ -859,6 +867,7 @@ fn full(status: StatusCode, content_type: &str, body: impl Into<Bytes>) -> Respo
 fn error_type(status: StatusCode) -> &'static str {
     match status.as_u16() {
         400 => "BadRequestError",
+        401 => "AuthenticationError",
         404 => "NotFoundError",
         405 => "MethodNotAllowed",
         413 => "RequestTooLarge",
@@ -884,11 +893,105 @@ fn error_response(ctx: &Ctx, status: StatusCode, message: &str) -> Response<Serv
     full(status, "application/json", error_json(status, message))
 }
 
+/// Whether `req` carries `Authorization: Bearer KEY` for the configured key (always true
+/// without one). The scheme is matched case-insensitively, the key exactly.
+fn authorized(headers: &hyper::HeaderMap, key: Option<&str>) -> bool {
+    let Some(key) = key else {
+        return true;
+    };
+    headers
+        .get_all(hyper::header::AUTHORIZATION)
+        .iter()
+        .filter_map(|v| v.to_str().ok())
+        .filter_map(|v| v.split_once(' '))
+        .any(|(scheme, k)| scheme.eq_ignore_ascii_case("bearer") && k.trim() == key)
+}
+
+/// `GET /metrics`: the server's counters in Prometheus' text format.
+fn metrics_text(stats: &ServeStats) -> String {
+    use std::fmt::Write as _;
+    let mut out = String::new();
+    for (name, help, kind, value) in [
+        (
+            "requests",
+            "Valid generation requests accepted",
+            "counter",
+            stats.requests,
+        ),
+        (
+            "rejected",
+            "Requests answered with a 4xx error",
+            "counter",
+            stats.rejected,
+        ),
+        (
+            "injected_faults",
+            "Faults injected",
+            "counter",
+            stats.injected_faults,
+        ),
+        (
+            "completed",
+            "Requests finished and delivered",
+            "counter",
+            stats.completed,
+        ),
+        (
+            "failed",
+            "Requests the engine failed",
+            "counter",
+            stats.failed,
+        ),
+        (
+            "cancelled",
+            "Requests cancelled by a client disconnect",
+            "counter",
+            stats.cancelled,
+        ),
+        (
+            "token_chunks_sent",
+            "Token-carrying SSE chunks written",
+            "counter",
+            stats.token_chunks_sent,
+        ),
+        (
+            "tokens_sent",
+            "Tokens in those chunks",
+            "counter",
+            stats.tokens_sent,
+        ),
+        (
+            "open_streams",
+            "Generation responses currently open",
+            "gauge",
+            stats.open_streams,
+        ),
+    ] {
+        let _ = writeln!(
+            out,
+            "# HELP servebench_{name} {help}.\n# TYPE servebench_{name} {kind}\nservebench_{name} {value}"
+        );
+    }
+    out
+}
+
 async fn handle(req: Request<Incoming>, ctx: Arc<Ctx>) -> Response<ServerBody> {
     let path = req.uri().path().to_string();
     let method = req.method().clone();
+    if path.starts_with("/v1/") && !authorized(req.headers(), ctx.options.api_key.as_deref()) {
+        return error_response(
+            &ctx,
+            StatusCode::UNAUTHORIZED,
+            "missing or wrong API key: send `Authorization: Bearer KEY`",
+        );
+    }
     match (method, path.as_str()) {
         (Method::GET, "/health") => full(StatusCode::OK, "text/plain", Bytes::new()),
+        (Method::GET, "/metrics") => full(
+            StatusCode::OK,
+            "text/plain; version=0.0.4",
+            metrics_text(&ctx.counters.snapshot()),
+        ),
         (Method::GET, "/v1/models") => {
             let mut model = json!({
                 "id": ctx.options.model,
@@ -905,7 +1008,7 @@ async fn handle(req: Request<Incoming>, ctx: Arc<Ctx>) -> Response<ServerBody> {
         }
         (Method::POST, "/v1/completions") => generate(req, ctx, Endpoint::Completions).await,
         (Method::POST, "/v1/chat/completions") => generate(req, ctx, Endpoint::Chat).await,
-        (_, "/health" | "/v1/models" | "/v1/completions" | "/v1/chat/completions") => {
+        (_, "/health" | "/metrics" | "/v1/models" | "/v1/completions" | "/v1/chat/completions") => {
             error_response(&ctx, StatusCode::METHOD_NOT_ALLOWED, "method not allowed")
         }
         (_, other) => error_response(&ctx, StatusCode::NOT_FOUND, &format!("no route {other}")),
@@ -1664,6 +1767,40 @@ mod tests {
             parse_request(b"{\"prompt\":\"\xff\xfe\"}", Endpoint::Completions, &open).unwrap_err();
         assert_eq!(s, StatusCode::BAD_REQUEST);
         assert!(m.contains("invalid JSON"), "{m}");
+    }
+
+    #[test]
+    fn api_key_check() {
+        let mut h = hyper::HeaderMap::new();
+        assert!(authorized(&h, None));
+        assert!(!authorized(&h, Some("k1")));
+        h.insert(
+            hyper::header::AUTHORIZATION,
+            hyper::header::HeaderValue::from_static("Bearer k2"),
+        );
+        assert!(!authorized(&h, Some("k1")));
+        assert!(authorized(&h, Some("k2")));
+        h.insert(
+            hyper::header::AUTHORIZATION,
+            hyper::header::HeaderValue::from_static("bearer k1"),
+        );
+        assert!(authorized(&h, Some("k1")));
+        h.insert(
+            hyper::header::AUTHORIZATION,
+            hyper::header::HeaderValue::from_static("Basic k1"),
+        );
+        assert!(!authorized(&h, Some("k1")));
+    }
+
+    #[test]
+    fn metrics_are_prometheus_text() {
+        let text = metrics_text(&ServeStats {
+            open_streams: 7,
+            requests: 3,
+            ..ServeStats::default()
+        });
+        assert!(text.contains("# TYPE servebench_open_streams gauge\nservebench_open_streams 7\n"));
+        assert!(text.contains("servebench_requests 3\n"));
     }
 
     #[test]

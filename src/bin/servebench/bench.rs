@@ -3,6 +3,7 @@
 //! "Serving Benchmark Result" block on stdout, the lints on stderr, and saves the raw
 //! per-request records (`--output`) so every metric can be recomputed later.
 
+use std::io::IsTerminal;
 use std::path::PathBuf;
 use std::time::Duration;
 
@@ -75,7 +76,7 @@ pub struct Args {
     /// chunk then counts as one token.
     #[arg(long)]
     no_continuous_usage: bool,
-    /// No progress bar.
+    /// No progress output (the bar on a terminal; plain lines every few seconds otherwise).
     #[arg(long)]
     quiet: bool,
 }
@@ -141,6 +142,20 @@ fn progress_bar(total: u64, quiet: bool) -> indicatif::ProgressBar {
     bar
 }
 
+/// How often a progress line is printed when stderr is not a terminal (CI logs, pipes).
+const PLAIN_PROGRESS_EVERY: Duration = Duration::from_secs(5);
+
+fn progress_line(p: &Progress, total: u64) -> String {
+    format!(
+        "servebench: progress {:.1} s: done {}/{total}, failed {}, in flight {}, {:.0} tok/s",
+        p.elapsed.as_secs_f64(),
+        p.done,
+        p.failed,
+        p.in_flight,
+        p.tokens_per_s()
+    )
+}
+
 /// Run the benchmark; the output is the report block.
 pub fn run(args: &Args) -> Result<String, InputError> {
     let profile = profile(args)?;
@@ -169,7 +184,11 @@ pub fn run(args: &Args) -> Result<String, InputError> {
         discover_model: true,
         style: args.style.into(),
     };
-    let bar = progress_bar(profile.total_requests, args.quiet);
+    let total = profile.total_requests;
+    let bar = progress_bar(total, args.quiet);
+    // Without a terminal the bar draws nothing: print a plain line now and then instead.
+    let plain = !args.quiet && !std::io::stderr().is_terminal();
+    let mut last: Option<Progress> = None;
     let mut report = |p: &Progress| {
         bar.set_position(p.done);
         bar.set_message(format!(
@@ -179,12 +198,32 @@ pub fn run(args: &Args) -> Result<String, InputError> {
             p.in_flight,
             p.tokens_per_s()
         ));
+        if plain && last.is_none_or(|l| p.elapsed >= l.elapsed.saturating_add(PLAIN_PROGRESS_EVERY))
+        {
+            eprintln!("{}", progress_line(p, total));
+            last = Some(*p);
+        }
     };
     let outcome = bench::run(&bench_args, &mut report);
     bar.finish_and_clear();
     let run = outcome.map_err(|e| InputError(format!("bench: {e}")))?;
+    if plain {
+        let failed = run
+            .records
+            .iter()
+            .filter(|r| !r.outcome.is_success())
+            .count();
+        eprintln!(
+            "servebench: finished: {} requests sent, {} succeeded, {failed} failed or incomplete",
+            run.records.len(),
+            run.records.len() - failed,
+        );
+    }
     if let Some(why) = &run.aborted {
         eprintln!("servebench: the run stopped early: {why}");
+    }
+    if !run.findings.is_empty() {
+        eprintln!("servebench: lints ({}):", run.findings.len());
     }
     for f in &run.findings {
         eprintln!("{f}");
