@@ -197,6 +197,9 @@ pub struct H200Sim {
     output_free_s: f64,
     total_blocks: u64,
     free_blocks: u64,
+    /// Tokens per block: [`BLOCK_TOKENS`], doubled with an fp8 KV cache (the same page
+    /// bytes hold twice the attention tokens; the GDN state pages are unchanged).
+    block_tokens: u64,
     /// Admitted by the frontend, not yet seen by the scheduler (arrival order).
     arriving: VecDeque<Req>,
     waiting: VecDeque<Req>,
@@ -233,6 +236,11 @@ impl H200Sim {
     pub fn with_params(config: Config, params: Params) -> H200Sim {
         let total_blocks = (params.kv_pool_bytes / BLOCK_BYTES) as u64;
         let k = params.admission_concurrency;
+        let block_tokens = if config.kv_fp8 {
+            2 * BLOCK_TOKENS
+        } else {
+            BLOCK_TOKENS
+        };
         H200Sim {
             config,
             params,
@@ -242,6 +250,7 @@ impl H200Sim {
             output_free_s: 0.0,
             total_blocks,
             free_blocks: total_blocks,
+            block_tokens,
             arriving: VecDeque::new(),
             waiting: VecDeque::new(),
             running: Vec::new(),
@@ -267,8 +276,8 @@ impl H200Sim {
         &self.config
     }
 
-    fn blocks_for(tokens: u64) -> u64 {
-        tokens.div_ceil(BLOCK_TOKENS)
+    fn blocks_for(&self, tokens: u64) -> u64 {
+        tokens.div_ceil(self.block_tokens)
     }
 
     /// Moves requests that reached the engine by `t` into the waiting queue, rejecting those
@@ -288,7 +297,7 @@ impl H200Sim {
             };
             // Counts come from the request: saturate (a huge one is rejected below).
             let total = r.prompt.saturating_add(r.max_out);
-            let need = Self::blocks_for(total).saturating_add(STATE_BLOCKS_PER_SEQ);
+            let need = self.blocks_for(total).saturating_add(STATE_BLOCKS_PER_SEQ);
             let reason = if total > self.params.max_model_len {
                 Some(format!(
                     "This model's maximum context length is {} tokens. However, you requested {} tokens ({} in the messages, {} in the completion).",
@@ -346,7 +355,7 @@ impl H200Sim {
             } else {
                 1
             };
-            let need = Self::blocks_for(r.computed + n).saturating_sub(r.blocks);
+            let need = self.blocks_for(r.computed + n).saturating_sub(r.blocks);
             let mut gone = false;
             while need > self.free_blocks {
                 preempted = true;
@@ -382,11 +391,11 @@ impl H200Sim {
                 };
                 let n = (r.prefill_target - cached).min(budget);
                 let extra_state = if self.config.prefix_caching {
-                    r.prompt / BLOCK_TOKENS
+                    r.prompt / self.block_tokens
                 } else {
                     0
                 };
-                let need = Self::blocks_for(cached + n) + STATE_BLOCKS_PER_SEQ + extra_state;
+                let need = self.blocks_for(cached + n) + STATE_BLOCKS_PER_SEQ + extra_state;
                 if need > self.free_blocks {
                     break;
                 }
@@ -394,7 +403,7 @@ impl H200Sim {
                     break;
                 };
                 self.free_blocks -= need;
-                r.blocks = Self::blocks_for(cached + n);
+                r.blocks = self.blocks_for(cached + n);
                 r.state_blocks = STATE_BLOCKS_PER_SEQ + extra_state;
                 r.computed = cached;
                 self.running.push(r);
@@ -495,7 +504,7 @@ impl H200Sim {
         );
         for r in &self.running {
             assert!(
-                r.blocks >= Self::blocks_for(r.computed),
+                r.blocks >= self.blocks_for(r.computed),
                 "request {} under-allocated",
                 r.id
             );
@@ -520,8 +529,8 @@ impl Engine for H200Sim {
         let work = p.admission_s * (1.0 + p.admission_load * in_engine);
         let enter = self.now_s + p.net_in_s;
         let cached_prefix = (request.shared_prefix_tokens + p.chat_template_tokens).min(prompt)
-            / BLOCK_TOKENS
-            * BLOCK_TOKENS;
+            / self.block_tokens
+            * self.block_tokens;
         self.frontend.push(
             enter,
             work,
@@ -656,7 +665,15 @@ mod tests {
     use servebench::record::Outcome;
 
     fn run_with_pool(blocks: u64, n: usize) -> (H200Sim, Vec<servebench::record::RequestRecord>) {
-        let config = Config::named("baseline").unwrap();
+        run_config_with_pool("baseline", blocks, n)
+    }
+
+    fn run_config_with_pool(
+        name: &str,
+        blocks: u64,
+        n: usize,
+    ) -> (H200Sim, Vec<servebench::record::RequestRecord>) {
+        let config = Config::named(name).unwrap();
         let mut params = Params::for_config(&config);
         params.kv_pool_bytes = blocks as f64 * BLOCK_BYTES;
         let mut sim = H200Sim::with_params(config, params).warmed_up();
@@ -718,5 +735,21 @@ mod tests {
                 r.outcome
             );
         }
+    }
+
+    #[test]
+    fn an_fp8_kv_cache_holds_twice_the_tokens_per_block() {
+        // Same pool, same load: performance-mode (BF16 KV) preempts, kv-fp8 needs half the
+        // attention blocks per request (1610 tokens: 2 blocks of 1088 instead of 3 of 544).
+        let (bf16, _) = run_config_with_pool("performance-mode", 40, 32);
+        let (fp8, records) = run_config_with_pool("kv-fp8", 40, 32);
+        assert!(bf16.preemptions() > 0);
+        assert!(
+            fp8.preemptions() < bf16.preemptions(),
+            "{} vs {}",
+            fp8.preemptions(),
+            bf16.preemptions()
+        );
+        assert!(records.iter().all(|r| r.chunks.len() == 600));
     }
 }
