@@ -4,15 +4,17 @@
 //! * Times are handled as u64 nanoseconds. `Duration::as_secs_f64` is a monotone function
 //!   of the nanoseconds, so the ITL order statistics are selected on integers and only the
 //!   selected gaps are converted; the ITL sum and the sum of squared deviations are computed
-//!   on the converted seconds in numpy's pairwise tree, leaf by leaf, from a u32 array of
-//!   gaps (gaps of 2^32 − 1 ns or more are kept beside it, in order).
+//!   on the converted seconds in numpy's pairwise tree, leaf by leaf, from gaps streamed
+//!   through a small window of u32 nanoseconds (gaps of 2^32 − 1 ns or more are kept in a
+//!   side list, in order). No per-gap array is allocated: fresh pages cost more than
+//!   reading the chunks twice.
 //! * The two threads split the gaps at numpy's top-level pairwise split point, so adding
 //!   their two sums is numpy's last addition. Each thread walks its records once: per-request
 //!   figures, the gaps, a log-linear histogram of the gaps, 1/K-second cells of chunk and
 //!   token counts (vLLM's 1-second buckets are K cells each; the exact sliding-window peak
 //!   is computed from the token cells) and the intervals for the exact peak in flight.
-//! * A second pass over the u32 gaps sums the squared deviations and gathers the gaps of the
-//!   histogram buckets that hold the wanted ranks.
+//! * A second walk over the same chunks sums the squared deviations about the mean and
+//!   gathers the gaps of the histogram buckets that hold the wanted ranks.
 //!
 //! Inputs this path does not cover (a time of 2^34 s or more, a chunk of a successful request
 //! before every successful send, a last chunk before its send, a span much longer than the
@@ -68,6 +70,15 @@ fn hbucket(g: u32) -> usize {
     }
 }
 
+/// `n` copies of `v`, written now. (`vec![0; n]` maps zero pages that are copied on the
+/// first write to each; under two threads every such fault flushes the other core's TLB,
+/// which costs far more than writing the zeros.)
+fn filled<T: Clone>(n: usize, v: T) -> Vec<T> {
+    let mut out = Vec::with_capacity(n);
+    out.resize(n, v);
+    out
+}
+
 /// Cell size (ns) and cells per second for a span.
 fn cell_size(span: u64) -> (u64, usize) {
     let mut k: u64 = 1000;
@@ -104,8 +115,9 @@ struct Worker<'a> {
     setup: &'a Setup,
     next: usize,
     tail_done: bool,
+    /// The gaps not yet summed (a window of the part's gap sequence from `base` on).
     gaps: Vec<u32>,
-    produced: usize,
+    base: usize,
     consumed: usize,
     side: Vec<u64>,
     side_cursor: usize,
@@ -139,19 +151,18 @@ struct Worker<'a> {
 
 impl<'a> Worker<'a> {
     fn new(part: Part<'a>, setup: &'a Setup) -> Self {
-        let n = part.n_gaps;
         let recs = part.records.len();
         Worker {
-            gaps: vec![0; n],
+            gaps: Vec::with_capacity(RING),
+            base: 0,
             part,
             setup,
             next: 0,
             tail_done: false,
-            produced: 0,
             consumed: 0,
             side: Vec::new(),
             side_cursor: 0,
-            hist: vec![0; HBUCKETS],
+            hist: filled(HBUCKETS, 0),
             itl_sum: 0.0,
             gap_min: u64::MAX,
             gap_max: 0,
@@ -161,8 +172,8 @@ impl<'a> Worker<'a> {
             tpots: Vec::with_capacity(recs),
             all_tpots: Vec::with_capacity(recs),
             first_last: Vec::with_capacity(recs),
-            cells: vec![[0; 2]; setup.init_cells],
-            conc: vec![0; setup.init_cells / setup.k + 2],
+            cells: filled(setup.init_cells, [0; 2]),
+            conc: filled(setup.init_cells / setup.k + 2, 0),
             max_last: 0,
             successes: 0,
             starts: Vec::with_capacity(recs),
@@ -187,7 +198,7 @@ impl<'a> Worker<'a> {
         if !self.tail_done {
             self.emit_tail();
         }
-        if self.produced != self.part.n_gaps || self.side_cursor != self.side.len() {
+        if self.base + self.gaps.len() != self.part.n_gaps || self.side_cursor != self.side.len() {
             self.bad = true;
         }
         self.ends.sort_unstable();
@@ -202,11 +213,7 @@ impl<'a> Worker<'a> {
             self.side.push(g);
             ESCAPE
         };
-        match self.gaps.get_mut(self.produced) {
-            Some(slot) => *slot = v,
-            None => self.bad = true,
-        }
-        self.produced += 1;
+        self.gaps.push(v);
     }
 
     fn emit_tail(&mut self) {
@@ -231,7 +238,8 @@ impl<'a> Worker<'a> {
 
     /// Make sure the gaps up to `upto` exist.
     fn ensure(&mut self, upto: usize) -> bool {
-        while self.produced < upto && !self.bad {
+        compact(&mut self.gaps, &mut self.base, self.consumed);
+        while self.base + self.gaps.len() < upto && !self.bad {
             if self.next < self.part.records.len() {
                 self.step();
             } else if !self.tail_done {
@@ -273,38 +281,21 @@ impl<'a> Worker<'a> {
         };
         let first_ns = ns(first.at, &mut self.big);
         let last_ns = ns(last.at, &mut self.big);
-        let (min_ns, cell_ns) = (self.setup.min_ns, self.setup.cell_ns);
+        let min_ns = self.setup.min_ns;
         if last_ns < sent || sent < min_ns {
             self.bad = true;
             return;
         }
-        let mut tokens = 0u64;
-        let mut prev = first_ns;
-        let mut sorted = true;
-        for (j, c) in r.chunks.iter().enumerate() {
-            let t = ns(c.at, &mut self.big);
-            let Some(d) = t.checked_sub(min_ns) else {
-                self.bad = true;
-                return;
-            };
-            let cell = cell_index(d, cell_ns);
-            if cell >= self.cells.len() && !self.grow_cells(cell) {
-                return;
-            }
-            if let Some(e) = self.cells.get_mut(cell) {
-                e[0] += 1;
-                e[1] += u64::from(c.tokens);
-            }
-            tokens += u64::from(c.tokens);
-            if j > 0 {
-                sorted &= t >= prev;
-                if j > skip {
-                    self.emit(t.saturating_sub(prev));
-                }
-            }
-            prev = t;
-        }
-        self.chunks_sorted &= sorted;
+        let tokens = match self.setup.cell_ns {
+            1_000_000 => self.chunks::<1_000_000>(&r.chunks, skip),
+            10_000_000 => self.chunks::<10_000_000>(&r.chunks, skip),
+            100_000_000 => self.chunks::<100_000_000>(&r.chunks, skip),
+            _ => self.chunks::<NANOS_PER_S>(&r.chunks, skip),
+        };
+        let Some(tokens) = tokens else {
+            self.bad = true;
+            return;
+        };
         let output_len = match r.usage_output_tokens {
             Some(n) if n > 0 => n,
             _ => tokens,
@@ -337,6 +328,74 @@ impl<'a> Worker<'a> {
         }
     }
 
+    /// The chunks of one successful request: cells, gaps (from gap `skip` on); returns the
+    /// request's token count, `None` for a chunk before the origin or past the cell cap.
+    #[inline]
+    fn chunks<const CELL_NS: u64>(&mut self, chunks: &[Chunk], skip: usize) -> Option<u64> {
+        let min_ns = self.setup.min_ns;
+        // Chunks usually arrive in order: size the table for the last one up front.
+        if let Some(last) = chunks.last() {
+            let t = ns(last.at, &mut self.big);
+            let cell = (t.wrapping_sub(min_ns) / CELL_NS) as usize;
+            if t >= min_ns && cell >= self.cells.len() && !self.grow_cells(cell) {
+                return None;
+            }
+        }
+        let (mut big, mut sorted) = (0u64, true);
+        let mut tokens = 0u64;
+        // Chunks outside the table (a chunk before the origin wraps to a huge cell).
+        let mut pending: Vec<(usize, u32)> = Vec::new();
+        let cells = &mut self.cells[..];
+        let gaps = &mut self.gaps;
+        let side = &mut self.side;
+        let mut prev = 0u64;
+        // Chunks `..=skip` emit no gap of this part (the first emits none at all).
+        let head = chunks.len().min(skip + 1);
+        for (j, c) in chunks.iter().enumerate() {
+            let secs = c.at.as_secs();
+            big |= secs;
+            let t = secs
+                .wrapping_mul(NANOS_PER_S)
+                .wrapping_add(u64::from(c.at.subsec_nanos()));
+            let cell = (t.wrapping_sub(min_ns) / CELL_NS) as usize;
+            match cells.get_mut(cell) {
+                Some(e) => {
+                    e[0] += 1;
+                    e[1] += u64::from(c.tokens);
+                }
+                None => pending.push((cell, c.tokens)),
+            }
+            tokens += u64::from(c.tokens);
+            if j >= head {
+                sorted &= t >= prev;
+                let g = t.saturating_sub(prev);
+                let v = if g < u64::from(ESCAPE) {
+                    g as u32
+                } else {
+                    side.push(g);
+                    ESCAPE
+                };
+                gaps.push(v);
+            } else if j > 0 {
+                sorted &= t >= prev;
+            }
+            prev = t;
+        }
+        self.big |= big;
+        self.chunks_sorted &= sorted;
+        if let Some(max) = pending.iter().map(|p| p.0).max() {
+            if !self.grow_cells(max) {
+                return None;
+            }
+            for (cell, tok) in pending {
+                let e = self.cells.get_mut(cell)?;
+                e[0] += 1;
+                e[1] += u64::from(tok);
+            }
+        }
+        Some(tokens)
+    }
+
     /// One pairwise leaf of the first pass: sum, histogram, extremes.
     fn leaf(&mut self, len: usize) -> f64 {
         let start = self.consumed;
@@ -344,7 +403,8 @@ impl<'a> Worker<'a> {
             return 0.0;
         }
         self.consumed += len;
-        let Some(g) = self.gaps.get(start..start + len) else {
+        let at = start - self.base;
+        let Some(g) = self.gaps.get(at..at + len) else {
             self.bad = true;
             return 0.0;
         };
@@ -359,27 +419,45 @@ impl<'a> Worker<'a> {
 
     /// Second pass over this worker's gaps: the pairwise sum of squared deviations about
     /// `mean`, and the gaps whose histogram bucket has a slot in `slots`.
-    fn second_pass(&self, mean: f64, slots: &[u16], groups: usize) -> (f64, Vec<Vec<u64>>) {
+    fn second_pass(&self, mean: f64, wanted: &Wanted, groups: usize) -> (f64, Vec<Vec<u64>>) {
         let mut out: Vec<Vec<u64>> = vec![Vec::new(); groups];
         let mut buf = [0.0f64; LEAF];
         let mut cursor = 0usize;
-        let mut at = 0usize;
-        let gaps = &self.gaps;
+        let mut feed = Feed {
+            part: &self.part,
+            next: 0,
+            tail_done: false,
+            gaps: Vec::with_capacity(RING),
+            base: 0,
+            consumed: 0,
+        };
         let sq = pairwise_tree(self.part.n_gaps, &mut |len| {
-            let Some(g) = gaps.get(at..at + len) else {
+            let Some(g) = feed.take(len) else {
                 return f64::NAN;
             };
-            at += len;
             let vals = &mut buf[..len];
             convert(g, &self.side, &mut cursor, vals);
             for v in vals.iter_mut() {
                 let d = *v - mean;
                 *v = d * d;
             }
-            for &x in g {
-                let s = slots[hbucket(x)];
-                if s != NO_SLOT && x != ESCAPE {
-                    out[s as usize].push(u64::from(x));
+            match wanted {
+                Wanted::Ranges(ranges) => {
+                    for &x in g {
+                        for (i, &(lo, width)) in ranges.iter().enumerate() {
+                            if x.wrapping_sub(lo) <= width {
+                                out[i].push(u64::from(x));
+                            }
+                        }
+                    }
+                }
+                Wanted::Slots(slots) => {
+                    for &x in g {
+                        let s = slots[hbucket(x)];
+                        if s != NO_SLOT && x != ESCAPE {
+                            out[s as usize].push(u64::from(x));
+                        }
+                    }
                 }
             }
             leaf_sum(vals)
@@ -388,7 +466,108 @@ impl<'a> Worker<'a> {
     }
 }
 
+/// Gaps kept in a worker's window before the summed ones are dropped.
+const RING: usize = 1 << 13;
+
+/// Drop the gaps before `consumed` from a window starting at `base`, once there are many.
+#[inline]
+fn compact(gaps: &mut Vec<u32>, base: &mut usize, consumed: usize) {
+    let done = consumed - *base;
+    if done >= RING / 2 {
+        gaps.drain(..done.min(gaps.len()));
+        *base = consumed;
+    }
+}
+
+/// A part's gaps again, for the second pass (escaped gaps stay escaped; their values are
+/// in the first pass's side list, in the same order).
+struct Feed<'a> {
+    part: &'a Part<'a>,
+    next: usize,
+    tail_done: bool,
+    gaps: Vec<u32>,
+    base: usize,
+    consumed: usize,
+}
+
+impl Feed<'_> {
+    /// The next `len` gaps; `None` if the part has fewer.
+    fn take(&mut self, len: usize) -> Option<&[u32]> {
+        compact(&mut self.gaps, &mut self.base, self.consumed);
+        let upto = self.consumed + len;
+        while self.base + self.gaps.len() < upto {
+            let records = self.part.records;
+            if let Some(r) = records.get(self.next) {
+                let skip = if self.next == 0 { self.part.skip } else { 0 };
+                self.next += 1;
+                if vllm_success(r) {
+                    push_gaps(&r.chunks, skip, usize::MAX, &mut self.gaps);
+                }
+            } else if !self.tail_done {
+                self.tail_done = true;
+                push_gaps(self.part.tail, 0, self.part.tail_gaps, &mut self.gaps);
+            } else {
+                return None;
+            }
+        }
+        let at = self.consumed - self.base;
+        self.consumed = upto;
+        self.gaps.get(at..at + len)
+    }
+}
+
+/// Push gaps `skip..skip + count` of `chunks` (as u32 ns, [`ESCAPE`] for long ones).
+#[inline]
+fn push_gaps(chunks: &[Chunk], skip: usize, count: usize, out: &mut Vec<u32>) {
+    let end = chunks
+        .len()
+        .min(skip.saturating_add(count).saturating_add(1));
+    let Some(chunks) = chunks.get(skip..end) else {
+        return;
+    };
+    let mut big = 0u64;
+    let Some((first, rest)) = chunks.split_first() else {
+        return;
+    };
+    out.reserve(rest.len());
+    let mut prev = ns(first.at, &mut big);
+    for c in rest {
+        let t = ns(c.at, &mut big);
+        let g = t.saturating_sub(prev);
+        prev = t;
+        out.push(if g < u64::from(ESCAPE) {
+            g as u32
+        } else {
+            ESCAPE
+        });
+    }
+}
+
 const NO_SLOT: u16 = u16::MAX;
+
+/// The gaps the second pass keeps: those in the histogram buckets of the wanted ranks,
+/// as value ranges (few buckets) or a bucket → group table. Escaped gaps are never kept
+/// here (their values come from the side lists).
+enum Wanted {
+    /// `(lowest value, width)` of each group's bucket, escapes excluded.
+    Ranges(Vec<(u32, u32)>),
+    /// Group of each bucket, or [`NO_SLOT`]; the top bucket's escapes excluded by the caller.
+    Slots(Vec<u16>),
+}
+
+/// The values of histogram bucket `b`: (lowest, width − 1), excluding [`ESCAPE`].
+fn bucket_values(b: usize) -> (u32, u32) {
+    let sub = 1usize << SUB;
+    if b < 2 * sub {
+        return (b as u32, 0);
+    }
+    let shift = (b >> SUB) - 1;
+    let m = b - (shift << SUB);
+    let lo = (m as u64) << shift;
+    let hi = (((m as u64) + 1) << shift) - 1;
+    let hi = hi.min(u64::from(ESCAPE) - 1);
+    (lo as u32, (hi - lo) as u32)
+}
 
 /// Gaps → seconds in `out` (side list values for escapes, in order); returns the smallest
 /// and largest gap in ns.
@@ -567,7 +746,7 @@ pub(super) fn vllm_figures(
     };
     let mean = itl_sum / n_gaps as f64;
     let ranks = SummaryRanks::new(n_gaps, pct);
-    let mut hist = vec![0u64; HBUCKETS];
+    let mut hist = filled(HBUCKETS, 0u64);
     for w in &workers {
         for (h, &x) in hist.iter_mut().zip(&w.hist) {
             *h += x;
@@ -579,7 +758,7 @@ pub(super) fn vllm_figures(
         start.push(acc);
         acc += h;
     }
-    let mut slots = vec![NO_SLOT; HBUCKETS];
+    let mut slots = filled(HBUCKETS, NO_SLOT);
     let mut wanted: Vec<usize> = Vec::new();
     let place: Vec<Option<(usize, u64)>> = ranks
         .ranks
@@ -603,12 +782,17 @@ pub(super) fn vllm_figures(
     let (mut r1, r2) = {
         let w1 = &w1;
         let w2 = w2.as_ref();
-        let slots = &slots;
         let groups = wanted.len();
+        let sel = if groups <= 4 {
+            Wanted::Ranges(wanted.iter().map(|&b| bucket_values(b)).collect())
+        } else {
+            Wanted::Slots(slots.clone())
+        };
+        let sel = &sel;
         join(
             parallel,
-            || w1.second_pass(mean, slots, groups),
-            || w2.map(|w| w.second_pass(mean, slots, groups)),
+            || w1.second_pass(mean, sel, groups),
+            || w2.map(|w| w.second_pass(mean, sel, groups)),
         )
     };
     let sq_sum = match &r2 {
@@ -646,9 +830,9 @@ pub(super) fn vllm_figures(
     }
     let itl = (n_gaps > 0).then(|| {
         let std = (sq_sum / n_gaps as f64).sqrt();
-        let (lo, hi) = workers
-            .iter()
-            .fold((u64::MAX, 0u64), |(l, h), w| (l.min(w.gap_min), h.max(w.gap_max)));
+        let (lo, hi) = workers.iter().fold((u64::MAX, 0u64), |(l, h), w| {
+            (l.min(w.gap_min), h.max(w.gap_max))
+        });
         ranks.summary(mean, std, secs_f64(lo), secs_f64(hi), &vals)
     });
 
@@ -728,9 +912,9 @@ pub(super) fn vllm_figures(
         peak_conc = peak_conc.max(level);
     }
 
-    let (min_sent, max_end) = workers
-        .iter()
-        .fold((u64::MAX, 0u64), |(s, e), w| (s.min(w.min_sent), e.max(w.max_end)));
+    let (min_sent, max_end) = workers.iter().fold((u64::MAX, 0u64), |(s, e), w| {
+        (s.min(w.min_sent), e.max(w.max_end))
+    });
     let duration = opts.duration.unwrap_or_else(|| {
         default_duration_from((!records.is_empty()).then_some((min_sent, max_end)))
     });
@@ -767,7 +951,7 @@ fn exact_peak_tokens(
 ) -> u64 {
     let k = setup.k;
     let ncells = cells.len();
-    let mut prefix = vec![0u64; ncells + k + 2];
+    let mut prefix = filled(ncells + k + 2, 0u64);
     for (i, c) in cells.iter().enumerate() {
         prefix[i + 1] = prefix[i] + c[1];
     }
@@ -817,7 +1001,10 @@ fn peak_in_flight(workers: &[&Worker]) -> u64 {
     let starts: Vec<&[u64]> = if sorted {
         workers.iter().map(|w| &w.starts[..]).collect()
     } else {
-        let mut all: Vec<u64> = workers.iter().flat_map(|w| w.starts.iter().copied()).collect();
+        let mut all: Vec<u64> = workers
+            .iter()
+            .flat_map(|w| w.starts.iter().copied())
+            .collect();
         all.sort_unstable();
         owned = all;
         vec![&owned[..]]
@@ -974,7 +1161,10 @@ mod tests {
         let res = crate::metrics::compute(records, opts);
         prop_assert_eq!(
             format!("{res:?}"),
-            format!("{:?}", crate::metrics::compute_vllm_reference(records, opts))
+            format!(
+                "{:?}",
+                crate::metrics::compute_vllm_reference(records, opts)
+            )
         );
         Ok(())
     }
@@ -1010,9 +1200,7 @@ mod tests {
         cases.push(vec![r.clone()]);
         // Only failures; a success without chunks.
         let mut f = r.clone();
-        f.outcome = Outcome::Incomplete {
-            reason: "x".into(),
-        };
+        f.outcome = Outcome::Incomplete { reason: "x".into() };
         cases.push(vec![f.clone(), RequestRecord::new(1, ms(3))]);
         // Zero gaps only.
         let mut z = RequestRecord::new(0, ms(0));
@@ -1037,7 +1225,9 @@ mod tests {
         let recs: Vec<RequestRecord> = (0..2000u64)
             .map(|i| {
                 let mut r = RequestRecord::new(i, ms(i));
-                r.chunks = (0..50).map(|j| chunk(i + j * j * 300, 1 + (j % 3) as u32)).collect();
+                r.chunks = (0..50)
+                    .map(|j| chunk(i + j * j * 300, 1 + (j % 3) as u32))
+                    .collect();
                 r
             })
             .collect();
@@ -1077,6 +1267,18 @@ mod tests {
         while g <= u64::from(u32::MAX) {
             let b = hbucket(g as u32);
             assert!(b >= prev && b < HBUCKETS, "{g}");
+            let (lo, width) = bucket_values(b);
+            if g < u64::from(ESCAPE) {
+                assert!((g as u32).wrapping_sub(lo) <= width, "{g} in bucket {b}");
+            }
+            if lo > 0 {
+                assert_ne!(hbucket(lo - 1), b, "below bucket {b}");
+            }
+            if let Some(above) = lo.checked_add(width).and_then(|x| x.checked_add(1)) {
+                if above != ESCAPE {
+                    assert_ne!(hbucket(above), b, "above bucket {b}");
+                }
+            }
             prev = b;
             g += 1 + g / 4096;
         }
