@@ -1189,6 +1189,53 @@ mod tests {
         }
     }
 
+    fn plain_req() -> impl Strategy<Value = Req> {
+        (
+            0u64..2_000,
+            prop::collection::vec(
+                (
+                    prop_oneof![8 => 0u64..60_000_000, 1 => Just(0u64), 1 => Just(5_000_000u64)],
+                    prop_oneof![9 => Just(1u32), 1 => 0u32..5],
+                ),
+                1..120,
+            ),
+            0u64..400_000_000,
+            prop::bool::weighted(0.95),
+            prop::option::of(0u64..1_000_000),
+            prop::option::of(1u64..200),
+        )
+            .prop_map(|(sent, gaps, first, ok, ended, usage)| Req {
+                sent,
+                gaps,
+                first,
+                ok,
+                ended,
+                usage,
+                prompt: Some(100),
+            })
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(64))]
+
+        /// Runs large enough for the two-thread split (> 512 gaps), ordinary gaps.
+        #[test]
+        fn one_pass_equals_reference_on_split_runs(
+            reqs in prop::collection::vec(plain_req(), 8..40),
+            scale in prop::sample::select(vec![1_000u64, 1_000_000]),
+            pct in prop::sample::select(vec![vec![99.0], vec![0.0, 10.0, 50.0, 90.0, 99.0, 99.9, 100.0]]),
+        ) {
+            let records = build(&reqs, scale);
+            let opts = options(pct, true);
+            let want = vllm_figures_reference(&records, &opts);
+            let got = vllm_figures(&records, &opts, 0);
+            prop_assert!(got.is_some(), "declined an ordinary run");
+            if let Some(got) = got {
+                same(&got, &want)?;
+            }
+        }
+    }
+
     #[test]
     fn edge_cases() {
         let ms = Duration::from_millis;
