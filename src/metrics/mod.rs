@@ -734,9 +734,18 @@ fn default_duration_from(bounds: Option<(u64, u64)>) -> Duration {
     }
 }
 
+/// Below this many chunks the straightforward computation is used: the one-pass method's
+/// fixed-size tables (a 45 k-bucket histogram) cost more than it saves.
+const ONE_PASS_MIN_CHUNKS: usize = 1 << 14;
+
 fn compute_vllm(records: &[RequestRecord], opts: &MetricsOptions) -> BenchmarkResult {
-    let figures = fast::vllm_figures(records, opts, PARALLEL_CHUNKS)
-        .unwrap_or_else(|| vllm_figures_reference(records, opts));
+    let chunks: usize = records.iter().map(|r| r.chunks.len()).sum();
+    let figures = if chunks < ONE_PASS_MIN_CHUNKS {
+        None
+    } else {
+        fast::vllm_figures(records, opts, PARALLEL_CHUNKS)
+    };
+    let figures = figures.unwrap_or_else(|| vllm_figures_reference(records, opts));
     vllm_result(figures, &opts.percentiles)
 }
 
