@@ -32,34 +32,59 @@ const PW_BLOCKSIZE: usize = 128;
 /// Sum of `xs` exactly as numpy's float64 `add.reduce` adds a contiguous array: pairwise
 /// summation with 8 partial sums per block of at most 128 values.
 pub fn pairwise_sum(xs: &[f64]) -> f64 {
+    let mut rest = xs;
+    pairwise_tree(xs.len(), &mut |len| {
+        let (leaf, tail) = rest.split_at(len);
+        rest = tail;
+        leaf_sum(leaf)
+    })
+}
+
+/// numpy's pairwise summation tree over `n` values, with each leaf (a run of at most
+/// [`PW_BLOCKSIZE`] consecutive values, in order) summed by `leaf(len)`: the leaves are
+/// requested left to right, so `leaf` can consume the values from a stream.
+pub(crate) fn pairwise_tree(n: usize, leaf: &mut impl FnMut(usize) -> f64) -> f64 {
+    if n <= PW_BLOCKSIZE {
+        leaf(n)
+    } else {
+        let n2 = pairwise_split(n);
+        let a = pairwise_tree(n2, leaf);
+        let b = pairwise_tree(n - n2, leaf);
+        a + b
+    }
+}
+
+/// Where numpy's pairwise summation of `n > 128` values splits them: the left half's
+/// length (`n / 2` rounded down to a multiple of 8).
+pub(crate) fn pairwise_split(n: usize) -> usize {
+    let n2 = n / 2;
+    n2 - n2 % 8
+}
+
+/// numpy's sum of one pairwise leaf (at most 128 values): a plain loop below 8 values,
+/// else 8 partial sums combined as `((r0+r1)+(r2+r3))+((r4+r5)+(r6+r7))` plus the rest.
+pub(crate) fn leaf_sum(xs: &[f64]) -> f64 {
     let n = xs.len();
     if n < 8 {
         let mut res = 0.0;
         for &x in xs {
             res += x;
         }
-        res
-    } else if n <= PW_BLOCKSIZE {
-        let mut r = [0.0f64; 8];
-        r.copy_from_slice(&xs[..8]);
-        let full = n - n % 8;
-        let mut i = 8;
-        while i < full {
-            for (j, acc) in r.iter_mut().enumerate() {
-                *acc += xs[i + j];
-            }
-            i += 8;
-        }
-        let mut res = ((r[0] + r[1]) + (r[2] + r[3])) + ((r[4] + r[5]) + (r[6] + r[7]));
-        for &x in &xs[full..] {
-            res += x;
-        }
-        res
-    } else {
-        let mut n2 = n / 2;
-        n2 -= n2 % 8;
-        pairwise_sum(&xs[..n2]) + pairwise_sum(&xs[n2..])
+        return res;
     }
+    let mut r = [0.0f64; 8];
+    r.copy_from_slice(&xs[..8]);
+    let full = n - n % 8;
+    for block in xs[8..full].chunks_exact(8) {
+        for (acc, &x) in r.iter_mut().zip(block) {
+            *acc += x;
+        }
+    }
+    let mut res = ((r[0] + r[1]) + (r[2] + r[3])) + ((r[4] + r[5]) + (r[6] + r[7]));
+    for &x in &xs[full..] {
+        res += x;
+    }
+    res
 }
 
 /// `np.mean(xs)`; `None` for an empty slice.
@@ -80,45 +105,21 @@ pub fn std(xs: &[f64]) -> Option<f64> {
 /// Population variance about a given mean, with numpy's summation of the squared
 /// deviations (in blocks, so no second full-size buffer is allocated).
 fn variance_about(xs: &[f64], m: f64) -> f64 {
-    // numpy materialises (x - m)^2 and pairwise-sums it. Reproduce the same pairwise tree
-    // by computing squared deviations leaf by leaf.
-    fn sq_sum(xs: &[f64], m: f64) -> f64 {
-        let n = xs.len();
-        let sq = |x: f64| {
-            let d = x - m;
-            d * d
-        };
-        if n < 8 {
-            let mut res = 0.0;
-            for &x in xs {
-                res += sq(x);
-            }
-            res
-        } else if n <= PW_BLOCKSIZE {
-            let mut r = [0.0f64; 8];
-            for (j, acc) in r.iter_mut().enumerate() {
-                *acc = sq(xs[j]);
-            }
-            let full = n - n % 8;
-            let mut i = 8;
-            while i < full {
-                for (j, acc) in r.iter_mut().enumerate() {
-                    *acc += sq(xs[i + j]);
-                }
-                i += 8;
-            }
-            let mut res = ((r[0] + r[1]) + (r[2] + r[3])) + ((r[4] + r[5]) + (r[6] + r[7]));
-            for &x in &xs[full..] {
-                res += sq(x);
-            }
-            res
-        } else {
-            let mut n2 = n / 2;
-            n2 -= n2 % 8;
-            sq_sum(&xs[..n2], m) + sq_sum(&xs[n2..], m)
+    // numpy materialises (x - m)^2 and pairwise-sums it: the same tree, with the squared
+    // deviations computed leaf by leaf.
+    let mut rest = xs;
+    let mut buf = [0.0f64; PW_BLOCKSIZE];
+    let sum = pairwise_tree(xs.len(), &mut |len| {
+        let (leaf, tail) = rest.split_at(len);
+        rest = tail;
+        let sq = &mut buf[..len];
+        for (d, &x) in sq.iter_mut().zip(leaf) {
+            let dev = x - m;
+            *d = dev * dev;
         }
-    }
-    sq_sum(xs, m) / xs.len() as f64
+        leaf_sum(sq)
+    });
+    sum / xs.len() as f64
 }
 
 /// numpy's `_lerp(a, b, t)`: `a + (b−a)·t`, or `b − (b−a)·(1−t)` when `t ≥ 0.5`.
@@ -326,40 +327,77 @@ pub fn numpy_summary(values: &mut [f64], percentiles: &[f64]) -> Option<NumpySum
             max_v = x;
         }
     }
-    // Ranks needed: the median's one or two, and each percentile's lower/upper index.
-    let mut ranks = vec![(n - 1) / 2, n / 2];
-    let positions: Vec<Option<(usize, usize, f64)>> =
-        percentiles.iter().map(|&p| linear_position(n, p)).collect();
-    for &(lo, hi, _) in positions.iter().flatten() {
-        ranks.push(lo);
-        ranks.push(hi);
-    }
-    let vals = order_statistics(values, &ranks);
-    let median_v = if n % 2 == 1 {
-        vals[1]
-    } else {
-        (vals[0] + vals[1]) / 2.0
-    };
-    let mut out = Vec::with_capacity(percentiles.len());
-    let mut k = 2;
-    for (&p, pos) in percentiles.iter().zip(&positions) {
-        match pos {
-            Some((_, _, t)) => {
-                out.push((p, lerp(vals[k], vals[k + 1], *t)));
-                k += 2;
-            }
-            None => out.push((p, f64::NAN)),
+    let ranks = SummaryRanks::new(n, percentiles);
+    let vals = order_statistics(values, &ranks.ranks);
+    Some(ranks.summary(mean_v, std_v, min_v, max_v, &vals))
+}
+
+/// The order statistics a [`NumpySummary`] of `n` values needs, and how to assemble it
+/// from them (shared by [`numpy_summary`] and computations that select the values their
+/// own way).
+pub(crate) struct SummaryRanks<'a> {
+    n: usize,
+    percentiles: &'a [f64],
+    positions: Vec<Option<(usize, usize, f64)>>,
+    /// 0-based ranks: the median's two (equal for odd `n`), then each valid percentile's
+    /// lower and upper index.
+    pub(crate) ranks: Vec<usize>,
+}
+
+impl<'a> SummaryRanks<'a> {
+    /// Ranks for `n > 0` values.
+    pub(crate) fn new(n: usize, percentiles: &'a [f64]) -> Self {
+        let mut ranks = vec![n.saturating_sub(1) / 2, n / 2];
+        let positions: Vec<Option<(usize, usize, f64)>> =
+            percentiles.iter().map(|&p| linear_position(n, p)).collect();
+        for &(lo, hi, _) in positions.iter().flatten() {
+            ranks.push(lo);
+            ranks.push(hi);
+        }
+        SummaryRanks {
+            n,
+            percentiles,
+            positions,
+            ranks,
         }
     }
-    Some(NumpySummary {
-        count: n,
-        mean: mean_v,
-        median: median_v,
-        std: std_v,
-        min: min_v,
-        max: max_v,
-        percentiles: out,
-    })
+
+    /// The summary, given the values at [`SummaryRanks::ranks`] (`vals[i]` for `ranks[i]`).
+    pub(crate) fn summary(
+        &self,
+        mean: f64,
+        std: f64,
+        min: f64,
+        max: f64,
+        vals: &[f64],
+    ) -> NumpySummary {
+        let at = |i: usize| vals.get(i).copied().unwrap_or(f64::NAN);
+        let median = if self.n % 2 == 1 {
+            at(1)
+        } else {
+            (at(0) + at(1)) / 2.0
+        };
+        let mut out = Vec::with_capacity(self.percentiles.len());
+        let mut k = 2;
+        for (&p, pos) in self.percentiles.iter().zip(&self.positions) {
+            match pos {
+                Some((_, _, t)) => {
+                    out.push((p, lerp(at(k), at(k + 1), *t)));
+                    k += 2;
+                }
+                None => out.push((p, f64::NAN)),
+            }
+        }
+        NumpySummary {
+            count: self.n,
+            mean,
+            median,
+            std,
+            min,
+            max,
+            percentiles: out,
+        }
+    }
 }
 
 // ------------------------------------------------------------------------------------------

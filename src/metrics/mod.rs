@@ -73,6 +73,7 @@ use crate::record::RequestRecord;
 use crate::result::{BenchmarkResult, Convention, ExactFigures, Percentile, Summary};
 use crate::stats::{numpy_summary, NumpySummary};
 
+mod fast;
 pub mod guidellm;
 pub use guidellm::{guidellm_metrics, GuidellmMetrics, StatusCounts, StatusDistributions};
 
@@ -607,59 +608,122 @@ fn sliding_window_peak_tokens(records: &[RequestRecord]) -> u64 {
         }
     };
     let cell_of = |t: u64| cell_index(t - lo, cell_ns);
-    let sum = |a: usize, b: usize| prefix[b] - prefix[a]; // cells a..b
-    let mut best = (0..ncells).map(|c| sum(c, c + k)).max().unwrap_or(0);
-    let candidates: Vec<usize> = (0..ncells).filter(|&c| sum(c, c + k + 1) > best).collect();
+    let (best, candidates) = aligned_peak_and_candidates(&prefix, k, ncells);
     if candidates.is_empty() {
         return best;
     }
-    // Gather the chunks of every candidate cell and of its partner cell c + K.
-    const NONE: u32 = u32::MAX;
-    let mut slot = vec![NONE; ncells + k + 1];
-    let mut groups: Vec<Vec<(u64, u32)>> = Vec::new();
-    for &c in &candidates {
-        for cell in [c, c + k] {
-            if slot[cell] == NONE {
-                slot[cell] = groups.len() as u32;
-                groups.push(Vec::new());
-            }
-        }
-    }
+    let mut groups = CandidateGroups::new(&candidates, k, ncells);
     for c in chunks() {
         let t = duration_nanos(c.at);
-        let s = slot[cell_of(t)];
-        if s != NONE {
-            groups[s as usize].push((t, c.tokens));
+        groups.push(cell_of(t), t, c.tokens);
+    }
+    groups.sweep(&prefix, k, &candidates, best)
+}
+
+/// From token prefix sums over `ncells` cells of 1/K s (`prefix[i]` = tokens in cells
+/// `0..i`, padded with K + 2 empty cells): the best window aligned on cells (a lower bound
+/// of the peak) and the cells a better window could start in (see
+/// [`sliding_window_peak_tokens`]).
+pub(crate) fn aligned_peak_and_candidates(
+    prefix: &[u64],
+    k: usize,
+    ncells: usize,
+) -> (u64, Vec<usize>) {
+    let sum = |a: usize, b: usize| prefix[b] - prefix[a]; // cells a..b
+    let best = (0..ncells).map(|c| sum(c, c + k)).max().unwrap_or(0);
+    let candidates: Vec<usize> = (0..ncells).filter(|&c| sum(c, c + k + 1) > best).collect();
+    (best, candidates)
+}
+
+/// The chunks of every candidate cell and of its partner cell c + K, gathered for the
+/// exact sweep of [`sliding_window_peak_tokens`].
+pub(crate) struct CandidateGroups {
+    /// Group index of each cell, or `NONE`.
+    slot: Vec<u32>,
+    groups: Vec<Vec<(u64, u32)>>,
+}
+
+impl CandidateGroups {
+    const NONE: u32 = u32::MAX;
+
+    pub(crate) fn new(candidates: &[usize], k: usize, ncells: usize) -> Self {
+        let mut slot = vec![Self::NONE; ncells + k + 1];
+        let mut groups: Vec<Vec<(u64, u32)>> = Vec::new();
+        for &c in candidates {
+            for cell in [c, c + k] {
+                if slot[cell] == Self::NONE {
+                    slot[cell] = groups.len() as u32;
+                    groups.push(Vec::new());
+                }
+            }
+        }
+        CandidateGroups { slot, groups }
+    }
+
+    /// Cells `0..n` that are wanted, as prefix counts (`out[i]` = wanted cells below `i`).
+    pub(crate) fn wanted_prefix(&self) -> Vec<u32> {
+        let mut out = Vec::with_capacity(self.slot.len() + 1);
+        let mut acc = 0u32;
+        out.push(0);
+        for &s in &self.slot {
+            acc += u32::from(s != Self::NONE);
+            out.push(acc);
+        }
+        out
+    }
+
+    /// Keep a chunk (time in ns, tokens) lying in `cell` if that cell is wanted; chunks
+    /// without tokens are dropped.
+    #[inline]
+    pub(crate) fn push(&mut self, cell: usize, t: u64, tokens: u32) {
+        if tokens == 0 {
+            return;
+        }
+        if let Some(&s) = self.slot.get(cell) {
+            if s != Self::NONE {
+                self.groups[s as usize].push((t, tokens));
+            }
         }
     }
-    for g in groups.iter_mut() {
-        g.sort_unstable();
-    }
-    let window = NANOS_PER_S;
-    for &c in &candidates {
-        let starts = &groups[slot[c] as usize];
-        let ends = &groups[slot[c + k] as usize];
-        let inner = sum(c + 1, c + k);
-        // Tokens of cell c at or after the start, of cell c+K before the end.
-        let mut tail: u64 = starts.iter().map(|e| u64::from(e.1)).sum();
-        let mut head = 0u64;
-        let mut j = 0;
-        let mut i = 0;
-        while i < starts.len() {
-            let s = starts[i].0;
-            while j < ends.len() && ends[j].0 < s + window {
-                head += u64::from(ends[j].1);
-                j += 1;
-            }
-            best = best.max(inner + tail + head);
-            // Every chunk at time s leaves the window once the start moves past s.
-            while i < starts.len() && starts[i].0 == s {
-                tail -= u64::from(starts[i].1);
-                i += 1;
+
+    /// The exact peak: `best` or a better window starting inside a candidate cell.
+    pub(crate) fn sweep(
+        mut self,
+        prefix: &[u64],
+        k: usize,
+        candidates: &[usize],
+        mut best: u64,
+    ) -> u64 {
+        let sum = |a: usize, b: usize| prefix[b] - prefix[a]; // cells a..b
+        for g in self.groups.iter_mut() {
+            g.sort_unstable();
+        }
+        let window = NANOS_PER_S;
+        for &c in candidates {
+            let starts = &self.groups[self.slot[c] as usize];
+            let ends = &self.groups[self.slot[c + k] as usize];
+            let inner = sum(c + 1, c + k);
+            // Tokens of cell c at or after the start, of cell c+K before the end.
+            let mut tail: u64 = starts.iter().map(|e| u64::from(e.1)).sum();
+            let mut head = 0u64;
+            let mut j = 0;
+            let mut i = 0;
+            while i < starts.len() {
+                let s = starts[i].0;
+                while j < ends.len() && ends[j].0 < s + window {
+                    head += u64::from(ends[j].1);
+                    j += 1;
+                }
+                best = best.max(inner + tail + head);
+                // Every chunk at time s leaves the window once the start moves past s.
+                while i < starts.len() && starts[i].0 == s {
+                    tail -= u64::from(starts[i].1);
+                    i += 1;
+                }
             }
         }
+        best
     }
-    best
 }
 
 /// Nanoseconds as u64 (saturating after ~584 years), without u128 arithmetic.
@@ -718,13 +782,101 @@ fn with_exact_figures<T: Send>(
     })
 }
 
+/// Everything `Convention::Vllm` reports, before the conversion to a [`BenchmarkResult`].
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct VllmFigures {
+    completed: u64,
+    failed: u64,
+    total_input: u64,
+    total_output: u64,
+    good: Option<u64>,
+    peak_tokens: f64,
+    peak_conc: f64,
+    ttft: Option<NumpySummary>,
+    tpot: Option<NumpySummary>,
+    itl: Option<NumpySummary>,
+    e2el: Option<NumpySummary>,
+    duration: Duration,
+    peak_output_tokens_exact: u64,
+    peak_in_flight: u64,
+}
+
+/// [`default_duration`] from (first send, last end) in ns, if there are records.
+fn default_duration_from(bounds: Option<(u64, u64)>) -> Duration {
+    match bounds {
+        Some((s, e)) => Duration::from_nanos(e.saturating_sub(s)),
+        None => Duration::ZERO,
+    }
+}
+
+/// Below this many chunks the straightforward computation is used: the one-pass method's
+/// fixed-size tables (a 45 k-bucket histogram) cost more than it saves.
+const ONE_PASS_MIN_CHUNKS: usize = 1 << 14;
+
 fn compute_vllm(records: &[RequestRecord], opts: &MetricsOptions) -> BenchmarkResult {
-    let (mut res, exact) = with_exact_figures(records, || compute_vllm_stats(records, opts));
-    res.exact = Some(exact);
+    let chunks: usize = records.iter().map(|r| r.chunks.len()).sum();
+    let figures = if chunks < ONE_PASS_MIN_CHUNKS {
+        None
+    } else {
+        fast::vllm_figures(records, opts, PARALLEL_CHUNKS)
+    };
+    let figures = figures.unwrap_or_else(|| vllm_figures_reference(records, opts));
+    vllm_result(figures, &opts.percentiles)
+}
+
+/// `Convention::Vllm` computed the straightforward way (every ITL materialised as f64
+/// seconds, numpy's algorithms on the lists, the exact figures by [`exact_figures`]). The
+/// one-pass computation equals it bit for bit; it is also the fallback for inputs the
+/// one-pass method does not cover.
+#[cfg(test)]
+pub(crate) fn compute_vllm_reference(
+    records: &[RequestRecord],
+    opts: &MetricsOptions,
+) -> BenchmarkResult {
+    vllm_result(vllm_figures_reference(records, opts), &opts.percentiles)
+}
+
+fn vllm_figures_reference(records: &[RequestRecord], opts: &MetricsOptions) -> VllmFigures {
+    let (mut figures, exact) = with_exact_figures(records, || vllm_stats_reference(records, opts));
+    figures.peak_output_tokens_exact = sliding_peak_of(&exact);
+    figures.peak_in_flight = exact.peak_in_flight.unwrap_or(0);
+    figures
+}
+
+fn sliding_peak_of(exact: &ExactFigures) -> u64 {
+    exact.peak_output_tokens_per_s.unwrap_or(0.0) as u64
+}
+
+fn vllm_result(f: VllmFigures, pct: &[f64]) -> BenchmarkResult {
+    let dur_s = f.duration.as_secs_f64();
+    let per_s = |x: f64| if dur_s > 0.0 { Some(x / dur_s) } else { None };
+    let mut res = BenchmarkResult {
+        successful_requests: Some(f.completed),
+        failed_requests: Some(f.failed),
+        duration_ms: Some(dur_s * 1000.0),
+        total_input_tokens: Some(f.total_input),
+        total_output_tokens: Some(f.total_output),
+        request_throughput_per_s: per_s(f.completed as f64),
+        request_goodput_per_s: f.good.and_then(|g| per_s(g as f64)),
+        output_throughput_per_s: per_s(f.total_output as f64),
+        peak_output_throughput_per_s: Some(f.peak_tokens),
+        peak_concurrent_requests: Some(f.peak_conc),
+        total_token_throughput_per_s: per_s(f.total_input as f64 + f.total_output as f64),
+        ttft: Some(vllm_summary_ms(f.ttft, pct)),
+        tpot: Some(vllm_summary_ms(f.tpot, pct)),
+        itl: Some(vllm_summary_ms(f.itl, pct)),
+        e2el: Some(vllm_summary_ms(f.e2el, pct)),
+        exact: Some(ExactFigures {
+            peak_output_tokens_per_s: Some(f.peak_output_tokens_exact as f64),
+            peak_in_flight: Some(f.peak_in_flight),
+        }),
+        ..BenchmarkResult::default()
+    };
+    res.meta.convention = Some(Convention::Vllm);
     res
 }
 
-fn compute_vllm_stats(records: &[RequestRecord], opts: &MetricsOptions) -> BenchmarkResult {
+fn vllm_stats_reference(records: &[RequestRecord], opts: &MetricsOptions) -> VllmFigures {
     let successes: Vec<&RequestRecord> = records.iter().filter(|r| vllm_success(r)).collect();
     let failed = (records.len() - successes.len()) as u64;
 
@@ -776,36 +928,22 @@ fn compute_vllm_stats(records: &[RequestRecord], opts: &MetricsOptions) -> Bench
     let (peak_tokens, peak_conc) = peaks.finish();
 
     let pct = &opts.percentiles;
-    let ttft = vllm_summary_ms(numpy_summary(&mut ttfts, pct), pct);
-    let tpot = vllm_summary_ms(numpy_summary(&mut tpots, pct), pct);
-    let itl = vllm_summary_ms(numpy_summary(&mut itls, pct), pct);
-    let e2el = vllm_summary_ms(numpy_summary(&mut e2els, pct), pct);
-
-    let duration = opts.duration.unwrap_or_else(|| default_duration(records));
-    let dur_s = duration.as_secs_f64();
-    let per_s = |x: f64| if dur_s > 0.0 { Some(x / dur_s) } else { None };
-    let completed = successes.len() as u64;
-
-    let mut res = BenchmarkResult {
-        successful_requests: Some(completed),
-        failed_requests: Some(failed),
-        duration_ms: Some(dur_s * 1000.0),
-        total_input_tokens: Some(total_input),
-        total_output_tokens: Some(total_output),
-        request_throughput_per_s: per_s(completed as f64),
-        request_goodput_per_s: good.and_then(|g| per_s(g as f64)),
-        output_throughput_per_s: per_s(total_output as f64),
-        peak_output_throughput_per_s: Some(peak_tokens),
-        peak_concurrent_requests: Some(peak_conc),
-        total_token_throughput_per_s: per_s(total_input as f64 + total_output as f64),
-        ttft: Some(ttft),
-        tpot: Some(tpot),
-        itl: Some(itl),
-        e2el: Some(e2el),
-        ..BenchmarkResult::default()
-    };
-    res.meta.convention = Some(Convention::Vllm);
-    res
+    VllmFigures {
+        completed: successes.len() as u64,
+        failed,
+        total_input,
+        total_output,
+        good,
+        peak_tokens,
+        peak_conc,
+        ttft: numpy_summary(&mut ttfts, pct),
+        tpot: numpy_summary(&mut tpots, pct),
+        itl: numpy_summary(&mut itls, pct),
+        e2el: numpy_summary(&mut e2els, pct),
+        duration: opts.duration.unwrap_or_else(|| default_duration(records)),
+        peak_output_tokens_exact: 0,
+        peak_in_flight: 0,
+    }
 }
 
 #[cfg(test)]
