@@ -10,8 +10,10 @@
 //! the sequential parser, with its precise errors):
 //!
 //! * a list starts after `"successful": [` (or `errored`, `incomplete`, any whitespace);
-//!   further cuts inside a list are at `}, {` followed by the same first member as the
-//!   list's first element (`"type_": "generative_request_stats"`);
+//!   the cuts, spread evenly over the file from the first non-empty list on, are at
+//!   `}, {` followed by the same first member as that list's first request
+//!   (`"type_": "generative_request_stats"`). The threads scan for the other lists while
+//!   they parse the first pieces;
 //! * a piece parses whole request objects separated by commas, and ends exactly where the
 //!   next cut of the list starts or at the list's `]`; a list is the chain of pieces from
 //!   its start to its `]`. Each object is parsed strictly (`serde_json::from_slice`
@@ -26,6 +28,7 @@
 //! a request object nests at most three levels of typed structure, and `serde_json` skips
 //! ignored values without a depth limit.)
 
+use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 use serde::de::{self, IgnoredAny, SeqAccess, Visitor};
@@ -93,6 +96,17 @@ fn list_starts(bytes: &[u8], from: usize, to: usize) -> Vec<usize> {
     out
 }
 
+/// The first list start after `from` (see [`list_starts`]).
+fn next_list_start(bytes: &[u8], mut from: usize) -> Option<usize> {
+    loop {
+        let open = from + memchr::memchr(b'[', bytes.get(from..)?)?;
+        if let Some(&l) = list_starts(bytes, open, open + 1).first() {
+            return Some(l);
+        }
+        from = open + 1;
+    }
+}
+
 /// The beginning of the object at `at` up to the end of its first member's key, or of its
 /// value when that is a short string: what every request of one list starts with.
 fn signature(bytes: &[u8], at: usize) -> Option<&[u8]> {
@@ -134,6 +148,20 @@ fn cut_after(bytes: &[u8], from: usize, to: usize, sig: &[u8]) -> Option<usize> 
         i = c + 1;
     }
     None
+}
+
+/// Work for the threads.
+enum Job {
+    /// Find the list starts in a range.
+    Scan(usize, usize),
+    /// Parse the piece at a position.
+    Piece(usize),
+}
+
+/// A job's result.
+enum Done {
+    Starts(Vec<usize>),
+    Piece(usize, Option<Piece>),
 }
 
 /// How a piece ended.
@@ -282,44 +310,71 @@ fn run_all<T: Send>(n: usize, threads: usize, f: &(impl Fn(usize) -> T + Sync)) 
 /// is unexpected (the caller then parses sequentially).
 pub(super) fn parse(bytes: &[u8], threads: usize) -> Option<RawReport> {
     let threads = threads.max(1);
-    // 1. Where the lists start (the scan split across the threads).
-    let parts = run_all(threads, threads, &|k| {
-        list_starts(
-            bytes,
-            bytes.len() * k / threads,
-            bytes.len() * (k + 1) / threads,
-        )
-    })?;
-    let starts: Vec<usize> = parts.into_iter().flatten().collect();
-    if starts.is_empty() {
-        return None;
-    }
+    // 1. The first list with a request in it, and its first request's signature (the
+    //    scan for the other lists runs on the threads, with the pieces).
+    let mut from = 0;
+    let (first, sig) = loop {
+        let l = next_list_start(bytes, from)?;
+        if let Some(sig) = signature(bytes, l) {
+            break (l, sig);
+        }
+        from = l;
+    };
+    let mut starts = list_starts(bytes, 0, first);
+    starts.push(first);
 
-    // 2. Cuts inside the lists, spread evenly over the bytes from the first list on.
-    let first = starts[0];
+    // 2. Cuts spread evenly over the bytes from the first list on: `}, {` followed by an
+    //    object that starts like that request.
     let pieces = threads * PIECES_PER_THREAD;
-    let mut cuts = Vec::new();
+    let mut cuts: Vec<usize> = Vec::new();
     for k in 1..pieces {
         let target = first + (bytes.len() - first) * k / pieces;
-        // The list the target falls in, and where the next one starts.
-        let i = starts.partition_point(|&s| s <= target).saturating_sub(1);
-        let limit = starts.get(i + 1).copied().unwrap_or(bytes.len());
-        let Some(sig) = signature(bytes, starts[i]) else {
-            continue;
-        };
-        let from = target.max(cuts.last().map_or(0, |&c: &usize| c + 1));
-        if let Some(c) = cut_after(bytes, from, limit, sig) {
+        let from = target.max(cuts.last().map_or(0, |&c| c + 1));
+        if let Some(c) = cut_after(bytes, from, bytes.len(), sig) {
             cuts.push(c);
         }
     }
 
-    // 3. Parse every piece.
-    let mut items: Vec<usize> = starts.iter().chain(&cuts).copied().collect();
-    items.sort_unstable();
-    items.dedup();
-    let mut results: Vec<Option<Option<Piece>>> = run_all(items.len(), threads, &|i| {
-        Some(parse_piece(bytes, items[i], &cuts))
-    })?;
+    // 3. Scan the rest for lists and parse the pieces from the first list and the cuts;
+    //    then the pieces from the lists the scan found.
+    let scans = threads.min((bytes.len() - first) / MIN_BYTES + 1);
+    let mut jobs: Vec<Job> = (0..scans)
+        .map(|k| {
+            let span = bytes.len() - first;
+            Job::Scan(first + span * k / scans, first + span * (k + 1) / scans)
+        })
+        .collect();
+    jobs.extend(
+        std::iter::once(first)
+            .chain(cuts.iter().copied())
+            .map(Job::Piece),
+    );
+    let mut pieces: BTreeMap<usize, Option<Piece>> = BTreeMap::new();
+    let run = |jobs: &[Job],
+               starts: &mut Vec<usize>,
+               pieces: &mut BTreeMap<usize, Option<Piece>>|
+     -> Option<()> {
+        for done in run_all(jobs.len(), threads, &|i| match jobs[i] {
+            Job::Scan(from, to) => Done::Starts(list_starts(bytes, from, to)),
+            Job::Piece(at) => Done::Piece(at, parse_piece(bytes, at, &cuts)),
+        })? {
+            match done {
+                Done::Starts(found) => starts.extend(found),
+                Done::Piece(at, piece) => {
+                    pieces.insert(at, piece);
+                }
+            }
+        }
+        Some(())
+    };
+    run(&jobs, &mut starts, &mut pieces)?;
+    let later: Vec<Job> = starts
+        .iter()
+        .filter(|s| !pieces.contains_key(s))
+        .map(|&s| Job::Piece(s))
+        .collect();
+    run(&later, &mut starts, &mut pieces)?;
+    starts.sort_unstable();
 
     // 4. Follow each list's chain of pieces to its `]`.
     let mut lists: Vec<(usize, usize, Vec<RawRequest>)> = Vec::new();
@@ -331,10 +386,7 @@ pub(super) fn parse(bytes: &[u8], threads: usize) -> Option<RawReport> {
         let mut requests: Vec<RawRequest> = Vec::new();
         let mut at = start;
         let end = loop {
-            let Ok(i) = items.binary_search(&at) else {
-                break None;
-            };
-            let Some(Some(piece)) = results.get_mut(i).and_then(Option::take) else {
+            let Some(Some(piece)) = pieces.remove(&at) else {
                 break None;
             };
             if requests.is_empty() {
@@ -357,7 +409,7 @@ pub(super) fn parse(bytes: &[u8], threads: usize) -> Option<RawReport> {
 
     // 5. The skeleton: the document with each list's content replaced by `"0"`.
     let removed: usize = lists.iter().map(|(s, e, _)| e - s).sum();
-    let mut skeleton = Vec::with_capacity(bytes.len() - removed + 3 * lists.len());
+    let mut skeleton = Vec::with_capacity(bytes.len().saturating_sub(removed) + 3 * lists.len());
     let mut placeholders = Vec::with_capacity(lists.len());
     let mut at = 0;
     for (s, e, _) in &lists {
