@@ -187,6 +187,12 @@ pub fn from_path(path: &std::path::Path) -> Result<GuidellmReport, ImportError> 
 
 /// Read a guidellm report from bytes (JSON; bare `NaN`/`Infinity` accepted).
 ///
+/// A file of 1 MiB or more is parsed on up to 4 threads (the available parallelism): the
+/// request lists in pieces, the rest of the document as a small copy in which each list is
+/// a placeholder. The result is the one [`from_slice_sequential`] gives; whenever the
+/// pieces or the placeholders are not exactly where they should be (or the file holds a
+/// bare `NaN`), this falls back to the sequential parse and its errors.
+///
 /// ```
 /// let bytes = std::fs::read("tests/fixtures/guidellm/constant_rate20.json").unwrap();
 /// let report = servebench::import::guidellm::from_slice(&bytes).unwrap();
