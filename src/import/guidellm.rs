@@ -427,11 +427,32 @@ struct RawSchedulerInfo {
     request_end: Option<f64>,
 }
 
+/// A parsed request list: one vector (the sequential parse) or its pieces in order (the
+/// parallel parse, which so never concatenates them).
+trait RequestList {
+    fn requests(&self) -> impl Iterator<Item = &RawRequest>;
+}
+
+impl RequestList for Vec<RawRequest> {
+    fn requests(&self) -> impl Iterator<Item = &RawRequest> {
+        self.iter()
+    }
+}
+
+impl RequestList for Vec<Vec<RawRequest>> {
+    fn requests(&self) -> impl Iterator<Item = &RawRequest> {
+        self.iter().flatten()
+    }
+}
+
 // ---------------------------------------------------------------------------------------
 // Conversion.
 
 /// Convert the parsed report, using up to `threads` threads for large benchmarks.
-fn convert(raw: RawReport, threads: usize) -> Result<GuidellmReport, ImportError> {
+fn convert<L: RequestList>(
+    raw: RawReport<L>,
+    threads: usize,
+) -> Result<GuidellmReport, ImportError> {
     let benchmarks = raw.benchmarks.ok_or_else(|| ImportError::Invalid {
         path: "$".into(),
         message: "no `benchmarks` list: not a guidellm report".into(),
@@ -673,9 +694,9 @@ fn classify_error(message: &str) -> ErrorKind {
 /// the caller offers them).
 const PARALLEL_RECORDS: usize = 2048;
 
-fn convert_benchmark(
+fn convert_benchmark<L: RequestList>(
     i: usize,
-    b: RawBenchmark,
+    b: RawBenchmark<L>,
     source: &str,
     threads: usize,
 ) -> Result<GuidellmBenchmark, ImportError> {
@@ -723,7 +744,7 @@ fn convert_benchmark(
             (Status::Errored, &reqs.errored),
             (Status::Incomplete, &reqs.incomplete),
         ] {
-            for (index, raw) in list.iter().flatten().enumerate() {
+            for (index, raw) in list.iter().flat_map(L::requests).enumerate() {
                 listed.push(Listed { status, index, raw });
             }
         }

@@ -36,6 +36,9 @@ use serde::{Deserialize, Deserializer};
 
 use super::{RawBenchmark, RawReport, RawRequest, RawRequests};
 
+/// A request list as its pieces, in order.
+pub(super) type Pieces = Vec<Vec<RawRequest>>;
+
 /// Files below this size are parsed sequentially (threads would not pay off).
 pub(super) const MIN_BYTES: usize = 1 << 20;
 
@@ -43,7 +46,7 @@ pub(super) const MIN_BYTES: usize = 1 << 20;
 const MAX_THREADS: usize = 4;
 
 /// Pieces per thread (several, so that a thread finishing early takes more work).
-const PIECES_PER_THREAD: usize = 4;
+const PIECES_PER_THREAD: usize = 16;
 
 /// The keys of the request lists, with their quotes.
 const LIST_KEYS: [&[u8]; 3] = [b"\"successful\"", b"\"errored\"", b"\"incomplete\""];
@@ -308,7 +311,7 @@ fn run_all<T: Send>(n: usize, threads: usize, f: &(impl Fn(usize) -> T + Sync)) 
 
 /// Parse `bytes` on `threads` threads; `None` when the shortcut does not apply or anything
 /// is unexpected (the caller then parses sequentially).
-pub(super) fn parse(bytes: &[u8], threads: usize) -> Option<RawReport> {
+pub(super) fn parse(bytes: &[u8], threads: usize) -> Option<RawReport<Pieces>> {
     let threads = threads.max(1);
     // 1. The first list with a request in it, and its first request's signature (the
     //    scan for the other lists runs on the threads, with the pieces).
@@ -377,23 +380,19 @@ pub(super) fn parse(bytes: &[u8], threads: usize) -> Option<RawReport> {
     starts.sort_unstable();
 
     // 4. Follow each list's chain of pieces to its `]`.
-    let mut lists: Vec<(usize, usize, Vec<RawRequest>)> = Vec::new();
+    let mut lists: Vec<(usize, usize, Pieces)> = Vec::new();
     let mut prev_end = 0;
     for &start in &starts {
         if start < prev_end {
             continue; // inside the previous list: not a list
         }
-        let mut requests: Vec<RawRequest> = Vec::new();
+        let mut requests: Pieces = Vec::new();
         let mut at = start;
         let end = loop {
             let Some(Some(piece)) = pieces.remove(&at) else {
                 break None;
             };
-            if requests.is_empty() {
-                requests = piece.requests;
-            } else {
-                requests.extend(piece.requests);
-            }
+            requests.push(piece.requests);
             match piece.stop {
                 Stop::Cut(c) => at = c,
                 Stop::End(e) => break Some(e),
@@ -423,10 +422,9 @@ pub(super) fn parse(bytes: &[u8], threads: usize) -> Option<RawReport> {
 
     // 6. Put the lists in their places; each placeholder must be used exactly once.
     let base = skeleton.as_ptr() as usize;
-    let mut lists: Vec<Option<Vec<RawRequest>>> =
-        lists.into_iter().map(|(_, _, r)| Some(r)).collect();
+    let mut lists: Vec<Option<Pieces>> = lists.into_iter().map(|(_, _, r)| Some(r)).collect();
     let mut used = 0usize;
-    let mut take = |slot: Slot| -> Option<Vec<RawRequest>> {
+    let mut take = |slot: Slot| -> Option<Pieces> {
         let i = placeholders
             .binary_search(&slot.0.checked_sub(base)?)
             .ok()?;
