@@ -29,7 +29,7 @@
 //! ignored values without a depth limit.)
 
 use std::collections::BTreeMap;
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 
 use serde::de::{self, IgnoredAny, SeqAccess, Visitor};
 use serde::{Deserialize, Deserializer};
@@ -323,6 +323,11 @@ pub(super) fn parse(bytes: &[u8], threads: usize) -> Option<RawReport<Pieces>> {
         }
         from = l;
     };
+    // A bare `NaN` before the lists (guidellm writes non-finite aggregates there) would
+    // only fail the skeleton after all the work: go sequential (through the filter) at once.
+    if super::json::may_contain_non_finite(bytes.get(..first)?) {
+        return None;
+    }
     let mut starts = list_starts(bytes, 0, first);
     starts.push(first);
 
@@ -353,13 +358,23 @@ pub(super) fn parse(bytes: &[u8], threads: usize) -> Option<RawReport<Pieces>> {
             .map(Job::Piece),
     );
     let mut pieces: BTreeMap<usize, Option<Piece>> = BTreeMap::new();
+    let failed = AtomicBool::new(false);
     let run = |jobs: &[Job],
                starts: &mut Vec<usize>,
                pieces: &mut BTreeMap<usize, Option<Piece>>|
      -> Option<()> {
         for done in run_all(jobs.len(), threads, &|i| match jobs[i] {
             Job::Scan(from, to) => Done::Starts(list_starts(bytes, from, to)),
-            Job::Piece(at) => Done::Piece(at, parse_piece(bytes, at, &cuts)),
+            // Once a piece has failed (a bare `NaN`, a syntax error: the sequential parse
+            // will run), the others are not worth parsing.
+            Job::Piece(_) if failed.load(Ordering::Relaxed) => Done::Piece(usize::MAX, None),
+            Job::Piece(at) => {
+                let piece = parse_piece(bytes, at, &cuts);
+                if piece.is_none() {
+                    failed.store(true, Ordering::Relaxed);
+                }
+                Done::Piece(at, piece)
+            }
         })? {
             match done {
                 Done::Starts(found) => starts.extend(found),
