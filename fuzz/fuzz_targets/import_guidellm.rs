@@ -1,5 +1,6 @@
 //! Fuzz the guidellm importer: any bytes give a report or a typed error, never a panic;
-//! an imported report keeps its invariants and its aggregates survive a JSON round trip.
+//! an imported report keeps its invariants and its aggregates survive a JSON round trip;
+//! the parallel parse agrees with the sequential one whenever it applies.
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
@@ -7,7 +8,12 @@ use servebench::import::guidellm;
 use servebench::BenchmarkResult;
 
 fuzz_target!(|data: &[u8]| {
-    let Ok(report) = guidellm::from_slice(data) else {
+    // The parallel parse (large files) either declines or gives the sequential result.
+    let sequential = guidellm::from_slice_sequential(data);
+    if let Some(parallel) = guidellm::from_slice_parallel(data, 2) {
+        assert_eq!(format!("{parallel:?}"), format!("{sequential:?}"));
+    }
+    let Ok(report) = sequential else {
         return;
     };
     for b in &report.benchmarks {

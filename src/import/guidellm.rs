@@ -71,6 +71,8 @@ use serde::de::IgnoredAny;
 use serde::Deserialize;
 
 use super::{json, read_file, round_count, ImportError};
+
+mod parallel;
 use crate::record::{Chunk, ErrorKind, Outcome, RequestRecord};
 use crate::result::{BenchmarkResult, Convention, Percentile, RunMeta, Summary};
 
@@ -185,6 +187,12 @@ pub fn from_path(path: &std::path::Path) -> Result<GuidellmReport, ImportError> 
 
 /// Read a guidellm report from bytes (JSON; bare `NaN`/`Infinity` accepted).
 ///
+/// A file of 1 MiB or more is parsed on up to 4 threads (the available parallelism): the
+/// request lists in pieces, the rest of the document as a small copy in which each list is
+/// a placeholder. The result is the one [`from_slice_sequential`] gives; whenever the
+/// pieces or the placeholders are not exactly where they should be (or the file holds a
+/// bare `NaN`), this falls back to the sequential parse and its errors.
+///
 /// ```
 /// let bytes = std::fs::read("tests/fixtures/guidellm/constant_rate20.json").unwrap();
 /// let report = servebench::import::guidellm::from_slice(&bytes).unwrap();
@@ -194,6 +202,19 @@ pub fn from_path(path: &std::path::Path) -> Result<GuidellmReport, ImportError> 
 /// assert_eq!(b.measured_records().len(), 60);
 /// ```
 pub fn from_slice(bytes: &[u8]) -> Result<GuidellmReport, ImportError> {
+    if bytes.len() >= parallel::MIN_BYTES {
+        let threads = parallel::threads();
+        if threads > 1 {
+            if let Some(raw) = parallel::parse(bytes, threads) {
+                return convert(raw, threads);
+            }
+        }
+    }
+    from_slice_sequential(bytes)
+}
+
+/// [`from_slice`] on one thread, whatever the size.
+pub fn from_slice_sequential(bytes: &[u8]) -> Result<GuidellmReport, ImportError> {
     let raw: RawReport = match json::parse_slice(bytes, 0) {
         Ok(r) => r,
         Err(e) => {
@@ -208,7 +229,18 @@ pub fn from_slice(bytes: &[u8]) -> Result<GuidellmReport, ImportError> {
             return Err(e);
         }
     };
-    convert(raw)
+    convert(raw, 1)
+}
+
+/// [`from_slice`]'s parallel parse on `threads` threads, whatever the size: `None` when it
+/// does not apply and [`from_slice`] would parse sequentially (see the module docs of
+/// the parallel path in the source). For tests and benchmarks.
+#[doc(hidden)]
+pub fn from_slice_parallel(
+    bytes: &[u8],
+    threads: usize,
+) -> Option<Result<GuidellmReport, ImportError>> {
+    parallel::parse(bytes, threads).map(|raw| convert(raw, threads))
 }
 
 fn unsupported(v: i64) -> ImportError {
@@ -227,11 +259,13 @@ struct Probe {
     metadata: Option<RawMetadata>,
 }
 
+/// The report; `L` is what a request list reads as (the requests themselves, or
+/// [`parallel`]'s placeholder for a list parsed on its own).
 #[derive(Deserialize)]
-struct RawReport {
+struct RawReport<L = Vec<RawRequest>> {
     metadata: Option<RawMetadata>,
     args: Option<IgnoredAny>,
-    benchmarks: Option<Vec<RawBenchmark>>,
+    benchmarks: Option<Vec<RawBenchmark<L>>>,
 }
 
 #[derive(Deserialize)]
@@ -241,11 +275,11 @@ struct RawMetadata {
 }
 
 #[derive(Deserialize)]
-struct RawBenchmark {
+struct RawBenchmark<L = Vec<RawRequest>> {
     config: Option<RawBenchConfig>,
     scheduler_metrics: Option<RawSchedulerMetrics>,
     metrics: Option<RawMetrics>,
-    requests: Option<RawRequests>,
+    requests: Option<RawRequests<L>>,
     start_time: Option<f64>,
     end_time: Option<f64>,
     duration: Option<f64>,
@@ -345,10 +379,10 @@ struct RawPercentiles {
 }
 
 #[derive(Deserialize)]
-struct RawRequests {
-    successful: Option<Vec<RawRequest>>,
-    errored: Option<Vec<RawRequest>>,
-    incomplete: Option<Vec<RawRequest>>,
+struct RawRequests<L = Vec<RawRequest>> {
+    successful: Option<L>,
+    errored: Option<L>,
+    incomplete: Option<L>,
 }
 
 #[derive(Deserialize)]
@@ -393,10 +427,32 @@ struct RawSchedulerInfo {
     request_end: Option<f64>,
 }
 
+/// A parsed request list: one vector (the sequential parse) or its pieces in order (the
+/// parallel parse, which so never concatenates them).
+trait RequestList {
+    fn requests(&self) -> impl Iterator<Item = &RawRequest>;
+}
+
+impl RequestList for Vec<RawRequest> {
+    fn requests(&self) -> impl Iterator<Item = &RawRequest> {
+        self.iter()
+    }
+}
+
+impl RequestList for Vec<Vec<RawRequest>> {
+    fn requests(&self) -> impl Iterator<Item = &RawRequest> {
+        self.iter().flatten()
+    }
+}
+
 // ---------------------------------------------------------------------------------------
 // Conversion.
 
-fn convert(raw: RawReport) -> Result<GuidellmReport, ImportError> {
+/// Convert the parsed report, using up to `threads` threads for large benchmarks.
+fn convert<L: RequestList>(
+    raw: RawReport<L>,
+    threads: usize,
+) -> Result<GuidellmReport, ImportError> {
     let benchmarks = raw.benchmarks.ok_or_else(|| ImportError::Invalid {
         path: "$".into(),
         message: "no `benchmarks` list: not a guidellm report".into(),
@@ -441,7 +497,7 @@ fn convert(raw: RawReport) -> Result<GuidellmReport, ImportError> {
     let benchmarks = benchmarks
         .into_iter()
         .enumerate()
-        .map(|(i, b)| convert_benchmark(i, b, &source))
+        .map(|(i, b)| convert_benchmark(i, b, &source, threads))
         .collect::<Result<Vec<_>, _>>()?;
     Ok(GuidellmReport {
         schema,
@@ -634,10 +690,15 @@ fn classify_error(message: &str) -> ErrorKind {
     }
 }
 
-fn convert_benchmark(
+/// Benchmarks with at least this many listed requests convert on several threads (when
+/// the caller offers them).
+const PARALLEL_RECORDS: usize = 2048;
+
+fn convert_benchmark<L: RequestList>(
     i: usize,
-    b: RawBenchmark,
+    b: RawBenchmark<L>,
     source: &str,
+    threads: usize,
 ) -> Result<GuidellmBenchmark, ImportError> {
     let bp = format!("$.benchmarks[{i}]");
     let strategy = b
@@ -683,7 +744,7 @@ fn convert_benchmark(
             (Status::Errored, &reqs.errored),
             (Status::Incomplete, &reqs.incomplete),
         ] {
-            for (index, raw) in list.iter().flatten().enumerate() {
+            for (index, raw) in list.iter().flat_map(L::requests).enumerate() {
                 listed.push(Listed { status, index, raw });
             }
         }
@@ -741,13 +802,8 @@ fn convert_benchmark(
         })
     };
 
-    let mut records = Vec::with_capacity(listed.len());
-    let mut in_window = Vec::with_capacity(listed.len());
-    let mut counts = Counts {
-        reported,
-        ..Counts::default()
-    };
-    for (n, (l, t)) in listed.iter().zip(&all_times).enumerate() {
+    // One record; `n` is its index in `listed`.
+    let one = |n: usize, l: &Listed<'_>, t: &Times| -> Result<(RequestRecord, bool), ImportError> {
         let tp = |field: &str| {
             format!(
                 "{bp}.requests.{}[{}].info.timings.{field}",
@@ -813,17 +869,55 @@ fn convert_benchmark(
             (Some(ws), Some(we), Some(end)) => end >= ws && start <= we,
             _ => true,
         };
-        let bump = |c: &mut StatusCounts| match l.status {
-            Status::Successful => c.successful += 1,
-            Status::Errored => c.errored += 1,
-            Status::Incomplete => c.incomplete += 1,
-        };
-        bump(&mut counts.listed);
-        if inside {
-            bump(&mut counts.in_window);
+        Ok((record, inside))
+    };
+    let convert_range = |from: usize, to: usize| {
+        listed[from..to]
+            .iter()
+            .zip(&all_times[from..to])
+            .enumerate()
+            .map(|(k, (l, t))| one(from + k, l, t))
+            .collect::<Result<Vec<_>, ImportError>>()
+    };
+    // Requests convert independently: a large benchmark on `threads` threads, in
+    // consecutive parts whose errors are taken in order (the first is the sequential one).
+    let parts = if threads > 1 && listed.len() >= PARALLEL_RECORDS {
+        let bounds: Vec<usize> = (0..=threads).map(|k| listed.len() * k / threads).collect();
+        std::thread::scope(|s| {
+            let handles: Vec<_> = bounds[1..]
+                .windows(2)
+                .map(|w| s.spawn(|| convert_range(w[0], w[1])))
+                .collect();
+            let mut parts = vec![convert_range(0, bounds[1])];
+            for h in handles {
+                parts.push(h.join().unwrap_or_else(|e| std::panic::resume_unwind(e)));
+            }
+            parts
+        })
+    } else {
+        vec![convert_range(0, listed.len())]
+    };
+    let mut records = Vec::with_capacity(listed.len());
+    let mut in_window = Vec::with_capacity(listed.len());
+    let mut counts = Counts {
+        reported,
+        ..Counts::default()
+    };
+    let mut statuses = listed.iter().map(|l| l.status);
+    for part in parts {
+        for ((record, inside), status) in part?.into_iter().zip(&mut statuses) {
+            let bump = |c: &mut StatusCounts| match status {
+                Status::Successful => c.successful += 1,
+                Status::Errored => c.errored += 1,
+                Status::Incomplete => c.incomplete += 1,
+            };
+            bump(&mut counts.listed);
+            if inside {
+                bump(&mut counts.in_window);
+            }
+            records.push(record);
+            in_window.push(inside);
         }
-        records.push(record);
-        in_window.push(inside);
     }
 
     // Aggregates, GPUStack's mapping.

@@ -18,7 +18,10 @@
 //! Large files: the importers parse the bytes once, straight into typed structures that
 //! skip what they do not need (prompts, outputs, tracebacks) — never into a generic JSON
 //! value, and never holding a second copy of the text (bare `NaN` tokens are rewritten by a
-//! streaming filter, not in a copy).
+//! streaming filter, not in a copy). A guidellm report of 1 MiB or more is parsed on
+//! several threads: its request lists in pieces, the rest as a small copy with the lists
+//! left out, with the same result as the sequential parse (which it falls back to, errors
+//! included, on anything unexpected); see [`guidellm::from_slice`].
 //!
 //! # Errors
 //!
