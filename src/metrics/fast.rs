@@ -849,16 +849,7 @@ pub(super) fn vllm_figures(
     let mut tpots = cat(|w| &w.tpots);
     let all_tpots = cat(|w| &w.all_tpots);
 
-    let good = opts.goodput.map(|slo| {
-        let ok = |limit: Option<f64>, v: f64| limit.is_none_or(|ms| ms / 1000.0 >= v);
-        (0..ttfts.len())
-            .filter(|&i| {
-                ok(slo.ttft_ms, ttfts[i])
-                    && ok(slo.tpot_ms, all_tpots[i])
-                    && ok(slo.e2el_ms, e2els[i])
-            })
-            .count() as u64
-    });
+    let good = super::goodput_count(opts.goodput, &ttfts, &all_tpots, &e2els);
 
     // Cells of both workers.
     if let Some(w2) = &w2 {

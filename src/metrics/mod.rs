@@ -876,6 +876,27 @@ fn vllm_result(f: VllmFigures, pct: &[f64]) -> BenchmarkResult {
     res
 }
 
+/// vLLM's goodput count: the successes meeting every SLO that is set, inclusive
+/// (`slo_ms / 1000 >= value_s`); per success its TTFT, TPOT (0 for output ≤ 1) and E2EL, s.
+pub(crate) fn goodput_count(
+    slo: Option<Slo>,
+    ttfts: &[f64],
+    all_tpots: &[f64],
+    e2els: &[f64],
+) -> Option<u64> {
+    slo.map(|slo| {
+        let ok = |limit: Option<f64>, v: f64| limit.is_none_or(|ms| ms / 1000.0 >= v);
+        ttfts
+            .iter()
+            .zip(all_tpots)
+            .zip(e2els)
+            .filter(|((&ttft, &tpot), &e2el)| {
+                ok(slo.ttft_ms, ttft) && ok(slo.tpot_ms, tpot) && ok(slo.e2el_ms, e2el)
+            })
+            .count() as u64
+    })
+}
+
 fn vllm_stats_reference(records: &[RequestRecord], opts: &MetricsOptions) -> VllmFigures {
     let successes: Vec<&RequestRecord> = records.iter().filter(|r| vllm_success(r)).collect();
     let failed = (records.len() - successes.len()) as u64;
@@ -914,16 +935,7 @@ fn vllm_stats_reference(records: &[RequestRecord], opts: &MetricsOptions) -> Vll
         );
     }
 
-    let good = opts.goodput.map(|slo| {
-        let ok = |limit: Option<f64>, v: f64| limit.is_none_or(|ms| ms / 1000.0 >= v);
-        (0..successes.len())
-            .filter(|&i| {
-                ok(slo.ttft_ms, ttfts[i])
-                    && ok(slo.tpot_ms, all_tpots[i])
-                    && ok(slo.e2el_ms, e2els[i])
-            })
-            .count() as u64
-    });
+    let good = goodput_count(opts.goodput, &ttfts, &all_tpots, &e2els);
 
     let (peak_tokens, peak_conc) = peaks.finish();
 
