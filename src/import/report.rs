@@ -158,9 +158,11 @@ fn exact_line(b: &ReportBlock) -> Option<String> {
     ))
 }
 
-fn vllm_options(opts: &ReportOptions) -> MetricsOptions {
-    let mut m = MetricsOptions::new(Convention::Vllm);
-    if let Some(p) = &opts.percentiles {
+/// The options a recomputation under `convention` starts from: the report's goodput SLOs,
+/// and its percentiles for vLLM-style blocks.
+fn recompute_options(convention: Convention, opts: &ReportOptions) -> MetricsOptions {
+    let mut m = MetricsOptions::new(convention);
+    if let (Convention::Vllm, Some(p)) = (convention, &opts.percentiles) {
         m.percentiles = p.clone();
     }
     m.goodput = opts.goodput;
@@ -187,7 +189,7 @@ fn guidellm_block(
             (r, Style::Gpustack)
         }
         Numbers::Recompute(Convention::Vllm) => {
-            let mut m = vllm_options(opts);
+            let mut m = recompute_options(Convention::Vllm, opts);
             // vLLM's duration is the run's wall time; guidellm's comparable figure is the
             // measured window.
             m.duration = Some(b.window());
@@ -215,8 +217,8 @@ fn guidellm_block(
             (r, Style::Vllm)
         }
         Numbers::Recompute(Convention::Guidellm) => {
-            let mut m = guidellm_options(b);
-            m.goodput = opts.goodput;
+            let mut m = recompute_options(Convention::Guidellm, opts);
+            guidellm_measurement(b, &mut m);
             let mut r = compute(&b.records, &m);
             r.meta.label.clone_from(&b.result.meta.label);
             r.meta.model.clone_from(&b.result.meta.model);
@@ -233,13 +235,11 @@ fn guidellm_block(
 }
 
 /// guidellm's measurement: the file's window and time origin.
-pub(crate) fn guidellm_options(b: &guidellm::GuidellmBenchmark) -> MetricsOptions {
-    let mut m = MetricsOptions::new(Convention::Guidellm);
+fn guidellm_measurement(b: &guidellm::GuidellmBenchmark, m: &mut MetricsOptions) {
     m.duration = Some(b.window());
     // guidellm's measured window, and its epoch timestamps for bit-exact float arithmetic.
     m.window = Some((b.window_start, b.window_end));
     m.time_origin_s = Some(b.origin_unix_s);
-    m
 }
 
 fn tool_block(
@@ -265,14 +265,7 @@ fn tool_block(
     };
     let mut notes = Vec::new();
     let timed = records.iter().any(|r| !r.sent_at.is_zero());
-    let mut m = match convention {
-        Convention::Vllm => vllm_options(opts),
-        Convention::Guidellm => {
-            let mut m = MetricsOptions::new(Convention::Guidellm);
-            m.goodput = opts.goodput;
-            m
-        }
-    };
+    let mut m = recompute_options(convention, opts);
     if !timed {
         // No send times: keep the file's duration so rates stay meaningful.
         m.duration = result
