@@ -213,8 +213,6 @@ pub struct H200Sim {
     warm: bool,
     /// Ids submitted and not yet ended or cancelled.
     live: HashSet<u64>,
-    /// Cancelled while still inside the frontend: dropped when they come out of it.
-    cancelled: HashSet<u64>,
     scheduled: Vec<(usize, u64)>,
     /// Requests preempted so far (their blocks freed, recomputed later).
     preemptions: u64,
@@ -259,7 +257,6 @@ impl H200Sim {
             in_flight: 0,
             warm: false,
             live: HashSet::new(),
-            cancelled: HashSet::new(),
             scheduled: Vec::new(),
             preemptions: 0,
         }
@@ -284,12 +281,9 @@ impl H200Sim {
     /// that can never run.
     fn take_arrivals(&mut self, t: f64) {
         let arriving = &mut self.arriving;
-        let cancelled = &mut self.cancelled;
         self.frontend.advance_to(t, |at, mut r| {
-            if !cancelled.remove(&r.id) {
-                r.arrival_s = at;
-                arriving.push_back(r);
-            }
+            r.arrival_s = at;
+            arriving.push_back(r);
         });
         while self.arriving.front().is_some_and(|r| r.arrival_s <= t) {
             let Some(r) = self.arriving.pop_front() else {
@@ -642,9 +636,10 @@ impl Engine for H200Sim {
             self.waiting.remove(i);
         } else if let Some(i) = self.arriving.iter().position(|r| r.id == id) {
             self.arriving.remove(i);
-        } else if !self.frontend.remove(|r| r.id == id) {
-            // Not found anywhere: drop it should it still come out of the frontend.
-            self.cancelled.insert(id);
+        } else {
+            // Still in the admission frontend, or already finished with its events (dropped
+            // above) undelivered: either way nothing else holds it.
+            self.frontend.remove(|r| r.id == id);
         }
         true
     }
