@@ -113,27 +113,33 @@ struct Part<'a> {
 struct Worker<'a> {
     part: Part<'a>,
     setup: &'a Setup,
-    next: usize,
-    tail_done: bool,
-    /// The gaps not yet summed (a window of the part's gap sequence from `base` on).
+    /// Length of each of numpy's pairwise leaves over the part's gaps, in order.
+    leaves: Vec<u8>,
+    /// Next leaf to sum.
+    leaf: usize,
+    /// Sum of each leaf, in order (combined in numpy's tree at the end).
+    leaf_sums: Vec<f64>,
+    /// Gaps produced but not yet summed (fewer than a batch plus one request's).
     gaps: Vec<u32>,
-    base: usize,
-    consumed: usize,
+    /// The part's gaps of 2^32 − 1 ns or more, in order ([`ESCAPE`] in `gaps`).
     side: Vec<u64>,
     side_cursor: usize,
     hist: Vec<u64>,
     itl_sum: f64,
     gap_min: u64,
     gap_max: u64,
-    buf: [f64; LEAF],
     ttfts: Vec<f64>,
     e2els: Vec<f64>,
     tpots: Vec<f64>,
     all_tpots: Vec<f64>,
     /// (first, last) chunk of each success.
     first_last: Vec<(u64, u64)>,
-    /// Per cell: [chunks, tokens] of successful requests.
-    cells: Vec<[u64; 2]>,
+    /// Per cell: chunks << 32 | tokens of successful requests, wrapping (an overflow shows
+    /// in the totals: see [`unpack_check`]).
+    cells: Vec<u64>,
+    /// Chunks and tokens added to `cells`.
+    cell_chunks: u64,
+    cell_tokens: u64,
     /// vLLM concurrency difference array over 1-second buckets.
     conc: Vec<i64>,
     max_last: u64,
@@ -149,30 +155,140 @@ struct Worker<'a> {
     chunks_sorted: bool,
 }
 
+/// Gaps collected before the complete leaves among them are summed.
+const BATCH: usize = 1 << 12;
+
+/// The lengths of numpy's pairwise leaves over `n` values, left to right.
+fn leaf_lengths(n: usize) -> Vec<u8> {
+    let mut out = Vec::with_capacity(n / (LEAF / 2) + 1);
+    pairwise_tree(n, &mut |len| {
+        // A leaf holds at most LEAF = 128 values.
+        out.push(len as u8);
+        0.0
+    });
+    out
+}
+
+/// numpy's pairwise sum of `n` values from the sums of its leaves (as [`leaf_lengths`]
+/// lists them); NaN if there are fewer sums than leaves.
+fn combine_leaves(n: usize, sums: &[f64]) -> f64 {
+    let mut it = sums.iter();
+    pairwise_tree(n, &mut |_| it.next().copied().unwrap_or(f64::NAN))
+}
+
+/// [`leaf_sum`] of `f` over `g`, without materialising the values (the same additions in
+/// the same order).
+#[inline(always)]
+fn leaf_sum_of(g: &[u32], f: impl Fn(u32) -> f64) -> f64 {
+    let n = g.len();
+    if n < 8 {
+        let mut res = 0.0;
+        for &x in g {
+            res += f(x);
+        }
+        return res;
+    }
+    let full = n - n % 8;
+    let (head, rest) = g.split_at(8);
+    let mut r = [0.0f64; 8];
+    for (acc, &x) in r.iter_mut().zip(head) {
+        *acc = f(x);
+    }
+    for block in rest[..full - 8].chunks_exact(8) {
+        for (acc, &x) in r.iter_mut().zip(block) {
+            *acc += f(x);
+        }
+    }
+    let mut res = ((r[0] + r[1]) + (r[2] + r[3])) + ((r[4] + r[5]) + (r[6] + r[7]));
+    for &x in &g[full..] {
+        res += f(x);
+    }
+    res
+}
+
+/// One chunk in a packed cell (chunks in the high 32 bits, tokens in the low).
+const CHUNK_ONE: u64 = 1 << 32;
+const TOKENS_MASK: u64 = (1 << 32) - 1;
+
+/// Whether packed cells hold exactly `chunks` chunks and `tokens` tokens, i.e. no 32-bit
+/// half wrapped. (A half only wraps by losing 2^32, and tokens carry into the chunks only
+/// when they wrap, so the two sums match the totals if and only if nothing wrapped.)
+fn cells_exact(cells: &[u64], chunks: u64, tokens: u64) -> bool {
+    let (mut c, mut t) = (0u64, 0u64);
+    for &x in cells {
+        c = c.wrapping_add(x >> 32);
+        t = t.wrapping_add(x & TOKENS_MASK);
+    }
+    c == chunks && t == tokens
+}
+
+/// Running state of one request's walk over its chunks (kept in registers).
+#[derive(Default)]
+struct Walk {
+    prev: u64,
+    tokens: u64,
+    big: u64,
+    longest: u64,
+    unsorted: bool,
+    /// A chunk's cell was past the table.
+    missed: bool,
+}
+
+impl Walk {
+    /// One chunk: its time in ns, its cell (or `missed`), its tokens.
+    #[inline(always)]
+    fn visit<const CELL_NS: u64>(&mut self, c: &Chunk, min_ns: u64, cells: &mut [u64]) -> u64 {
+        let secs = c.at.as_secs();
+        self.big |= secs;
+        let t = secs
+            .wrapping_mul(NANOS_PER_S)
+            .wrapping_add(u64::from(c.at.subsec_nanos()));
+        let cell = (t.wrapping_sub(min_ns) / CELL_NS) as usize;
+        match cells.get_mut(cell) {
+            Some(e) => *e = e.wrapping_add(CHUNK_ONE | u64::from(c.tokens)),
+            None => self.missed = true,
+        }
+        self.tokens += u64::from(c.tokens);
+        t
+    }
+}
+
+/// Smallest and largest of `g` (`(u32::MAX, 0)` when empty).
+#[inline]
+fn min_max(g: &[u32]) -> (u32, u32) {
+    let (mut mn, mut mx) = (u32::MAX, 0u32);
+    for &x in g {
+        mn = mn.min(x);
+        mx = mx.max(x);
+    }
+    (mn, mx)
+}
+
 impl<'a> Worker<'a> {
     fn new(part: Part<'a>, setup: &'a Setup) -> Self {
         let recs = part.records.len();
+        let leaves = leaf_lengths(part.n_gaps);
         Worker {
-            gaps: Vec::with_capacity(RING),
-            base: 0,
+            leaf_sums: Vec::with_capacity(leaves.len()),
+            leaves,
+            leaf: 0,
+            gaps: Vec::with_capacity(2 * BATCH),
             part,
             setup,
-            next: 0,
-            tail_done: false,
-            consumed: 0,
             side: Vec::new(),
             side_cursor: 0,
             hist: filled(HBUCKETS, 0),
             itl_sum: 0.0,
             gap_min: u64::MAX,
             gap_max: 0,
-            buf: [0.0; LEAF],
             ttfts: Vec::with_capacity(recs),
             e2els: Vec::with_capacity(recs),
             tpots: Vec::with_capacity(recs),
             all_tpots: Vec::with_capacity(recs),
             first_last: Vec::with_capacity(recs),
-            cells: filled(setup.init_cells, [0; 2]),
+            cells: filled(setup.init_cells, 0),
+            cell_chunks: 0,
+            cell_tokens: 0,
             conc: filled(setup.init_cells / setup.k + 2, 0),
             max_last: 0,
             successes: 0,
@@ -190,65 +306,60 @@ impl<'a> Worker<'a> {
 
     /// First pass: everything but the squared deviations.
     fn run(mut self) -> Self {
-        let n = self.part.n_gaps;
-        self.itl_sum = pairwise_tree(n, &mut |len| self.leaf(len));
-        while self.next < self.part.records.len() && !self.bad {
-            self.step();
+        let records = self.part.records;
+        for (i, r) in records.iter().enumerate() {
+            let skip = if i == 0 { self.part.skip } else { 0 };
+            self.record(r, skip);
+            if self.bad {
+                return self;
+            }
+            if self.gaps.len() >= BATCH {
+                self.sum_leaves();
+            }
         }
-        if !self.tail_done {
-            self.emit_tail();
-        }
-        if self.base + self.gaps.len() != self.part.n_gaps || self.side_cursor != self.side.len() {
+        let (tail, count) = (self.part.tail, self.part.tail_gaps);
+        push_gaps(tail, 0, count, &mut self.gaps, &mut self.side, &mut self.big);
+        self.sum_leaves();
+        if self.leaf != self.leaves.len()
+            || !self.gaps.is_empty()
+            || self.side_cursor != self.side.len()
+        {
             self.bad = true;
         }
+        self.itl_sum = combine_leaves(self.part.n_gaps, &self.leaf_sums);
         self.ends.sort_unstable();
         self
     }
 
-    #[inline]
-    fn emit(&mut self, g: u64) {
-        let v = if g < u64::from(ESCAPE) {
-            g as u32
-        } else {
-            self.side.push(g);
-            ESCAPE
-        };
-        self.gaps.push(v);
-    }
-
-    fn emit_tail(&mut self) {
-        self.tail_done = true;
-        let tail = self.part.tail;
-        for w in tail.windows(2).take(self.part.tail_gaps) {
-            let (a, b) = (ns(w[0].at, &mut self.big), ns(w[1].at, &mut self.big));
-            self.emit(b.saturating_sub(a));
-        }
-    }
-
-    /// Process the next record.
-    fn step(&mut self) {
-        let records = self.part.records;
-        let Some(r) = records.get(self.next) else {
-            return;
-        };
-        let skip = if self.next == 0 { self.part.skip } else { 0 };
-        self.next += 1;
-        self.record(r, skip);
-    }
-
-    /// Make sure the gaps up to `upto` exist.
-    fn ensure(&mut self, upto: usize) -> bool {
-        compact(&mut self.gaps, &mut self.base, self.consumed);
-        while self.base + self.gaps.len() < upto && !self.bad {
-            if self.next < self.part.records.len() {
-                self.step();
-            } else if !self.tail_done {
-                self.emit_tail();
-            } else {
-                self.bad = true;
+    /// Sum every complete leaf in `gaps` (histogram and extremes too); keep the rest.
+    fn sum_leaves(&mut self) {
+        let mut pos = 0usize;
+        while let Some(&len) = self.leaves.get(self.leaf) {
+            let Some(g) = self.gaps.get(pos..pos + usize::from(len)) else {
+                break;
+            };
+            let (mn, mx) = min_max(g);
+            for &x in g {
+                if let Some(h) = self.hist.get_mut(hbucket(x)) {
+                    *h += 1;
+                }
             }
+            let sum = if mx < NANOS_PER_S as u32 {
+                self.gap_min = self.gap_min.min(u64::from(mn));
+                self.gap_max = self.gap_max.max(u64::from(mx));
+                leaf_sum_of(g, |x| f64::from(x) / NANOS_PER_S as f64)
+            } else {
+                let mut buf = [0.0f64; LEAF];
+                let (lo, hi) = convert(g, &self.side, &mut self.side_cursor, &mut buf);
+                self.gap_min = self.gap_min.min(lo);
+                self.gap_max = self.gap_max.max(hi);
+                leaf_sum(&buf[..g.len()])
+            };
+            self.leaf_sums.push(sum);
+            self.leaf += 1;
+            pos += usize::from(len);
         }
-        !self.bad
+        self.gaps.drain(..pos);
     }
 
     fn grow_cells(&mut self, cell: usize) -> bool {
@@ -259,7 +370,7 @@ impl<'a> Worker<'a> {
         let len = (cell + 1)
             .max(self.cells.len() + self.cells.len() / 4)
             .min(self.setup.max_cells);
-        self.cells.resize(len, [0; 2]);
+        self.cells.resize(len, 0);
         self.conc.resize(len / self.setup.k + 2, 0);
         true
     }
@@ -341,109 +452,117 @@ impl<'a> Worker<'a> {
                 return None;
             }
         }
-        let (mut big, mut sorted) = (0u64, true);
-        let mut tokens = 0u64;
-        // Chunks outside the table (a chunk before the origin wraps to a huge cell).
-        let mut pending: Vec<(usize, u32)> = Vec::new();
-        let cells = &mut self.cells[..];
-        let gaps = &mut self.gaps;
-        let side = &mut self.side;
-        let mut prev = 0u64;
         // Chunks `..=skip` emit no gap of this part (the first emits none at all).
         let head = chunks.len().min(skip + 1);
-        for (j, c) in chunks.iter().enumerate() {
-            let secs = c.at.as_secs();
-            big |= secs;
-            let t = secs
-                .wrapping_mul(NANOS_PER_S)
-                .wrapping_add(u64::from(c.at.subsec_nanos()));
-            let cell = (t.wrapping_sub(min_ns) / CELL_NS) as usize;
-            match cells.get_mut(cell) {
-                Some(e) => {
-                    e[0] += 1;
-                    e[1] += u64::from(c.tokens);
-                }
-                None => pending.push((cell, c.tokens)),
-            }
-            tokens += u64::from(c.tokens);
-            if j >= head {
-                sorted &= t >= prev;
-                let g = t.saturating_sub(prev);
-                let v = if g < u64::from(ESCAPE) {
-                    g as u32
-                } else {
-                    side.push(g);
-                    ESCAPE
-                };
-                gaps.push(v);
-            } else if j > 0 {
-                sorted &= t >= prev;
-            }
-            prev = t;
-        }
-        self.big |= big;
-        self.chunks_sorted &= sorted;
-        if let Some(max) = pending.iter().map(|p| p.0).max() {
-            if !self.grow_cells(max) {
-                return None;
-            }
-            for (cell, tok) in pending {
-                let e = self.cells.get_mut(cell)?;
-                e[0] += 1;
-                e[1] += u64::from(tok);
+        let (before, after) = chunks.split_at(head);
+        let start = self.gaps.len();
+        self.gaps.resize(start + after.len(), 0);
+        let out = self.gaps.get_mut(start..).unwrap_or(&mut []);
+        let table = self.cells.len();
+        let mut walk = Walk::default();
+        let cells = &mut self.cells[..];
+        if let Some((first, rest)) = before.split_first() {
+            walk.prev = walk.visit::<CELL_NS>(first, min_ns, cells);
+            for c in rest {
+                let t = walk.visit::<CELL_NS>(c, min_ns, cells);
+                walk.unsorted |= t < walk.prev;
+                walk.prev = t;
             }
         }
-        Some(tokens)
+        for (o, c) in out.iter_mut().zip(after) {
+            let t = walk.visit::<CELL_NS>(c, min_ns, cells);
+            walk.unsorted |= t < walk.prev;
+            let g = t.saturating_sub(walk.prev);
+            walk.prev = t;
+            walk.longest = walk.longest.max(g);
+            *o = g.min(u64::from(ESCAPE)) as u32;
+        }
+        if walk.longest >= u64::from(ESCAPE) {
+            // The long gaps again, for the side list.
+            let from = head.saturating_sub(1);
+            push_side(&chunks[from..], &mut self.side);
+        }
+        self.big |= walk.big;
+        self.chunks_sorted &= !walk.unsorted;
+        self.cell_chunks += chunks.len() as u64;
+        self.cell_tokens += walk.tokens;
+        if walk.missed && !self.add_missed::<CELL_NS>(chunks, table) {
+            return None;
+        }
+        Some(walk.tokens)
     }
 
-    /// One pairwise leaf of the first pass: sum, histogram, extremes.
-    fn leaf(&mut self, len: usize) -> f64 {
-        let start = self.consumed;
-        if !self.ensure(start + len) {
-            return 0.0;
-        }
-        self.consumed += len;
-        let at = start - self.base;
-        let Some(g) = self.gaps.get(at..at + len) else {
-            self.bad = true;
-            return 0.0;
+    /// Add the chunks whose cells were past the table (of `table` cells) when the request
+    /// was walked: grow the table to hold them; `false` if it cannot (a chunk before the
+    /// origin, or past the cap).
+    #[cold]
+    fn add_missed<const CELL_NS: u64>(&mut self, chunks: &[Chunk], table: usize) -> bool {
+        let min_ns = self.setup.min_ns;
+        let mut big = 0u64;
+        let missed: Vec<(usize, u32)> = chunks
+            .iter()
+            .map(|c| {
+                let cell = (ns(c.at, &mut big).wrapping_sub(min_ns) / CELL_NS) as usize;
+                (cell, c.tokens)
+            })
+            .filter(|&(cell, _)| cell >= table)
+            .collect();
+        let Some(max) = missed.iter().map(|p| p.0).max() else {
+            return true;
         };
-        let (lo, hi) = convert(g, &self.side, &mut self.side_cursor, &mut self.buf[..len]);
-        self.gap_min = self.gap_min.min(lo);
-        self.gap_max = self.gap_max.max(hi);
-        for &x in g {
-            self.hist[hbucket(x)] += 1;
+        if !self.grow_cells(max) {
+            return false;
         }
-        leaf_sum(&self.buf[..len])
+        for (cell, tok) in missed {
+            let Some(e) = self.cells.get_mut(cell) else {
+                return false;
+            };
+            *e = e.wrapping_add(CHUNK_ONE | u64::from(tok));
+        }
+        true
     }
 
     /// Second pass over this worker's gaps: the pairwise sum of squared deviations about
     /// `mean`, and the gaps whose histogram bucket has a slot in `slots`.
     fn second_pass(&self, mean: f64, wanted: &Wanted, groups: usize) -> (f64, Vec<Vec<u64>>) {
         let mut out: Vec<Vec<u64>> = vec![Vec::new(); groups];
-        let mut buf = [0.0f64; LEAF];
+        let mut sums: Vec<f64> = Vec::with_capacity(self.leaves.len());
         let mut cursor = 0usize;
-        let mut feed = Feed {
-            part: &self.part,
-            next: 0,
-            tail_done: false,
-            gaps: Vec::with_capacity(RING),
-            base: 0,
-            consumed: 0,
-        };
-        let sq = pairwise_tree(self.part.n_gaps, &mut |len| {
-            let Some(g) = feed.take(len) else {
-                return f64::NAN;
-            };
-            let vals = &mut buf[..len];
-            convert(g, &self.side, &mut cursor, vals);
-            for v in vals.iter_mut() {
-                let d = *v - mean;
-                *v = d * d;
+        let mut gaps: Vec<u32> = Vec::with_capacity(2 * BATCH);
+        let mut leaf = 0usize;
+        // Every gap is below a second unless the first pass saw a longer one.
+        let short = self.gap_max < NANOS_PER_S;
+        let mut big = 0u64;
+        let mut side = Vec::new();
+        let mut flush = |gaps: &mut Vec<u32>, out: &mut Vec<Vec<u64>>| {
+            let mut pos = 0usize;
+            while let Some(&len) = self.leaves.get(leaf) {
+                let Some(g) = gaps.get(pos..pos + usize::from(len)) else {
+                    break;
+                };
+                let sum = if short {
+                    leaf_sum_of(g, |x| {
+                        let d = f64::from(x) / NANOS_PER_S as f64 - mean;
+                        d * d
+                    })
+                } else {
+                    let mut buf = [0.0f64; LEAF];
+                    let vals = &mut buf[..g.len()];
+                    convert(g, &self.side, &mut cursor, vals);
+                    for v in vals.iter_mut() {
+                        let d = *v - mean;
+                        *v = d * d;
+                    }
+                    leaf_sum(vals)
+                };
+                sums.push(sum);
+                leaf += 1;
+                pos += usize::from(len);
             }
+            let done = gaps.get(..pos).unwrap_or(&[]);
             match wanted {
                 Wanted::Ranges(ranges) => {
-                    for &x in g {
+                    for &x in done {
                         for (i, &(lo, width)) in ranges.iter().enumerate() {
                             if x.wrapping_sub(lo) <= width {
                                 out[i].push(u64::from(x));
@@ -452,7 +571,7 @@ impl<'a> Worker<'a> {
                     }
                 }
                 Wanted::Slots(slots) => {
-                    for &x in g {
+                    for &x in done {
                         let s = slots[hbucket(x)];
                         if s != NO_SLOT && x != ESCAPE {
                             out[s as usize].push(u64::from(x));
@@ -460,86 +579,77 @@ impl<'a> Worker<'a> {
                     }
                 }
             }
-            leaf_sum(vals)
-        });
+            gaps.drain(..pos);
+        };
+        for (i, r) in self.part.records.iter().enumerate() {
+            if vllm_success(r) {
+                let skip = if i == 0 { self.part.skip } else { 0 };
+                push_gaps(&r.chunks, skip, usize::MAX, &mut gaps, &mut side, &mut big);
+                side.clear();
+                if gaps.len() >= BATCH {
+                    flush(&mut gaps, &mut out);
+                }
+            }
+        }
+        let (tail, count) = (self.part.tail, self.part.tail_gaps);
+        push_gaps(tail, 0, count, &mut gaps, &mut side, &mut big);
+        flush(&mut gaps, &mut out);
+        let sq = if leaf == self.leaves.len() && gaps.is_empty() {
+            combine_leaves(self.part.n_gaps, &sums)
+        } else {
+            f64::NAN
+        };
         (sq, out)
     }
 }
 
-/// Gaps kept in a worker's window before the summed ones are dropped.
-const RING: usize = 1 << 13;
-
-/// Drop the gaps before `consumed` from a window starting at `base`, once there are many.
+/// Push gaps `skip..skip + count` of `chunks` (as u32 ns, [`ESCAPE`] for long ones, whose
+/// values go to `side`).
 #[inline]
-fn compact(gaps: &mut Vec<u32>, base: &mut usize, consumed: usize) {
-    let done = consumed - *base;
-    if done >= RING / 2 {
-        gaps.drain(..done.min(gaps.len()));
-        *base = consumed;
-    }
-}
-
-/// A part's gaps again, for the second pass (escaped gaps stay escaped; their values are
-/// in the first pass's side list, in the same order).
-struct Feed<'a> {
-    part: &'a Part<'a>,
-    next: usize,
-    tail_done: bool,
-    gaps: Vec<u32>,
-    base: usize,
-    consumed: usize,
-}
-
-impl Feed<'_> {
-    /// The next `len` gaps; `None` if the part has fewer.
-    fn take(&mut self, len: usize) -> Option<&[u32]> {
-        compact(&mut self.gaps, &mut self.base, self.consumed);
-        let upto = self.consumed + len;
-        while self.base + self.gaps.len() < upto {
-            let records = self.part.records;
-            if let Some(r) = records.get(self.next) {
-                let skip = if self.next == 0 { self.part.skip } else { 0 };
-                self.next += 1;
-                if vllm_success(r) {
-                    push_gaps(&r.chunks, skip, usize::MAX, &mut self.gaps);
-                }
-            } else if !self.tail_done {
-                self.tail_done = true;
-                push_gaps(self.part.tail, 0, self.part.tail_gaps, &mut self.gaps);
-            } else {
-                return None;
-            }
-        }
-        let at = self.consumed - self.base;
-        self.consumed = upto;
-        self.gaps.get(at..at + len)
-    }
-}
-
-/// Push gaps `skip..skip + count` of `chunks` (as u32 ns, [`ESCAPE`] for long ones).
-#[inline]
-fn push_gaps(chunks: &[Chunk], skip: usize, count: usize, out: &mut Vec<u32>) {
+fn push_gaps(
+    chunks: &[Chunk],
+    skip: usize,
+    count: usize,
+    out: &mut Vec<u32>,
+    side: &mut Vec<u64>,
+    big: &mut u64,
+) {
     let end = chunks
         .len()
         .min(skip.saturating_add(count).saturating_add(1));
     let Some(chunks) = chunks.get(skip..end) else {
         return;
     };
-    let mut big = 0u64;
     let Some((first, rest)) = chunks.split_first() else {
         return;
     };
-    out.reserve(rest.len());
-    let mut prev = ns(first.at, &mut big);
-    for c in rest {
-        let t = ns(c.at, &mut big);
+    let start = out.len();
+    out.resize(start + rest.len(), 0);
+    let dst = out.get_mut(start..).unwrap_or(&mut []);
+    let (mut b, mut longest) = (0u64, 0u64);
+    let mut prev = ns(first.at, &mut b);
+    for (o, c) in dst.iter_mut().zip(rest) {
+        let t = ns(c.at, &mut b);
         let g = t.saturating_sub(prev);
         prev = t;
-        out.push(if g < u64::from(ESCAPE) {
-            g as u32
-        } else {
-            ESCAPE
-        });
+        longest = longest.max(g);
+        *o = g.min(u64::from(ESCAPE)) as u32;
+    }
+    *big |= b;
+    if longest >= u64::from(ESCAPE) {
+        push_side(chunks, side);
+    }
+}
+
+/// The gaps of 2^32 − 1 ns or more between consecutive `chunks`, in order.
+#[cold]
+fn push_side(chunks: &[Chunk], side: &mut Vec<u64>) {
+    let mut big = 0u64;
+    for w in chunks.windows(2) {
+        let g = ns(w[1].at, &mut big).saturating_sub(ns(w[0].at, &mut big));
+        if g >= u64::from(ESCAPE) {
+            side.push(g);
+        }
     }
 }
 
@@ -854,11 +964,10 @@ pub(super) fn vllm_figures(
     // Cells of both workers.
     if let Some(w2) = &w2 {
         if w2.cells.len() > cells.len() {
-            cells.resize(w2.cells.len(), [0; 2]);
+            cells.resize(w2.cells.len(), 0);
         }
         for (c, o) in cells.iter_mut().zip(&w2.cells) {
-            c[0] += o[0];
-            c[1] += o[1];
+            *c = c.wrapping_add(*o);
         }
         if w2.conc.len() > conc.len() {
             conc.resize(w2.conc.len(), 0);
@@ -868,6 +977,11 @@ pub(super) fn vllm_figures(
         }
     }
     let successes: u64 = workers.iter().map(|w| w.successes).sum();
+    let chunks: u64 = workers.iter().map(|w| w.cell_chunks).sum();
+    let tokens: u64 = workers.iter().map(|w| w.cell_tokens).sum();
+    if !cells_exact(&cells, chunks, tokens) {
+        return None;
+    }
 
     let ((ttft, e2el, exact_tokens), (tpot, peak_in_flight)) = join(
         parallel,
@@ -894,7 +1008,7 @@ pub(super) fn vllm_figures(
     let peak_chunks = cells
         .chunks(k)
         .take(n_buckets)
-        .map(|b| b.iter().map(|c| c[0]).sum::<u64>())
+        .map(|b| b.iter().map(|c| c >> 32).sum::<u64>())
         .max()
         .unwrap_or(0);
     let (mut level, mut peak_conc) = (0i64, 0i64);
@@ -937,14 +1051,14 @@ pub(super) fn vllm_figures(
 fn exact_peak_tokens(
     records: &[RequestRecord],
     workers: &[&Worker],
-    cells: &[[u64; 2]],
+    cells: &[u64],
     setup: &Setup,
 ) -> u64 {
     let k = setup.k;
     let ncells = cells.len();
     let mut prefix = filled(ncells + k + 2, 0u64);
     for (i, c) in cells.iter().enumerate() {
-        prefix[i + 1] = prefix[i] + c[1];
+        prefix[i + 1] = prefix[i] + (c & TOKENS_MASK);
     }
     for i in ncells + 1..prefix.len() {
         prefix[i] = prefix[i - 1];
