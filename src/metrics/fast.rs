@@ -1,24 +1,25 @@
-//! `Convention::Vllm` in one pass over the chunks, on two threads for large runs, with the
-//! same bits as the straightforward computation ([`super::compute_vllm_reference`]).
+//! `Convention::Vllm` in one walk over the chunks, on several threads for large runs, with
+//! the same figures as the straightforward computation ([`super::compute_vllm_reference`]).
 //!
-//! * Times are handled as u64 nanoseconds. `Duration::as_secs_f64` is a monotone function
-//!   of the nanoseconds, so the ITL order statistics are selected on integers and only the
-//!   selected gaps are converted; the ITL sum and the sum of squared deviations are computed
-//!   on the converted seconds in numpy's pairwise tree, leaf by leaf, from gaps streamed
-//!   through a small window of u32 nanoseconds (gaps of 2^32 − 1 ns or more are kept in a
-//!   side list, in order). No per-gap array is allocated: fresh pages cost more than
-//!   reading the chunks twice.
-//! * The two threads split the gaps at numpy's top-level pairwise split point, so adding
-//!   their two sums is numpy's last addition. Each thread walks its records once: per-request
-//!   figures, the gaps, a log-linear histogram of the gaps, 1/K-second cells of chunk and
-//!   token counts (vLLM's 1-second buckets are K cells each; the exact sliding-window peak
-//!   is computed from the token cells) and the intervals for the exact peak in flight.
-//! * A second walk over the same chunks sums the squared deviations about the mean and
-//!   gathers the gaps of the histogram buckets that hold the wanted ranks.
+//! * Times are handled as u64 nanoseconds. Each worker walks a contiguous range of records
+//!   once: per-request figures; per chunk, a 1/K-second cell of chunk and token counts
+//!   (vLLM's 1-second buckets are K cells each; the exact sliding-window peak is computed
+//!   from the token cells); per gap, a u32 in a small batch buffer (gaps of 2^32 − 1 ns or
+//!   more go to a side list).
+//! * Per batch of gaps: the exact integer moments (Σx, Σx², so the ITL mean and standard
+//!   deviation need no second walk — see [`Moments`]), the extremes, and a log-linear
+//!   histogram of the gaps.
+//! * The ITL order statistics: a small sample of the gaps, taken while sizing the run,
+//!   predicts which histogram buckets hold the wanted ranks; the walk keeps the gaps of
+//!   those buckets. `Duration::as_secs_f64` is monotone in the nanoseconds, so ranks are
+//!   selected on integers and only the selected gaps are converted. Should the merged
+//!   histogram put a wanted rank in a bucket the sample missed, a second walk gathers the
+//!   gaps of just those buckets (correct either way; the sample only saves the walk).
 //!
 //! Inputs this path does not cover (a time of 2^34 s or more, a chunk of a successful request
 //! before every successful send, a last chunk before its send, a span much longer than the
-//! run has chunks) return `None`, and the caller uses the reference computation.
+//! run has chunks, moments past u128) return `None`, and the caller uses the reference
+//! computation.
 
 use std::time::Duration;
 
@@ -27,14 +28,12 @@ use super::{
     CandidateGroups, MetricsOptions, VllmFigures, NANOS_PER_S,
 };
 use crate::record::{Chunk, RequestRecord};
-use crate::stats::{leaf_sum, numpy_summary, pairwise_split, pairwise_tree, SummaryRanks};
+use crate::stats::{numpy_summary, Moments, SummaryRanks};
 
 /// Times below 2^34 s (~544 years) fit in u64 nanoseconds with room to spare.
 const SECS_LIMIT_BITS: u32 = 34;
 /// Marks a gap kept in the side list (too long for a u32 of nanoseconds).
 const ESCAPE: u32 = u32::MAX;
-/// Leaf size of numpy's pairwise summation.
-const LEAF: usize = 128;
 /// Histogram sub-bucket bits: values below 2^SUB are exact, above each power of two is
 /// split in 2^SUB buckets.
 const SUB: u32 = 11;
@@ -43,6 +42,19 @@ const HBUCKETS: usize = (33 - SUB as usize) << SUB;
 const DENSE_CELLS_MIN: usize = 1 << 20;
 /// Coarsen cells until the estimated span needs at most this many.
 const TARGET_CELLS: u64 = 1 << 22;
+/// Gaps collected before they are summed and binned.
+const BATCH: usize = 1 << 12;
+/// Gaps sampled to predict the buckets of the wanted ranks (about; one per stratum).
+const SAMPLE: usize = 1 << 16;
+/// Half-width of a predicted rank window, in standard deviations of the sample rank.
+const SAMPLE_SIGMAS: f64 = 6.0;
+/// Most threads one computation uses.
+const MAX_WORKERS: usize = 8;
+/// No gather group for this bucket.
+const NO_SLOT: u16 = u16::MAX;
+/// One chunk in a packed cell (chunks in the high 32 bits, tokens in the low).
+const CHUNK_ONE: u64 = 1 << 32;
+const TOKENS_MASK: u64 = (1 << 32) - 1;
 
 /// `d` in nanoseconds; ORs the seconds into `big` (checked against 2^34 at the end).
 #[inline]
@@ -70,6 +82,12 @@ fn hbucket(g: u32) -> usize {
     }
 }
 
+/// The bucket of a gap in ns (gaps of [`ESCAPE`] or more share the top bucket).
+#[inline]
+fn hbucket64(g: u64) -> usize {
+    hbucket(g.min(u64::from(ESCAPE)) as u32)
+}
+
 /// `n` copies of `v`, written now. (`vec![0; n]` maps zero pages that are copied on the
 /// first write to each; under two threads every such fault flushes the other core's TLB,
 /// which costs far more than writing the zeros.)
@@ -88,128 +106,6 @@ fn cell_size(span: u64) -> (u64, usize) {
     (NANOS_PER_S / k, k as usize)
 }
 
-/// What every worker needs to know.
-struct Setup {
-    /// Earliest send of a successful request: origin of the cells and of vLLM's buckets.
-    min_ns: u64,
-    cell_ns: u64,
-    k: usize,
-    init_cells: usize,
-    max_cells: usize,
-}
-
-/// One worker's share: a range of records and a range of the flattened gaps.
-struct Part<'a> {
-    records: &'a [RequestRecord],
-    /// Gaps of the first record that belong to the previous part.
-    skip: usize,
-    /// The next part's first record, whose first `tail_gaps` gaps belong to this part.
-    tail: &'a [Chunk],
-    tail_gaps: usize,
-    n_gaps: usize,
-}
-
-/// Per-worker state and results of the first pass.
-struct Worker<'a> {
-    part: Part<'a>,
-    setup: &'a Setup,
-    /// Length of each of numpy's pairwise leaves over the part's gaps, in order.
-    leaves: Vec<u8>,
-    /// Next leaf to sum.
-    leaf: usize,
-    /// Sum of each leaf, in order (combined in numpy's tree at the end).
-    leaf_sums: Vec<f64>,
-    /// Gaps produced but not yet summed (fewer than a batch plus one request's).
-    gaps: Vec<u32>,
-    /// The part's gaps of 2^32 − 1 ns or more, in order ([`ESCAPE`] in `gaps`).
-    side: Vec<u64>,
-    side_cursor: usize,
-    hist: Vec<u64>,
-    itl_sum: f64,
-    gap_min: u64,
-    gap_max: u64,
-    ttfts: Vec<f64>,
-    e2els: Vec<f64>,
-    tpots: Vec<f64>,
-    all_tpots: Vec<f64>,
-    /// (first, last) chunk of each success.
-    first_last: Vec<(u64, u64)>,
-    /// Per cell: chunks << 32 | tokens of successful requests, wrapping (an overflow shows
-    /// in the totals: see [`unpack_check`]).
-    cells: Vec<u64>,
-    /// Chunks and tokens added to `cells`.
-    cell_chunks: u64,
-    cell_tokens: u64,
-    /// vLLM concurrency difference array over 1-second buckets.
-    conc: Vec<i64>,
-    max_last: u64,
-    successes: u64,
-    starts: Vec<u64>,
-    ends: Vec<u64>,
-    min_sent: u64,
-    max_end: u64,
-    total_input: u64,
-    total_output: u64,
-    big: u64,
-    bad: bool,
-    chunks_sorted: bool,
-}
-
-/// Gaps collected before the complete leaves among them are summed.
-const BATCH: usize = 1 << 12;
-
-/// The lengths of numpy's pairwise leaves over `n` values, left to right.
-fn leaf_lengths(n: usize) -> Vec<u8> {
-    let mut out = Vec::with_capacity(n / (LEAF / 2) + 1);
-    pairwise_tree(n, &mut |len| {
-        // A leaf holds at most LEAF = 128 values.
-        out.push(len as u8);
-        0.0
-    });
-    out
-}
-
-/// numpy's pairwise sum of `n` values from the sums of its leaves (as [`leaf_lengths`]
-/// lists them); NaN if there are fewer sums than leaves.
-fn combine_leaves(n: usize, sums: &[f64]) -> f64 {
-    let mut it = sums.iter();
-    pairwise_tree(n, &mut |_| it.next().copied().unwrap_or(f64::NAN))
-}
-
-/// [`leaf_sum`] of `f` over `g`, without materialising the values (the same additions in
-/// the same order).
-#[inline(always)]
-fn leaf_sum_of(g: &[u32], f: impl Fn(u32) -> f64) -> f64 {
-    let n = g.len();
-    if n < 8 {
-        let mut res = 0.0;
-        for &x in g {
-            res += f(x);
-        }
-        return res;
-    }
-    let full = n - n % 8;
-    let (head, rest) = g.split_at(8);
-    let mut r = [0.0f64; 8];
-    for (acc, &x) in r.iter_mut().zip(head) {
-        *acc = f(x);
-    }
-    for block in rest[..full - 8].chunks_exact(8) {
-        for (acc, &x) in r.iter_mut().zip(block) {
-            *acc += f(x);
-        }
-    }
-    let mut res = ((r[0] + r[1]) + (r[2] + r[3])) + ((r[4] + r[5]) + (r[6] + r[7]));
-    for &x in &g[full..] {
-        res += f(x);
-    }
-    res
-}
-
-/// One chunk in a packed cell (chunks in the high 32 bits, tokens in the low).
-const CHUNK_ONE: u64 = 1 << 32;
-const TOKENS_MASK: u64 = (1 << 32) - 1;
-
 /// Whether packed cells hold exactly `chunks` chunks and `tokens` tokens, i.e. no 32-bit
 /// half wrapped. (A half only wraps by losing 2^32, and tokens carry into the chunks only
 /// when they wrap, so the two sums match the totals if and only if nothing wrapped.)
@@ -220,6 +116,26 @@ fn cells_exact(cells: &[u64], chunks: u64, tokens: u64) -> bool {
         t = t.wrapping_add(x & TOKENS_MASK);
     }
     c == chunks && t == tokens
+}
+
+/// A small mixing function (SplitMix64's finaliser), to place samples.
+fn mix(mut x: u64) -> u64 {
+    x = (x ^ (x >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+    x = (x ^ (x >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+    x ^ (x >> 31)
+}
+
+/// What every worker needs to know.
+struct Setup {
+    /// Earliest send of a successful request: origin of the cells and of vLLM's buckets.
+    min_ns: u64,
+    cell_ns: u64,
+    k: usize,
+    init_cells: usize,
+    max_cells: usize,
+    /// Gather group of each histogram bucket ([`NO_SLOT`] for none), from the sample.
+    slots: Vec<u16>,
+    groups: usize,
 }
 
 /// Running state of one request's walk over its chunks (kept in registers).
@@ -264,23 +180,80 @@ fn min_max(g: &[u32]) -> (u32, u32) {
     (mn, mx)
 }
 
+/// Σx and Σx² of u32 values whose largest is `max`, exactly: added in u64 blocks short
+/// enough not to overflow.
+#[inline]
+fn sums(g: &[u32], max: u32) -> (u128, u128) {
+    let bits = 32 - max.leading_zeros();
+    // Each square is below 2^(2·bits): 2^(64 − 2·bits) of them fit in a u64 (and 2^16
+    // values below 2^32 always do).
+    let block = 1usize << (64 - 2 * bits).min(16);
+    let (mut sum, mut sq) = (0u128, 0u128);
+    for b in g.chunks(block) {
+        let s: u64 = b.iter().map(|&x| u64::from(x)).sum();
+        let q: u64 = b.iter().map(|&x| u64::from(x) * u64::from(x)).sum();
+        sum += u128::from(s);
+        sq += u128::from(q);
+    }
+    (sum, sq)
+}
+
+/// Per-worker state and results of the walk.
+struct Worker<'a> {
+    records: &'a [RequestRecord],
+    setup: &'a Setup,
+    /// Gaps produced but not yet summed and binned.
+    gaps: Vec<u32>,
+    /// The worker's gaps of 2^32 − 1 ns or more ([`ESCAPE`] in `gaps`).
+    side: Vec<u64>,
+    hist: Vec<u64>,
+    /// Moments of the batch values (an escaped gap counted as [`ESCAPE`]).
+    moments: Moments,
+    /// Extremes of the batch values (escapes as [`ESCAPE`]).
+    gap_lo: u32,
+    gap_hi: u32,
+    /// The gaps of the buckets the sample predicted, per group (escapes excluded).
+    gathered: Vec<Vec<u32>>,
+    ttfts: Vec<f64>,
+    e2els: Vec<f64>,
+    tpots: Vec<f64>,
+    all_tpots: Vec<f64>,
+    /// (first, last) chunk of each success.
+    first_last: Vec<(u64, u64)>,
+    /// Per cell: chunks << 32 | tokens of successful requests, wrapping (an overflow shows
+    /// in the totals: see [`cells_exact`]).
+    cells: Vec<u64>,
+    /// Chunks and tokens added to `cells`.
+    cell_chunks: u64,
+    cell_tokens: u64,
+    /// vLLM concurrency difference array over 1-second buckets.
+    conc: Vec<i64>,
+    max_last: u64,
+    successes: u64,
+    starts: Vec<u64>,
+    ends: Vec<u64>,
+    min_sent: u64,
+    max_end: u64,
+    total_input: u64,
+    total_output: u64,
+    big: u64,
+    bad: bool,
+    chunks_sorted: bool,
+}
+
 impl<'a> Worker<'a> {
-    fn new(part: Part<'a>, setup: &'a Setup) -> Self {
-        let recs = part.records.len();
-        let leaves = leaf_lengths(part.n_gaps);
+    fn new(records: &'a [RequestRecord], setup: &'a Setup) -> Self {
+        let recs = records.len();
         Worker {
-            leaf_sums: Vec::with_capacity(leaves.len()),
-            leaves,
-            leaf: 0,
-            gaps: Vec::with_capacity(2 * BATCH),
-            part,
+            records,
             setup,
+            gaps: Vec::with_capacity(2 * BATCH),
             side: Vec::new(),
-            side_cursor: 0,
             hist: filled(HBUCKETS, 0),
-            itl_sum: 0.0,
-            gap_min: u64::MAX,
-            gap_max: 0,
+            moments: Moments::default(),
+            gap_lo: u32::MAX,
+            gap_hi: 0,
+            gathered: vec![Vec::new(); setup.groups],
             ttfts: Vec::with_capacity(recs),
             e2els: Vec::with_capacity(recs),
             tpots: Vec::with_capacity(recs),
@@ -304,62 +277,48 @@ impl<'a> Worker<'a> {
         }
     }
 
-    /// First pass: everything but the squared deviations.
+    /// The walk: everything but the order statistics the sample did not predict.
     fn run(mut self) -> Self {
-        let records = self.part.records;
-        for (i, r) in records.iter().enumerate() {
-            let skip = if i == 0 { self.part.skip } else { 0 };
-            self.record(r, skip);
+        for r in self.records {
+            self.record(r);
             if self.bad {
                 return self;
             }
             if self.gaps.len() >= BATCH {
-                self.sum_leaves();
+                self.flush();
             }
         }
-        let (tail, count) = (self.part.tail, self.part.tail_gaps);
-        push_gaps(tail, 0, count, &mut self.gaps, &mut self.side, &mut self.big);
-        self.sum_leaves();
-        if self.leaf != self.leaves.len()
-            || !self.gaps.is_empty()
-            || self.side_cursor != self.side.len()
-        {
-            self.bad = true;
-        }
-        self.itl_sum = combine_leaves(self.part.n_gaps, &self.leaf_sums);
+        self.flush();
         self.ends.sort_unstable();
         self
     }
 
-    /// Sum every complete leaf in `gaps` (histogram and extremes too); keep the rest.
-    fn sum_leaves(&mut self) {
-        let mut pos = 0usize;
-        while let Some(&len) = self.leaves.get(self.leaf) {
-            let Some(g) = self.gaps.get(pos..pos + usize::from(len)) else {
-                break;
-            };
-            let (mn, mx) = min_max(g);
-            for &x in g {
-                if let Some(h) = self.hist.get_mut(hbucket(x)) {
-                    *h += 1;
+    /// Moments, extremes, histogram and predicted buckets of the buffered gaps.
+    fn flush(&mut self) {
+        let g = &self.gaps[..];
+        if g.is_empty() {
+            return;
+        }
+        let (lo, hi) = min_max(g);
+        self.gap_lo = self.gap_lo.min(lo);
+        self.gap_hi = self.gap_hi.max(hi);
+        let (sum, sum_sq) = sums(g, hi);
+        self.moments.add_sums(g.len() as u64, sum, sum_sq);
+        let slots = &self.setup.slots[..];
+        for &x in g {
+            let b = hbucket(x);
+            if let Some(h) = self.hist.get_mut(b) {
+                *h += 1;
+            }
+            if let Some(&s) = slots.get(b) {
+                if s != NO_SLOT && x != ESCAPE {
+                    if let Some(v) = self.gathered.get_mut(usize::from(s)) {
+                        v.push(x);
+                    }
                 }
             }
-            let sum = if mx < NANOS_PER_S as u32 {
-                self.gap_min = self.gap_min.min(u64::from(mn));
-                self.gap_max = self.gap_max.max(u64::from(mx));
-                leaf_sum_of(g, |x| f64::from(x) / NANOS_PER_S as f64)
-            } else {
-                let mut buf = [0.0f64; LEAF];
-                let (lo, hi) = convert(g, &self.side, &mut self.side_cursor, &mut buf);
-                self.gap_min = self.gap_min.min(lo);
-                self.gap_max = self.gap_max.max(hi);
-                leaf_sum(&buf[..g.len()])
-            };
-            self.leaf_sums.push(sum);
-            self.leaf += 1;
-            pos += usize::from(len);
         }
-        self.gaps.drain(..pos);
+        self.gaps.clear();
     }
 
     fn grow_cells(&mut self, cell: usize) -> bool {
@@ -375,7 +334,7 @@ impl<'a> Worker<'a> {
         true
     }
 
-    fn record(&mut self, r: &RequestRecord, skip: usize) {
+    fn record(&mut self, r: &RequestRecord) {
         let sent = ns(r.sent_at, &mut self.big);
         let end = ns(record_end(r), &mut self.big);
         self.min_sent = self.min_sent.min(sent);
@@ -398,10 +357,10 @@ impl<'a> Worker<'a> {
             return;
         }
         let tokens = match self.setup.cell_ns {
-            1_000_000 => self.chunks::<1_000_000>(&r.chunks, skip),
-            10_000_000 => self.chunks::<10_000_000>(&r.chunks, skip),
-            100_000_000 => self.chunks::<100_000_000>(&r.chunks, skip),
-            _ => self.chunks::<NANOS_PER_S>(&r.chunks, skip),
+            1_000_000 => self.chunks::<1_000_000>(&r.chunks),
+            10_000_000 => self.chunks::<10_000_000>(&r.chunks),
+            100_000_000 => self.chunks::<100_000_000>(&r.chunks),
+            _ => self.chunks::<NANOS_PER_S>(&r.chunks),
         };
         let Some(tokens) = tokens else {
             self.bad = true;
@@ -439,37 +398,26 @@ impl<'a> Worker<'a> {
         }
     }
 
-    /// The chunks of one successful request: cells, gaps (from gap `skip` on); returns the
-    /// request's token count, `None` for a chunk before the origin or past the cell cap.
+    /// The chunks of one successful request: cells and gaps; returns the request's token
+    /// count, `None` for a chunk before the origin or past the cell cap.
     #[inline]
-    fn chunks<const CELL_NS: u64>(&mut self, chunks: &[Chunk], skip: usize) -> Option<u64> {
+    fn chunks<const CELL_NS: u64>(&mut self, chunks: &[Chunk]) -> Option<u64> {
         let min_ns = self.setup.min_ns;
+        let (first, rest) = chunks.split_first()?;
         // Chunks usually arrive in order: size the table for the last one up front.
-        if let Some(last) = chunks.last() {
-            let t = ns(last.at, &mut self.big);
-            let cell = (t.wrapping_sub(min_ns) / CELL_NS) as usize;
-            if t >= min_ns && cell >= self.cells.len() && !self.grow_cells(cell) {
-                return None;
-            }
+        let t = ns(rest.last().unwrap_or(first).at, &mut self.big);
+        let cell = (t.wrapping_sub(min_ns) / CELL_NS) as usize;
+        if t >= min_ns && cell >= self.cells.len() && !self.grow_cells(cell) {
+            return None;
         }
-        // Chunks `..=skip` emit no gap of this part (the first emits none at all).
-        let head = chunks.len().min(skip + 1);
-        let (before, after) = chunks.split_at(head);
         let start = self.gaps.len();
-        self.gaps.resize(start + after.len(), 0);
+        self.gaps.resize(start + rest.len(), 0);
         let out = self.gaps.get_mut(start..).unwrap_or(&mut []);
         let table = self.cells.len();
         let mut walk = Walk::default();
         let cells = &mut self.cells[..];
-        if let Some((first, rest)) = before.split_first() {
-            walk.prev = walk.visit::<CELL_NS>(first, min_ns, cells);
-            for c in rest {
-                let t = walk.visit::<CELL_NS>(c, min_ns, cells);
-                walk.unsorted |= t < walk.prev;
-                walk.prev = t;
-            }
-        }
-        for (o, c) in out.iter_mut().zip(after) {
+        walk.prev = walk.visit::<CELL_NS>(first, min_ns, cells);
+        for (o, c) in out.iter_mut().zip(rest) {
             let t = walk.visit::<CELL_NS>(c, min_ns, cells);
             walk.unsorted |= t < walk.prev;
             let g = t.saturating_sub(walk.prev);
@@ -479,8 +427,7 @@ impl<'a> Worker<'a> {
         }
         if walk.longest >= u64::from(ESCAPE) {
             // The long gaps again, for the side list.
-            let from = head.saturating_sub(1);
-            push_side(&chunks[from..], &mut self.side);
+            push_side(chunks, &mut self.side);
         }
         self.big |= walk.big;
         self.chunks_sorted &= !walk.unsorted;
@@ -522,120 +469,63 @@ impl<'a> Worker<'a> {
         true
     }
 
-    /// Second pass over this worker's gaps: the pairwise sum of squared deviations about
-    /// `mean`, and the gaps whose histogram bucket has a slot in `slots`.
-    fn second_pass(&self, mean: f64, wanted: &Wanted, groups: usize) -> (f64, Vec<Vec<u64>>) {
-        let mut out: Vec<Vec<u64>> = vec![Vec::new(); groups];
-        let mut sums: Vec<f64> = Vec::with_capacity(self.leaves.len());
-        let mut cursor = 0usize;
+    /// A second walk over this worker's gaps, gathering those of the `wanted` buckets
+    /// (escapes excluded: their values are in the side list).
+    fn gather(&self, wanted: &Wanted, groups: usize) -> Vec<Vec<u32>> {
+        let mut out: Vec<Vec<u32>> = vec![Vec::new(); groups];
         let mut gaps: Vec<u32> = Vec::with_capacity(2 * BATCH);
-        let mut leaf = 0usize;
-        // Every gap is below a second unless the first pass saw a longer one.
-        let short = self.gap_max < NANOS_PER_S;
-        let mut big = 0u64;
         let mut side = Vec::new();
-        let mut flush = |gaps: &mut Vec<u32>, out: &mut Vec<Vec<u64>>| {
-            let mut pos = 0usize;
-            while let Some(&len) = self.leaves.get(leaf) {
-                let Some(g) = gaps.get(pos..pos + usize::from(len)) else {
-                    break;
-                };
-                let sum = if short {
-                    leaf_sum_of(g, |x| {
-                        let d = f64::from(x) / NANOS_PER_S as f64 - mean;
-                        d * d
-                    })
-                } else {
-                    let mut buf = [0.0f64; LEAF];
-                    let vals = &mut buf[..g.len()];
-                    convert(g, &self.side, &mut cursor, vals);
-                    for v in vals.iter_mut() {
-                        let d = *v - mean;
-                        *v = d * d;
-                    }
-                    leaf_sum(vals)
-                };
-                sums.push(sum);
-                leaf += 1;
-                pos += usize::from(len);
-            }
-            let done = gaps.get(..pos).unwrap_or(&[]);
+        let flush = |gaps: &mut Vec<u32>, out: &mut Vec<Vec<u32>>| {
             match wanted {
                 Wanted::Ranges(ranges) => {
-                    for &x in done {
-                        for (i, &(lo, width)) in ranges.iter().enumerate() {
-                            if x.wrapping_sub(lo) <= width {
-                                out[i].push(u64::from(x));
+                    for (o, &(lo, width)) in out.iter_mut().zip(ranges) {
+                        o.extend(gaps.iter().filter(|&&x| x.wrapping_sub(lo) <= width));
+                    }
+                }
+                Wanted::Slots(slots) => {
+                    for &x in gaps.iter() {
+                        let s = slots.get(hbucket(x)).copied().unwrap_or(NO_SLOT);
+                        if s != NO_SLOT && x != ESCAPE {
+                            if let Some(o) = out.get_mut(usize::from(s)) {
+                                o.push(x);
                             }
                         }
                     }
                 }
-                Wanted::Slots(slots) => {
-                    for &x in done {
-                        let s = slots[hbucket(x)];
-                        if s != NO_SLOT && x != ESCAPE {
-                            out[s as usize].push(u64::from(x));
-                        }
-                    }
-                }
             }
-            gaps.drain(..pos);
+            gaps.clear();
         };
-        for (i, r) in self.part.records.iter().enumerate() {
-            if vllm_success(r) {
-                let skip = if i == 0 { self.part.skip } else { 0 };
-                push_gaps(&r.chunks, skip, usize::MAX, &mut gaps, &mut side, &mut big);
-                side.clear();
-                if gaps.len() >= BATCH {
-                    flush(&mut gaps, &mut out);
-                }
+        for r in self.records.iter().filter(|r| vllm_success(r)) {
+            push_gaps(&r.chunks, &mut gaps, &mut side);
+            side.clear();
+            if gaps.len() >= BATCH {
+                flush(&mut gaps, &mut out);
             }
         }
-        let (tail, count) = (self.part.tail, self.part.tail_gaps);
-        push_gaps(tail, 0, count, &mut gaps, &mut side, &mut big);
         flush(&mut gaps, &mut out);
-        let sq = if leaf == self.leaves.len() && gaps.is_empty() {
-            combine_leaves(self.part.n_gaps, &sums)
-        } else {
-            f64::NAN
-        };
-        (sq, out)
+        out
     }
 }
 
-/// Push gaps `skip..skip + count` of `chunks` (as u32 ns, [`ESCAPE`] for long ones, whose
-/// values go to `side`).
+/// Push the gaps of `chunks` (as u32 ns, [`ESCAPE`] for long ones, whose values go to
+/// `side`).
 #[inline]
-fn push_gaps(
-    chunks: &[Chunk],
-    skip: usize,
-    count: usize,
-    out: &mut Vec<u32>,
-    side: &mut Vec<u64>,
-    big: &mut u64,
-) {
-    let end = chunks
-        .len()
-        .min(skip.saturating_add(count).saturating_add(1));
-    let Some(chunks) = chunks.get(skip..end) else {
-        return;
-    };
+fn push_gaps(chunks: &[Chunk], out: &mut Vec<u32>, side: &mut Vec<u64>) {
     let Some((first, rest)) = chunks.split_first() else {
         return;
     };
     let start = out.len();
     out.resize(start + rest.len(), 0);
     let dst = out.get_mut(start..).unwrap_or(&mut []);
-    let (mut b, mut longest) = (0u64, 0u64);
-    let mut prev = ns(first.at, &mut b);
+    let (mut big, mut longest) = (0u64, 0u64);
+    let mut prev = ns(first.at, &mut big);
     for (o, c) in dst.iter_mut().zip(rest) {
-        let t = ns(c.at, &mut b);
+        let t = ns(c.at, &mut big);
         let g = t.saturating_sub(prev);
         prev = t;
         longest = longest.max(g);
         *o = g.min(u64::from(ESCAPE)) as u32;
     }
-    *big |= b;
     if longest >= u64::from(ESCAPE) {
         push_side(chunks, side);
     }
@@ -653,15 +543,13 @@ fn push_side(chunks: &[Chunk], side: &mut Vec<u64>) {
     }
 }
 
-const NO_SLOT: u16 = u16::MAX;
-
-/// The gaps the second pass keeps: those in the histogram buckets of the wanted ranks,
-/// as value ranges (few buckets) or a bucket → group table. Escaped gaps are never kept
-/// here (their values come from the side lists).
+/// The gaps a second walk keeps: those in the histogram buckets of the wanted ranks, as
+/// value ranges (few buckets) or a bucket → group table. Escaped gaps are never kept here
+/// (their values come from the side lists).
 enum Wanted {
     /// `(lowest value, width)` of each group's bucket, escapes excluded.
     Ranges(Vec<(u32, u32)>),
-    /// Group of each bucket, or [`NO_SLOT`]; the top bucket's escapes excluded by the caller.
+    /// Group of each bucket, or [`NO_SLOT`].
     Slots(Vec<u16>),
 }
 
@@ -679,36 +567,44 @@ fn bucket_values(b: usize) -> (u32, u32) {
     (lo as u32, (hi - lo) as u32)
 }
 
-/// Gaps → seconds in `out` (side list values for escapes, in order); returns the smallest
-/// and largest gap in ns.
-#[inline]
-fn convert(g: &[u32], side: &[u64], cursor: &mut usize, out: &mut [f64]) -> (u64, u64) {
-    let mut mx = 0u32;
-    let mut mn = u32::MAX;
-    for &x in g {
-        mx = mx.max(x);
-        mn = mn.min(x);
-    }
-    if mx < NANOS_PER_S as u32 {
-        for (o, &x) in out.iter_mut().zip(g) {
-            *o = f64::from(x) / NANOS_PER_S as f64;
+/// Run `f` on every item, the first here and each other on a thread of its own (here too,
+/// after the first, when a thread cannot be started); results in item order.
+fn run_all<T: Send, R: Send>(items: Vec<T>, f: impl Fn(T) -> R + Sync) -> Vec<R> {
+    let f = &f;
+    std::thread::scope(|s| {
+        let mut items = items.into_iter();
+        let first = items.next();
+        // Items whose thread could not be started come back here.
+        let mut handles = Vec::new();
+        for item in items {
+            let cell = std::sync::Mutex::new(Some(item));
+            let cell = std::sync::Arc::new(cell);
+            let theirs = std::sync::Arc::clone(&cell);
+            let spawned = std::thread::Builder::new().spawn_scoped(s, move || {
+                let item = theirs.lock().ok().and_then(|mut g| g.take());
+                item.map(f)
+            });
+            handles.push((spawned.ok(), cell));
         }
-        return (u64::from(mn), u64::from(mx));
-    }
-    let (mut lo, mut hi) = (u64::MAX, 0u64);
-    for (o, &x) in out.iter_mut().zip(g) {
-        let v = if x == ESCAPE {
-            let v = side.get(*cursor).copied().unwrap_or(u64::MAX);
-            *cursor += 1;
-            v
-        } else {
-            u64::from(x)
-        };
-        lo = lo.min(v);
-        hi = hi.max(v);
-        *o = secs_f64(v);
-    }
-    (lo, hi)
+        let mut out: Vec<R> = first.into_iter().map(f).collect();
+        for (h, cell) in handles {
+            let done = match h {
+                Some(h) => h
+                    .join()
+                    .unwrap_or_else(|payload| std::panic::resume_unwind(payload)),
+                None => None,
+            };
+            let r = match done {
+                Some(r) => r,
+                None => match cell.lock().ok().and_then(|mut g| g.take()) {
+                    Some(item) => f(item),
+                    None => unreachable!("every item runs exactly once"),
+                },
+            };
+            out.push(r);
+        }
+        out
+    })
 }
 
 /// Run `a` here and `b` on a second thread (or both here when `parallel` is false or no
@@ -740,12 +636,104 @@ fn join<A: Send, B: Send>(
     })
 }
 
-/// The vLLM figures by the one-pass method, or `None` for inputs it does not cover.
-/// Runs on two threads when the records hold at least `parallel_chunks` chunks.
+/// Predict, from a sample of the gaps, which histogram buckets hold the gaps of `ranks`
+/// (0-based, of `n_gaps`): a bucket → group table and the number of groups. Empty when
+/// there is nothing to predict or the windows would gather too much.
+///
+/// The sample is systematic: one gap per stratum of `n_gaps / SAMPLE` consecutive gaps
+/// (record order), at a pseudo-random place in it. Each rank gets a window of
+/// ±[`SAMPLE_SIGMAS`] binomial standard deviations of its sample rank; the buckets between
+/// the window's ends form its group (overlapping windows share one).
+fn predict_slots(
+    records: &[RequestRecord],
+    n_gaps: usize,
+    ranks: &[usize],
+    limit: usize,
+) -> (Vec<u16>, usize) {
+    let mut slots = filled(HBUCKETS, NO_SLOT);
+    if n_gaps == 0 || ranks.is_empty() || limit == 0 {
+        return (slots, 0);
+    }
+    let stride = (n_gaps / SAMPLE).max(1) as u64;
+    let place = |j: u64| j * stride + mix(j) % stride;
+    let mut sample: Vec<u64> = Vec::with_capacity(n_gaps.min(SAMPLE) + 1);
+    let (mut j, mut next) = (0u64, place(0));
+    let mut seen = 0u64;
+    let mut big = 0u64;
+    for r in records.iter().filter(|r| vllm_success(r)) {
+        let g = (r.chunks.len() - 1) as u64;
+        while next < seen + g {
+            let i = (next - seen) as usize;
+            if let (Some(a), Some(b)) = (r.chunks.get(i), r.chunks.get(i + 1)) {
+                sample.push(ns(b.at, &mut big).saturating_sub(ns(a.at, &mut big)));
+            }
+            j += 1;
+            next = place(j);
+        }
+        seen += g;
+    }
+    let s = sample.len();
+    if s == 0 {
+        return (slots, 0);
+    }
+    sample.sort_unstable();
+    // Each rank's window of buckets, merged where they overlap.
+    let mut windows: Vec<(usize, usize)> = ranks
+        .iter()
+        .take(limit)
+        .map(|&r| {
+            let q = (r as f64 + 0.5) / n_gaps as f64;
+            let centre = q * s as f64;
+            let half = SAMPLE_SIGMAS * (s as f64 * q * (1.0 - q)).sqrt() + 2.0;
+            let lo = (centre - half).floor().max(0.0) as usize;
+            let hi = ((centre + half).ceil() as usize).min(s - 1);
+            (hbucket64(sample[lo.min(s - 1)]), hbucket64(sample[hi]))
+        })
+        .collect();
+    windows.sort_unstable();
+    let mut merged: Vec<(usize, usize)> = Vec::new();
+    for (lo, hi) in windows {
+        match merged.last_mut() {
+            Some(m) if lo <= m.1 + 1 => m.1 = m.1.max(hi),
+            _ => merged.push((lo, hi)),
+        }
+    }
+    // The sample's share of the gaps in the windows: give up above a quarter.
+    let inside = sample
+        .iter()
+        .filter(|&&g| {
+            let b = hbucket64(g);
+            merged.iter().any(|&(lo, hi)| (lo..=hi).contains(&b))
+        })
+        .count();
+    if inside * 4 > s || merged.len() >= usize::from(NO_SLOT) {
+        return (slots, 0);
+    }
+    for (group, &(lo, hi)) in merged.iter().enumerate() {
+        for slot in &mut slots[lo..=hi] {
+            *slot = group as u16;
+        }
+    }
+    (slots, merged.len())
+}
+
+/// The vLLM figures by the one-walk method, or `None` for inputs it does not cover.
+/// Runs on several threads when the records hold at least `parallel_chunks` chunks.
 pub(super) fn vllm_figures(
     records: &[RequestRecord],
     opts: &MetricsOptions,
     parallel_chunks: usize,
+) -> Option<VllmFigures> {
+    vllm_figures_with(records, opts, parallel_chunks, usize::MAX)
+}
+
+/// [`vllm_figures`], predicting the buckets of at most `predict` ranks (tests use 0 and 1
+/// to exercise the second walk).
+fn vllm_figures_with(
+    records: &[RequestRecord],
+    opts: &MetricsOptions,
+    parallel_chunks: usize,
+    predict: usize,
 ) -> Option<VllmFigures> {
     // Sizes, the origin and an estimate of the span, from the records alone.
     let mut big = 0u64;
@@ -776,175 +764,120 @@ pub(super) fn vllm_figures(
     if init_cells > dense_limit {
         return None;
     }
+    let pct = &opts.percentiles;
+    let ranks = SummaryRanks::new(n_gaps.max(1), pct);
+    let (slots, groups) = predict_slots(records, n_gaps, &ranks.ranks, predict);
     let setup = Setup {
         min_ns,
         cell_ns,
         k,
         init_cells,
         max_cells: dense_limit.max(init_cells.saturating_mul(2)),
+        slots,
+        groups,
     };
 
-    let parallel = total_chunks >= parallel_chunks && n_gaps > 4 * LEAF;
-    let (part1, part2) = if parallel {
-        let n2 = pairwise_split(n_gaps);
-        let mut cum = 0usize;
-        let mut split = None;
-        for (i, r) in records.iter().enumerate() {
-            if vllm_success(r) {
-                let g = r.chunks.len() - 1;
-                if cum + g > n2 {
-                    split = Some((i, n2 - cum));
-                    break;
-                }
-                cum += g;
-            }
-        }
-        let (rs, skip) = split?;
-        let (a, b) = records.split_at(rs);
-        let tail = b.first().map_or(&[][..], |r| &r.chunks[..]);
-        (
-            Part {
-                records: a,
-                skip: 0,
-                tail,
-                tail_gaps: skip,
-                n_gaps: n2,
-            },
-            Some(Part {
-                records: b,
-                skip,
-                tail: &[],
-                tail_gaps: 0,
-                n_gaps: n_gaps - n2,
-            }),
-        )
+    // Contiguous record ranges of about equal chunk counts, one per worker.
+    let parallel = total_chunks >= parallel_chunks && total_chunks > 0;
+    let n_workers = if parallel {
+        std::thread::available_parallelism()
+            .map_or(2, |n| n.get())
+            .clamp(2, MAX_WORKERS)
     } else {
-        (
-            Part {
-                records,
-                skip: 0,
-                tail: &[],
-                tail_gaps: 0,
-                n_gaps,
-            },
-            None,
-        )
+        1
     };
+    let mut parts: Vec<&[RequestRecord]> = Vec::with_capacity(n_workers);
+    let (mut rest, mut done, mut from) = (records, 0usize, 0usize);
+    for (i, r) in records.iter().enumerate() {
+        done += r.chunks.len();
+        if parts.len() + 1 < n_workers && done * n_workers >= total_chunks * (parts.len() + 1) {
+            let (a, b) = rest.split_at(i + 1 - from);
+            parts.push(a);
+            rest = b;
+            from = i + 1;
+        }
+    }
+    parts.push(rest);
 
-    // First pass.
+    // The walk.
     let setup = &setup;
-    let (mut w1, w2) = join(
-        parallel,
-        || Worker::new(part1, setup).run(),
-        || part2.map(|p| Worker::new(p, setup).run()),
-    );
-    let mut cells = std::mem::take(&mut w1.cells);
-    let mut conc = std::mem::take(&mut w1.conc);
-    let workers: Vec<&Worker> = std::iter::once(&w1).chain(w2.as_ref()).collect();
+    let mut workers = run_all(parts, |p| Worker::new(p, setup).run());
     if workers
         .iter()
         .any(|w| w.bad || w.big >> SECS_LIMIT_BITS != 0)
     {
         return None;
     }
-
-    // ITL: mean, extremes, the buckets of the wanted ranks.
-    let pct = &opts.percentiles;
-    let itl_sum: f64 = match &w2 {
-        Some(w2) => w1.itl_sum + w2.itl_sum,
-        None => w1.itl_sum,
-    };
-    let mean = itl_sum / n_gaps as f64;
-    let ranks = SummaryRanks::new(n_gaps, pct);
-    let mut hist = filled(HBUCKETS, 0u64);
-    for w in &workers {
-        for (h, &x) in hist.iter_mut().zip(&w.hist) {
-            *h += x;
+    let (w1, others) = workers.split_first_mut()?;
+    let mut cells = std::mem::take(&mut w1.cells);
+    let mut conc = std::mem::take(&mut w1.conc);
+    for w in others.iter() {
+        if w.cells.len() > cells.len() {
+            cells.resize(w.cells.len(), 0);
+        }
+        for (c, o) in cells.iter_mut().zip(&w.cells) {
+            *c = c.wrapping_add(*o);
+        }
+        if w.conc.len() > conc.len() {
+            conc.resize(w.conc.len(), 0);
+        }
+        for (c, o) in conc.iter_mut().zip(&w.conc) {
+            *c += o;
         }
     }
-    let mut start = Vec::with_capacity(HBUCKETS + 1);
-    let mut acc = 0u64;
-    for &h in &hist {
-        start.push(acc);
-        acc += h;
-    }
-    let mut slots = filled(HBUCKETS, NO_SLOT);
-    let mut wanted: Vec<usize> = Vec::new();
-    let place: Vec<Option<(usize, u64)>> = ranks
-        .ranks
-        .iter()
-        .map(|&r| {
-            let r = r as u64;
-            (r < acc).then(|| {
-                let b = start.partition_point(|&s| s <= r) - 1;
-                (b, r - start[b])
-            })
-        })
-        .collect();
-    for &(b, _) in place.iter().flatten() {
-        if slots[b] == NO_SLOT {
-            slots[b] = wanted.len() as u16;
-            wanted.push(b);
-        }
-    }
-    let top = hbucket(ESCAPE);
-
-    let (mut r1, r2) = {
-        let w1 = &w1;
-        let w2 = w2.as_ref();
-        let groups = wanted.len();
-        let sel = if groups <= 4 {
-            Wanted::Ranges(wanted.iter().map(|&b| bucket_values(b)).collect())
-        } else {
-            Wanted::Slots(slots.clone())
-        };
-        let sel = &sel;
-        join(
-            parallel,
-            || w1.second_pass(mean, sel, groups),
-            || w2.map(|w| w.second_pass(mean, sel, groups)),
-        )
-    };
-    let sq_sum = match &r2 {
-        Some(r2) => r1.0 + r2.0,
-        None => r1.0,
-    };
-    if let Some(r2) = r2 {
-        for (g, o) in r1.1.iter_mut().zip(r2.1) {
-            g.extend(o);
-        }
-    }
-    if let Some(&s) = slots.get(top) {
-        if s != NO_SLOT {
-            for w in &workers {
-                r1.1[s as usize].extend_from_slice(&w.side);
-            }
-        }
-    }
-    let mut groups = r1.1;
-    let vals: Vec<f64> = place
-        .iter()
-        .map(|p| match p {
-            Some((b, local)) => {
-                let g = &mut groups[slots[*b] as usize];
-                match usize::try_from(*local).ok().filter(|&l| l < g.len()) {
-                    Some(l) => secs_f64(*g.select_nth_unstable(l).1),
-                    None => f64::NAN,
-                }
-            }
-            None => f64::NAN,
-        })
-        .collect();
-    if vals.iter().any(|v| v.is_nan()) && n_gaps > 0 {
+    let workers: Vec<&Worker> = workers.iter().collect();
+    let successes: u64 = workers.iter().map(|w| w.successes).sum();
+    let chunks: u64 = workers.iter().map(|w| w.cell_chunks).sum();
+    let tokens: u64 = workers.iter().map(|w| w.cell_tokens).sum();
+    if !cells_exact(&cells, chunks, tokens) {
         return None;
     }
-    let itl = (n_gaps > 0).then(|| {
-        let std = (sq_sum / n_gaps as f64).sqrt();
-        let (lo, hi) = workers.iter().fold((u64::MAX, 0u64), |(l, h), w| {
-            (l.min(w.gap_min), h.max(w.gap_max))
-        });
-        ranks.summary(mean, std, secs_f64(lo), secs_f64(hi), &vals)
-    });
+
+    // ITL: exact moments (escaped gaps were counted as ESCAPE), extremes, order statistics.
+    let mut moments = Moments::default();
+    let mut escapes = Moments::default();
+    for w in &workers {
+        moments.merge(&w.moments);
+        for &g in &w.side {
+            escapes.add(g);
+        }
+    }
+    let n_side = u128::from(escapes.n);
+    let esc = u128::from(ESCAPE);
+    moments.sum = moments
+        .sum
+        .checked_sub(n_side * esc)?
+        .checked_add(escapes.sum)?;
+    moments.sum_sq = moments
+        .sum_sq
+        .checked_sub(n_side * esc * esc)?
+        .checked_add(escapes.sum_sq)?;
+    moments.overflow |= escapes.overflow;
+    if moments.n != n_gaps as u64 {
+        return None;
+    }
+    let itl = if n_gaps == 0 {
+        None
+    } else {
+        // Extremes: an escaped extreme is the side lists' extreme.
+        let side = || workers.iter().flat_map(|w| w.side.iter().copied());
+        let lo = workers.iter().map(|w| w.gap_lo).min().unwrap_or(u32::MAX);
+        let hi = workers.iter().map(|w| w.gap_hi).max().unwrap_or(0);
+        let gap_lo = if lo == ESCAPE {
+            side().min()?
+        } else {
+            u64::from(lo)
+        };
+        let gap_hi = if hi == ESCAPE {
+            side().max()?
+        } else {
+            u64::from(hi)
+        };
+        let (mean, std) = moments.mean_std(NANOS_PER_S)?;
+        let vals = itl_order_statistics(&workers, setup, &ranks.ranks, parallel)?;
+        let vals: Vec<f64> = vals.into_iter().map(secs_f64).collect();
+        Some(ranks.summary(mean, std, secs_f64(gap_lo), secs_f64(gap_hi), &vals))
+    };
 
     // Per-request lists in record order.
     let cat = |f: for<'w> fn(&'w Worker<'_>) -> &'w [f64]| -> Vec<f64> {
@@ -960,28 +893,6 @@ pub(super) fn vllm_figures(
     let all_tpots = cat(|w| &w.all_tpots);
 
     let good = super::goodput_count(opts.goodput, &ttfts, &all_tpots, &e2els);
-
-    // Cells of both workers.
-    if let Some(w2) = &w2 {
-        if w2.cells.len() > cells.len() {
-            cells.resize(w2.cells.len(), 0);
-        }
-        for (c, o) in cells.iter_mut().zip(&w2.cells) {
-            *c = c.wrapping_add(*o);
-        }
-        if w2.conc.len() > conc.len() {
-            conc.resize(w2.conc.len(), 0);
-        }
-        for (c, o) in conc.iter_mut().zip(&w2.conc) {
-            *c += o;
-        }
-    }
-    let successes: u64 = workers.iter().map(|w| w.successes).sum();
-    let chunks: u64 = workers.iter().map(|w| w.cell_chunks).sum();
-    let tokens: u64 = workers.iter().map(|w| w.cell_tokens).sum();
-    if !cells_exact(&cells, chunks, tokens) {
-        return None;
-    }
 
     let ((ttft, e2el, exact_tokens), (tpot, peak_in_flight)) = join(
         parallel,
@@ -1044,6 +955,104 @@ pub(super) fn vllm_figures(
         peak_output_tokens_exact: exact_tokens,
         peak_in_flight,
     })
+}
+
+/// The ITL gaps (ns) at `ranks`: each rank's histogram bucket from the merged histograms,
+/// its gaps from the walk's predicted groups or, for buckets the sample missed, a second
+/// walk; `None` if the counts disagree (they cannot, short of a bug).
+fn itl_order_statistics(
+    workers: &[&Worker],
+    setup: &Setup,
+    ranks: &[usize],
+    parallel: bool,
+) -> Option<Vec<u64>> {
+    let mut hist = filled(HBUCKETS, 0u64);
+    for w in workers {
+        for (h, &x) in hist.iter_mut().zip(&w.hist) {
+            *h += x;
+        }
+    }
+    let mut start = Vec::with_capacity(HBUCKETS);
+    let mut acc = 0u64;
+    for &h in &hist {
+        start.push(acc);
+        acc += h;
+    }
+    let place: Vec<(usize, usize)> = ranks
+        .iter()
+        .map(|&r| {
+            let r = r as u64;
+            if r >= acc {
+                return None;
+            }
+            let b = start.partition_point(|&s| s <= r) - 1;
+            Some((b, usize::try_from(r - start[b]).ok()?))
+        })
+        .collect::<Option<_>>()?;
+    let top = hbucket(ESCAPE);
+    // The gaps of each wanted bucket.
+    let mut buckets: Vec<(usize, Vec<u64>)> = Vec::new();
+    let mut missing: Vec<usize> = Vec::new();
+    for &(b, _) in &place {
+        if buckets.iter().any(|e| e.0 == b) || missing.contains(&b) {
+            continue;
+        }
+        match setup.slots.get(b).copied().filter(|&s| s != NO_SLOT) {
+            Some(s) => {
+                let vals: Vec<u64> = workers
+                    .iter()
+                    .filter_map(|w| w.gathered.get(usize::from(s)))
+                    .flat_map(|g| g.iter().filter(|&&x| hbucket(x) == b))
+                    .map(|&x| u64::from(x))
+                    .collect();
+                buckets.push((b, vals));
+            }
+            None => missing.push(b),
+        }
+    }
+    if !missing.is_empty() {
+        let wanted = if missing.len() <= 4 {
+            Wanted::Ranges(missing.iter().map(|&b| bucket_values(b)).collect())
+        } else {
+            let mut slots = filled(HBUCKETS, NO_SLOT);
+            for (i, &b) in missing.iter().enumerate() {
+                slots[b] = i as u16;
+            }
+            Wanted::Slots(slots)
+        };
+        let groups = missing.len();
+        let wanted = &wanted;
+        let found: Vec<Vec<Vec<u32>>> = if parallel {
+            run_all(workers.to_vec(), |w| w.gather(wanted, groups))
+        } else {
+            workers.iter().map(|w| w.gather(wanted, groups)).collect()
+        };
+        for (i, &b) in missing.iter().enumerate() {
+            let vals: Vec<u64> = found
+                .iter()
+                .filter_map(|f| f.get(i))
+                .flatten()
+                .map(|&x| u64::from(x))
+                .collect();
+            buckets.push((b, vals));
+        }
+    }
+    // The top bucket also holds every escaped gap.
+    if let Some(e) = buckets.iter_mut().find(|e| e.0 == top) {
+        for w in workers {
+            e.1.extend_from_slice(&w.side);
+        }
+    }
+    place
+        .iter()
+        .map(|&(b, local)| {
+            let vals = &mut buckets.iter_mut().find(|e| e.0 == b)?.1;
+            if local >= vals.len() || vals.len() as u64 != hist[b] {
+                return None;
+            }
+            Some(*vals.select_nth_unstable(local).1)
+        })
+        .collect()
 }
 
 /// The exact sliding-window token peak from the merged token cells (cells from the
@@ -1239,8 +1248,15 @@ mod tests {
 
     fn check(records: &[RequestRecord], opts: &MetricsOptions) -> Result<(), TestCaseError> {
         let want = vllm_figures_reference(records, opts);
-        for parallel in [usize::MAX, 0] {
-            match vllm_figures(records, opts, parallel) {
+        // Both thread counts; the sample's prediction on, off, and for the first rank only
+        // (so ranks are found by the walk, by the second walk, and by both).
+        for (parallel, predict) in [
+            (usize::MAX, usize::MAX),
+            (0, usize::MAX),
+            (0, 0),
+            (usize::MAX, 1),
+        ] {
+            match vllm_figures_with(records, opts, parallel, predict) {
                 Some(got) => same(&got, &want)?,
                 None => {
                     // Only inputs outside the one-pass method's scope may decline.
@@ -1333,10 +1349,12 @@ mod tests {
             let records = build(&reqs, scale);
             let opts = options(pct, true);
             let want = vllm_figures_reference(&records, &opts);
-            let got = vllm_figures(&records, &opts, 0);
-            prop_assert!(got.is_some(), "declined an ordinary run");
-            if let Some(got) = got {
-                same(&got, &want)?;
+            for predict in [usize::MAX, 0, 2] {
+                let got = vllm_figures_with(&records, &opts, 0, predict);
+                prop_assert!(got.is_some(), "declined an ordinary run");
+                if let Some(got) = got {
+                    same(&got, &want)?;
+                }
             }
         }
     }

@@ -71,7 +71,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::record::RequestRecord;
 use crate::result::{BenchmarkResult, Convention, ExactFigures, Percentile, Summary};
-use crate::stats::{numpy_summary, NumpySummary};
+use crate::stats::{numpy_summary, Moments, NumpySummary};
 
 mod fast;
 pub mod guidellm;
@@ -843,6 +843,16 @@ fn vllm_figures_reference(records: &[RequestRecord], opts: &MetricsOptions) -> V
     figures
 }
 
+/// The ITL summary with its mean and standard deviation taken from the exact integer
+/// moments of the nanosecond gaps (numpy's, from rounded seconds, when they overflow).
+fn with_exact_moments(mut s: NumpySummary, m: &Moments) -> NumpySummary {
+    if let Some((mean, std)) = m.mean_std(NANOS_PER_S) {
+        s.mean = mean;
+        s.std = std;
+    }
+    s
+}
+
 fn sliding_peak_of(exact: &ExactFigures) -> u64 {
     exact.peak_output_tokens_per_s.unwrap_or(0.0) as u64
 }
@@ -910,6 +920,7 @@ fn vllm_stats_reference(records: &[RequestRecord], opts: &MetricsOptions) -> Vll
         .map(|r| r.chunks.len().saturating_sub(1))
         .sum();
     let mut itls = Vec::with_capacity(n_gaps);
+    let mut itl_moments = Moments::default();
     let mut total_input = 0u64;
     let mut total_output = 0u64;
     let mut peaks = VllmPeaks::new(&successes);
@@ -928,11 +939,14 @@ fn vllm_stats_reference(records: &[RequestRecord], opts: &MetricsOptions) -> Vll
         all_tpots.push(tpot);
         ttfts.push(ttft);
         e2els.push(latency);
-        itls.extend(
-            r.chunks
-                .windows(2)
-                .map(|w| w[1].at.saturating_sub(w[0].at).as_secs_f64()),
-        );
+        for w in r.chunks.windows(2) {
+            let gap = w[1].at.saturating_sub(w[0].at);
+            itls.push(gap.as_secs_f64());
+            match u64::try_from(gap.as_nanos()) {
+                Ok(g) => itl_moments.add(g),
+                Err(_) => itl_moments.overflow = true,
+            }
+        }
     }
 
     let good = goodput_count(opts.goodput, &ttfts, &all_tpots, &e2els);
@@ -950,7 +964,7 @@ fn vllm_stats_reference(records: &[RequestRecord], opts: &MetricsOptions) -> Vll
         peak_conc,
         ttft: numpy_summary(&mut ttfts, pct),
         tpot: numpy_summary(&mut tpots, pct),
-        itl: numpy_summary(&mut itls, pct),
+        itl: numpy_summary(&mut itls, pct).map(|s| with_exact_moments(s, &itl_moments)),
         e2el: numpy_summary(&mut e2els, pct),
         duration: opts.duration.unwrap_or_else(|| default_duration(records)),
         peak_output_tokens_exact: 0,
