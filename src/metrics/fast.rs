@@ -4,17 +4,19 @@
 //! * Times are handled as u64 nanoseconds. Each worker walks a contiguous range of records
 //!   once: per-request figures; per chunk, a 1/K-second cell of chunk and token counts
 //!   (vLLM's 1-second buckets are K cells each; the exact sliding-window peak is computed
-//!   from the token cells); per gap, a u32 in a small batch buffer (gaps of 2^32 − 1 ns or
-//!   more go to a side list).
+//!   from the token cells); per gap, a u32 in a small batch buffer. The chunk loop only
+//!   ORs the gaps together: a request whose gaps were out of order or 2^32 − 1 ns or more
+//!   is walked again carefully (long gaps to a side list, [`ESCAPE`] in the batch).
 //! * Per batch of gaps: the exact integer moments (Σx, Σx², so the ITL mean and standard
-//!   deviation need no second walk — see [`Moments`]), the extremes, and a log-linear
-//!   histogram of the gaps.
+//!   deviation need no second walk — see [`Moments`]), the extremes, and for each group
+//!   (below) the number of gaps below it and the gaps in it.
 //! * The ITL order statistics: a small sample of the gaps, taken while sizing the run,
-//!   predicts which histogram buckets hold the wanted ranks; the walk keeps the gaps of
-//!   those buckets. `Duration::as_secs_f64` is monotone in the nanoseconds, so ranks are
-//!   selected on integers and only the selected gaps are converted. Should the merged
-//!   histogram put a wanted rank in a bucket the sample missed, a second walk gathers the
-//!   gaps of just those buckets (correct either way; the sample only saves the walk).
+//!   predicts value ranges ("groups") that hold the wanted ranks. A rank whose value lies
+//!   in a group is selected among that group's gaps, offset by the gaps below it.
+//!   `Duration::as_secs_f64` is monotone in the nanoseconds, so ranks are selected on
+//!   integers and only the selected gaps are converted. Should a rank fall outside every
+//!   group, two more walks find it: a log-linear histogram of the gaps, then the gaps of
+//!   the buckets holding the ranks (correct either way; the sample only saves the walks).
 //!
 //! Inputs this path does not cover (a time of 2^34 s or more, a chunk of a successful request
 //! before every successful send, a last chunk before its send, a span much longer than the
@@ -48,6 +50,8 @@ const BATCH: usize = 1 << 12;
 const SAMPLE: usize = 1 << 16;
 /// Half-width of a predicted rank window, in standard deviations of the sample rank.
 const SAMPLE_SIGMAS: f64 = 6.0;
+/// Most value ranges the walk keeps (each costs a pass over every batch).
+const MAX_GROUPS: usize = 8;
 /// Most threads one computation uses.
 const MAX_WORKERS: usize = 8;
 /// No gather group for this bucket.
@@ -80,12 +84,6 @@ fn hbucket(g: u32) -> usize {
         let shift = 31 - g.leading_zeros() - SUB;
         ((shift as usize) << SUB) + (g >> shift) as usize
     }
-}
-
-/// The bucket of a gap in ns (gaps of [`ESCAPE`] or more share the top bucket).
-#[inline]
-fn hbucket64(g: u64) -> usize {
-    hbucket(g.min(u64::from(ESCAPE)) as u32)
 }
 
 /// `n` copies of `v`, written now. (`vec![0; n]` maps zero pages that are copied on the
@@ -133,9 +131,61 @@ struct Setup {
     k: usize,
     init_cells: usize,
     max_cells: usize,
-    /// Gather group of each histogram bucket ([`NO_SLOT`] for none), from the sample.
-    slots: Vec<u16>,
-    groups: usize,
+    /// The value ranges whose gaps the walk keeps (predicted from the sample), ascending.
+    groups: Vec<Group>,
+}
+
+/// A range of gap values, in ns, both ends included, that the sample predicts holds some of
+/// the wanted ranks. The walk counts the gaps below it and keeps the gaps in it, so a rank
+/// that falls in it is selected from what was kept.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Group {
+    lo: u64,
+    hi: u64,
+}
+
+impl Group {
+    /// The batch value below which gaps are below the group (an escaped gap, [`ESCAPE`] in
+    /// the batch, is never below it).
+    fn below32(&self) -> u32 {
+        self.lo.min(u64::from(ESCAPE)) as u32
+    }
+
+    /// The batch values kept, `(lowest, width)`, escapes excluded (their values are in the
+    /// side lists); `None` when the group holds only escaped values.
+    fn range32(&self) -> Option<(u32, u32)> {
+        if self.lo >= u64::from(ESCAPE) {
+            return None;
+        }
+        let hi = self.hi.clamp(self.lo, u64::from(ESCAPE) - 1);
+        Some((self.lo as u32, (hi - self.lo) as u32))
+    }
+
+    fn contains(&self, g: u64) -> bool {
+        (self.lo..=self.hi).contains(&g)
+    }
+}
+
+/// Append the values of `g` in `lo..=lo + width` to `out`. (Few are: blocks are tested
+/// whole, in vector registers, and only blocks with a hit are walked.)
+#[inline]
+fn keep_range(g: &[u32], lo: u32, width: u32, out: &mut Vec<u32>) {
+    let inside = |x: u32| x.wrapping_sub(lo) <= width;
+    let mut blocks = g.chunks_exact(16);
+    for b in &mut blocks {
+        if b.iter().fold(false, |a, &x| a | inside(x)) {
+            out.extend(b.iter().filter(|&&x| inside(x)));
+        }
+    }
+    out.extend(blocks.remainder().iter().filter(|&&x| inside(x)));
+}
+
+/// How many of `g` are below `lo`.
+#[inline]
+fn count_below(g: &[u32], lo: u32) -> u64 {
+    g.chunks(1 << 16)
+        .map(|b| u64::from(b.iter().map(|&x| u32::from(x < lo)).sum::<u32>()))
+        .sum()
 }
 
 /// Running state of one request's walk over its chunks (kept in registers).
@@ -144,8 +194,6 @@ struct Walk {
     prev: u64,
     tokens: u64,
     big: u64,
-    longest: u64,
-    unsorted: bool,
     /// A chunk's cell was past the table.
     missed: bool,
 }
@@ -206,13 +254,14 @@ struct Worker<'a> {
     gaps: Vec<u32>,
     /// The worker's gaps of 2^32 − 1 ns or more ([`ESCAPE`] in `gaps`).
     side: Vec<u64>,
-    hist: Vec<u64>,
+    /// Per group: the batch values below it.
+    below: Vec<u64>,
     /// Moments of the batch values (an escaped gap counted as [`ESCAPE`]).
     moments: Moments,
     /// Extremes of the batch values (escapes as [`ESCAPE`]).
     gap_lo: u32,
     gap_hi: u32,
-    /// The gaps of the buckets the sample predicted, per group (escapes excluded).
+    /// Per group: the batch values in it (escapes excluded).
     gathered: Vec<Vec<u32>>,
     ttfts: Vec<f64>,
     e2els: Vec<f64>,
@@ -249,11 +298,11 @@ impl<'a> Worker<'a> {
             setup,
             gaps: Vec::with_capacity(2 * BATCH),
             side: Vec::new(),
-            hist: filled(HBUCKETS, 0),
+            below: vec![0; setup.groups.len()],
             moments: Moments::default(),
             gap_lo: u32::MAX,
             gap_hi: 0,
-            gathered: vec![Vec::new(); setup.groups],
+            gathered: vec![Vec::new(); setup.groups.len()],
             ttfts: Vec::with_capacity(recs),
             e2els: Vec::with_capacity(recs),
             tpots: Vec::with_capacity(recs),
@@ -293,7 +342,7 @@ impl<'a> Worker<'a> {
         self
     }
 
-    /// Moments, extremes, histogram and predicted buckets of the buffered gaps.
+    /// Moments, extremes, and the counts and values of the groups, of the buffered gaps.
     fn flush(&mut self) {
         let g = &self.gaps[..];
         if g.is_empty() {
@@ -304,18 +353,11 @@ impl<'a> Worker<'a> {
         self.gap_hi = self.gap_hi.max(hi);
         let (sum, sum_sq) = sums(g, hi);
         self.moments.add_sums(g.len() as u64, sum, sum_sq);
-        let slots = &self.setup.slots[..];
-        for &x in g {
-            let b = hbucket(x);
-            if let Some(h) = self.hist.get_mut(b) {
-                *h += 1;
-            }
-            if let Some(&s) = slots.get(b) {
-                if s != NO_SLOT && x != ESCAPE {
-                    if let Some(v) = self.gathered.get_mut(usize::from(s)) {
-                        v.push(x);
-                    }
-                }
+        let groups = self.setup.groups.iter().zip(&mut self.below);
+        for ((group, below), kept) in groups.zip(&mut self.gathered) {
+            *below += count_below(g, group.below32());
+            if let Some((lo, width)) = group.range32() {
+                keep_range(g, lo, width, kept);
             }
         }
         self.gaps.clear();
@@ -417,20 +459,24 @@ impl<'a> Worker<'a> {
         let mut walk = Walk::default();
         let cells = &mut self.cells[..];
         walk.prev = walk.visit::<CELL_NS>(first, min_ns, cells);
+        // Every gap's bits ORed: below 2^32 − 1 only if every chunk came after the one
+        // before, less than 2^32 − 1 ns after (a chunk before the one before wraps the
+        // difference past 2^32 ns, as no time reaches 2^64 − 2^32 ns).
+        let mut bits = 0u64;
         for (o, c) in out.iter_mut().zip(rest) {
             let t = walk.visit::<CELL_NS>(c, min_ns, cells);
-            walk.unsorted |= t < walk.prev;
-            let g = t.saturating_sub(walk.prev);
+            let g = t.wrapping_sub(walk.prev);
             walk.prev = t;
-            walk.longest = walk.longest.max(g);
-            *o = g.min(u64::from(ESCAPE)) as u32;
+            bits |= g;
+            *o = g as u32;
         }
-        if walk.longest >= u64::from(ESCAPE) {
-            // The long gaps again, for the side list.
-            push_side(chunks, &mut self.side);
+        if bits >= u64::from(ESCAPE) {
+            // Out of order or long gaps: these gaps again, carefully.
+            self.gaps.truncate(start);
+            push_gaps(chunks, &mut self.gaps, &mut self.side);
+            self.chunks_sorted &= chunks.windows(2).all(|w| w[0].at <= w[1].at);
         }
         self.big |= walk.big;
-        self.chunks_sorted &= !walk.unsorted;
         self.cell_chunks += chunks.len() as u64;
         self.cell_tokens += walk.tokens;
         if walk.missed && !self.add_missed::<CELL_NS>(chunks, table) {
@@ -469,40 +515,56 @@ impl<'a> Worker<'a> {
         true
     }
 
-    /// A second walk over this worker's gaps, gathering those of the `wanted` buckets
-    /// (escapes excluded: their values are in the side list).
-    fn gather(&self, wanted: &Wanted, groups: usize) -> Vec<Vec<u32>> {
-        let mut out: Vec<Vec<u32>> = vec![Vec::new(); groups];
+    /// Another walk over this worker's gaps: `f` on each batch of them (as in the walk:
+    /// u32 ns, [`ESCAPE`] for the long ones).
+    fn gap_batches(&self, mut f: impl FnMut(&[u32])) {
         let mut gaps: Vec<u32> = Vec::with_capacity(2 * BATCH);
         let mut side = Vec::new();
-        let flush = |gaps: &mut Vec<u32>, out: &mut Vec<Vec<u32>>| {
-            match wanted {
-                Wanted::Ranges(ranges) => {
-                    for (o, &(lo, width)) in out.iter_mut().zip(ranges) {
-                        o.extend(gaps.iter().filter(|&&x| x.wrapping_sub(lo) <= width));
-                    }
-                }
-                Wanted::Slots(slots) => {
-                    for &x in gaps.iter() {
-                        let s = slots.get(hbucket(x)).copied().unwrap_or(NO_SLOT);
-                        if s != NO_SLOT && x != ESCAPE {
-                            if let Some(o) = out.get_mut(usize::from(s)) {
-                                o.push(x);
-                            }
-                        }
-                    }
-                }
-            }
-            gaps.clear();
-        };
         for r in self.records.iter().filter(|r| vllm_success(r)) {
             push_gaps(&r.chunks, &mut gaps, &mut side);
             side.clear();
             if gaps.len() >= BATCH {
-                flush(&mut gaps, &mut out);
+                f(&gaps);
+                gaps.clear();
             }
         }
-        flush(&mut gaps, &mut out);
+        f(&gaps);
+    }
+
+    /// The log-linear histogram of this worker's gaps (escapes in the top bucket).
+    fn histogram(&self) -> Vec<u64> {
+        let mut hist = filled(HBUCKETS, 0u64);
+        self.gap_batches(|gaps| {
+            for &x in gaps {
+                if let Some(h) = hist.get_mut(hbucket(x)) {
+                    *h += 1;
+                }
+            }
+        });
+        hist
+    }
+
+    /// This worker's gaps of the `wanted` buckets, per group (escapes excluded: their
+    /// values are in the side list).
+    fn gather(&self, wanted: &Wanted, groups: usize) -> Vec<Vec<u32>> {
+        let mut out: Vec<Vec<u32>> = vec![Vec::new(); groups];
+        self.gap_batches(|gaps| match wanted {
+            Wanted::Ranges(ranges) => {
+                for (o, &(lo, width)) in out.iter_mut().zip(ranges) {
+                    o.extend(gaps.iter().filter(|&&x| x.wrapping_sub(lo) <= width));
+                }
+            }
+            Wanted::Slots(slots) => {
+                for &x in gaps {
+                    let s = slots.get(hbucket(x)).copied().unwrap_or(NO_SLOT);
+                    if s != NO_SLOT && x != ESCAPE {
+                        if let Some(o) = out.get_mut(usize::from(s)) {
+                            o.push(x);
+                        }
+                    }
+                }
+            }
+        });
         out
     }
 }
@@ -636,23 +698,22 @@ fn join<A: Send, B: Send>(
     })
 }
 
-/// Predict, from a sample of the gaps, which histogram buckets hold the gaps of `ranks`
-/// (0-based, of `n_gaps`): a bucket → group table and the number of groups. Empty when
-/// there is nothing to predict or the windows would gather too much.
+/// Predict, from a sample of the gaps, value ranges that hold the gaps of `ranks` (0-based,
+/// of `n_gaps`; only the first `limit` are predicted). Empty when there is nothing to
+/// predict, or the ranges would hold too many gaps or be too many.
 ///
 /// The sample is systematic: one gap per stratum of `n_gaps / SAMPLE` consecutive gaps
 /// (record order), at a pseudo-random place in it. Each rank gets a window of
-/// ±[`SAMPLE_SIGMAS`] binomial standard deviations of its sample rank; the buckets between
-/// the window's ends form its group (overlapping windows share one).
-fn predict_slots(
+/// ±[`SAMPLE_SIGMAS`] binomial standard deviations of its sample rank; the sample values
+/// at the window's ends bound its range (overlapping ranges merge).
+fn predict_groups(
     records: &[RequestRecord],
     n_gaps: usize,
     ranks: &[usize],
     limit: usize,
-) -> (Vec<u16>, usize) {
-    let mut slots = filled(HBUCKETS, NO_SLOT);
+) -> Vec<Group> {
     if n_gaps == 0 || ranks.is_empty() || limit == 0 {
-        return (slots, 0);
+        return Vec::new();
     }
     let stride = (n_gaps / SAMPLE).max(1) as u64;
     let place = |j: u64| j * stride + mix(j) % stride;
@@ -674,11 +735,10 @@ fn predict_slots(
     }
     let s = sample.len();
     if s == 0 {
-        return (slots, 0);
+        return Vec::new();
     }
     sample.sort_unstable();
-    // Each rank's window of buckets, merged where they overlap.
-    let mut windows: Vec<(usize, usize)> = ranks
+    let mut windows: Vec<Group> = ranks
         .iter()
         .take(limit)
         .map(|&r| {
@@ -687,34 +747,29 @@ fn predict_slots(
             let half = SAMPLE_SIGMAS * (s as f64 * q * (1.0 - q)).sqrt() + 2.0;
             let lo = (centre - half).floor().max(0.0) as usize;
             let hi = ((centre + half).ceil() as usize).min(s - 1);
-            (hbucket64(sample[lo.min(s - 1)]), hbucket64(sample[hi]))
+            Group {
+                lo: sample[lo.min(s - 1)],
+                hi: sample[hi],
+            }
         })
         .collect();
-    windows.sort_unstable();
-    let mut merged: Vec<(usize, usize)> = Vec::new();
-    for (lo, hi) in windows {
+    windows.sort_unstable_by_key(|g| g.lo);
+    let mut merged: Vec<Group> = Vec::new();
+    for w in windows {
         match merged.last_mut() {
-            Some(m) if lo <= m.1 + 1 => m.1 = m.1.max(hi),
-            _ => merged.push((lo, hi)),
+            Some(m) if w.lo <= m.hi.saturating_add(1) => m.hi = m.hi.max(w.hi),
+            _ => merged.push(w),
         }
     }
-    // The sample's share of the gaps in the windows: give up above a quarter.
+    // The sample's share of the gaps in the ranges: give up above a quarter.
     let inside = sample
         .iter()
-        .filter(|&&g| {
-            let b = hbucket64(g);
-            merged.iter().any(|&(lo, hi)| (lo..=hi).contains(&b))
-        })
+        .filter(|&&g| merged.iter().any(|m| m.contains(g)))
         .count();
-    if inside * 4 > s || merged.len() >= usize::from(NO_SLOT) {
-        return (slots, 0);
+    if inside * 4 > s || merged.len() > MAX_GROUPS {
+        return Vec::new();
     }
-    for (group, &(lo, hi)) in merged.iter().enumerate() {
-        for slot in &mut slots[lo..=hi] {
-            *slot = group as u16;
-        }
-    }
-    (slots, merged.len())
+    merged
 }
 
 /// The vLLM figures by the one-walk method, or `None` for inputs it does not cover.
@@ -766,14 +821,13 @@ fn vllm_figures_with(
     }
     let pct = &opts.percentiles;
     let ranks = SummaryRanks::new(n_gaps.max(1), pct);
-    let (slots, groups) = predict_slots(records, n_gaps, &ranks.ranks, predict);
+    let groups = predict_groups(records, n_gaps, &ranks.ranks, predict);
     let setup = Setup {
         min_ns,
         cell_ns,
         k,
         init_cells,
         max_cells: dense_limit.max(init_cells.saturating_mul(2)),
-        slots,
         groups,
     };
 
@@ -957,19 +1011,96 @@ fn vllm_figures_with(
     })
 }
 
-/// The ITL gaps (ns) at `ranks`: each rank's histogram bucket from the merged histograms,
-/// its gaps from the walk's predicted groups or, for buckets the sample missed, a second
-/// walk; `None` if the counts disagree (they cannot, short of a bug).
+/// The ITL gaps (ns) at `ranks`: from the walk's groups when every rank falls in one,
+/// else by a histogram walk and a gather walk ([`itl_by_histogram`]).
 fn itl_order_statistics(
     workers: &[&Worker],
     setup: &Setup,
     ranks: &[usize],
     parallel: bool,
 ) -> Option<Vec<u64>> {
+    match itl_from_groups(workers, &setup.groups, ranks) {
+        Some(vals) => Some(vals),
+        None => itl_by_histogram(workers, ranks, parallel),
+    }
+}
+
+/// The gaps at `ranks` when each falls in a group: a group's rank range starts at the
+/// number of gaps below it. `None` when a rank falls in none.
+fn itl_from_groups(workers: &[&Worker], groups: &[Group], ranks: &[usize]) -> Option<Vec<u64>> {
+    let mut out: Vec<Option<u64>> = vec![None; ranks.len()];
+    let side = || workers.iter().flat_map(|w| w.side.iter().copied());
+    for (i, group) in groups.iter().enumerate() {
+        let below = workers
+            .iter()
+            .map(|w| w.below.get(i).copied().unwrap_or(0))
+            .sum::<u64>()
+            + side().filter(|&g| g < group.lo).count() as u64;
+        let mut kept: Vec<u32> = Vec::new();
+        for w in workers {
+            kept.extend_from_slice(w.gathered.get(i)?);
+        }
+        let escaped: Vec<u64> = side().filter(|&g| group.contains(g)).collect();
+        let count = (kept.len() + escaped.len()) as u64;
+        // (local rank, index into `ranks`) of the ranks in this group, ascending.
+        let mut mine: Vec<(usize, usize)> = ranks
+            .iter()
+            .enumerate()
+            .filter(|&(_, &r)| (below..below + count).contains(&(r as u64)))
+            .map(|(j, &r)| (r - below as usize, j))
+            .collect();
+        if mine.is_empty() {
+            continue;
+        }
+        mine.sort_unstable();
+        let locals: Vec<usize> = mine.iter().map(|m| m.0).collect();
+        let vals = if escaped.is_empty() {
+            select_ascending(&mut kept, &locals)
+                .into_iter()
+                .map(u64::from)
+                .collect()
+        } else {
+            let mut all: Vec<u64> = kept.into_iter().map(u64::from).chain(escaped).collect();
+            select_ascending(&mut all, &locals)
+        };
+        for (&(_, j), v) in mine.iter().zip(vals) {
+            out[j] = Some(v);
+        }
+    }
+    out.into_iter().collect()
+}
+
+/// The values of ascending 0-based ranks `locals` (each below `vals.len()`), each selected
+/// in what is right of the previous one.
+fn select_ascending<T: Ord + Copy>(vals: &mut [T], locals: &[usize]) -> Vec<T> {
+    let mut out: Vec<T> = Vec::with_capacity(locals.len());
+    let (mut rest, mut base) = (vals, 0usize);
+    for &l in locals {
+        match out.last() {
+            Some(&v) if l < base => out.push(v),
+            _ => {
+                let (_, x, right) = std::mem::take(&mut rest).select_nth_unstable(l - base);
+                out.push(*x);
+                rest = right;
+                base = l + 1;
+            }
+        }
+    }
+    out
+}
+
+/// The gaps at `ranks` by two more walks: the histogram of every gap, then the gaps of the
+/// buckets holding the ranks. `None` if the counts disagree (they cannot, short of a bug).
+fn itl_by_histogram(workers: &[&Worker], ranks: &[usize], parallel: bool) -> Option<Vec<u64>> {
+    let hists: Vec<Vec<u64>> = if parallel {
+        run_all(workers.to_vec(), |w| w.histogram())
+    } else {
+        workers.iter().map(|w| w.histogram()).collect()
+    };
     let mut hist = filled(HBUCKETS, 0u64);
-    for w in workers {
-        for (h, &x) in hist.iter_mut().zip(&w.hist) {
-            *h += x;
+    for h in &hists {
+        for (a, &x) in hist.iter_mut().zip(h) {
+            *a += x;
         }
     }
     let mut start = Vec::with_capacity(HBUCKETS);
@@ -989,64 +1120,50 @@ fn itl_order_statistics(
             Some((b, usize::try_from(r - start[b]).ok()?))
         })
         .collect::<Option<_>>()?;
+    let mut wanted_buckets: Vec<usize> = place.iter().map(|p| p.0).collect();
+    wanted_buckets.sort_unstable();
+    wanted_buckets.dedup();
+    let wanted = if wanted_buckets.len() <= 4 {
+        Wanted::Ranges(wanted_buckets.iter().map(|&b| bucket_values(b)).collect())
+    } else {
+        let mut slots = filled(HBUCKETS, NO_SLOT);
+        for (i, &b) in wanted_buckets.iter().enumerate() {
+            *slots.get_mut(b)? = u16::try_from(i).ok()?;
+        }
+        Wanted::Slots(slots)
+    };
+    let groups = wanted_buckets.len();
+    let wanted = &wanted;
+    let found: Vec<Vec<Vec<u32>>> = if parallel {
+        run_all(workers.to_vec(), |w| w.gather(wanted, groups))
+    } else {
+        workers.iter().map(|w| w.gather(wanted, groups)).collect()
+    };
     let top = hbucket(ESCAPE);
-    // The gaps of each wanted bucket.
-    let mut buckets: Vec<(usize, Vec<u64>)> = Vec::new();
-    let mut missing: Vec<usize> = Vec::new();
-    for &(b, _) in &place {
-        if buckets.iter().any(|e| e.0 == b) || missing.contains(&b) {
-            continue;
-        }
-        match setup.slots.get(b).copied().filter(|&s| s != NO_SLOT) {
-            Some(s) => {
-                let vals: Vec<u64> = workers
-                    .iter()
-                    .filter_map(|w| w.gathered.get(usize::from(s)))
-                    .flat_map(|g| g.iter().filter(|&&x| hbucket(x) == b))
-                    .map(|&x| u64::from(x))
-                    .collect();
-                buckets.push((b, vals));
-            }
-            None => missing.push(b),
-        }
-    }
-    if !missing.is_empty() {
-        let wanted = if missing.len() <= 4 {
-            Wanted::Ranges(missing.iter().map(|&b| bucket_values(b)).collect())
-        } else {
-            let mut slots = filled(HBUCKETS, NO_SLOT);
-            for (i, &b) in missing.iter().enumerate() {
-                slots[b] = i as u16;
-            }
-            Wanted::Slots(slots)
-        };
-        let groups = missing.len();
-        let wanted = &wanted;
-        let found: Vec<Vec<Vec<u32>>> = if parallel {
-            run_all(workers.to_vec(), |w| w.gather(wanted, groups))
-        } else {
-            workers.iter().map(|w| w.gather(wanted, groups)).collect()
-        };
-        for (i, &b) in missing.iter().enumerate() {
-            let vals: Vec<u64> = found
+    let mut buckets: Vec<Vec<u64>> = wanted_buckets
+        .iter()
+        .enumerate()
+        .map(|(i, &b)| {
+            let mut vals: Vec<u64> = found
                 .iter()
                 .filter_map(|f| f.get(i))
                 .flatten()
                 .map(|&x| u64::from(x))
                 .collect();
-            buckets.push((b, vals));
-        }
-    }
-    // The top bucket also holds every escaped gap.
-    if let Some(e) = buckets.iter_mut().find(|e| e.0 == top) {
-        for w in workers {
-            e.1.extend_from_slice(&w.side);
-        }
-    }
+            // The top bucket also holds every escaped gap.
+            if b == top {
+                for w in workers {
+                    vals.extend_from_slice(&w.side);
+                }
+            }
+            vals
+        })
+        .collect();
     place
         .iter()
         .map(|&(b, local)| {
-            let vals = &mut buckets.iter_mut().find(|e| e.0 == b)?.1;
+            let i = wanted_buckets.binary_search(&b).ok()?;
+            let vals = buckets.get_mut(i)?;
             if local >= vals.len() || vals.len() as u64 != hist[b] {
                 return None;
             }
@@ -1409,6 +1526,64 @@ mod tests {
                     panic!("{e}");
                 }
             }
+        }
+    }
+
+    /// On a run of ordinary size, the sample's ranges hold every wanted rank (so the walk
+    /// finds them all, without the second walks) and only a small share of the gaps.
+    #[test]
+    fn the_sample_predicts_the_ranks_of_a_large_run() {
+        let mut x = 0x2545_F491_4F6C_DD1Du64;
+        let mut next = move || {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            x
+        };
+        let records: Vec<RequestRecord> = (0..3000u64)
+            .map(|i| {
+                let mut r = RequestRecord::new(i, Duration::from_millis(i * 7));
+                let mut t = r.sent_at.as_nanos() as u64 + 50_000_000 + next() % 200_000_000;
+                r.chunks = (0..100)
+                    .map(|_| {
+                        // Mostly 20–40 ms, a tail to 400 ms.
+                        let g = 20_000_000 + next() % 20_000_000;
+                        t += if next() % 50 == 0 { g * 10 } else { g };
+                        Chunk {
+                            at: Duration::from_nanos(t),
+                            tokens: 1 + (next() % 3) as u32,
+                        }
+                    })
+                    .collect();
+                r
+            })
+            .collect();
+        let opts = options(vec![50.0, 90.0, 99.0, 99.9], false);
+        let mut gaps: Vec<u64> = records
+            .iter()
+            .flat_map(|r| r.chunks.windows(2))
+            .map(|w| (w[1].at - w[0].at).as_nanos() as u64)
+            .collect();
+        gaps.sort_unstable();
+        let ranks = SummaryRanks::new(gaps.len(), &opts.percentiles);
+        let groups = predict_groups(&records, gaps.len(), &ranks.ranks, usize::MAX);
+        assert!(
+            !groups.is_empty() && groups.len() <= MAX_GROUPS,
+            "{groups:?}"
+        );
+        for &r in &ranks.ranks {
+            assert!(
+                groups.iter().any(|g| g.contains(gaps[r])),
+                "rank {r} missed"
+            );
+        }
+        let inside = gaps
+            .iter()
+            .filter(|&&g| groups.iter().any(|x| x.contains(g)))
+            .count();
+        assert!(inside * 10 < gaps.len(), "{inside} of {} kept", gaps.len());
+        if let Err(e) = check(&records, &opts) {
+            panic!("{e}");
         }
     }
 
