@@ -267,8 +267,10 @@ struct Worker<'a> {
     e2els: Vec<f64>,
     tpots: Vec<f64>,
     all_tpots: Vec<f64>,
-    /// (first, last) chunk of each success.
-    first_last: Vec<(u64, u64)>,
+    /// (first chunk, last chunk, index in `records`) of each success.
+    first_last: Vec<(u64, u64, usize)>,
+    /// Index in `records` of the record being walked.
+    at: usize,
     /// Per cell: chunks << 32 | tokens of successful requests, wrapping (an overflow shows
     /// in the totals: see [`cells_exact`]).
     cells: Vec<u64>,
@@ -308,6 +310,7 @@ impl<'a> Worker<'a> {
             tpots: Vec::with_capacity(recs),
             all_tpots: Vec::with_capacity(recs),
             first_last: Vec::with_capacity(recs),
+            at: 0,
             cells: filled(setup.init_cells, 0),
             cell_chunks: 0,
             cell_tokens: 0,
@@ -328,7 +331,8 @@ impl<'a> Worker<'a> {
 
     /// The walk: everything but the order statistics the sample did not predict.
     fn run(mut self) -> Self {
-        for r in self.records {
+        for (i, r) in self.records.iter().enumerate() {
+            self.at = i;
             self.record(r);
             if self.bad {
                 return self;
@@ -426,7 +430,7 @@ impl<'a> Worker<'a> {
         self.all_tpots.push(tpot);
         self.ttfts.push(ttft);
         self.e2els.push(latency);
-        self.first_last.push((first_ns, last_ns));
+        self.first_last.push((first_ns, last_ns, self.at));
         self.successes += 1;
         self.max_last = self.max_last.max(last_ns);
         let first_b = ((sent - min_ns) / NANOS_PER_S) as usize;
@@ -708,6 +712,7 @@ fn join<A: Send, B: Send>(
 /// at the window's ends bound its range (overlapping ranges merge).
 fn predict_groups(
     records: &[RequestRecord],
+    gaps_of: &[u32],
     n_gaps: usize,
     ranks: &[usize],
     limit: usize,
@@ -717,21 +722,27 @@ fn predict_groups(
     }
     let stride = (n_gaps / SAMPLE).max(1) as u64;
     let place = |j: u64| j * stride + mix(j) % stride;
-    let mut sample: Vec<u64> = Vec::with_capacity(n_gaps.min(SAMPLE) + 1);
+    // Where the sampled gaps are (record, gap), then their values: two loops, so that the
+    // second's memory loads overlap.
+    let mut at: Vec<(usize, usize)> = Vec::with_capacity(n_gaps.min(SAMPLE) + 1);
     let (mut j, mut next) = (0u64, place(0));
     let mut seen = 0u64;
-    let mut big = 0u64;
-    for r in records.iter().filter(|r| vllm_success(r)) {
-        let g = (r.chunks.len() - 1) as u64;
+    for (r, &g) in gaps_of.iter().enumerate() {
+        let g = u64::from(g);
         while next < seen + g {
-            let i = (next - seen) as usize;
-            if let (Some(a), Some(b)) = (r.chunks.get(i), r.chunks.get(i + 1)) {
-                sample.push(ns(b.at, &mut big).saturating_sub(ns(a.at, &mut big)));
-            }
+            at.push((r, (next - seen) as usize));
             j += 1;
             next = place(j);
         }
         seen += g;
+    }
+    let mut big = 0u64;
+    let mut sample: Vec<u64> = Vec::with_capacity(at.len());
+    for &(r, i) in &at {
+        let chunks = records.get(r).map_or(&[][..], |r| &r.chunks[..]);
+        if let (Some(a), Some(b)) = (chunks.get(i), chunks.get(i + 1)) {
+            sample.push(ns(b.at, &mut big).saturating_sub(ns(a.at, &mut big)));
+        }
     }
     let s = sample.len();
     if s == 0 {
@@ -794,17 +805,23 @@ fn vllm_figures_with(
     let mut big = 0u64;
     let (mut n_gaps, mut total_chunks) = (0usize, 0usize);
     let (mut min_ns, mut est_hi) = (u64::MAX, 0u64);
+    // The gaps of each record that has some (successes with two chunks or more; at most
+    // u32::MAX — only the sample and the split use these, not the figures).
+    let mut gaps_of: Vec<u32> = Vec::with_capacity(records.len());
     for r in records {
         total_chunks += r.chunks.len();
         let sent = ns(r.sent_at, &mut big);
         if let Some(e) = r.ended_at {
             est_hi = est_hi.max(ns(e, &mut big));
         }
+        let mut gaps = 0;
         if vllm_success(r) {
-            n_gaps += r.chunks.len() - 1;
+            gaps = r.chunks.len() - 1;
+            n_gaps += gaps;
             min_ns = min_ns.min(sent);
             est_hi = est_hi.max(sent);
         }
+        gaps_of.push(u32::try_from(gaps).unwrap_or(u32::MAX));
     }
     if big >> SECS_LIMIT_BITS != 0 {
         return None;
@@ -821,7 +838,7 @@ fn vllm_figures_with(
     }
     let pct = &opts.percentiles;
     let ranks = SummaryRanks::new(n_gaps.max(1), pct);
-    let groups = predict_groups(records, n_gaps, &ranks.ranks, predict);
+    let groups = predict_groups(records, &gaps_of, n_gaps, &ranks.ranks, predict);
     let setup = Setup {
         min_ns,
         cell_ns,
@@ -831,7 +848,7 @@ fn vllm_figures_with(
         groups,
     };
 
-    // Contiguous record ranges of about equal chunk counts, one per worker.
+    // Contiguous record ranges of about equal work (a record, and its gaps), one per worker.
     let parallel = total_chunks >= parallel_chunks && total_chunks > 0;
     let n_workers = if parallel {
         std::thread::available_parallelism()
@@ -841,10 +858,13 @@ fn vllm_figures_with(
         1
     };
     let mut parts: Vec<&[RequestRecord]> = Vec::with_capacity(n_workers);
-    let (mut rest, mut done, mut from) = (records, 0usize, 0usize);
-    for (i, r) in records.iter().enumerate() {
-        done += r.chunks.len();
-        if parts.len() + 1 < n_workers && done * n_workers >= total_chunks * (parts.len() + 1) {
+    let (mut rest, mut done, mut from) = (records, 0u64, 0usize);
+    let work = |g: u32| u64::from(g) + 1;
+    let total: u64 = gaps_of.iter().map(|&g| work(g)).sum();
+    let n = n_workers as u64;
+    for (i, &g) in gaps_of.iter().enumerate() {
+        done += work(g);
+        if parts.len() + 1 < n_workers && done * n >= total * (parts.len() as u64 + 1) {
             let (a, b) = rest.split_at(i + 1 - from);
             parts.push(a);
             rest = b;
@@ -953,7 +973,7 @@ fn vllm_figures_with(
         || {
             let ttft = numpy_summary(&mut ttfts, pct);
             let e2el = numpy_summary(&mut e2els, pct);
-            let exact = exact_peak_tokens(records, &workers, &cells, setup);
+            let exact = exact_peak_tokens(&workers, &cells, setup);
             (ttft, e2el, exact)
         },
         || {
@@ -1174,12 +1194,7 @@ fn itl_by_histogram(workers: &[&Worker], ranks: &[usize], parallel: bool) -> Opt
 
 /// The exact sliding-window token peak from the merged token cells (cells from the
 /// earliest successful send): aligned windows, then the candidate cells' chunks.
-fn exact_peak_tokens(
-    records: &[RequestRecord],
-    workers: &[&Worker],
-    cells: &[u64],
-    setup: &Setup,
-) -> u64 {
+fn exact_peak_tokens(workers: &[&Worker], cells: &[u64], setup: &Setup) -> u64 {
     let k = setup.k;
     let ncells = cells.len();
     let mut prefix = filled(ncells + k + 2, 0u64);
@@ -1197,22 +1212,20 @@ fn exact_peak_tokens(
     let wanted = groups.wanted_prefix();
     let sorted = workers.iter().all(|w| w.chunks_sorted);
     let cell_of = |t: u64| cell_index(t - setup.min_ns, setup.cell_ns);
-    let mut first_last = workers.iter().flat_map(|w| w.first_last.iter());
     let mut big = 0u64;
-    for r in records.iter().filter(|r| vllm_success(r)) {
-        let Some(&(first, last)) = first_last.next() else {
-            break;
-        };
-        if sorted {
-            let (a, b) = (cell_of(first), cell_of(last) + 1);
-            let hits = wanted.get(b).zip(wanted.get(a)).map_or(1, |(y, x)| y - x);
-            if hits == 0 {
-                continue;
+    for w in workers {
+        for &(first, last, i) in &w.first_last {
+            if sorted {
+                let (a, b) = (cell_of(first), cell_of(last) + 1);
+                let hits = wanted.get(b).zip(wanted.get(a)).map_or(1, |(y, x)| y - x);
+                if hits == 0 {
+                    continue;
+                }
             }
-        }
-        for c in &r.chunks {
-            let t = ns(c.at, &mut big);
-            groups.push(cell_of(t), t, c.tokens);
+            for c in w.records.get(i).map_or(&[][..], |r| &r.chunks[..]) {
+                let t = ns(c.at, &mut big);
+                groups.push(cell_of(t), t, c.tokens);
+            }
         }
     }
     groups.sweep(&prefix, k, &candidates, best)
@@ -1566,7 +1579,8 @@ mod tests {
             .collect();
         gaps.sort_unstable();
         let ranks = SummaryRanks::new(gaps.len(), &opts.percentiles);
-        let groups = predict_groups(&records, gaps.len(), &ranks.ranks, usize::MAX);
+        let gaps_of: Vec<u32> = records.iter().map(|r| r.chunks.len() as u32 - 1).collect();
+        let groups = predict_groups(&records, &gaps_of, gaps.len(), &ranks.ranks, usize::MAX);
         assert!(
             !groups.is_empty() && groups.len() <= MAX_GROUPS,
             "{groups:?}"
