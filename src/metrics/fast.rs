@@ -133,6 +133,8 @@ struct Setup {
     max_cells: usize,
     /// The value ranges whose gaps the walk keeps (predicted from the sample), ascending.
     groups: Vec<Group>,
+    /// Goodput SLOs, if counted.
+    slo: Option<super::Slo>,
 }
 
 /// A range of gap values, in ns, both ends included, that the sample predicts holds some of
@@ -263,10 +265,10 @@ struct Worker<'a> {
     gap_hi: u32,
     /// Per group: the batch values in it (escapes excluded).
     gathered: Vec<Vec<u32>>,
-    ttfts: Vec<f64>,
-    e2els: Vec<f64>,
-    tpots: Vec<f64>,
-    all_tpots: Vec<f64>,
+    /// TPOTs written to the worker's [`Out`] (the successes with output_len > 1).
+    n_tpots: usize,
+    /// Successes meeting the goodput SLOs.
+    good: u64,
     /// (first chunk, last chunk, index in `records`) of each success.
     first_last: Vec<(u64, u64, usize)>,
     /// Index in `records` of the record being walked.
@@ -292,6 +294,14 @@ struct Worker<'a> {
     chunks_sorted: bool,
 }
 
+/// A worker's share of the per-success lists (record order), one slot per success; the
+/// TPOTs fill a prefix of theirs.
+struct Out<'b> {
+    ttfts: &'b mut [f64],
+    e2els: &'b mut [f64],
+    tpots: &'b mut [f64],
+}
+
 impl<'a> Worker<'a> {
     fn new(records: &'a [RequestRecord], setup: &'a Setup) -> Self {
         let recs = records.len();
@@ -305,10 +315,8 @@ impl<'a> Worker<'a> {
             gap_lo: u32::MAX,
             gap_hi: 0,
             gathered: vec![Vec::new(); setup.groups.len()],
-            ttfts: Vec::with_capacity(recs),
-            e2els: Vec::with_capacity(recs),
-            tpots: Vec::with_capacity(recs),
-            all_tpots: Vec::with_capacity(recs),
+            n_tpots: 0,
+            good: 0,
             first_last: Vec::with_capacity(recs),
             at: 0,
             cells: filled(setup.init_cells, 0),
@@ -330,10 +338,10 @@ impl<'a> Worker<'a> {
     }
 
     /// The walk: everything but the order statistics the sample did not predict.
-    fn run(mut self) -> Self {
+    fn run(mut self, out: &mut Out) -> Self {
         for (i, r) in self.records.iter().enumerate() {
             self.at = i;
-            self.record(r);
+            self.record(r, out);
             if self.bad {
                 return self;
             }
@@ -380,7 +388,7 @@ impl<'a> Worker<'a> {
         true
     }
 
-    fn record(&mut self, r: &RequestRecord) {
+    fn record(&mut self, r: &RequestRecord, out: &mut Out) {
         let sent = ns(r.sent_at, &mut self.big);
         let end = ns(record_end(r), &mut self.big);
         self.min_sent = self.min_sent.min(sent);
@@ -425,11 +433,20 @@ impl<'a> Worker<'a> {
         let mut tpot = 0.0;
         if output_len > 1 {
             tpot = (latency - ttft) / (output_len - 1) as f64;
-            self.tpots.push(tpot);
+            match out.tpots.get_mut(self.n_tpots) {
+                Some(t) => *t = tpot,
+                None => self.bad = true,
+            }
+            self.n_tpots += 1;
         }
-        self.all_tpots.push(tpot);
-        self.ttfts.push(ttft);
-        self.e2els.push(latency);
+        if let Some(slo) = &self.setup.slo {
+            self.good += u64::from(super::meets_slo(slo, ttft, tpot, latency));
+        }
+        let i = self.successes as usize;
+        match (out.ttfts.get_mut(i), out.e2els.get_mut(i)) {
+            (Some(a), Some(b)) => (*a, *b) = (ttft, latency),
+            _ => self.bad = true,
+        }
         self.first_last.push((first_ns, last_ns, self.at));
         self.successes += 1;
         self.max_last = self.max_last.max(last_ns);
@@ -728,7 +745,7 @@ fn predict_groups(
     let (mut j, mut next) = (0u64, place(0));
     let mut seen = 0u64;
     for (r, &g) in gaps_of.iter().enumerate() {
-        let g = u64::from(g);
+        let g = u64::from(g.saturating_sub(1));
         while next < seen + g {
             at.push((r, (next - seen) as usize));
             j += 1;
@@ -805,8 +822,8 @@ fn vllm_figures_with(
     let mut big = 0u64;
     let (mut n_gaps, mut total_chunks) = (0usize, 0usize);
     let (mut min_ns, mut est_hi) = (u64::MAX, 0u64);
-    // The gaps of each record that has some (successes with two chunks or more; at most
-    // u32::MAX — only the sample and the split use these, not the figures).
+    // Per record, 0 if it is not a success, else 1 + its gaps (at most u32::MAX: only the
+    // sample and the split read the gaps, not the figures).
     let mut gaps_of: Vec<u32> = Vec::with_capacity(records.len());
     for r in records {
         total_chunks += r.chunks.len();
@@ -814,14 +831,14 @@ fn vllm_figures_with(
         if let Some(e) = r.ended_at {
             est_hi = est_hi.max(ns(e, &mut big));
         }
-        let mut gaps = 0;
+        let mut mark = 0;
         if vllm_success(r) {
-            gaps = r.chunks.len() - 1;
-            n_gaps += gaps;
+            n_gaps += r.chunks.len() - 1;
+            mark = r.chunks.len();
             min_ns = min_ns.min(sent);
             est_hi = est_hi.max(sent);
         }
-        gaps_of.push(u32::try_from(gaps).unwrap_or(u32::MAX));
+        gaps_of.push(u32::try_from(mark).unwrap_or(u32::MAX));
     }
     if big >> SECS_LIMIT_BITS != 0 {
         return None;
@@ -846,6 +863,7 @@ fn vllm_figures_with(
         init_cells,
         max_cells: dense_limit.max(init_cells.saturating_mul(2)),
         groups,
+        slo: opts.goodput,
     };
 
     // Contiguous record ranges of about equal work (a record, and its gaps), one per worker.
@@ -857,25 +875,48 @@ fn vllm_figures_with(
     } else {
         1
     };
-    let mut parts: Vec<&[RequestRecord]> = Vec::with_capacity(n_workers);
-    let (mut rest, mut done, mut from) = (records, 0u64, 0usize);
+    // (records, their successes) of each part.
+    let mut parts: Vec<(&[RequestRecord], usize)> = Vec::with_capacity(n_workers);
+    let (mut rest, mut done, mut from, mut succ) = (records, 0u64, 0usize, 0usize);
     let work = |g: u32| u64::from(g) + 1;
     let total: u64 = gaps_of.iter().map(|&g| work(g)).sum();
     let n = n_workers as u64;
     for (i, &g) in gaps_of.iter().enumerate() {
         done += work(g);
+        succ += usize::from(g > 0);
         if parts.len() + 1 < n_workers && done * n >= total * (parts.len() as u64 + 1) {
             let (a, b) = rest.split_at(i + 1 - from);
-            parts.push(a);
+            parts.push((a, succ));
             rest = b;
             from = i + 1;
+            succ = 0;
         }
     }
-    parts.push(rest);
+    parts.push((rest, succ));
+
+    // The per-success lists, written in place by the workers.
+    let n_succ: usize = parts.iter().map(|p| p.1).sum();
+    let mut ttfts = filled(n_succ, 0.0f64);
+    let mut e2els = filled(n_succ, 0.0f64);
+    let mut tpots = filled(n_succ, 0.0f64);
+    let mut jobs = Vec::with_capacity(parts.len());
+    let (mut a, mut b, mut c) = (&mut ttfts[..], &mut e2els[..], &mut tpots[..]);
+    for &(p, k) in &parts {
+        let (a1, a2) = std::mem::take(&mut a).split_at_mut(k);
+        let (b1, b2) = std::mem::take(&mut b).split_at_mut(k);
+        let (c1, c2) = std::mem::take(&mut c).split_at_mut(k);
+        let out = Out {
+            ttfts: a1,
+            e2els: b1,
+            tpots: c1,
+        };
+        jobs.push((p, out));
+        (a, b, c) = (a2, b2, c2);
+    }
 
     // The walk.
     let setup = &setup;
-    let mut workers = run_all(parts, |p| Worker::new(p, setup).run());
+    let mut workers = run_all(jobs, |(p, mut out)| Worker::new(p, setup).run(&mut out));
     if workers
         .iter()
         .any(|w| w.bad || w.big >> SECS_LIMIT_BITS != 0)
@@ -953,20 +994,18 @@ fn vllm_figures_with(
         Some(ranks.summary(mean, std, secs_f64(gap_lo), secs_f64(gap_hi), &vals))
     };
 
-    // Per-request lists in record order.
-    let cat = |f: for<'w> fn(&'w Worker<'_>) -> &'w [f64]| -> Vec<f64> {
-        let mut out = Vec::with_capacity(workers.iter().map(|w| f(w).len()).sum());
-        for w in &workers {
-            out.extend_from_slice(f(w));
-        }
-        out
-    };
-    let mut ttfts = cat(|w| &w.ttfts);
-    let mut e2els = cat(|w| &w.e2els);
-    let mut tpots = cat(|w| &w.tpots);
-    let all_tpots = cat(|w| &w.all_tpots);
-
-    let good = super::goodput_count(opts.goodput, &ttfts, &all_tpots, &e2els);
+    // The TPOTs together (each worker wrote a prefix of its share).
+    let (mut from, mut to) = (0usize, 0usize);
+    for (w, &(_, k)) in workers.iter().zip(&parts) {
+        let len = w.n_tpots.min(k);
+        tpots.copy_within(from..from + len, to);
+        from += k;
+        to += len;
+    }
+    tpots.truncate(to);
+    let good = opts
+        .goodput
+        .map(|_| workers.iter().map(|w| w.good).sum::<u64>());
 
     let ((ttft, e2el, exact_tokens), (tpot, peak_in_flight)) = join(
         parallel,

@@ -895,16 +895,21 @@ pub(crate) fn goodput_count(
     e2els: &[f64],
 ) -> Option<u64> {
     slo.map(|slo| {
-        let ok = |limit: Option<f64>, v: f64| limit.is_none_or(|ms| ms / 1000.0 >= v);
         ttfts
             .iter()
             .zip(all_tpots)
             .zip(e2els)
-            .filter(|((&ttft, &tpot), &e2el)| {
-                ok(slo.ttft_ms, ttft) && ok(slo.tpot_ms, tpot) && ok(slo.e2el_ms, e2el)
-            })
+            .filter(|((&ttft, &tpot), &e2el)| meets_slo(&slo, ttft, tpot, e2el))
             .count() as u64
     })
+}
+
+/// Whether one success (TTFT, TPOT — 0 for output ≤ 1 — and E2EL, s) meets every SLO
+/// that is set, inclusive (`slo_ms / 1000 >= value_s`), as vLLM counts goodput.
+#[inline]
+pub(crate) fn meets_slo(slo: &Slo, ttft: f64, tpot: f64, e2el: f64) -> bool {
+    let ok = |limit: Option<f64>, v: f64| limit.is_none_or(|ms| ms / 1000.0 >= v);
+    ok(slo.ttft_ms, ttft) && ok(slo.tpot_ms, tpot) && ok(slo.e2el_ms, e2el)
 }
 
 fn vllm_stats_reference(records: &[RequestRecord], opts: &MetricsOptions) -> VllmFigures {
