@@ -144,6 +144,8 @@ struct Setup {
 struct Group {
     lo: u64,
     hi: u64,
+    /// The sample's share of the gaps in the range, in millionths (to size the buffers).
+    ppm: u32,
 }
 
 impl Group {
@@ -303,7 +305,8 @@ struct Out<'b> {
 }
 
 impl<'a> Worker<'a> {
-    fn new(records: &'a [RequestRecord], setup: &'a Setup) -> Self {
+    /// A worker for `records`, which hold about `gaps` gaps.
+    fn new(records: &'a [RequestRecord], setup: &'a Setup, gaps: u64) -> Self {
         let recs = records.len();
         Worker {
             records,
@@ -314,7 +317,15 @@ impl<'a> Worker<'a> {
             moments: Moments::default(),
             gap_lo: u32::MAX,
             gap_hi: 0,
-            gathered: vec![Vec::new(); setup.groups.len()],
+            // Room for the sample's share and a margin, so that the lists rarely grow.
+            gathered: setup
+                .groups
+                .iter()
+                .map(|g| {
+                    let want = gaps.saturating_mul(u64::from(g.ppm)) / 1_000_000;
+                    Vec::with_capacity(usize::try_from(want + want / 16 + 1024).unwrap_or(0))
+                })
+                .collect(),
             n_tpots: 0,
             good: 0,
             first_last: Vec::with_capacity(recs),
@@ -778,6 +789,7 @@ fn predict_groups(
             Group {
                 lo: sample[lo.min(s - 1)],
                 hi: sample[hi],
+                ppm: 0,
             }
         })
         .collect();
@@ -790,10 +802,12 @@ fn predict_groups(
         }
     }
     // The sample's share of the gaps in the ranges: give up above a quarter.
-    let inside = sample
-        .iter()
-        .filter(|&&g| merged.iter().any(|m| m.contains(g)))
-        .count();
+    let mut inside = 0;
+    for m in &mut merged {
+        let n = sample.partition_point(|&g| g <= m.hi) - sample.partition_point(|&g| g < m.lo);
+        m.ppm = u32::try_from(n as u64 * 1_000_000 / s as u64).unwrap_or(u32::MAX);
+        inside += n;
+    }
     if inside * 4 > s || merged.len() > MAX_GROUPS {
         return Vec::new();
     }
@@ -875,24 +889,26 @@ fn vllm_figures_with(
     } else {
         1
     };
-    // (records, their successes) of each part.
-    let mut parts: Vec<(&[RequestRecord], usize)> = Vec::with_capacity(n_workers);
+    // (records, their successes, their gaps) of each part.
+    let mut parts: Vec<(&[RequestRecord], usize, u64)> = Vec::with_capacity(n_workers);
     let (mut rest, mut done, mut from, mut succ) = (records, 0u64, 0usize, 0usize);
+    let mut gaps = 0u64;
     let work = |g: u32| u64::from(g) + 1;
     let total: u64 = gaps_of.iter().map(|&g| work(g)).sum();
     let n = n_workers as u64;
     for (i, &g) in gaps_of.iter().enumerate() {
         done += work(g);
         succ += usize::from(g > 0);
+        gaps += u64::from(g.saturating_sub(1));
         if parts.len() + 1 < n_workers && done * n >= total * (parts.len() as u64 + 1) {
             let (a, b) = rest.split_at(i + 1 - from);
-            parts.push((a, succ));
+            parts.push((a, succ, gaps));
             rest = b;
             from = i + 1;
-            succ = 0;
+            (succ, gaps) = (0, 0);
         }
     }
-    parts.push((rest, succ));
+    parts.push((rest, succ, gaps));
 
     // The per-success lists, written in place by the workers.
     let n_succ: usize = parts.iter().map(|p| p.1).sum();
@@ -901,7 +917,7 @@ fn vllm_figures_with(
     let mut tpots = filled(n_succ, 0.0f64);
     let mut jobs = Vec::with_capacity(parts.len());
     let (mut a, mut b, mut c) = (&mut ttfts[..], &mut e2els[..], &mut tpots[..]);
-    for &(p, k) in &parts {
+    for &(p, k, gaps) in &parts {
         let (a1, a2) = std::mem::take(&mut a).split_at_mut(k);
         let (b1, b2) = std::mem::take(&mut b).split_at_mut(k);
         let (c1, c2) = std::mem::take(&mut c).split_at_mut(k);
@@ -910,13 +926,15 @@ fn vllm_figures_with(
             e2els: b1,
             tpots: c1,
         };
-        jobs.push((p, out));
+        jobs.push((p, out, gaps));
         (a, b, c) = (a2, b2, c2);
     }
 
     // The walk.
     let setup = &setup;
-    let mut workers = run_all(jobs, |(p, mut out)| Worker::new(p, setup).run(&mut out));
+    let mut workers = run_all(jobs, |(p, mut out, gaps)| {
+        Worker::new(p, setup, gaps).run(&mut out)
+    });
     if workers
         .iter()
         .any(|w| w.bad || w.big >> SECS_LIMIT_BITS != 0)
@@ -940,6 +958,11 @@ fn vllm_figures_with(
             *c += o;
         }
     }
+    // A merged table's memory, for the token prefix sums.
+    let spare = others
+        .first_mut()
+        .map(|w| std::mem::take(&mut w.cells))
+        .unwrap_or_default();
     let workers: Vec<&Worker> = workers.iter().collect();
     let successes: u64 = workers.iter().map(|w| w.successes).sum();
     let chunks: u64 = workers.iter().map(|w| w.cell_chunks).sum();
@@ -996,7 +1019,7 @@ fn vllm_figures_with(
 
     // The TPOTs together (each worker wrote a prefix of its share).
     let (mut from, mut to) = (0usize, 0usize);
-    for (w, &(_, k)) in workers.iter().zip(&parts) {
+    for (w, &(_, k, _)) in workers.iter().zip(&parts) {
         let len = w.n_tpots.min(k);
         tpots.copy_within(from..from + len, to);
         from += k;
@@ -1012,7 +1035,7 @@ fn vllm_figures_with(
         || {
             let ttft = numpy_summary(&mut ttfts, pct);
             let e2el = numpy_summary(&mut e2els, pct);
-            let exact = exact_peak_tokens(&workers, &cells, setup);
+            let exact = exact_peak_tokens(&workers, &cells, setup, spare);
             (ttft, e2el, exact)
         },
         || {
@@ -1233,16 +1256,19 @@ fn itl_by_histogram(workers: &[&Worker], ranks: &[usize], parallel: bool) -> Opt
 
 /// The exact sliding-window token peak from the merged token cells (cells from the
 /// earliest successful send): aligned windows, then the candidate cells' chunks.
-fn exact_peak_tokens(workers: &[&Worker], cells: &[u64], setup: &Setup) -> u64 {
+fn exact_peak_tokens(workers: &[&Worker], cells: &[u64], setup: &Setup, spare: Vec<u64>) -> u64 {
     let k = setup.k;
     let ncells = cells.len();
-    let mut prefix = filled(ncells + k + 2, 0u64);
-    for (i, c) in cells.iter().enumerate() {
-        prefix[i + 1] = prefix[i] + (c & TOKENS_MASK);
+    let mut prefix = spare;
+    prefix.clear();
+    prefix.reserve(ncells + k + 2);
+    let mut acc = 0u64;
+    prefix.push(0);
+    for c in cells {
+        acc += c & TOKENS_MASK;
+        prefix.push(acc);
     }
-    for i in ncells + 1..prefix.len() {
-        prefix[i] = prefix[i - 1];
-    }
+    prefix.resize(ncells + k + 2, acc);
     let (best, candidates) = aligned_peak_and_candidates(&prefix, k, ncells);
     if candidates.is_empty() {
         return best;
