@@ -95,10 +95,14 @@ fn filled<T: Clone>(n: usize, v: T) -> Vec<T> {
     out
 }
 
-/// Cell size (ns) and cells per second for a span.
-fn cell_size(span: u64) -> (u64, usize) {
+/// Cell size (ns) and cells per second for a span holding `chunks` chunks: 1 ms cells,
+/// coarsened tenfold until the span needs at most [`TARGET_CELLS`] cells and (sparse runs:
+/// a table many times the chunks costs more than the coarser cells' extra candidates) at
+/// most one per 8 chunks, but no fewer than 2^16.
+fn cell_size(span: u64, chunks: u64) -> (u64, usize) {
     let mut k: u64 = 1000;
-    while k > 1 && span / (NANOS_PER_S / k) > TARGET_CELLS {
+    let target = TARGET_CELLS.min((chunks / 8).max(1 << 16));
+    while k > 1 && span / (NANOS_PER_S / k) > target {
         k /= 10;
     }
     (NANOS_PER_S / k, k as usize)
@@ -861,7 +865,7 @@ fn vllm_figures_with(
         min_ns = 0;
     }
     let span = est_hi.saturating_sub(min_ns);
-    let (cell_ns, k) = cell_size(span);
+    let (cell_ns, k) = cell_size(span, total_chunks as u64);
     let dense_limit = DENSE_CELLS_MIN.max(total_chunks.saturating_mul(8));
     let init_cells = usize::try_from(span / cell_ns).ok()?.checked_add(2)?;
     if init_cells > dense_limit {
