@@ -587,7 +587,7 @@ impl<'a> Worker<'a> {
         self.gap_batches(|gaps| match wanted {
             Wanted::Ranges(ranges) => {
                 for (o, &(lo, width)) in out.iter_mut().zip(ranges) {
-                    o.extend(gaps.iter().filter(|&&x| x.wrapping_sub(lo) <= width));
+                    keep_range(gaps, lo, width, o);
                 }
             }
             Wanted::Slots(slots) => {
@@ -703,6 +703,19 @@ fn run_all<T: Send, R: Send>(items: Vec<T>, f: impl Fn(T) -> R + Sync) -> Vec<R>
         }
         out
     })
+}
+
+/// `f` of each worker, on a thread each when `parallel`.
+fn per_worker<R: Send>(
+    workers: &[&Worker],
+    parallel: bool,
+    f: impl Fn(&Worker) -> R + Sync,
+) -> Vec<R> {
+    if parallel {
+        run_all(workers.to_vec(), &f)
+    } else {
+        workers.iter().map(|w| f(w)).collect()
+    }
 }
 
 /// Run `a` here and `b` on a second thread (or both here when `parallel` is false or no
@@ -1178,11 +1191,7 @@ fn select_ascending<T: Ord + Copy>(vals: &mut [T], locals: &[usize]) -> Vec<T> {
 /// The gaps at `ranks` by two more walks: the histogram of every gap, then the gaps of the
 /// buckets holding the ranks. `None` if the counts disagree (they cannot, short of a bug).
 fn itl_by_histogram(workers: &[&Worker], ranks: &[usize], parallel: bool) -> Option<Vec<u64>> {
-    let hists: Vec<Vec<u64>> = if parallel {
-        run_all(workers.to_vec(), |w| w.histogram())
-    } else {
-        workers.iter().map(|w| w.histogram()).collect()
-    };
+    let hists = per_worker(workers, parallel, |w| w.histogram());
     let mut hist = filled(HBUCKETS, 0u64);
     for h in &hists {
         for (a, &x) in hist.iter_mut().zip(h) {
@@ -1220,11 +1229,7 @@ fn itl_by_histogram(workers: &[&Worker], ranks: &[usize], parallel: bool) -> Opt
     };
     let groups = wanted_buckets.len();
     let wanted = &wanted;
-    let found: Vec<Vec<Vec<u32>>> = if parallel {
-        run_all(workers.to_vec(), |w| w.gather(wanted, groups))
-    } else {
-        workers.iter().map(|w| w.gather(wanted, groups)).collect()
-    };
+    let found = per_worker(workers, parallel, |w| w.gather(wanted, groups));
     let top = hbucket(ESCAPE);
     let mut buckets: Vec<Vec<u64>> = wanted_buckets
         .iter()
