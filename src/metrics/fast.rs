@@ -747,9 +747,20 @@ fn join<A: Send, B: Send>(
     })
 }
 
+/// 0 if `r` is not a success, else 1 + its gaps (at most u32::MAX: only the sample and the
+/// split read these, not the figures).
+fn gap_mark(r: &RequestRecord) -> u32 {
+    if vllm_success(r) {
+        u32::try_from(r.chunks.len()).unwrap_or(u32::MAX)
+    } else {
+        0
+    }
+}
+
 /// Predict, from a sample of the gaps, value ranges that hold the gaps of `ranks` (0-based,
-/// of `n_gaps`; only the first `limit` are predicted). Empty when there is nothing to
-/// predict, or the ranges would hold too many gaps or be too many.
+/// of `n_gaps`; only the first `limit` are predicted), given each record's [`gap_mark`] in
+/// `gaps_of`. Empty when there is nothing to predict, or the ranges would hold too many gaps
+/// or be too many.
 ///
 /// The sample is systematic: one gap per stratum of `n_gaps / SAMPLE` consecutive gaps
 /// (record order), at a pseudo-random place in it. Each rank gets a window of
@@ -853,8 +864,7 @@ fn vllm_figures_with(
     let mut big = 0u64;
     let (mut n_gaps, mut total_chunks) = (0usize, 0usize);
     let (mut min_ns, mut est_hi) = (u64::MAX, 0u64);
-    // Per record, 0 if it is not a success, else 1 + its gaps (at most u32::MAX: only the
-    // sample and the split read the gaps, not the figures).
+    // Per record, its [`gap_mark`].
     let mut gaps_of: Vec<u32> = Vec::with_capacity(records.len());
     for r in records {
         total_chunks += r.chunks.len();
@@ -862,14 +872,12 @@ fn vllm_figures_with(
         if let Some(e) = r.ended_at {
             est_hi = est_hi.max(ns(e, &mut big));
         }
-        let mut mark = 0;
         if vllm_success(r) {
             n_gaps += r.chunks.len() - 1;
-            mark = r.chunks.len();
             min_ns = min_ns.min(sent);
             est_hi = est_hi.max(sent);
         }
-        gaps_of.push(u32::try_from(mark).unwrap_or(u32::MAX));
+        gaps_of.push(gap_mark(r));
     }
     if big >> SECS_LIMIT_BITS != 0 {
         return None;
@@ -1653,7 +1661,7 @@ mod tests {
             .collect();
         gaps.sort_unstable();
         let ranks = SummaryRanks::new(gaps.len(), &opts.percentiles);
-        let gaps_of: Vec<u32> = records.iter().map(|r| r.chunks.len() as u32 - 1).collect();
+        let gaps_of: Vec<u32> = records.iter().map(gap_mark).collect();
         let groups = predict_groups(&records, &gaps_of, gaps.len(), &ranks.ranks, usize::MAX);
         assert!(
             !groups.is_empty() && groups.len() <= MAX_GROUPS,
