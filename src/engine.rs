@@ -159,4 +159,11 @@ pub trait Engine {
         let _ = id;
         false
     }
+
+    /// Empty the engine's prefix cache (vLLM's `POST /reset_prefix_cache`): `Some(true)`
+    /// when it is empty afterwards, `Some(false)` when blocks in use kept it from emptying,
+    /// `None` when the engine keeps no prefix cache (the default).
+    fn reset_prefix_cache(&mut self) -> Option<bool> {
+        None
+    }
 }

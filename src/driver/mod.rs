@@ -44,19 +44,26 @@
 //! ```
 
 pub mod arrivals;
+pub mod conversations;
+pub mod datasets;
 pub mod rng;
+pub mod saturation;
+pub mod sweep;
 pub mod workload;
 
-use std::collections::HashMap;
+use std::cmp::Reverse;
+use std::collections::{BinaryHeap, HashMap};
 use std::time::Duration;
 
 use crate::collector::{Collector, ManualClock, RequestHandle};
 use crate::engine::{Engine, EngineError, EngineEvent, EngineRequest};
 use crate::metrics::{self, MetricsOptions};
-use crate::record::{ErrorKind, RequestRecord};
+use crate::record::{ErrorKind, RequestRecord, TurnRef};
 use crate::result::{BenchmarkResult, Convention};
 use crate::Profile;
 use arrivals::{Arrivals, ArrivalsError};
+use datasets::{DatasetError, TurnPlan};
+use saturation::{OverSaturation, SaturationWatch};
 use workload::{WorkItem, WorkloadError, WorkloadOptions};
 
 /// guidellm's default cap on requests in flight (`settings.max_concurrency`); the seed's
@@ -80,6 +87,16 @@ pub struct RunOptions {
     /// Client-side work per prompt token before a request can be sent, done serially
     /// (guidellm synthesizing random prompts: about 3.4 µs per token). Zero by default.
     pub client_prep_per_prompt_token: Duration,
+    /// Fixed send offsets, one per request (trace replay): they replace `arrivals`.
+    pub send_at: Option<Vec<Duration>>,
+    /// Conversation structure, one per request (multi-turn): turn `k > 1` is sent when turn
+    /// `k − 1` of its conversation ended plus its think time, and `max_concurrency` counts
+    /// conversations (a conversation holds its slot from its first turn's send to its last
+    /// turn's end). First turns arrive by `arrivals`, one arrival per conversation.
+    pub turns: Option<Vec<TurnPlan>>,
+    /// Stop the run early when the server falls behind for good (see
+    /// [`saturation`]); requests in flight are then recorded as incomplete.
+    pub over_saturation: Option<OverSaturation>,
 }
 
 impl Default for RunOptions {
@@ -90,6 +107,9 @@ impl Default for RunOptions {
             max_requests: None,
             max_duration: None,
             client_prep_per_prompt_token: Duration::ZERO,
+            send_at: None,
+            turns: None,
+            over_saturation: None,
         }
     }
 }
@@ -122,6 +142,8 @@ pub struct RunOutput {
     pub result: BenchmarkResult,
     /// Set when the engine failed fatally and the run stopped early: the engine's message.
     pub aborted: Option<String>,
+    /// Set when the over-saturation detector stopped the run: why.
+    pub stopped_early: Option<String>,
 }
 
 /// The driver could not run.
@@ -139,6 +161,13 @@ pub enum DriverError {
     /// A concurrency cap of zero.
     #[error("max_concurrency must be at least 1")]
     ZeroConcurrency,
+    /// A structured dataset could not be built.
+    #[error(transparent)]
+    Dataset(#[from] DatasetError),
+    /// `send_at` or `turns` does not have one entry per request, or a conversation's turns
+    /// are out of order.
+    #[error("bad run plan: {0}")]
+    BadPlan(String),
 }
 
 /// Builds `profile`'s workload and runs it with [`RunOptions::for_profile`] (adjusted by
@@ -175,31 +204,58 @@ pub fn run<E: Engine + ?Sized>(
         .max_requests
         .and_then(|m| usize::try_from(m).ok())
         .map_or(work.len(), |m| m.min(work.len()));
-    let mut sched = opts.arrivals.schedule(n)?;
+    let links = Links::new(n, opts.turns.as_deref())?;
+    let conversations = opts.turns.is_some();
+    // First turns (every request without conversations) arrive by the schedule.
+    let roots: Vec<usize> = (0..n).filter(|&i| links.prev[i].is_none()).collect();
+    let mut root_at = match &opts.send_at {
+        Some(s) if s.len() < n => {
+            return Err(DriverError::BadPlan(format!(
+                "{} send times for {n} requests",
+                s.len()
+            )))
+        }
+        Some(s) => roots.iter().map(|&i| s[i]).collect(),
+        None => opts.arrivals.schedule(roots.len())?,
+    };
     if !opts.client_prep_per_prompt_token.is_zero() {
         let mut ready = Duration::ZERO;
-        for (t, w) in sched.iter_mut().zip(work) {
+        for (t, &i) in root_at.iter_mut().zip(&roots) {
             ready = ready.saturating_add(
                 opts.client_prep_per_prompt_token
-                    .saturating_mul(u32::try_from(w.prompt_tokens).unwrap_or(u32::MAX)),
+                    .saturating_mul(u32::try_from(work[i].prompt_tokens).unwrap_or(u32::MAX)),
             );
             *t = (*t).max(ready);
         }
     }
     let origin = engine.now();
     // Absolute times; a limit past the clock's range is no limit.
-    for t in &mut sched {
+    for t in &mut root_at {
         *t = origin.saturating_add(*t);
     }
+    let mut due_roots: Vec<Duration> = root_at.clone();
+    due_roots.sort_unstable();
+    let mut scheduled = vec![Duration::ZERO; n];
+    let mut roots_queue: BinaryHeap<Reverse<(Duration, usize)>> = BinaryHeap::new();
+    for (&i, &t) in roots.iter().zip(&root_at) {
+        scheduled[i] = t;
+        roots_queue.push(Reverse((t, i)));
+    }
+    // Later turns whose previous turn ended: (send time, id).
+    let mut follow: BinaryHeap<Reverse<(Duration, usize)>> = BinaryHeap::new();
     let end = opts.max_duration.and_then(|d| origin.checked_add(d));
     let collector = Collector::with_clock(ManualClock::at(origin));
-    // Handles of the requests in flight, by id (= index in the workload); `sent` requests
-    // have been handed to the engine (or failed to be).
+    // Handles of the requests in flight, by id (= index in the workload).
     let mut open: HashMap<u64, RequestHandle<'_, ManualClock>> = HashMap::new();
-    let mut sent = 0usize;
-    let mut limit = n;
+    let mut roots_sent = 0usize;
+    let mut active_conversations = 0usize;
+    let mut stop_sending = false;
     let mut events = Vec::new();
     let mut aborted = None;
+    let mut stopped_early = None;
+    let mut watch = opts
+        .over_saturation
+        .map(|o| SaturationWatch::new(o, origin));
     let cut_off = |open: &mut HashMap<u64, RequestHandle<'_, ManualClock>>,
                    engine: &mut E,
                    at: Duration,
@@ -217,40 +273,108 @@ pub fn run<E: Engine + ?Sized>(
         let now = engine.now();
         let out_of_time = end.is_some_and(|e| now >= e);
         if out_of_time {
-            limit = sent;
+            stop_sending = true;
         }
-        while sent < limit && open.len() < cap && sched[sent] <= now {
-            let id = sent;
-            sent += 1;
-            let w = &work[id];
-            let mut h = collector.begin_with_id(id as u64, now);
-            h.set_scheduled_at(sched[id]);
-            h.set_prompt_tokens(w.prompt_tokens);
-            h.reserve_chunks(usize::try_from(w.output_tokens).unwrap_or(0).min(1 << 16));
-            let req = EngineRequest {
-                id: id as u64,
-                prompt_tokens: w.prompt_tokens,
-                prompt: w.prompt.clone(),
-                max_output_tokens: w.output_tokens,
-                ignore_eos: true,
-                arrival: sched[id],
-                shared_prefix_tokens: w.shared_prefix_tokens,
+        // Ends of requests reported below free conversation slots and release later turns.
+        let mut ended: Vec<(usize, Duration)> = Vec::new();
+        while !stop_sending {
+            match follow.peek() {
+                Some(Reverse((t, _))) if *t <= now => {}
+                _ => break,
+            }
+            let Some(Reverse((_, id))) = follow.pop() else {
+                break;
             };
-            match engine.submit(req) {
-                Ok(()) => {
-                    open.insert(id as u64, h);
-                }
-                Err(EngineError::Fatal(message)) => h.fail_at(now, ErrorKind::Connect, message),
+            let turn = opts.turns.as_ref().and_then(|t| t.get(id));
+            if !send_one(
+                id,
+                now,
+                &work[id],
+                turn,
+                scheduled[id],
+                engine,
+                &mut open,
+                &collector,
+            ) {
+                ended.push((id, now));
             }
         }
-        if open.is_empty() && (sent >= limit || out_of_time) {
+        while !stop_sending {
+            let used = if conversations {
+                active_conversations
+            } else {
+                open.len()
+            };
+            if used >= cap {
+                break;
+            }
+            match roots_queue.peek() {
+                Some(Reverse((t, _))) if *t <= now => {}
+                _ => break,
+            }
+            let Some(Reverse((_, id))) = roots_queue.pop() else {
+                break;
+            };
+            roots_sent += 1;
+            active_conversations += 1;
+            let turn = opts.turns.as_ref().and_then(|t| t.get(id));
+            if !send_one(
+                id,
+                now,
+                &work[id],
+                turn,
+                scheduled[id],
+                engine,
+                &mut open,
+                &collector,
+            ) {
+                ended.push((id, now));
+            }
+        }
+        for (id, at) in ended.drain(..) {
+            release(
+                id,
+                at,
+                &links,
+                opts.turns.as_deref(),
+                &mut follow,
+                &mut scheduled,
+                &mut active_conversations,
+            );
+        }
+        let nothing_left = roots_queue.is_empty() && follow.is_empty();
+        if open.is_empty() && (nothing_left || stop_sending) {
             break;
         }
         if out_of_time {
             cut_off(&mut open, engine, now, "cut off at the run's max duration");
             break;
         }
-        let mut deadline = (sent < limit && open.len() < cap).then(|| sched[sent]);
+        if let Some(w) = &mut watch {
+            let due = due_roots.partition_point(|&t| t <= now);
+            let backlog = open.len() + due.saturating_sub(roots_sent);
+            if let Some(why) = w.observe(now, backlog) {
+                cut_off(
+                    &mut open,
+                    engine,
+                    now,
+                    "stopped early: the server is over-saturated",
+                );
+                stopped_early = Some(why);
+                break;
+            }
+        }
+        let used = if conversations {
+            active_conversations
+        } else {
+            open.len()
+        };
+        let mut deadline = follow.peek().map(|Reverse((t, _))| *t);
+        if used < cap {
+            if let Some(Reverse((t, _))) = roots_queue.peek() {
+                deadline = Some(deadline.map_or(*t, |d| d.min(*t)));
+            }
+        }
         if let Some(e) = end {
             deadline = Some(deadline.map_or(e, |x| x.min(e)));
         }
@@ -268,6 +392,7 @@ pub fn run<E: Engine + ?Sized>(
                 EngineEvent::Finished { at, usage, .. } => {
                     if let Some(h) = open.remove(&id) {
                         h.finish_at(at, usage);
+                        ended.push((id as usize, at));
                     }
                 }
                 EngineEvent::Failed {
@@ -275,9 +400,21 @@ pub fn run<E: Engine + ?Sized>(
                 } => {
                     if let Some(h) = open.remove(&id) {
                         h.fail_at(at, kind, message);
+                        ended.push((id as usize, at));
                     }
                 }
             }
+        }
+        for (id, at) in ended.drain(..) {
+            release(
+                id,
+                at,
+                &links,
+                opts.turns.as_deref(),
+                &mut follow,
+                &mut scheduled,
+                &mut active_conversations,
+            );
         }
         if let Err(EngineError::Fatal(message)) = res {
             let at = engine.now();
@@ -314,5 +451,113 @@ pub fn run<E: Engine + ?Sized>(
         records,
         result,
         aborted,
+        stopped_early,
     })
+}
+
+/// Sends request `id` now; `false` when the engine refused it (recorded as an error).
+#[allow(clippy::too_many_arguments)]
+fn send_one<'c, E: Engine + ?Sized>(
+    id: usize,
+    now: Duration,
+    w: &WorkItem,
+    turn: Option<&TurnPlan>,
+    scheduled: Duration,
+    engine: &mut E,
+    open: &mut HashMap<u64, RequestHandle<'c, ManualClock>>,
+    collector: &'c Collector<ManualClock>,
+) -> bool {
+    let mut h = collector.begin_with_id(id as u64, now);
+    h.set_scheduled_at(scheduled);
+    h.set_prompt_tokens(w.prompt_tokens);
+    if let Some(t) = turn {
+        h.set_turn(TurnRef {
+            conversation: t.conversation,
+            turn: t.turn,
+        });
+    }
+    h.reserve_chunks(usize::try_from(w.output_tokens).unwrap_or(0).min(1 << 16));
+    let req = EngineRequest {
+        id: id as u64,
+        prompt_tokens: w.prompt_tokens,
+        prompt: w.prompt.clone(),
+        max_output_tokens: w.output_tokens,
+        ignore_eos: true,
+        arrival: scheduled,
+        shared_prefix_tokens: w.shared_prefix_tokens,
+    };
+    match engine.submit(req) {
+        Ok(()) => {
+            open.insert(id as u64, h);
+            true
+        }
+        Err(EngineError::Fatal(message)) => {
+            h.fail_at(now, ErrorKind::Connect, message);
+            false
+        }
+    }
+}
+
+/// Each request's previous and next turn in its conversation.
+struct Links {
+    prev: Vec<Option<usize>>,
+    next: Vec<Option<usize>>,
+}
+
+impl Links {
+    fn new(n: usize, turns: Option<&[TurnPlan]>) -> Result<Links, DriverError> {
+        let mut links = Links {
+            prev: vec![None; n],
+            next: vec![None; n],
+        };
+        let Some(turns) = turns else {
+            return Ok(links);
+        };
+        if turns.len() < n {
+            return Err(DriverError::BadPlan(format!(
+                "{} turn entries for {n} requests",
+                turns.len()
+            )));
+        }
+        let mut last: HashMap<u64, usize> = HashMap::new();
+        for (i, t) in turns.iter().take(n).enumerate() {
+            let prev = last.get(&t.conversation).copied();
+            let want = prev.map_or(1, |p| turns[p].turn.saturating_add(1));
+            if t.turn != want {
+                return Err(DriverError::BadPlan(format!(
+                    "request {i}: conversation {} turn {} follows turn {} (turns must come in \
+                     order, starting at 1)",
+                    t.conversation,
+                    t.turn,
+                    want - 1
+                )));
+            }
+            if let Some(p) = prev {
+                links.prev[i] = Some(p);
+                links.next[p] = Some(i);
+            }
+            last.insert(t.conversation, i);
+        }
+        Ok(links)
+    }
+}
+
+/// Request `id` ended at `at`: queue its conversation's next turn, or free the slot.
+fn release(
+    id: usize,
+    at: Duration,
+    links: &Links,
+    turns: Option<&[TurnPlan]>,
+    follow: &mut BinaryHeap<Reverse<(Duration, usize)>>,
+    scheduled: &mut [Duration],
+    active_conversations: &mut usize,
+) {
+    match (links.next.get(id).copied().flatten(), turns) {
+        (Some(next), Some(t)) => {
+            let when = at.saturating_add(t[next].think_time);
+            scheduled[next] = when;
+            follow.push(Reverse((when, next)));
+        }
+        _ => *active_conversations = active_conversations.saturating_sub(1),
+    }
 }

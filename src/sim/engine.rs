@@ -13,6 +13,7 @@ use crate::record::ErrorKind;
 
 use super::frontend::Frontend;
 use super::model::{StepLoad, StepModel, Weights, BLOCK_BYTES, BLOCK_TOKENS, STATE_BLOCKS_PER_SEQ};
+use super::prefix_cache::{block_hashes, PrefixCache};
 
 /// A serving configuration, named after the seed's optimization steps.
 #[derive(Debug, Clone, PartialEq)]
@@ -179,7 +180,11 @@ struct Req {
     generated: u64,
     blocks: u64,
     state_blocks: u64,
-    cached_prefix: u64,
+    /// Chained hashes of the prompt's full blocks (prefix caching on, prompt text known).
+    hashes: Vec<u64>,
+    /// Cached blocks this request references (hits, and blocks it computed and cached);
+    /// they are the cache's, not counted in `blocks`.
+    held: Vec<u64>,
     arrival_s: f64,
 }
 
@@ -216,6 +221,21 @@ pub struct H200Sim {
     scheduled: Vec<(usize, u64)>,
     /// Requests preempted so far (their blocks freed, recomputed later).
     preemptions: u64,
+    /// Cached prompt blocks (prefix caching on): they hold pool blocks.
+    cache: PrefixCache,
+    /// Prompt tokens looked up in the prefix cache, and of them found (vLLM's
+    /// `prefix_cache_queries` / `prefix_cache_hits`).
+    prefix_counts: PrefixCacheCounts,
+}
+
+/// The prefix cache's counters, in tokens, as vLLM counts them: every newly scheduled
+/// request queries its prompt tokens; hits are the tokens found cached.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct PrefixCacheCounts {
+    /// Prompt tokens looked up.
+    pub queries_tokens: u64,
+    /// Of them, found cached (their prefill is skipped).
+    pub hits_tokens: u64,
 }
 
 fn dur(s: f64) -> Duration {
@@ -259,7 +279,43 @@ impl H200Sim {
             live: HashSet::new(),
             scheduled: Vec::new(),
             preemptions: 0,
+            cache: PrefixCache::default(),
+            prefix_counts: PrefixCacheCounts::default(),
         }
+    }
+
+    /// The prefix cache's counters so far.
+    pub fn prefix_cache_counts(&self) -> PrefixCacheCounts {
+        self.prefix_counts
+    }
+
+    /// Blocks the prefix cache holds (referenced by running requests or evictable).
+    pub fn cached_blocks(&self) -> usize {
+        self.cache.len()
+    }
+
+    /// Frees `need` pool blocks if the free ones and the evictable cached ones allow it;
+    /// `false` (nothing evicted) otherwise.
+    fn make_room(&mut self, need: u64) -> bool {
+        if need <= self.free_blocks {
+            return true;
+        }
+        let short = need - self.free_blocks;
+        if short > self.cache.evictable() as u64 {
+            return false;
+        }
+        self.free_blocks += self.cache.evict(short as usize) as u64;
+        true
+    }
+
+    /// Drops a request's claim on the pool: its own blocks return, its cached ones stay
+    /// cached (evictable once nobody references them).
+    fn free_req(&mut self, r: &mut Req) {
+        self.free_blocks += r.blocks + r.state_blocks;
+        r.blocks = 0;
+        r.state_blocks = 0;
+        self.cache.release(&r.held);
+        r.held.clear();
     }
 
     /// A server that has already served traffic: no cold-start cost.
@@ -325,9 +381,7 @@ impl H200Sim {
     fn preempt_last(&mut self) -> Option<Req> {
         let mut v = self.running.pop()?;
         self.preemptions += 1;
-        self.free_blocks += v.blocks + v.state_blocks;
-        v.blocks = 0;
-        v.state_blocks = 0;
+        self.free_req(&mut v);
         v.prefill_target = v.prompt + v.generated;
         v.computed = 0;
         Some(v)
@@ -349,9 +403,11 @@ impl H200Sim {
             } else {
                 1
             };
-            let need = self.blocks_for(r.computed + n).saturating_sub(r.blocks);
+            let need = self
+                .blocks_for(r.computed + n)
+                .saturating_sub(r.blocks + r.held.len() as u64);
             let mut gone = false;
-            while need > self.free_blocks {
+            while !self.make_room(need) {
                 preempted = true;
                 let victim_is_me = self.running.len() == i + 1;
                 if let Some(v) = self.preempt_last() {
@@ -378,26 +434,38 @@ impl H200Sim {
                 let Some(r) = self.waiting.front() else {
                     break;
                 };
-                let cached = if self.config.prefix_caching && r.prefill_target == r.prompt {
-                    r.cached_prefix
-                } else {
-                    0
-                };
+                // Whole cached blocks, leaving at least one prompt token to compute.
+                let hit_blocks = self
+                    .cache
+                    .lookup(&r.hashes)
+                    .min((r.prompt.saturating_sub(1) / self.block_tokens) as usize);
+                let cached = hit_blocks as u64 * self.block_tokens;
                 let n = (r.prefill_target - cached).min(budget);
                 let extra_state = if self.config.prefix_caching {
                     r.prompt / self.block_tokens
                 } else {
                     0
                 };
-                let need = self.blocks_for(cached + n) + STATE_BLOCKS_PER_SEQ + extra_state;
-                if need > self.free_blocks {
+                let own = self.blocks_for(cached + n) - hit_blocks as u64;
+                let need = own + STATE_BLOCKS_PER_SEQ + extra_state;
+                // Pin the hit first so that making room cannot evict it.
+                let hit: Vec<u64> = r.hashes[..hit_blocks].to_vec();
+                self.cache.acquire(&hit);
+                if !self.make_room(need) {
+                    self.cache.release(&hit);
                     break;
                 }
                 let Some(mut r) = self.waiting.pop_front() else {
+                    self.cache.release(&hit);
                     break;
                 };
+                if self.config.prefix_caching && r.generated == 0 {
+                    self.prefix_counts.queries_tokens += r.prompt;
+                    self.prefix_counts.hits_tokens += cached;
+                }
                 self.free_blocks -= need;
-                r.blocks = self.blocks_for(cached + n);
+                r.blocks = own;
+                r.held = hit;
                 r.state_blocks = STATE_BLOCKS_PER_SEQ + extra_state;
                 r.computed = cached;
                 self.running.push(r);
@@ -426,7 +494,16 @@ impl H200Sim {
             let (idx, n) = self.scheduled[k];
             let r = &mut self.running[idx];
             let emits = if r.computed < r.prefill_target {
+                let before = r.computed;
                 r.computed += n;
+                if before < r.prompt && r.computed >= r.prompt && !r.hashes.is_empty() {
+                    // The prompt's blocks are computed: cache those not cached yet.
+                    let new = self
+                        .cache
+                        .insert_new(&r.hashes[r.held.len().min(r.hashes.len())..]);
+                    r.blocks -= new.len() as u64;
+                    r.held.extend(new);
+                }
                 r.computed >= r.prefill_target
             } else {
                 r.computed += 1;
@@ -456,15 +533,13 @@ impl H200Sim {
         }
         self.output_free_s = out_s;
         if finished > 0 {
-            let mut freed = 0;
-            self.running.retain(|r| {
-                let done = r.generated >= r.max_out;
-                if done {
-                    freed += r.blocks + r.state_blocks;
-                }
-                !done
-            });
-            self.free_blocks += freed;
+            let (mut done, running): (Vec<Req>, Vec<Req>) = std::mem::take(&mut self.running)
+                .into_iter()
+                .partition(|r| r.generated >= r.max_out);
+            self.running = running;
+            for r in &mut done {
+                self.free_req(r);
+            }
         }
         #[cfg(debug_assertions)]
         self.check_invariants();
@@ -492,13 +567,18 @@ impl H200Sim {
         assert!(self.running.len() <= self.params.max_seqs);
         let held: u64 = self.running.iter().map(|r| r.blocks + r.state_blocks).sum();
         assert_eq!(
-            held + self.free_blocks,
+            held + self.free_blocks + self.cache.len() as u64,
             self.total_blocks,
             "blocks leaked or double-counted"
         );
+        let referenced: usize = self.running.iter().map(|r| r.held.len()).sum();
+        assert!(
+            referenced >= self.cache.in_use(),
+            "a cached block in use by nobody"
+        );
         for r in &self.running {
             assert!(
-                r.blocks >= self.blocks_for(r.computed),
+                r.blocks + r.held.len() as u64 >= self.blocks_for(r.computed),
                 "request {} under-allocated",
                 r.id
             );
@@ -507,7 +587,7 @@ impl H200Sim {
         assert!(self
             .waiting
             .iter()
-            .all(|r| r.blocks == 0 && r.state_blocks == 0));
+            .all(|r| r.blocks == 0 && r.state_blocks == 0 && r.held.is_empty()));
     }
 }
 
@@ -522,9 +602,14 @@ impl Engine for H200Sim {
         let in_engine = (self.running.len() + self.waiting.len()) as f64;
         let work = p.admission_s * (1.0 + p.admission_load * in_engine);
         let enter = self.now_s + p.net_in_s;
-        let cached_prefix = (request.shared_prefix_tokens + p.chat_template_tokens).min(prompt)
-            / self.block_tokens
-            * self.block_tokens;
+        let hashes = match (&request.prompt, self.config.prefix_caching) {
+            (Some(text), true) => {
+                let mut h = block_hashes(p.chat_template_tokens, text, self.block_tokens);
+                h.truncate((prompt / self.block_tokens) as usize);
+                h
+            }
+            _ => Vec::new(),
+        };
         self.frontend.push(
             enter,
             work,
@@ -537,7 +622,8 @@ impl Engine for H200Sim {
                 generated: 0,
                 blocks: 0,
                 state_blocks: 0,
-                cached_prefix,
+                hashes,
+                held: Vec::new(),
                 arrival_s: 0.0,
             },
         );
@@ -630,8 +716,8 @@ impl Engine for H200Sim {
         self.pending.retain(|e| e.id() != id);
         self.sent.retain(|e| e.id() != id);
         if let Some(i) = self.running.iter().position(|r| r.id == id) {
-            let r = self.running.remove(i);
-            self.free_blocks += r.blocks + r.state_blocks;
+            let mut r = self.running.remove(i);
+            self.free_req(&mut r);
         } else if let Some(i) = self.waiting.iter().position(|r| r.id == id) {
             self.waiting.remove(i);
         } else if let Some(i) = self.arriving.iter().position(|r| r.id == id) {
@@ -646,6 +732,18 @@ impl Engine for H200Sim {
 
     fn in_flight(&self) -> usize {
         self.in_flight
+    }
+
+    /// Evicts every cached block no running request uses; `Some(true)` when the cache is
+    /// then empty (vLLM refuses a reset while blocks are in use: `Some(false)`). `None`
+    /// with prefix caching off.
+    fn reset_prefix_cache(&mut self) -> Option<bool> {
+        if !self.config.prefix_caching {
+            return None;
+        }
+        let n = self.cache.evictable();
+        self.free_blocks += self.cache.evict(n) as u64;
+        Some(self.cache.is_empty())
     }
 }
 

@@ -19,9 +19,10 @@ pub mod engine;
 pub mod frontend;
 pub mod guidellm;
 pub mod model;
+pub mod prefix_cache;
 pub mod run;
 #[cfg(feature = "http")]
 pub mod serve;
 
-pub use engine::{Config, H200Sim, Params, CONFIG_NAMES};
+pub use engine::{Config, H200Sim, Params, PrefixCacheCounts, CONFIG_NAMES};
 pub use model::{StepLoad, StepModel, Weights};
