@@ -20,6 +20,8 @@ use std::path::PathBuf;
 
 use serde::{Deserialize, Serialize};
 
+use crate::driver::datasets::DatasetSpec;
+
 /// File name of the ShareGPT dataset the seed's commands read.
 pub const SHAREGPT_FILE: &str = "ShareGPT_V3_unfiltered_cleaned_split.json";
 
@@ -42,6 +44,10 @@ pub enum Dataset {
         /// Random seed.
         seed: u64,
     },
+    /// A structured dataset: trace replay, shared prefixes, multi-turn conversations or a
+    /// JSON Lines prompt file ([`DatasetSpec`]); on the wire `dataset_name` is its
+    /// [`DatasetSpec::name`] and `dataset` holds its parameters.
+    Structured(DatasetSpec),
 }
 
 /// A load profile. Construct one directly, or take a [`preset`](Profile::preset).
@@ -76,15 +82,23 @@ pub enum ProfileError {
     /// No preset with that name.
     #[error("unknown profile `{0}` (known: sharegpt, throughput, long-context, generation-heavy, latency)")]
     UnknownPreset(String),
-    /// `dataset_name` is neither ShareGPT nor Random.
-    #[error("unknown dataset_name `{0}` (expected ShareGPT or Random)")]
+    /// `dataset_name` is none of ShareGPT, Random, mooncake, shared-prefix, multi-turn, jsonl.
+    #[error("unknown dataset_name `{0}` (expected ShareGPT, Random, mooncake, shared-prefix, multi-turn or jsonl)")]
     UnknownDataset(String),
-    /// A Random dataset without its token counts.
-    #[error("dataset_name Random needs `{0}`")]
+    /// A Random dataset without its token counts, or a structured one without `dataset`.
+    #[error("this dataset_name needs `{0}`")]
     MissingField(&'static str),
     /// The rate is not a positive finite number.
     #[error("request_rate must be a positive number, got {0}")]
     BadRate(f64),
+    /// `dataset_name` and the kind of `dataset` disagree.
+    #[error("dataset_name `{name}` but dataset.kind `{kind}`")]
+    DatasetMismatch {
+        /// `dataset_name`.
+        name: String,
+        /// `dataset.kind`.
+        kind: &'static str,
+    },
 }
 
 fn random(input_tokens: u64, output_tokens: u64) -> Dataset {
@@ -157,6 +171,7 @@ impl Profile {
                     output_tokens,
                     ..
                 } => format!("Random {input_tokens}/{output_tokens}"),
+                Dataset::Structured(spec) => spec.name().into(),
             },
         }
     }
@@ -194,6 +209,7 @@ impl Profile {
                 ));
                 lines.push(format!("  --random-seed {seed}"));
             }
+            Dataset::Structured(spec) => lines.push(guidellm_data(spec)),
         }
         if let Some(c) = self.max_concurrency {
             lines.insert(5, format!("  --max-concurrency {c}"));
@@ -240,8 +256,21 @@ impl Profile {
                     "  --data kind=synthetic_text,prompt_tokens={input_tokens},output_tokens={output_tokens}"
                 ));
             }
+            Dataset::Structured(spec) => lines.push(guidellm_data(spec)),
         }
         lines.join(" \\\n")
+    }
+}
+
+/// The `--data` line for a structured dataset: the file for a JSON Lines prompt file;
+/// the others have no guidellm equivalent, which the line says.
+fn guidellm_data(spec: &DatasetSpec) -> String {
+    match spec {
+        DatasetSpec::Jsonl { path, .. } => format!("  --data {}", path.display()),
+        other => format!(
+            "  --data \"servebench dataset `{}`: no guidellm equivalent\"",
+            other.name()
+        ),
     }
 }
 
@@ -266,6 +295,11 @@ impl fmt::Display for Profile {
                 writeln!(f, "dataset_input_tokens: {input_tokens}")?;
                 writeln!(f, "dataset_output_tokens: {output_tokens}")?;
                 writeln!(f, "dataset_seed: {seed}")?;
+            }
+            Dataset::Structured(spec) => {
+                writeln!(f, "dataset_name: {}", spec.name())?;
+                let json = serde_json::to_string(spec).map_err(|_| fmt::Error)?;
+                writeln!(f, "dataset: {json}")?;
             }
         }
         writeln!(
@@ -304,6 +338,9 @@ struct ProfileWire {
     dataset_output_tokens: Option<u64>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     dataset_seed: Option<u64>,
+    /// A structured dataset's parameters.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    dataset: Option<DatasetSpec>,
     request_rate: WireRate,
     total_requests: u64,
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -325,6 +362,7 @@ impl From<Profile> for ProfileWire {
             dataset_input_tokens: None,
             dataset_output_tokens: None,
             dataset_seed: None,
+            dataset: None,
             request_rate: rate,
             total_requests: p.total_requests,
             max_concurrency: p.max_concurrency,
@@ -343,6 +381,10 @@ impl From<Profile> for ProfileWire {
                 w.dataset_input_tokens = Some(input_tokens);
                 w.dataset_output_tokens = Some(output_tokens);
                 w.dataset_seed = Some(seed);
+            }
+            Dataset::Structured(spec) => {
+                w.dataset_name = spec.name().into();
+                w.dataset = Some(spec);
             }
         }
         w
@@ -372,7 +414,19 @@ impl TryFrom<ProfileWire> for Profile {
                     .ok_or(ProfileError::MissingField("dataset_output_tokens"))?,
                 seed: w.dataset_seed.unwrap_or(42),
             },
-            _ => return Err(ProfileError::UnknownDataset(w.dataset_name)),
+            name => match w.dataset {
+                Some(spec) if spec.name() == name => Dataset::Structured(spec),
+                Some(spec) => {
+                    return Err(ProfileError::DatasetMismatch {
+                        name: w.dataset_name,
+                        kind: spec.name(),
+                    })
+                }
+                None if ["mooncake", "shared-prefix", "multi-turn", "jsonl"].contains(&name) => {
+                    return Err(ProfileError::MissingField("dataset"))
+                }
+                None => return Err(ProfileError::UnknownDataset(w.dataset_name)),
+            },
         };
         Ok(Profile {
             name: w.name,

@@ -89,9 +89,11 @@ struct Args {
     max_connections: usize,
     #[cfg(feature = "http")]
     api_key: Option<String>,
+    /// `--enable-prefix-caching`: turn the simulator's prefix cache on whatever `--config`.
+    enable_prefix_caching: bool,
 }
 
-const USAGE: &str = "usage: h200_server [--profile NAME] [--config NAME] [--seed N] [--format text|json|markdown] [--as-guidellm] [--warm] [--sharegpt FILE [--sharegpt-filter none|vllm]] [--fidelity]\n       h200_server --serve HOST:PORT [--speed X] [--config NAME] [--delta content|reasoning|reasoning_content] [--fault 500:N|cut:N:K|error:N:K] [--max-connections N] [--api-key KEY]";
+const USAGE: &str = "usage: h200_server [--profile NAME] [--config NAME] [--seed N] [--format text|json|markdown] [--as-guidellm] [--warm] [--sharegpt FILE [--sharegpt-filter none|vllm]] [--fidelity]\n       h200_server --serve HOST:PORT [--speed X] [--config NAME] [--delta content|reasoning|reasoning_content] [--fault 500:N|cut:N:K|error:N:K] [--max-connections N] [--api-key KEY] [--enable-prefix-caching]";
 
 fn parse_args(mut it: impl Iterator<Item = String>) -> Result<Args, String> {
     let mut a = Args {
@@ -114,6 +116,7 @@ fn parse_args(mut it: impl Iterator<Item = String>) -> Result<Args, String> {
         max_connections: DEFAULT_MAX_CONNECTIONS,
         #[cfg(feature = "http")]
         api_key: None,
+        enable_prefix_caching: false,
     };
     while let Some(arg) = it.next() {
         let mut value = |name: &str| it.next().ok_or(format!("{name} needs a value"));
@@ -199,6 +202,7 @@ fn parse_args(mut it: impl Iterator<Item = String>) -> Result<Args, String> {
             }
             #[cfg(feature = "http")]
             "--api-key" => a.api_key = Some(value("--api-key")?).filter(|k| !k.is_empty()),
+            "--enable-prefix-caching" => a.enable_prefix_caching = true,
             "-h" | "--help" => return Err(USAGE.to_string()),
             other => return Err(format!("unknown argument `{other}`\n{USAGE}")),
         }
@@ -387,7 +391,8 @@ fn main() -> ExitCode {
                 max_connections: args.max_connections,
                 api_key: args.api_key.clone(),
             };
-            let config = config(args.config.as_deref().unwrap_or("baseline"));
+            let mut config = config(args.config.as_deref().unwrap_or("baseline"));
+            config.prefix_caching |= args.enable_prefix_caching;
             if let Err(e) = serve::run(config, &serve_args) {
                 eprintln!("h200_server: {e}");
                 return ExitCode::from(1);

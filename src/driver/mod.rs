@@ -178,8 +178,15 @@ pub fn run_profile<E: Engine + ?Sized>(
     workload_options: &WorkloadOptions,
     adjust: impl FnOnce(&mut RunOptions),
 ) -> Result<RunOutput, DriverError> {
-    let work = workload::build(profile, workload_options)?;
     let mut opts = RunOptions::for_profile(profile);
+    let work = match &profile.dataset {
+        crate::profile::Dataset::Structured(spec) => {
+            let plan = spec.build(Some(profile.total_requests))?;
+            plan.apply(&mut opts);
+            plan.items
+        }
+        _ => workload::build(profile, workload_options)?,
+    };
     adjust(&mut opts);
     let mut out = run(engine, &work, &opts)?;
     out.result.meta.profile = Some(profile.clone());

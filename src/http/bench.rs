@@ -39,6 +39,8 @@ pub struct BenchArgs {
     /// Report style; also picks the metric convention ([`Style::Gpustack`]: guidellm's
     /// definitions, as GPUStack's reports use; [`Style::Vllm`]: vLLM's).
     pub style: Style,
+    /// Empty the server's prefix cache before the run ([`HttpEngine::reset_prefix_cache`]).
+    pub reset_prefix_cache: bool,
 }
 
 impl BenchArgs {
@@ -52,6 +54,7 @@ impl BenchArgs {
             max_concurrency: None,
             discover_model: true,
             style: Style::Gpustack,
+            reset_prefix_cache: false,
         }
     }
 }
@@ -217,6 +220,9 @@ pub struct BenchRun {
     pub findings: Vec<Finding>,
     /// Set when the engine failed as a whole and the run stopped early.
     pub aborted: Option<String>,
+    /// The endpoint that emptied the server's prefix cache before the run
+    /// (`/reset_prefix_cache` or `/flush_cache`); `None` when no reset was asked for.
+    pub prefix_cache_reset: Option<String>,
 }
 
 /// The metric convention a report style uses.
@@ -258,7 +264,13 @@ pub fn run(args: &BenchArgs, progress: &mut dyn FnMut(&Progress)) -> Result<Benc
         with_text: true,
         ..WorkloadOptions::default()
     };
-    let mut engine = Progressed::new(HttpEngine::new(http)?, progress);
+    let http_engine = HttpEngine::new(http)?;
+    let prefix_cache_reset = if args.reset_prefix_cache {
+        Some(http_engine.reset_prefix_cache()?.to_string())
+    } else {
+        None
+    };
+    let mut engine = Progressed::new(http_engine, progress);
     let mut cap = None;
     let out = run_profile(&mut engine, &args.profile, &workload, |o| {
         if let Some(c) = args.max_concurrency {
@@ -279,6 +291,7 @@ pub fn run(args: &BenchArgs, progress: &mut dyn FnMut(&Progress)) -> Result<Benc
         records: out.records,
         findings,
         aborted: out.aborted,
+        prefix_cache_reset,
     })
 }
 

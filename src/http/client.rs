@@ -218,6 +218,34 @@ impl HttpEngine {
         })
     }
 
+    /// Empties the server's prefix cache: `POST /reset_prefix_cache` (vLLM), then, when the
+    /// server has no such route (404/405), `POST /flush_cache` (SGLang). Returns the path
+    /// that answered 2xx; any other answer is an error naming both attempts.
+    pub fn reset_prefix_cache(&self) -> Result<&'static str, HttpError> {
+        let shared = Arc::clone(&self.shared);
+        let rt = self.runtime()?;
+        rt.block_on(async move {
+            let mut tried = Vec::new();
+            for path in ["/reset_prefix_cache", "/flush_cache"] {
+                let fut = post_empty(&shared, path);
+                let status = tokio::time::timeout(shared.config.connect_timeout * 3, fut)
+                    .await
+                    .map_err(|_| HttpError::Request(format!("POST {path} timed out")))??;
+                if (200..300).contains(&status) {
+                    return Ok(path);
+                }
+                tried.push(format!("POST {path}: HTTP {status}"));
+                if status != 404 && status != 405 {
+                    break;
+                }
+            }
+            Err(HttpError::Request(format!(
+                "cannot reset the prefix cache ({})",
+                tried.join("; ")
+            )))
+        })
+    }
+
     fn runtime(&self) -> Result<&tokio::runtime::Runtime, HttpError> {
         self.runtime
             .as_ref()
@@ -794,6 +822,32 @@ impl StreamState {
     pub fn interpret(&mut self, data: &str) -> Result<Option<u32>, (ErrorKind, String)> {
         self.on_data(data).map_err(|f| (f.kind, f.message))
     }
+}
+
+/// `POST path` with an empty body; the status.
+async fn post_empty(shared: &Shared, path: &str) -> Result<u16, HttpError> {
+    let mut sender = connect(shared)
+        .await
+        .map_err(|f| HttpError::Request(f.message))?;
+    let t = &shared.target;
+    let mut builder = Request::post(format!("{}{path}", t.base_path))
+        .header(hyper::header::HOST, t.authority.as_str());
+    if let Some(key) = &shared.config.api_key {
+        builder = builder.header(hyper::header::AUTHORIZATION, format!("Bearer {key}"));
+    }
+    let req = builder
+        .body(Full::new(Bytes::new()))
+        .map_err(|e| HttpError::Request(e.to_string()))?;
+    let resp = sender
+        .send_request(req)
+        .await
+        .map_err(|e| HttpError::Request(format!("POST {path}: {e}")))?;
+    let status = resp.status().as_u16();
+    // Drain the (small) body so the connection closes cleanly.
+    let _ = http_body_util::Limited::new(resp.into_body(), 1 << 20)
+        .collect()
+        .await;
+    Ok(status)
 }
 
 async fn list_models(shared: &Shared) -> Result<Vec<String>, HttpError> {
