@@ -10,6 +10,7 @@
 //! |---|---|
 //! | what to send | [`profile`] |
 //! | the result schema | [`result`] |
+//! | a saved run (`bench --output`): result, records, profile, target | [`runfile`] |
 //! | per-request raw timings | [`record`] |
 //! | collecting them from many threads/tasks | [`collector`] |
 //! | the server adapter (virtual or real time) | [`engine`] |
@@ -74,6 +75,7 @@ pub mod metrics;
 pub mod profile;
 pub mod record;
 pub mod result;
+pub mod runfile;
 pub mod stats;
 
 pub use collector::{Clock, Collector};
