@@ -54,6 +54,8 @@ use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
+use crate::driver::arrivals::Arrivals;
+use crate::lint::{lint_run, Finding, LintOptions};
 use crate::metrics::MetricsOptions;
 use crate::profile::Profile;
 use crate::record::RequestRecord;
@@ -128,6 +130,10 @@ pub struct RunFile {
     pub command_line: Vec<String>,
     /// The load profile that was run.
     pub profile: Profile,
+    /// When requests were scheduled to arrive, when not the profile's constant rate
+    /// (Poisson, vLLM's gamma arrivals, all at once).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub arrivals: Option<Arrivals>,
     /// The seed of the workload and the arrival times, when one was used.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub seed: Option<u64>,
@@ -376,6 +382,7 @@ impl RunFile {
             models_response: None,
             command_line: Vec::new(),
             profile,
+            arrivals: None,
             seed: None,
             shard: None,
             labels: BTreeMap::new(),
@@ -384,6 +391,20 @@ impl RunFile {
             warmup_records: Vec::new(),
             records,
         }
+    }
+
+    /// The lints of the run, with what the file knows: the requests it meant to send (the
+    /// profile's count; for an interrupted run, those sent) and the profile's cap.
+    pub fn lint(&self) -> Vec<Finding> {
+        let expected = match self.status {
+            RunStatus::Complete => self.profile.total_requests,
+            RunStatus::Interrupted { .. } => self.records.len() as u64,
+        };
+        let opts = LintOptions {
+            expected_requests: Some(expected),
+            client_cap: self.profile.max_concurrency,
+        };
+        lint_run(&self.result, Some(&self.records), &opts)
     }
 
     /// `true` when `bytes` (a file's start is enough) look like a run file in either form:
@@ -499,6 +520,7 @@ impl RunFile {
             models_response: self.models_response.clone(),
             command_line: self.command_line.clone(),
             profile: self.profile.clone(),
+            arrivals: self.arrivals,
             seed: self.seed,
             shard: self.shard,
             labels: self.labels.clone(),
@@ -627,6 +649,12 @@ mod tests {
             Some(serde_json::json!({"object": "list", "data": [{"id": "Qwen/Qwen3.5-35B-A3B"}]}));
         run.command_line = vec!["servebench".into(), "bench".into()];
         run.seed = Some(7);
+        run.arrivals = Some(Arrivals::Gamma {
+            rate: 20.0,
+            burstiness: 0.5,
+            seed: 7,
+            rescale: true,
+        });
         run.shard = Some(Shard { index: 2, count: 4 });
         run.labels.insert("step".into(), "baseline".into());
         run.metrics_options = Some(opts);
