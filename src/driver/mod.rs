@@ -47,12 +47,9 @@ pub mod arrivals;
 pub mod conversations;
 pub mod datasets;
 pub mod rng;
-<<<<<<< HEAD
 pub mod saturation;
-pub mod sweep;
-=======
 pub mod stop;
->>>>>>> cli
+pub mod sweep;
 pub mod workload;
 
 use std::cmp::Reverse;
@@ -66,12 +63,9 @@ use crate::record::{ErrorKind, RequestRecord, TurnRef};
 use crate::result::{BenchmarkResult, Convention};
 use crate::Profile;
 use arrivals::{Arrivals, ArrivalsError};
-<<<<<<< HEAD
 use datasets::{DatasetError, TurnPlan};
 use saturation::{OverSaturation, SaturationWatch};
-=======
 use stop::StopSignal;
->>>>>>> cli
 use workload::{WorkItem, WorkloadError, WorkloadOptions};
 
 /// guidellm's default cap on requests in flight (`settings.max_concurrency`); the seed's
@@ -95,7 +89,6 @@ pub struct RunOptions {
     /// Client-side work per prompt token before a request can be sent, done serially
     /// (guidellm synthesizing random prompts: about 3.4 µs per token). Zero by default.
     pub client_prep_per_prompt_token: Duration,
-<<<<<<< HEAD
     /// Fixed send offsets, one per request (trace replay): they replace `arrivals`.
     pub send_at: Option<Vec<Duration>>,
     /// Conversation structure, one per request (multi-turn): turn `k > 1` is sent when turn
@@ -106,14 +99,12 @@ pub struct RunOptions {
     /// Stop the run early when the server falls behind for good (see
     /// [`saturation`]); requests in flight are then recorded as incomplete.
     pub over_saturation: Option<OverSaturation>,
-=======
     /// Polled while the run goes on: once raised nothing more is sent, and the requests in
     /// flight get [`drain`](Self::drain) to finish before they are cut off (at once for
     /// [`StopSignal::stop_now`]). `None`: the run cannot be stopped from outside.
     pub stop: Option<StopSignal>,
     /// How long requests in flight may still run after `stop` is raised (engine clock).
     pub drain: Duration,
->>>>>>> cli
 }
 
 /// Default of [`RunOptions::drain`].
@@ -130,14 +121,11 @@ impl Default for RunOptions {
             max_requests: None,
             max_duration: None,
             client_prep_per_prompt_token: Duration::ZERO,
-<<<<<<< HEAD
             send_at: None,
             turns: None,
             over_saturation: None,
-=======
             stop: None,
             drain: DEFAULT_DRAIN,
->>>>>>> cli
         }
     }
 }
@@ -170,13 +158,9 @@ pub struct RunOutput {
     pub result: BenchmarkResult,
     /// Set when the engine failed fatally and the run stopped early: the engine's message.
     pub aborted: Option<String>,
-<<<<<<< HEAD
-    /// Set when the over-saturation detector stopped the run: why.
-    pub stopped_early: Option<String>,
-=======
-    /// Set when [`RunOptions::stop`] stopped the run: its reason.
+    /// Set when [`RunOptions::stop`] or the over-saturation detector
+    /// ([`RunOptions::over_saturation`]) stopped the run: the reason.
     pub stopped: Option<String>,
->>>>>>> cli
 }
 
 /// The driver could not run.
@@ -292,15 +276,11 @@ pub fn run<E: Engine + ?Sized>(
     let mut stop_sending = false;
     let mut events = Vec::new();
     let mut aborted = None;
-<<<<<<< HEAD
-    let mut stopped_early = None;
+    let mut stopped: Option<String> = None;
+    let mut drain_end: Option<Duration> = None;
     let mut watch = opts
         .over_saturation
         .map(|o| SaturationWatch::new(o, origin));
-=======
-    let mut stopped: Option<String> = None;
-    let mut drain_end: Option<Duration> = None;
->>>>>>> cli
     let cut_off = |open: &mut HashMap<u64, RequestHandle<'_, ManualClock>>,
                    engine: &mut E,
                    at: Duration,
@@ -320,19 +300,8 @@ pub fn run<E: Engine + ?Sized>(
         if out_of_time {
             stop_sending = true;
         }
-<<<<<<< HEAD
-        // Ends of requests reported below free conversation slots and release later turns.
-        let mut ended: Vec<(usize, Duration)> = Vec::new();
-        while !stop_sending {
-            match follow.peek() {
-                Some(Reverse((t, _))) if *t <= now => {}
-                _ => break,
-            }
-            let Some(Reverse((_, id))) = follow.pop() else {
-                break;
-=======
         if let Some(stop) = opts.stop.as_ref().filter(|s| s.is_stopping()) {
-            limit = sent;
+            stop_sending = true;
             if stopped.is_none() {
                 stopped = stop.reason();
                 drain_end = Some(now.saturating_add(opts.drain));
@@ -347,23 +316,15 @@ pub fn run<E: Engine + ?Sized>(
                 break;
             }
         }
-        while sent < limit && open.len() < cap && sched[sent] <= now {
-            let id = sent;
-            sent += 1;
-            let w = &work[id];
-            let mut h = collector.begin_with_id(id as u64, now);
-            h.set_scheduled_at(sched[id]);
-            h.set_prompt_tokens(w.prompt_tokens);
-            h.reserve_chunks(usize::try_from(w.output_tokens).unwrap_or(0).min(1 << 16));
-            let req = EngineRequest {
-                id: id as u64,
-                prompt_tokens: w.prompt_tokens,
-                prompt: w.prompt.clone(),
-                max_output_tokens: w.output_tokens,
-                ignore_eos: true,
-                arrival: sched[id],
-                shared_prefix_tokens: w.shared_prefix_tokens,
->>>>>>> cli
+        // Ends of requests reported below free conversation slots and release later turns.
+        let mut ended: Vec<(usize, Duration)> = Vec::new();
+        while !stop_sending {
+            match follow.peek() {
+                Some(Reverse((t, _))) if *t <= now => {}
+                _ => break,
+            }
+            let Some(Reverse((_, id))) = follow.pop() else {
+                break;
             };
             let turn = opts.turns.as_ref().and_then(|t| t.get(id));
             if !send_one(
@@ -440,7 +401,7 @@ pub fn run<E: Engine + ?Sized>(
                     now,
                     "stopped early: the server is over-saturated",
                 );
-                stopped_early = Some(why);
+                stopped = Some(why);
                 break;
             }
         }
@@ -541,11 +502,7 @@ pub fn run<E: Engine + ?Sized>(
         records,
         result,
         aborted,
-<<<<<<< HEAD
-        stopped_early,
-=======
         stopped,
->>>>>>> cli
     })
 }
 

@@ -15,7 +15,9 @@
 //! use servebench::sim::{Config, H200Sim};
 //! let work = workload::random(200, 256, 32, 0.0, 1, false).unwrap();
 //! let s = sweep(
-//!     &mut |o: &RunOptions| run(&mut H200Sim::new(Config::named("baseline").unwrap()).warmed_up(), &work, o),
+//!     &mut |o: &RunOptions| -> Result<_, servebench::driver::DriverError> {
+//!         run(&mut H200Sim::new(Config::named("baseline").unwrap()).warmed_up(), &work, o)
+//!     },
 //!     &RunOptions::default(),
 //!     &SweepOptions { rates: 3, ..SweepOptions::default() },
 //! ).unwrap();
@@ -135,11 +137,11 @@ fn steady_rate(records: &[RequestRecord]) -> f64 {
 
 /// Runs a sweep: `runner` runs one set of options (built from `base`: arrivals, client cap
 /// and the detector are set per run). See the module docs.
-pub fn sweep(
-    runner: &mut dyn FnMut(&RunOptions) -> Result<RunOutput, DriverError>,
+pub fn sweep<Err: From<DriverError>>(
+    runner: &mut dyn FnMut(&RunOptions) -> Result<RunOutput, Err>,
     base: &RunOptions,
     opts: &SweepOptions,
-) -> Result<Sweep, DriverError> {
+) -> Result<Sweep, Err> {
     let mut runs = Vec::new();
     let record = |strategy: Strategy, out: RunOutput, runs: &mut Vec<SweepRun>| -> f64 {
         let achieved = match strategy {
@@ -148,7 +150,7 @@ pub fn sweep(
         };
         let kept_up = match strategy {
             Strategy::Constant { rate } => Some(
-                out.stopped_early.is_none()
+                out.stopped.is_none()
                     && out.aborted.is_none()
                     && achieved >= opts.keep_up_ratio * rate,
             ),
@@ -158,7 +160,7 @@ pub fn sweep(
             strategy,
             achieved_rate_per_s: achieved,
             kept_up,
-            stopped_early: out.stopped_early,
+            stopped_early: out.stopped,
             result: out.result,
             records: out.records,
         });

@@ -12,6 +12,7 @@ use std::time::{Duration, Instant};
 use super::client::{model_ids, HttpConfig, HttpEngine};
 use super::HttpError;
 use crate::driver::arrivals::Arrivals;
+use crate::driver::datasets::DatasetSpec;
 use crate::driver::stop::StopSignal;
 use crate::driver::workload::WorkloadOptions;
 use crate::driver::{run_profile, DriverError, DEFAULT_DRAIN};
@@ -45,13 +46,6 @@ pub struct BenchArgs {
     /// Ask `/v1/models` for the model name when `http.model` is `None` (the answer is kept
     /// in the run file either way when the server gives one).
     pub discover_model: bool,
-<<<<<<< HEAD
-    /// Report style; also picks the metric convention ([`Style::Gpustack`]: guidellm's
-    /// definitions, as GPUStack's reports use; [`Style::Vllm`]: vLLM's).
-    pub style: Style,
-    /// Empty the server's prefix cache before the run ([`HttpEngine::reset_prefix_cache`]).
-    pub reset_prefix_cache: bool,
-=======
     /// How the result is computed: convention (vLLM's by default, what the report labels
     /// say), percentiles, goodput SLOs.
     pub metrics: MetricsOptions,
@@ -63,7 +57,8 @@ pub struct BenchArgs {
     pub stop: Option<StopSignal>,
     /// How long requests in flight may finish after `stop` is raised.
     pub drain: Duration,
->>>>>>> cli
+    /// Empty the server's prefix cache before the run ([`HttpEngine::reset_prefix_cache`]).
+    pub reset_prefix_cache: bool,
 }
 
 impl BenchArgs {
@@ -79,15 +74,11 @@ impl BenchArgs {
             max_duration: None,
             max_concurrency: None,
             discover_model: true,
-<<<<<<< HEAD
-            style: Style::Gpustack,
-            reset_prefix_cache: false,
-=======
             metrics: MetricsOptions::new(Convention::Vllm),
             warmup_requests: 0,
             stop: None,
             drain: DEFAULT_DRAIN,
->>>>>>> cli
+            reset_prefix_cache: false,
         }
     }
 }
@@ -310,22 +301,14 @@ pub fn run(args: &BenchArgs, progress: &mut dyn FnMut(&Progress)) -> Result<Benc
     }
     let model = http.model.clone();
     let target = http.target.clone();
-<<<<<<< HEAD
-    let workload = WorkloadOptions {
-        with_text: true,
-        ..WorkloadOptions::default()
-    };
-    let http_engine = HttpEngine::new(http)?;
-    let prefix_cache_reset = if args.reset_prefix_cache {
-        Some(http_engine.reset_prefix_cache()?.to_string())
-    } else {
-        None
-    };
-    let mut engine = Progressed::new(http_engine, progress);
-=======
     let mut workload = args.workload.clone();
     workload.with_text = true;
     let engine = HttpEngine::new(http)?;
+    let prefix_cache_reset = if args.reset_prefix_cache {
+        Some(engine.reset_prefix_cache()?.to_string())
+    } else {
+        None
+    };
     let started_at = wall_clock_at(engine.origin());
     let mut engine = Progressed::new(engine, progress);
     let mut warmup_records = Vec::new();
@@ -341,7 +324,6 @@ pub fn run(args: &BenchArgs, progress: &mut dyn FnMut(&Progress)) -> Result<Benc
         })?;
         warmup_records = out.records;
     }
->>>>>>> cli
     let mut cap = None;
     let stopped_in_warmup = args.stop.as_ref().is_some_and(|s| s.is_stopping());
     let out = if stopped_in_warmup {
@@ -394,22 +376,32 @@ pub fn run(args: &BenchArgs, progress: &mut dyn FnMut(&Progress)) -> Result<Benc
     file.models_response = models_response;
     file.metrics_options = Some(args.metrics.clone());
     file.arrivals = args.arrivals;
-    file.seed = Some(match (&args.profile.dataset, args.arrivals) {
-        (_, Some(Arrivals::Poisson { seed, .. } | Arrivals::Gamma { seed, .. })) => seed,
-        (Dataset::Random { seed, .. }, _) => *seed,
-        (Dataset::ShareGpt { .. }, _) => args.workload.sharegpt_seed,
-    });
+    file.seed = match (&args.profile.dataset, args.arrivals) {
+        (_, Some(Arrivals::Poisson { seed, .. } | Arrivals::Gamma { seed, .. })) => Some(seed),
+        (Dataset::Random { seed, .. }, _) => Some(*seed),
+        (Dataset::ShareGpt { .. }, _) => Some(args.workload.sharegpt_seed),
+        (Dataset::Structured(spec), _) => match spec {
+            DatasetSpec::SharedPrefix { seed, .. } | DatasetSpec::MultiTurn { seed, .. } => {
+                Some(*seed)
+            }
+            DatasetSpec::Mooncake { .. } | DatasetSpec::Jsonl { .. } => None,
+        },
+    };
+    // Whether the run started from an empty prefix cache (`--reset-prefix-cache`).
+    file.labels.insert(
+        "prefix_cache_reset".into(),
+        match &prefix_cache_reset {
+            Some(path) => format!("POST {path}"),
+            None => "no".into(),
+        },
+    );
     file.warmup_records = warmup_records;
     let findings = file.lint();
     Ok(BenchRun {
         file,
         findings,
-<<<<<<< HEAD
-        aborted: out.aborted,
-        prefix_cache_reset,
-=======
         aborted,
->>>>>>> cli
+        prefix_cache_reset,
     })
 }
 

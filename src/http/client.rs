@@ -829,7 +829,6 @@ impl StreamState {
     }
 }
 
-<<<<<<< HEAD
 /// `POST path` with an empty body; the status.
 async fn post_empty(shared: &Shared, path: &str) -> Result<u16, HttpError> {
     let mut sender = connect(shared)
@@ -856,8 +855,6 @@ async fn post_empty(shared: &Shared, path: &str) -> Result<u16, HttpError> {
     Ok(status)
 }
 
-async fn list_models(shared: &Shared) -> Result<Vec<String>, HttpError> {
-=======
 /// The model ids of a `/v1/models` answer (`data[].id`), in order.
 ///
 /// ```
@@ -877,7 +874,6 @@ pub fn model_ids(v: &Value) -> Vec<String> {
 }
 
 async fn models_response(shared: &Shared) -> Result<Value, HttpError> {
->>>>>>> cli
     let mut sender = connect(shared)
         .await
         .map_err(|f| HttpError::Request(f.message))?;

@@ -1016,11 +1016,14 @@ async fn handle(req: Request<Incoming>, ctx: Arc<Ctx>) -> Response<ServerBody> {
         (Method::POST, "/v1/chat/completions") => generate(req, ctx, Endpoint::Chat).await,
         (
             _,
-            "/health" | "/metrics" | "/v1/models" | "/v1/completions" | "/v1/chat/completions"
-            | "/reset_prefix_cache" | "/flush_cache",
-        ) => {
-            error_response(&ctx, StatusCode::METHOD_NOT_ALLOWED, "method not allowed")
-        }
+            "/health"
+            | "/metrics"
+            | "/v1/models"
+            | "/v1/completions"
+            | "/v1/chat/completions"
+            | "/reset_prefix_cache"
+            | "/flush_cache",
+        ) => error_response(&ctx, StatusCode::METHOD_NOT_ALLOWED, "method not allowed"),
         (_, other) => error_response(&ctx, StatusCode::NOT_FOUND, &format!("no route {other}")),
     }
 }

@@ -18,7 +18,9 @@ mod report;
 mod runfile_in;
 #[cfg(feature = "http")]
 mod signals;
+mod sweep_cmd;
 mod values;
+mod workload_args;
 
 use std::io::Write as _;
 use std::process::ExitCode;
