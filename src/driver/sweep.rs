@@ -257,3 +257,30 @@ impl Sweep {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::driver::{run, workload};
+    use crate::sim::{Config, H200Sim};
+
+    fn at_rate(rate: f64) -> RunOutput {
+        let work = workload::random(400, 4000, 20, 0.0, 2, false).unwrap();
+        let opts = RunOptions {
+            arrivals: Arrivals::Constant { rate },
+            ..RunOptions::default()
+        };
+        let mut sim = H200Sim::new(Config::named("baseline").unwrap()).warmed_up();
+        run(&mut sim, &work, &opts).unwrap()
+    }
+
+    #[test]
+    fn the_steady_rate_tells_a_rate_kept_up_with_from_one_that_is_not() {
+        // The simulator serves about 13 of these requests a second.
+        let under = at_rate(8.0);
+        let over = at_rate(26.0);
+        let (u, o) = (steady_rate(&under.records), steady_rate(&over.records));
+        assert!((u - 8.0).abs() < 0.5, "{u}");
+        assert!(o < 0.9 * 26.0 && o > 8.0, "{o}");
+    }
+}
