@@ -127,7 +127,10 @@ fn mooncake_replay_in_virtual_time_sends_at_the_traces_times() {
     // The trace's sharing reaches the simulator's prefix cache: every request shares
     // block 0 (the system prompt) at least.
     let c = sim.prefix_cache_counts();
-    assert!(c.hits_tokens > 0 && c.hits_tokens < c.queries_tokens, "{c:?}");
+    assert!(
+        c.hits_tokens > 0 && c.hits_tokens < c.queries_tokens,
+        "{c:?}"
+    );
 }
 
 fn spawn_sim(config: Config, speed: f64, timeline: bool) -> server::ServerHandle {
@@ -184,7 +187,11 @@ fn mooncake_replay_over_http_schedules_every_request_at_the_traces_time() {
             lines[r.id as usize]["timestamp"].as_f64().unwrap() / 1000.0 * scale,
         );
         let due = r.scheduled_at.unwrap() - start;
-        assert!(due.abs_diff(want) < Duration::from_micros(1), "request {}", r.id);
+        assert!(
+            due.abs_diff(want) < Duration::from_micros(1),
+            "request {}",
+            r.id
+        );
         // Never sent before it was due.
         assert!(r.sent_at >= start + want, "request {} sent early", r.id);
         let late = r.sent_at - (start + want);
@@ -256,7 +263,10 @@ fn shared_prefix_hits_q_minus_1_over_q_of_the_prefix_and_cuts_ttft() {
         mean_ttft_ms(&with.records.iter().collect::<Vec<_>>()),
         mean_ttft_ms(&without.records.iter().collect::<Vec<_>>()),
     );
-    assert!(a < 0.8 * b, "mean TTFT {a:.1} ms with caching, {b:.1} ms without");
+    assert!(
+        a < 0.8 * b,
+        "mean TTFT {a:.1} ms with caching, {b:.1} ms without"
+    );
 }
 
 #[test]
@@ -472,8 +482,7 @@ fn sweep_on_the_example_server_finds_the_simulators_capacity() {
     let speed = 10.0;
     let work = workload::random(150, 4000, 20, 0.0, 5, true).unwrap();
     // In virtual seconds; the HTTP client's clock is the wall clock, `speed` times slower.
-    let capacity =
-        speed * sim_capacity(&workload::random(3000, 4000, 20, 0.0, 5, false).unwrap());
+    let capacity = speed * sim_capacity(&workload::random(3000, 4000, 20, 0.0, 5, false).unwrap());
     let h = spawn_sim(Config::named("baseline").unwrap(), speed, false);
     let target = format!("http://{}", h.local_addr());
     let mut runner = |o: &RunOptions| -> Result<RunOutput, DriverError> {
@@ -482,7 +491,12 @@ fn sweep_on_the_example_server_finds_the_simulators_capacity() {
         let mut engine = HttpEngine::new(c).unwrap();
         run(&mut engine, &work, o)
     };
-    let s = sweep(&mut runner, &RunOptions::default(), &SweepOptions::default()).unwrap();
+    let s = sweep(
+        &mut runner,
+        &RunOptions::default(),
+        &SweepOptions::default(),
+    )
+    .unwrap();
     let mut table = Vec::new();
     s.write_table(&mut table).unwrap();
     let table = String::from_utf8(table).unwrap();

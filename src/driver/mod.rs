@@ -318,11 +318,7 @@ pub fn run<E: Engine + ?Sized>(
         }
         // Ends of requests reported below free conversation slots and release later turns.
         let mut ended: Vec<(usize, Duration)> = Vec::new();
-        while !stop_sending {
-            match follow.peek() {
-                Some(Reverse((t, _))) if *t <= now => {}
-                _ => break,
-            }
+        while !stop_sending && follow.peek().is_some_and(|Reverse((t, _))| *t <= now) {
             let Some(Reverse((_, id))) = follow.pop() else {
                 break;
             };
@@ -340,19 +336,17 @@ pub fn run<E: Engine + ?Sized>(
                 ended.push((id, now));
             }
         }
-        while !stop_sending {
-            let used = if conversations {
-                active_conversations
+        let used = |open: &HashMap<u64, RequestHandle<'_, ManualClock>>, active: usize| {
+            if conversations {
+                active
             } else {
                 open.len()
-            };
-            if used >= cap {
-                break;
             }
-            match roots_queue.peek() {
-                Some(Reverse((t, _))) if *t <= now => {}
-                _ => break,
-            }
+        };
+        while !stop_sending
+            && used(&open, active_conversations) < cap
+            && roots_queue.peek().is_some_and(|Reverse((t, _))| *t <= now)
+        {
             let Some(Reverse((_, id))) = roots_queue.pop() else {
                 break;
             };
