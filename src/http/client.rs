@@ -277,14 +277,15 @@ impl Engine for HttpEngine {
     }
 
     fn submit(&mut self, request: EngineRequest) -> Result<(), EngineError> {
-        let body = Bytes::from(request_body(&self.shared.config, &request).to_string());
         let id = request.id;
         let shared = Arc::clone(&self.shared);
         let rt = self
             .runtime
             .as_ref()
             .ok_or_else(|| EngineError::Fatal("HTTP engine shut down".into()))?;
-        let handle = rt.spawn(run_request(shared, id, body));
+        // The body is serialized in the request's task, not here: a long prompt takes a
+        // while to encode, and the driver must not fall behind its schedule meanwhile.
+        let handle = rt.spawn(run_request(shared, request));
         self.tasks.insert(id, handle.abort_handle());
         Ok(())
     }
@@ -442,16 +443,17 @@ fn fail(kind: ErrorKind, message: impl Into<String>) -> Failure {
     }
 }
 
-async fn run_request(shared: Arc<Shared>, id: u64, body: Bytes) {
+async fn run_request(shared: Arc<Shared>, request: EngineRequest) {
+    let id = request.id;
     let result = match shared.config.request_timeout {
-        Some(limit) => match tokio::time::timeout(limit, stream_request(&shared, id, body)).await {
+        Some(limit) => match tokio::time::timeout(limit, stream_request(&shared, request)).await {
             Ok(r) => r,
             Err(_) => Err(fail(
                 ErrorKind::Timeout,
                 format!("no complete response within {:.3} s", limit.as_secs_f64()),
             )),
         },
-        None => stream_request(&shared, id, body).await,
+        None => stream_request(&shared, request).await,
     };
     let event = match result {
         Ok((at, usage)) => EngineEvent::Finished { id, at, usage },
@@ -536,13 +538,17 @@ fn build_request(shared: &Shared, id: u64, body: &Bytes) -> Result<Request<Full<
 
 async fn stream_request(
     shared: &Shared,
-    id: u64,
-    body: Bytes,
+    request: EngineRequest,
 ) -> Result<(Duration, Usage), Failure> {
+    let id = request.id;
+    // Stamped before the body is encoded, as vLLM takes `st` before aiohttp encodes the
+    // payload: the send time is when the client decided to send.
     shared.inbox.push([EngineEvent::Sent {
         id,
         at: shared.now(),
     }]);
+    let body = Bytes::from(request_body(&shared.config, &request).to_string());
+    drop(request);
     // A pooled connection may have been closed by the server meanwhile: retry once on a new one.
     let (mut sender, reused) = match pooled(shared).await {
         Some(s) => (s, true),
