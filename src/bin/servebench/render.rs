@@ -50,7 +50,7 @@ pub fn run(args: &Args) -> Result<String, InputError> {
     for l in &loaded {
         // Without --style: the style the block was parsed from, else the one whose labels
         // match the result's convention.
-        let style = match (args.style, &l.result.layout) {
+        let style = match (args.style, &l.layout) {
             (Some(s), _) => s.into(),
             (None, Some(layout)) => layout.style,
             (None, None) if l.result.meta.convention.is_some() => {
@@ -60,7 +60,11 @@ pub fn run(args: &Args) -> Result<String, InputError> {
         };
         servebench::format::labels::check(&l.result, style)
             .map_err(|e| InputError(format!("{}: {e}", l.origin)))?;
-        blocks.push(text::render(&l.result, style));
+        // The block's own layout when it is of the style shown.
+        blocks.push(match &l.layout {
+            Some(layout) if layout.style == style => text::render_with(&l.result, layout),
+            _ => text::render(&l.result, style),
+        });
     }
     Ok(blocks.join("\n\n") + "\n")
 }

@@ -66,6 +66,7 @@ pub fn report(file: &RunFile, opts: &ReportOptions) -> ReportBlock {
         name,
         result,
         style,
+        layout: None,
         notes,
     }
 }
