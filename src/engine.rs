@@ -40,7 +40,9 @@ pub struct EngineRequest {
     pub ignore_eos: bool,
     /// When the request arrived at the client (scheduled arrival), engine-clock time.
     pub arrival: Duration,
-    /// Tokens of the prompt shared with other requests (prefix-cache hits), if known.
+    /// Tokens at the start of the prompt the workload shares with other requests, if known
+    /// (informational: the simulator's prefix cache finds shared blocks by hashing
+    /// `prompt`, as a server does).
     pub shared_prefix_tokens: u64,
 }
 

@@ -154,6 +154,37 @@ impl Profile {
             .collect()
     }
 
+    /// A profile sending every request of a structured dataset at `request_rate` (first
+    /// turns, for multi-turn; a trace's own times, for Mooncake), named `name`, with no cap
+    /// of its own (the driver's default applies). The request count is the dataset's;
+    /// building it checks the parameters and reads the file, if any.
+    ///
+    /// ```
+    /// use servebench::driver::datasets::DatasetSpec;
+    /// use servebench::profile::Profile;
+    /// let spec = DatasetSpec::MultiTurn {
+    ///     conversations: 8, turns: 4, input_tokens: 256, output_tokens: 64,
+    ///     think_time_s: 1.0, seed: 42, path: None,
+    /// };
+    /// let p = Profile::structured("multi-turn", spec, 2.0).unwrap();
+    /// assert_eq!(p.total_requests, 32);
+    /// assert_eq!(p.title(), "multi-turn");
+    /// ```
+    pub fn structured(
+        name: &str,
+        spec: DatasetSpec,
+        request_rate: f64,
+    ) -> Result<Profile, crate::driver::datasets::DatasetError> {
+        let n = spec.build(None)?.items.len() as u64;
+        Ok(Profile {
+            name: Some(name.to_string()),
+            dataset: Dataset::Structured(spec),
+            request_rate,
+            total_requests: n,
+            max_concurrency: None,
+        })
+    }
+
     /// The heading the seed uses for this profile ("ShareGPT", "Throughput", "Long Context",
     /// "Generation Heavy", "Latency"); for other names the name itself.
     pub fn title(&self) -> String {

@@ -404,8 +404,12 @@ pub fn run<E: Engine + ?Sized>(
         } else {
             open.len()
         };
-        let mut deadline = follow.peek().map(|Reverse((t, _))| *t);
-        if used < cap {
+        // (Nothing more is sent once stopping: no wake-up for what is due.)
+        let mut deadline = follow
+            .peek()
+            .map(|Reverse((t, _))| *t)
+            .filter(|_| !stop_sending);
+        if used < cap && !stop_sending {
             if let Some(Reverse((t, _))) = roots_queue.peek() {
                 deadline = Some(deadline.map_or(*t, |d| d.min(*t)));
             }

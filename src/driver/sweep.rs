@@ -1,5 +1,6 @@
 //! guidellm's rate sweep: a synchronous run (one request at a time), a throughput run (every
-//! request at once), then `N` constant rates spaced evenly strictly between the two measured
+//! request at once; its rate is the steady one, between the 25th and 75th percentile of the
+//! end times), then `N` constant rates spaced evenly strictly between the two measured
 //! rates; each constant run may stop early when over-saturated ([`super::saturation`]).
 //! The saturation point is the highest constant rate the server kept up with: its steady
 //! completion rate (requests that ended between 25 % and 100 % of the send window, per
@@ -79,8 +80,9 @@ impl Default for SweepOptions {
 pub struct SweepRun {
     /// What was run.
     pub strategy: Strategy,
-    /// Requests completed per second: successes over the run for synchronous and
-    /// throughput; the steady completion rate for a constant rate (see the module docs).
+    /// Requests completed per second: successes over the run for synchronous; between the
+    /// 25th and 75th percentile of the end times for throughput (its steady rate, without
+    /// ramp-up and tail); the steady completion rate for a constant rate (module docs).
     pub achieved_rate_per_s: f64,
     /// Whether the server kept up (constant rates only).
     pub kept_up: Option<bool>,
@@ -109,6 +111,23 @@ fn span_rate(records: &[RequestRecord]) -> f64 {
     match (first, last) {
         (Some(a), Some(b)) if b > a => ok.len() as f64 / (b - a).as_secs_f64(),
         _ => 0.0,
+    }
+}
+
+/// The server's steady throughput with every request sent at once: successes per second
+/// between the 25th and the 75th percentile of their end times (the ramp-up of the first
+/// batch and the tail of the last are left out, as they would understate it).
+fn middle_rate(records: &[RequestRecord]) -> f64 {
+    let mut ends: Vec<_> = records
+        .iter()
+        .filter(|r| r.outcome.is_success())
+        .filter_map(|r| r.ended_at)
+        .collect();
+    ends.sort_unstable();
+    let (a, b) = (ends.len() / 4, 3 * ends.len() / 4);
+    match (ends.get(a), ends.get(b)) {
+        (Some(&ta), Some(&tb)) if tb > ta => (b - a) as f64 / (tb - ta).as_secs_f64(),
+        _ => span_rate(records),
     }
 }
 
@@ -146,7 +165,8 @@ pub fn sweep<Err: From<DriverError>>(
     let record = |strategy: Strategy, out: RunOutput, runs: &mut Vec<SweepRun>| -> f64 {
         let achieved = match strategy {
             Strategy::Constant { .. } => steady_rate(&out.records),
-            _ => span_rate(&out.records),
+            Strategy::Throughput => middle_rate(&out.records),
+            Strategy::Synchronous => span_rate(&out.records),
         };
         let kept_up = match strategy {
             Strategy::Constant { rate } => Some(
