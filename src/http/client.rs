@@ -28,10 +28,10 @@ use hyper_util::rt::TokioIo;
 use serde::Deserialize;
 use serde_json::{json, Value};
 
-use super::clock::ServerClock;
 use super::sse::{SseEvent, SseParser};
 use super::{Endpoint, HttpError, Target};
 use crate::engine::{Engine, EngineError, EngineEvent, EngineRequest, Usage};
+use crate::merge::skew::ServerClock;
 use crate::record::ErrorKind;
 
 /// How to reach the server and what to send.

@@ -6,7 +6,6 @@
 
 pub mod bench;
 pub mod client;
-pub mod clock;
 pub mod server;
 pub mod sse;
 

@@ -1,6 +1,7 @@
-//! The server's clock as seen through HTTP `Date` headers: bounds on the offset between a
-//! client's wall clock and the server's, so that shards on different hosts can be checked
-//! for clock skew when their runs are merged (see [`crate::merge`]).
+//! Clock skew between shards, measured through the server's clock as seen in HTTP `Date`
+//! headers: bounds on the offset between a client's wall clock and the server's, so that
+//! shards on different hosts can be checked for skew when their runs are merged
+//! ([`crate::merge`]). The HTTP client observes the headers; this module knows no HTTP.
 //!
 //! A `Date` header carries the server's time `s` truncated to the second, `D`, taken while
 //! the response head was written: after the client started the request (engine clock
@@ -16,7 +17,7 @@
 //!
 //! ```
 //! use std::time::Duration;
-//! use servebench::http::clock::ServerClock;
+//! use servebench::merge::skew::ServerClock;
 //! let mut c = ServerClock::default();
 //! let ms = Duration::from_millis;
 //! // Heads written while the server's clock was at 100.x s; sent and received at 0.2–0.3 s
