@@ -6,19 +6,22 @@
 //! while the driver runs; the CLI turns them into a progress bar.
 
 use std::path::Path;
-use std::time::Duration;
+use std::time::{Duration, SystemTime};
 
 use super::client::{HttpConfig, HttpEngine};
 use super::HttpError;
+use crate::driver::shard::Shard;
 use crate::driver::workload::WorkloadOptions;
 use crate::driver::{run_profile, DriverError};
 use crate::engine::{Engine, EngineError, EngineEvent, EngineRequest};
 use crate::format::text::Style;
 use crate::lint::{lint_run, Finding, LintOptions};
+use crate::merge::skew::ServerClock;
 use crate::metrics::{compute, MetricsOptions};
 use crate::profile::Profile;
 use crate::record::RequestRecord;
 use crate::result::{BenchmarkResult, Convention};
+use crate::runfile::{RunFile, RunStatus};
 
 /// What to run.
 #[derive(Debug, Clone, PartialEq)]
@@ -39,6 +42,11 @@ pub struct BenchArgs {
     /// Report style; also picks the metric convention ([`Style::Gpustack`]: guidellm's
     /// definitions, as GPUStack's reports use; [`Style::Vllm`]: vLLM's).
     pub style: Style,
+    /// Send only this shard's part of the run ([`crate::driver::shard`]).
+    pub shard: Option<Shard>,
+    /// Start the schedule at this wall-clock instant (shards agree on it); `None`: at once.
+    /// An instant already past starts at once.
+    pub start_at: Option<SystemTime>,
 }
 
 impl BenchArgs {
@@ -52,6 +60,8 @@ impl BenchArgs {
             max_concurrency: None,
             discover_model: true,
             style: Style::Gpustack,
+            shard: None,
+            start_at: None,
         }
     }
 }
@@ -217,6 +227,10 @@ pub struct BenchRun {
     pub findings: Vec<Finding>,
     /// Set when the engine failed as a whole and the run stopped early.
     pub aborted: Option<String>,
+    /// The wall-clock instant the records' times count from (the client's clock).
+    pub started_at: SystemTime,
+    /// Bounds on the server's clock at `started_at`, from the responses' `Date` headers.
+    pub server_clock: ServerClock,
 }
 
 /// The metric convention a report style uses.
@@ -259,6 +273,13 @@ pub fn run(args: &BenchArgs, progress: &mut dyn FnMut(&Progress)) -> Result<Benc
         ..WorkloadOptions::default()
     };
     let mut engine = Progressed::new(HttpEngine::new(http)?, progress);
+    // The wall clock at the engine's zero, and the agreed start on the engine's clock.
+    let engine_zero = SystemTime::now()
+        .checked_sub(engine.now())
+        .unwrap_or(SystemTime::UNIX_EPOCH);
+    let start = args
+        .start_at
+        .map(|t| t.duration_since(engine_zero).unwrap_or(engine.now()));
     let mut cap = None;
     let out = run_profile(&mut engine, &args.profile, &workload, |o| {
         if let Some(c) = args.max_concurrency {
@@ -268,10 +289,24 @@ pub fn run(args: &BenchArgs, progress: &mut dyn FnMut(&Progress)) -> Result<Benc
             o.max_requests = Some(o.max_requests.map_or(n, |m| m.min(n)));
         }
         o.max_duration = args.max_duration;
+        o.shard = args.shard;
+        o.start_at = start;
         cap = o.max_concurrency;
     })?;
     engine.tick(true);
-    let (mut result, findings) = summarize(&out.records, &args.profile, args.style, cap);
+    let origin = start.unwrap_or(Duration::ZERO);
+    let server_clock = engine.into_inner().server_clock().shifted(origin);
+    // A shard is expected to send its part of the requests only.
+    let mut expected = args.profile.clone();
+    if let Some(shard) = args.shard {
+        let n = args
+            .max_requests
+            .map_or(expected.total_requests, |m| m.min(expected.total_requests));
+        let n = usize::try_from(n).unwrap_or(usize::MAX);
+        expected.total_requests = shard.indices(n).count() as u64;
+    }
+    let (mut result, findings) = summarize(&out.records, &expected, args.style, cap);
+    result.meta.profile = Some(args.profile.clone());
     result.meta.model = model;
     result.meta.source = Some(target);
     Ok(BenchRun {
@@ -279,23 +314,59 @@ pub fn run(args: &BenchArgs, progress: &mut dyn FnMut(&Progress)) -> Result<Benc
         records: out.records,
         findings,
         aborted: out.aborted,
+        started_at: engine_zero + origin,
+        server_clock,
     })
 }
 
-/// Save a run: `*.jsonl` gets the records as JSON Lines; anything else a JSON object
-/// `{"result": …, "records": […]}`.
-pub fn save(path: &Path, run: &BenchRun) -> Result<(), BenchError> {
+impl BenchRun {
+    /// The run file of this run of `args` (target, model, profile, seed, shard, start,
+    /// server clock, status; the result's options).
+    pub fn to_run_file(&self, args: &BenchArgs) -> RunFile {
+        let started_at = chrono::DateTime::<chrono::Utc>::from(self.started_at).fixed_offset();
+        let mut file = RunFile::new(
+            self.result.clone(),
+            self.records.clone(),
+            args.profile.clone(),
+            started_at,
+        );
+        file.finished_at = Some(chrono::Utc::now().fixed_offset());
+        file.target = Some(args.http.target.clone());
+        file.model = self.result.meta.model.clone();
+        file.seed = match args.profile.dataset {
+            crate::profile::Dataset::Random { seed, .. } => Some(seed),
+            crate::profile::Dataset::ShareGpt { .. } => {
+                Some(WorkloadOptions::default().sharegpt_seed)
+            }
+        };
+        file.shard = args.shard;
+        file.server_clock = (self.server_clock.samples > 0).then_some(self.server_clock);
+        file.metrics_options = Some(MetricsOptions::new(convention_for(args.style)));
+        if let Some(why) = &self.aborted {
+            file.status = RunStatus::Interrupted {
+                reason: why.clone(),
+            };
+        }
+        file
+    }
+}
+
+/// Save a run: `*.jsonl` gets the records as JSON Lines (a sharded run: the run file's JSON
+/// Lines form); anything else the [`RunFile`] (`{"format": "servebench-run", …, "result":
+/// …, "records": […]}`), written atomically.
+pub fn save(path: &Path, run: &BenchRun, args: &BenchArgs) -> Result<(), BenchError> {
     let werr = |message: String| BenchError::Write {
         path: path.display().to_string(),
         message,
     };
-    if path.extension().is_some_and(|e| e == "jsonl") {
-        return crate::record::write_jsonl_file(path, &run.records)
+    let jsonl = path.extension().is_some_and(|e| e == "jsonl");
+    if !jsonl || args.shard.is_some() {
+        return run
+            .to_run_file(args)
+            .write_atomic(path)
             .map_err(|e| werr(e.to_string()));
     }
-    let file = std::fs::File::create(path).map_err(|e| werr(e.to_string()))?;
-    let v = serde_json::json!({"result": run.result, "records": run.records});
-    serde_json::to_writer(std::io::BufWriter::new(file), &v).map_err(|e| werr(e.to_string()))
+    crate::record::write_jsonl_file(path, &run.records).map_err(|e| werr(e.to_string()))
 }
 
 #[cfg(test)]

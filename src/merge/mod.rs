@@ -150,7 +150,9 @@ pub enum MergeError {
         name: String,
     },
     /// A file of another run: `what` differs from the first file's.
-    #[error("{name}: {what} differs from {first}'s ({theirs} vs {ours}): shards of different runs")]
+    #[error(
+        "{name}: {what} differs from {first}'s ({theirs} vs {ours}): shards of different runs"
+    )]
     Different {
         /// The file.
         name: String,
@@ -174,7 +176,9 @@ pub enum MergeError {
         shard: Shard,
     },
     /// Shards missing (without [`MergeOptions::allow_missing`]).
-    #[error("shards {missing:?} of {count} are missing (merge what there is with --allow-missing)")]
+    #[error(
+        "shards {missing:?} of {count} are missing (merge what there is with --allow-missing)"
+    )]
     Missing {
         /// The missing shards (1-based).
         missing: Vec<u32>,
@@ -295,7 +299,11 @@ pub fn merge(runs: &[(String, RunFile)], opts: &MergeOptions) -> Result<Merged, 
         })
         .collect();
     // Start instants on the common timeline (seconds after the earliest).
-    let earliest = starts.iter().min().copied().unwrap_or(SystemTime::UNIX_EPOCH);
+    let earliest = starts
+        .iter()
+        .min()
+        .copied()
+        .unwrap_or(SystemTime::UNIX_EPOCH);
     let on_own_clock: Vec<f64> = starts.iter().map(|&w| secs_between(w, earliest)).collect();
     let corrected: Vec<f64> = match opts.align {
         Align::Wall => on_own_clock.clone(),
@@ -335,7 +343,10 @@ pub fn merge(runs: &[(String, RunFile)], opts: &MergeOptions) -> Result<Merged, 
             warmup.push(r);
         }
         if let RunStatus::Interrupted { reason } = &run.status {
-            reasons.push(format!("shard {}: {reason}", run.shard.unwrap_or(Shard::WHOLE)));
+            reasons.push(format!(
+                "shard {}: {reason}",
+                run.shard.unwrap_or(Shard::WHOLE)
+            ));
         }
         finished_at = finished_at.max(run.finished_at);
         let skew = match (reference, vs_server[k]) {
@@ -364,10 +375,9 @@ pub fn merge(runs: &[(String, RunFile)], opts: &MergeOptions) -> Result<Merged, 
     let records: Vec<RequestRecord> = records.into_iter().map(|(r, _)| r).collect();
     warmup.sort_by_key(|r| r.id);
 
-    let mut metrics_options = first
-        .metrics_options
-        .clone()
-        .unwrap_or_else(|| MetricsOptions::new(first.result.meta.convention.unwrap_or(Convention::Vllm)));
+    let mut metrics_options = first.metrics_options.clone().unwrap_or_else(|| {
+        MetricsOptions::new(first.result.meta.convention.unwrap_or(Convention::Vllm))
+    });
     // The union's own duration and window: from the earliest send to the last end.
     metrics_options.duration = None;
     metrics_options.window = None;
@@ -375,7 +385,10 @@ pub fn merge(runs: &[(String, RunFile)], opts: &MergeOptions) -> Result<Merged, 
     let mut result = compute(&records, metrics_options.clone());
     result.meta = first.result.meta.clone();
     result.meta.convention = Some(metrics_options.convention);
-    result.max_concurrency = first.result.max_concurrency;
+    // guidellm's figure is observed in the records; vLLM's is the client's cap.
+    if result.max_concurrency.is_none() {
+        result.max_concurrency = first.result.max_concurrency;
+    }
 
     let started_at = {
         let k = corrected

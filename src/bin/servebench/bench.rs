@@ -79,6 +79,15 @@ pub struct Args {
     /// No progress output (the bar on a terminal; plain lines every few seconds otherwise).
     #[arg(long)]
     quiet: bool,
+    /// Run shard K of N (1-based): the whole workload and schedule are built from the seed,
+    /// this process sends requests K-1, K-1+N, … at their original times; `servebench merge`
+    /// joins the N run files.
+    #[arg(long, value_name = "K/N")]
+    shard: Option<servebench::driver::shard::Shard>,
+    /// Common start for the shards: an RFC 3339 time (2026-12-03T19:00:00Z), or
+    /// barrier:DIR (each shard waits there for the others, then all start together).
+    #[arg(long, value_name = "TIME|barrier:DIR")]
+    start_at: Option<servebench::driver::start::StartAt>,
 }
 
 fn seconds(name: &str, v: f64) -> Result<Duration, InputError> {
@@ -183,6 +192,8 @@ pub fn run(args: &Args) -> Result<String, InputError> {
         max_concurrency: args.max_concurrency,
         discover_model: true,
         style: args.style.into(),
+        shard: args.shard,
+        start_at: crate::shard::start_instant(args.shard, args.start_at.as_ref())?,
     };
     let total = profile.total_requests;
     let bar = progress_bar(total, args.quiet);
@@ -229,7 +240,7 @@ pub fn run(args: &Args) -> Result<String, InputError> {
         eprintln!("{f}");
     }
     if let Some(path) = &args.output {
-        bench::save(path, &run).map_err(|e| InputError(e.to_string()))?;
+        bench::save(path, &run, &bench_args).map_err(|e| InputError(e.to_string()))?;
         eprintln!(
             "servebench: {} request records saved to {}",
             run.records.len(),

@@ -9,10 +9,13 @@ mod bench;
 mod compare;
 mod input;
 mod lint;
+mod merge;
 mod parse;
 mod profiles;
 mod render;
 mod report;
+#[cfg(feature = "http")]
+mod shard;
 
 use std::io::Write as _;
 use std::process::ExitCode;
@@ -45,6 +48,8 @@ enum Command {
     /// Benchmark an OpenAI-compatible server (vLLM, SGLang, the h200_server example).
     #[cfg(feature = "http")]
     Bench(bench::Args),
+    /// Merge the run files of a sharded run (`bench --shard K/N`) into one run file.
+    Merge(merge::Args),
 }
 
 fn main() -> ExitCode {
@@ -59,6 +64,7 @@ fn main() -> ExitCode {
         Command::Lint(a) => return lint::run(&a),
         #[cfg(feature = "http")]
         Command::Bench(a) => bench::run(&a),
+        Command::Merge(a) => merge::run(&a),
     };
     match output {
         Ok(text) => {
