@@ -272,15 +272,20 @@ pub fn run(args: &BenchArgs, progress: &mut dyn FnMut(&Progress)) -> Result<Benc
         with_text: true,
         ..WorkloadOptions::default()
     };
-    let mut engine = Progressed::new(HttpEngine::new(http)?, progress);
-    // The wall clock at the engine's zero, and the agreed start on the engine's clock.
+    let http_engine = HttpEngine::new(http)?;
+    // The engine's zero on the wall clock, and the agreed start on the engine's clock.
+    let zero = http_engine.origin();
     let engine_zero = SystemTime::now()
-        .checked_sub(engine.now())
+        .checked_sub(zero.elapsed())
         .unwrap_or(SystemTime::UNIX_EPOCH);
-    let start = args
+    let agreed = args
         .start_at
-        .map(|t| t.duration_since(engine_zero).unwrap_or(engine.now()));
+        .map(|t| t.duration_since(engine_zero).unwrap_or(zero.elapsed()));
+    let mut engine = Progressed::new(http_engine, progress);
     let mut cap = None;
+    // The records count from the start: the agreed one, else when the driver starts (after
+    // the workload is built).
+    let mut origin = Duration::ZERO;
     let out = run_profile(&mut engine, &args.profile, &workload, |o| {
         if let Some(c) = args.max_concurrency {
             o.max_concurrency = Some(c);
@@ -290,11 +295,11 @@ pub fn run(args: &BenchArgs, progress: &mut dyn FnMut(&Progress)) -> Result<Benc
         }
         o.max_duration = args.max_duration;
         o.shard = args.shard;
-        o.start_at = start;
+        origin = agreed.unwrap_or_else(|| zero.elapsed());
+        o.start_at = Some(origin);
         cap = o.max_concurrency;
     })?;
     engine.tick(true);
-    let origin = start.unwrap_or(Duration::ZERO);
     let server_clock = engine.into_inner().server_clock().shifted(origin);
     // A shard is expected to send its part of the requests only.
     let mut expected = args.profile.clone();
