@@ -167,7 +167,11 @@ fn main() {
         }
         err_ms.sort_by(f64::total_cmp);
         let events = run.records.iter().map(|r| r.chunks.len()).sum::<usize>();
-        let ok = run.records.iter().filter(|r| r.outcome.is_success()).count();
+        let ok = run
+            .records
+            .iter()
+            .filter(|r| r.outcome.is_success())
+            .count();
         let span = last.saturating_sub(first).as_secs_f64();
         println!(
             "  {n} shard process(es): {ok}/{} succeeded; {events} SSE token events in {span:.2} s = {:.0} events/s (first to last chunk); whole run incl. start-up {:.2} s; client CPU {cpu:.2} s ({:.1} us/event)",

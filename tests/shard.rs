@@ -75,7 +75,7 @@ fn shards_together_send_the_single_runs_requests_at_its_times() {
 }
 
 #[test]
-fn a_start_instant_rebases_the_records_and_a_cap_is_split() {
+fn a_start_instant_offsets_the_schedule_and_a_cap_is_split() {
     let work = random(40, 32, 8, 0.0, 3, false).unwrap();
     let mut o = opts(Some(Shard::new(2, 4).unwrap()));
     o.start_at = Some(Duration::from_secs(5));
@@ -83,10 +83,11 @@ fn a_start_instant_rebases_the_records_and_a_cap_is_split() {
     let mut engine = TestEngine::new(400, 50, 1);
     let out = run(&mut engine, &work, &o).unwrap();
     let sched = o.arrivals.schedule(40).unwrap();
+    let start = Duration::from_secs(5);
     for r in &out.records {
-        // Offsets from the start instant: exactly the schedule's.
-        assert_eq!(r.scheduled_at, Some(sched[r.id as usize]));
-        assert!(r.sent_at >= sched[r.id as usize]);
+        // The schedule counts from the start instant: nothing is sent before it.
+        assert_eq!(r.scheduled_at, Some(start + sched[r.id as usize]));
+        assert!(r.sent_at >= start + sched[r.id as usize]);
     }
     // Shard 2 of 4 may have at most 2 requests in flight: with 750 ms requests every
     // ~80 ms, it must queue.
@@ -316,7 +317,7 @@ fn the_merge_command_writes_a_run_file_and_names_a_foreign_file() {
     );
     let printed =
         servebench::format::text::parse_block(&String::from_utf8_lossy(&o.stdout)).unwrap();
-    assert_eq!(printed.successful_requests, Some(7));
+    assert_eq!(printed.result.successful_requests, Some(7));
 
     let (_, mut foreign) = run_file(2, 3, &[1, 4], "2026-12-03T19:00:00Z");
     foreign.seed = Some(1);

@@ -12,7 +12,6 @@ use std::time::{Duration, Instant};
 
 use servebench::merge::shift_record;
 use servebench::metrics::compute;
-use servebench::record::RequestRecord;
 use servebench::runfile::{RunFile, RunStatus};
 use servebench::sim::engine::Config;
 use servebench::sim::serve::{spawn, ServeArgs};
@@ -53,18 +52,20 @@ fn bench_args(target: &str, out: &Path) -> Vec<String> {
     .collect()
 }
 
-/// (id, client prompt tokens, server prompt tokens, scheduled send offset, output tokens).
+/// (id, client prompt tokens, server prompt tokens, send offset in the schedule, output
+/// tokens).
 type Key = (u64, Option<u64>, Option<u64>, Duration, u64);
 
-fn keys(records: &[RequestRecord]) -> BTreeSet<Key> {
-    records
+fn keys(run: &RunFile) -> BTreeSet<Key> {
+    let origin = run.schedule_origin.expect("schedule origin");
+    run.records
         .iter()
         .map(|r| {
             (
                 r.id,
                 r.prompt_tokens,
                 r.usage_prompt_tokens,
-                r.scheduled_at.expect("scheduled"),
+                r.scheduled_at.expect("scheduled") - origin,
                 r.output_tokens(),
             )
         })
@@ -170,7 +171,7 @@ fn four_shard_processes_merge_into_the_single_process_run() {
     assert_eq!(merged.records.len(), 48);
     assert_eq!(single.records.len(), 48);
     assert!(merged.records.iter().all(|r| r.outcome.is_success()));
-    assert_eq!(keys(&merged.records), keys(&single.records));
+    assert_eq!(keys(&merged), keys(&single));
     let tokens = |f: &RunFile| {
         (
             f.result.total_input_tokens,
@@ -189,10 +190,19 @@ fn four_shard_processes_merge_into_the_single_process_run() {
         .iter()
         .map(|p| RunFile::read(p).unwrap())
         .collect();
-    let earliest = shards.iter().map(|s| s.started_at).min().unwrap();
+    // They agreed on one start: each shard's schedule start lands on the latest one.
+    assert!(shards
+        .iter()
+        .all(|s| s.start_at.is_some() && s.start_at == shards[0].start_at));
+    let lead = shards
+        .iter()
+        .map(|s| s.schedule_origin.unwrap())
+        .max()
+        .unwrap();
+    assert_eq!(merged.schedule_origin, Some(lead));
     let mut union = Vec::new();
     for s in &shards {
-        let shift = (s.started_at - earliest).to_std().unwrap();
+        let shift = lead - s.schedule_origin.unwrap();
         for r in &s.records {
             let mut r = r.clone();
             shift_record(&mut r, shift);

@@ -47,6 +47,7 @@ pub mod arrivals;
 pub mod rng;
 pub mod shard;
 pub mod start;
+pub mod stop;
 pub mod workload;
 
 use std::collections::HashMap;
@@ -60,6 +61,7 @@ use crate::result::{BenchmarkResult, Convention};
 use crate::Profile;
 use arrivals::{Arrivals, ArrivalsError};
 use shard::{Shard, ShardError};
+use stop::StopSignal;
 use workload::{WorkItem, WorkloadError, WorkloadOptions};
 
 /// guidellm's default cap on requests in flight (`settings.max_concurrency`); the seed's
@@ -88,11 +90,23 @@ pub struct RunOptions {
     /// with its original id, and `max_concurrency` is split over the shards
     /// ([`Shard::cap_share`]). `None`: the whole run.
     pub shard: Option<Shard>,
-    /// The engine-clock instant the schedule counts from (a start agreed between shards);
-    /// the driver waits for it, and the records are then offsets from it. `None`: now, and
-    /// the records keep the engine's clock.
+    /// The engine-clock instant the schedule counts from (a start agreed between shards):
+    /// the driver waits for it; request `i` is scheduled at `start_at + offset_i` (the
+    /// records keep the engine's clock). `None`: now.
     pub start_at: Option<Duration>,
+    /// Polled while the run goes on: once raised nothing more is sent, and the requests in
+    /// flight get [`drain`](Self::drain) to finish before they are cut off (at once for
+    /// [`StopSignal::stop_now`]). `None`: the run cannot be stopped from outside.
+    pub stop: Option<StopSignal>,
+    /// How long requests in flight may still run after `stop` is raised (engine clock).
+    pub drain: Duration,
 }
+
+/// Default of [`RunOptions::drain`].
+pub const DEFAULT_DRAIN: Duration = Duration::from_secs(10);
+
+/// How often the driver looks at [`RunOptions::stop`] while it waits (engine clock).
+const STOP_POLL: Duration = Duration::from_millis(50);
 
 impl Default for RunOptions {
     fn default() -> Self {
@@ -104,6 +118,8 @@ impl Default for RunOptions {
             client_prep_per_prompt_token: Duration::ZERO,
             shard: None,
             start_at: None,
+            stop: None,
+            drain: DEFAULT_DRAIN,
         }
     }
 }
@@ -136,6 +152,8 @@ pub struct RunOutput {
     pub result: BenchmarkResult,
     /// Set when the engine failed fatally and the run stopped early: the engine's message.
     pub aborted: Option<String>,
+    /// Set when [`RunOptions::stop`] stopped the run: its reason.
+    pub stopped: Option<String>,
 }
 
 /// The driver could not run.
@@ -225,6 +243,8 @@ pub fn run<E: Engine + ?Sized>(
     let mut limit = ids.len();
     let mut events = Vec::new();
     let mut aborted = None;
+    let mut stopped: Option<String> = None;
+    let mut drain_end: Option<Duration> = None;
     let cut_off = |open: &mut HashMap<u64, RequestHandle<'_, ManualClock>>,
                    engine: &mut E,
                    at: Duration,
@@ -243,6 +263,22 @@ pub fn run<E: Engine + ?Sized>(
         let out_of_time = end.is_some_and(|e| now >= e);
         if out_of_time {
             limit = sent;
+        }
+        if let Some(stop) = opts.stop.as_ref().filter(|s| s.is_stopping()) {
+            limit = sent;
+            if stopped.is_none() {
+                stopped = stop.reason();
+                drain_end = Some(now.saturating_add(opts.drain));
+            }
+            let reason = stopped.as_deref().unwrap_or("stopped");
+            if stop.is_urgent() || drain_end.is_some_and(|d| now >= d) {
+                let why = format!("interrupted ({reason}) while in flight");
+                cut_off(&mut open, engine, now, &why);
+                break;
+            }
+            if open.is_empty() {
+                break;
+            }
         }
         while sent < limit && open.len() < cap && sched[ids[sent]] <= now {
             let id = ids[sent];
@@ -278,6 +314,15 @@ pub fn run<E: Engine + ?Sized>(
         let mut deadline = (sent < limit && open.len() < cap).then(|| sched[ids[sent]]);
         if let Some(e) = end {
             deadline = Some(deadline.map_or(e, |x| x.min(e)));
+        }
+        let open_ended = deadline.is_none();
+        if opts.stop.is_some() {
+            // Wake up now and then to look at the stop signal.
+            let mut poll = now.saturating_add(STOP_POLL);
+            if let Some(d) = drain_end {
+                poll = poll.min(d);
+            }
+            deadline = Some(deadline.map_or(poll, |x| x.min(poll)));
         }
         events.clear();
         let res = engine.advance(deadline, &mut events);
@@ -316,9 +361,10 @@ pub fn run<E: Engine + ?Sized>(
             aborted = Some(message);
             break;
         }
-        if deadline.is_none()
+        // (With a stop signal the wait ends at the poll deadline, so the clock moves.)
+        if open_ended
             && !progressed
-            && engine.now() == now
+            && (engine.now() == now || opts.stop.is_some())
             && !open.is_empty()
             && engine.in_flight() == 0
         {
@@ -330,12 +376,7 @@ pub fn run<E: Engine + ?Sized>(
         }
     }
     drop(open);
-    let mut records = collector.into_records();
-    if opts.start_at.is_some() {
-        for r in &mut records {
-            rebase(r, origin);
-        }
-    }
+    let records = collector.into_records();
     let mut metrics_options = MetricsOptions::new(Convention::Vllm);
     metrics_options.percentiles = vec![50.0, 95.0, 99.0];
     let mut result = metrics::compute(&records, &metrics_options);
@@ -344,16 +385,6 @@ pub fn run<E: Engine + ?Sized>(
         records,
         result,
         aborted,
+        stopped,
     })
-}
-
-/// `r`'s times as offsets from `origin` (engine clock) instead of the engine's zero.
-fn rebase(r: &mut RequestRecord, origin: Duration) {
-    let back = |t: Duration| t.saturating_sub(origin);
-    r.scheduled_at = r.scheduled_at.map(back);
-    r.sent_at = back(r.sent_at);
-    r.ended_at = r.ended_at.map(back);
-    for c in &mut r.chunks {
-        c.at = back(c.at);
-    }
 }

@@ -298,29 +298,79 @@ pub fn merge(runs: &[(String, RunFile)], opts: &MergeOptions) -> Result<Merged, 
                 .and_then(|c| c.client_minus_server_s(w))
         })
         .collect();
-    // Start instants on the common timeline (seconds after the earliest).
-    let earliest = starts
+    // Where each shard's schedule starts on its own timeline.
+    let origins: Vec<Duration> = order
+        .iter()
+        .map(|&i| runs[i].1.schedule_origin.unwrap_or(Duration::ZERO))
+        .collect();
+    // Schedule starts on each shard's own wall clock, seconds after the earliest.
+    let sched_wall: Vec<SystemTime> = starts.iter().zip(&origins).map(|(&w, &o)| w + o).collect();
+    let earliest = sched_wall
         .iter()
         .min()
         .copied()
         .unwrap_or(SystemTime::UNIX_EPOCH);
-    let on_own_clock: Vec<f64> = starts.iter().map(|&w| secs_between(w, earliest)).collect();
-    let corrected: Vec<f64> = match opts.align {
-        Align::Wall => on_own_clock.clone(),
-        Align::ServerDate => {
-            let mut v = Vec::with_capacity(order.len());
-            for (k, &i) in order.iter().enumerate() {
-                let Some((lo, hi)) = vs_server[k] else {
-                    return Err(MergeError::NoServerClock {
-                        name: runs[i].0.clone(),
-                    });
-                };
-                v.push(on_own_clock[k] - (lo + hi) / 2.0);
-            }
-            v
+    let on_own_clock: Vec<f64> = sched_wall
+        .iter()
+        .map(|&w| secs_between(w, earliest))
+        .collect();
+    // Shards that agreed on one start (`--start-at`) and know where their schedule began
+    // are lined up on it exactly: every request keeps its offset to the nanosecond.
+    let agreed = match runs[order[0]].1.start_at {
+        Some(t)
+            if opts.align == Align::Wall
+                && order.iter().all(|&i| {
+                    runs[i].1.start_at == Some(t) && runs[i].1.schedule_origin.is_some()
+                }) =>
+        {
+            Some(t)
+        }
+        _ => None,
+    };
+    // How far each shard's records move, and the merged run's start and schedule origin.
+    let (shifts, started_at, schedule_origin): (Vec<Duration>, _, _) = match agreed {
+        Some(t) => {
+            let lead = origins.iter().max().copied().unwrap_or(Duration::ZERO);
+            let back = chrono::Duration::from_std(lead).unwrap_or_default();
+            (origins.iter().map(|&o| lead - o).collect(), t - back, lead)
+        }
+        None => {
+            let corrected: Vec<f64> = match opts.align {
+                Align::Wall => on_own_clock.clone(),
+                Align::ServerDate => {
+                    let mut v = Vec::with_capacity(order.len());
+                    for (k, &i) in order.iter().enumerate() {
+                        let Some((lo, hi)) = vs_server[k] else {
+                            return Err(MergeError::NoServerClock {
+                                name: runs[i].0.clone(),
+                            });
+                        };
+                        v.push(on_own_clock[k] - (lo + hi) / 2.0);
+                    }
+                    v
+                }
+            };
+            // Timeline zero: the earliest shard zero after the corrections.
+            let zeros: Vec<f64> = corrected
+                .iter()
+                .zip(&origins)
+                .map(|(&c, &o)| c - o.as_secs_f64())
+                .collect();
+            let base = zeros.iter().copied().fold(f64::INFINITY, f64::min);
+            let k0 = zeros.iter().position(|&z| z == base).unwrap_or_default();
+            let shifts: Vec<Duration> = zeros
+                .iter()
+                .map(|&z| Duration::try_from_secs_f64((z - base).max(0.0)).unwrap_or_default())
+                .collect();
+            let origin = shifts
+                .iter()
+                .zip(&origins)
+                .map(|(&s, &o)| s + o)
+                .min()
+                .unwrap_or_default();
+            (shifts, runs[order[k0]].1.started_at, origin)
         }
     };
-    let base = corrected.iter().copied().fold(f64::INFINITY, f64::min);
     let reference = vs_server.iter().position(Option::is_some);
 
     let mut records = Vec::new();
@@ -330,8 +380,7 @@ pub fn merge(runs: &[(String, RunFile)], opts: &MergeOptions) -> Result<Merged, 
     let mut finished_at = None;
     for (k, &i) in order.iter().enumerate() {
         let (name, run) = &runs[i];
-        let shift_s = (corrected[k] - base).max(0.0);
-        let shift = Duration::try_from_secs_f64(shift_s).unwrap_or(Duration::ZERO);
+        let shift = shifts[k];
         for r in &run.records {
             let mut r = r.clone();
             shift_record(&mut r, shift);
@@ -357,7 +406,7 @@ pub fn merge(runs: &[(String, RunFile)], opts: &MergeOptions) -> Result<Merged, 
             shard: run.shard.unwrap_or(Shard::WHOLE),
             name: name.clone(),
             start_offset_s: on_own_clock[k],
-            shift_s,
+            shift_s: shift.as_secs_f64(),
             skew_vs_reference_s: skew,
             date_samples: run.server_clock.map_or(0, |c| c.samples),
         });
@@ -390,13 +439,6 @@ pub fn merge(runs: &[(String, RunFile)], opts: &MergeOptions) -> Result<Merged, 
         result.max_concurrency = first.result.max_concurrency;
     }
 
-    let started_at = {
-        let k = corrected
-            .iter()
-            .position(|&c| c == base)
-            .unwrap_or_default();
-        runs[order[k]].1.started_at
-    };
     if !missing.is_empty() {
         reasons.push(format!("shards {missing:?} of {count} missing"));
     }
@@ -412,6 +454,8 @@ pub fn merge(runs: &[(String, RunFile)], opts: &MergeOptions) -> Result<Merged, 
     };
     run.shard = None;
     run.server_clock = None;
+    run.schedule_origin = Some(schedule_origin);
+    run.start_at = agreed;
     run.metrics_options = Some(metrics_options);
     run.result = result;
     run.records = records;
