@@ -462,7 +462,13 @@ fn run(args: &Args) -> Result<(String, u8), Failure> {
     bench_args.shard = args.shard;
     bench_args.start_at = crate::shard::start_instant(args.shard, args.start_at.as_ref())?;
 
-    let total = profile.total_requests;
+    // A shard sends its part of the requests.
+    let total = match args.shard {
+        Some(shard) => shard
+            .indices(usize::try_from(profile.total_requests).unwrap_or(usize::MAX))
+            .count() as u64,
+        None => profile.total_requests,
+    };
     let bar = progress_bar(total, args.quiet);
     // Without a terminal the bar draws nothing: print a plain line now and then instead.
     let plain = !args.quiet && !std::io::stderr().is_terminal();
