@@ -20,12 +20,13 @@
 //! use servebench::merge::skew::ServerClock;
 //! let mut c = ServerClock::default();
 //! let ms = Duration::from_millis;
-//! // Heads written while the server's clock was at 100.x s; sent and received at 0.2–0.3 s
-//! // and at 0.9–1.0 s of the client's engine clock.
+//! // A head dated 100 s, sent and received at 0.2–0.3 s of the client's engine clock, and
+//! // one dated 101 s at 0.9–1.0 s: the server's second ticked over in between.
 //! c.observe(100, ms(200), ms(300));
-//! c.observe(101, ms(900), ms(1000)); // the second ticked over in between
+//! c.observe(101, ms(900), ms(1000));
+//! // So the server's clock read between 100.0 s and 100.8 s at the client's zero.
 //! let (lo, hi) = c.bounds_unix_s().unwrap();
-//! assert!((lo - 100.0).abs() < 1e-9 && (hi - 100.1).abs() < 1e-9);
+//! assert!((lo - 100.0).abs() < 1e-9 && (hi - 100.8).abs() < 1e-9);
 //! assert!(c.consistent());
 //! ```
 
