@@ -324,7 +324,6 @@ fn faults_injected_by_the_example_server_become_failed_records() {
         assert_eq!(printed.failed_requests, Some(3), "{fault}");
         // The lints name the partial success.
         assert!(stderr.contains("[partial-success]"), "{fault}: {stderr}");
-        // `bench --output` writes a run file (its JSON Lines form: a header, then records).
         let recs = servebench::runfile::RunFile::read(&out).unwrap().records;
         let mut failed = Vec::new();
         for r in &recs {

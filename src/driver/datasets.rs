@@ -26,7 +26,9 @@ use std::io::BufRead;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use serde::{Deserialize, Serialize};
+use serde::Deserialize;
+
+pub use crate::profile::DatasetSpec;
 
 use super::rng::Rng;
 use super::workload::{approx_tokens, synthetic_text, WorkItem, MAX_REQUESTS, MAX_TEXT_TOKENS};
@@ -66,71 +68,6 @@ impl Plan {
     }
 }
 
-fn one() -> f64 {
-    1.0
-}
-
-/// A structured dataset. See the module docs.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(tag = "kind", rename_all = "kebab-case", deny_unknown_fields)]
-pub enum DatasetSpec {
-    /// A Mooncake trace (JSON Lines: `timestamp` ms, `input_length`, `output_length`,
-    /// `hash_ids` of 512-token blocks), sent at `timestamp × time_scale`.
-    Mooncake {
-        /// The trace file.
-        path: PathBuf,
-        /// Multiplies the trace's times (0.5 sends twice as fast).
-        #[serde(default = "one")]
-        time_scale: f64,
-    },
-    /// `groups × prompts_per_group` prompts: each group shares a `prefix_tokens` prefix,
-    /// followed by a unique `input_tokens` suffix; shuffled with `seed`.
-    SharedPrefix {
-        /// Prefix groups (vLLM `--prefix-repetition-num-prefixes`).
-        groups: u64,
-        /// Prompts per group.
-        prompts_per_group: u64,
-        /// Shared prefix length, tokens (`--prefix-repetition-prefix-len`).
-        prefix_tokens: u64,
-        /// Unique suffix length, tokens (`--prefix-repetition-suffix-len`).
-        input_tokens: u64,
-        /// Output tokens per request (`--prefix-repetition-output-len`).
-        output_tokens: u64,
-        /// Seed of the text and the order.
-        seed: u64,
-    },
-    /// `conversations × turns` requests: turn `k` sends turns `1..k` (user message and
-    /// answer each) plus the next user message, after the previous turn ended and
-    /// `think_time_s` passed. With `path`, the conversations come from a multi-turn
-    /// ShareGPT file instead (user and assistant turns as written there).
-    MultiTurn {
-        /// Conversations.
-        conversations: u64,
-        /// Turns per conversation (at most, with a file).
-        turns: u32,
-        /// Tokens of each user message (generated conversations).
-        input_tokens: u64,
-        /// Output tokens of each answer (generated conversations).
-        output_tokens: u64,
-        /// Seconds between a turn's end and the next turn's send.
-        #[serde(default)]
-        think_time_s: f64,
-        /// Seed of the text (and of the file's conversation order).
-        seed: u64,
-        /// A ShareGPT JSON file with multi-turn conversations.
-        #[serde(default, skip_serializing_if = "Option::is_none")]
-        path: Option<PathBuf>,
-    },
-    /// One prompt per line: `{"prompt": "…", "output_tokens": N}` (`output_tokens`
-    /// optional; `default_output_tokens` otherwise).
-    Jsonl {
-        /// The file.
-        path: PathBuf,
-        /// Output budget of lines without `output_tokens`.
-        default_output_tokens: u64,
-    },
-}
-
 /// A dataset could not be built.
 #[derive(Debug, thiserror::Error)]
 pub enum DatasetError {
@@ -162,15 +99,34 @@ pub enum DatasetError {
 }
 
 impl DatasetSpec {
-    /// vLLM's `--dataset-name` for the dataset (`mooncake`, `shared-prefix`, `multi-turn`,
-    /// `jsonl`).
-    pub fn name(&self) -> &'static str {
-        match self {
-            DatasetSpec::Mooncake { .. } => "mooncake",
-            DatasetSpec::SharedPrefix { .. } => "shared-prefix",
-            DatasetSpec::MultiTurn { .. } => "multi-turn",
-            DatasetSpec::Jsonl { .. } => "jsonl",
-        }
+    /// A profile sending every request of the dataset at `request_rate` (first turns, for
+    /// multi-turn; a trace's own times, for Mooncake), named `name`, with no cap of its own
+    /// (the driver's default applies). The request count is the dataset's; building it
+    /// checks the parameters and reads the file, if any.
+    ///
+    /// ```
+    /// use servebench::driver::datasets::DatasetSpec;
+    /// let spec = DatasetSpec::MultiTurn {
+    ///     conversations: 8, turns: 4, input_tokens: 256, output_tokens: 64,
+    ///     think_time_s: 1.0, seed: 42, path: None,
+    /// };
+    /// let p = spec.profile("multi-turn", 2.0).unwrap();
+    /// assert_eq!(p.total_requests, 32);
+    /// assert_eq!(p.title(), "multi-turn");
+    /// ```
+    pub fn profile(
+        self,
+        name: &str,
+        request_rate: f64,
+    ) -> Result<crate::profile::Profile, DatasetError> {
+        let n = self.build(None)?.items.len() as u64;
+        Ok(crate::profile::Profile {
+            name: Some(name.to_string()),
+            dataset: crate::profile::Dataset::Structured(self),
+            request_rate,
+            total_requests: n,
+            max_concurrency: None,
+        })
     }
 
     /// Builds the plan; `max_requests` keeps the first N requests (whole conversations are

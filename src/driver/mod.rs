@@ -48,6 +48,8 @@ pub mod conversations;
 pub mod datasets;
 pub mod rng;
 pub mod saturation;
+pub mod shard;
+pub mod start;
 pub mod stop;
 pub mod sweep;
 pub mod workload;
@@ -65,6 +67,7 @@ use crate::Profile;
 use arrivals::{Arrivals, ArrivalsError};
 use datasets::{DatasetError, TurnPlan};
 use saturation::{OverSaturation, SaturationWatch};
+use shard::{Shard, ShardError};
 use stop::StopSignal;
 use workload::{WorkItem, WorkloadError, WorkloadOptions};
 
@@ -89,6 +92,15 @@ pub struct RunOptions {
     /// Client-side work per prompt token before a request can be sent, done serially
     /// (guidellm synthesizing random prompts: about 3.4 µs per token). Zero by default.
     pub client_prep_per_prompt_token: Duration,
+    /// Send only this shard's part of the workload ([`shard`]): the whole workload and
+    /// schedule are built, request `i` is sent by shard `i mod N + 1` at its original offset
+    /// with its original id, and `max_concurrency` is split over the shards
+    /// ([`Shard::cap_share`]). `None`: the whole run. (Multi-turn runs cannot be sharded.)
+    pub shard: Option<Shard>,
+    /// The engine-clock instant the schedule counts from (a start agreed between shards):
+    /// the driver waits for it; request `i` is scheduled at `start_at + offset_i` (the
+    /// records keep the engine's clock). `None`: now.
+    pub start_at: Option<Duration>,
     /// Fixed send offsets, one per request (trace replay): they replace `arrivals`.
     pub send_at: Option<Vec<Duration>>,
     /// Conversation structure, one per request (multi-turn): turn `k > 1` is sent when turn
@@ -121,6 +133,8 @@ impl Default for RunOptions {
             max_requests: None,
             max_duration: None,
             client_prep_per_prompt_token: Duration::ZERO,
+            shard: None,
+            start_at: None,
             send_at: None,
             turns: None,
             over_saturation: None,
@@ -178,6 +192,9 @@ pub enum DriverError {
     /// A concurrency cap of zero.
     #[error("max_concurrency must be at least 1")]
     ZeroConcurrency,
+    /// The shard cannot take its part of the run.
+    #[error(transparent)]
+    Shard(#[from] ShardError),
     /// A structured dataset could not be built.
     #[error(transparent)]
     Dataset(#[from] DatasetError),
@@ -220,9 +237,18 @@ pub fn run<E: Engine + ?Sized>(
     work: &[WorkItem],
     opts: &RunOptions,
 ) -> Result<RunOutput, DriverError> {
-    let cap = opts.max_concurrency.unwrap_or(usize::MAX);
+    let mut cap = opts.max_concurrency.unwrap_or(usize::MAX);
     if cap == 0 {
         return Err(DriverError::ZeroConcurrency);
+    }
+    let shard = opts.shard.unwrap_or(Shard::WHOLE);
+    if opts.max_concurrency.is_some() {
+        cap = shard.cap_share(cap)?;
+    }
+    if opts.turns.is_some() && shard != Shard::WHOLE {
+        return Err(DriverError::BadPlan(
+            "multi-turn runs cannot be sharded (a conversation's turns would be split)".into(),
+        ));
     }
     let n = opts
         .max_requests
@@ -231,17 +257,24 @@ pub fn run<E: Engine + ?Sized>(
     let links = Links::new(n, opts.turns.as_deref())?;
     let conversations = opts.turns.is_some();
     // First turns (every request without conversations) arrive by the schedule.
-    let roots: Vec<usize> = (0..n).filter(|&i| links.prev[i].is_none()).collect();
-    let mut root_at = match &opts.send_at {
+    let all_roots: Vec<usize> = (0..n).filter(|&i| links.prev[i].is_none()).collect();
+    // The whole run's schedule; this shard sends its own part of it.
+    let all_at = match &opts.send_at {
         Some(s) if s.len() < n => {
             return Err(DriverError::BadPlan(format!(
                 "{} send times for {n} requests",
                 s.len()
             )))
         }
-        Some(s) => roots.iter().map(|&i| s[i]).collect(),
-        None => opts.arrivals.schedule(roots.len())?,
+        Some(s) => all_roots.iter().map(|&i| s[i]).collect(),
+        None => opts.arrivals.schedule(all_roots.len())?,
     };
+    let (roots, mut root_at): (Vec<usize>, Vec<Duration>) = all_roots
+        .iter()
+        .zip(all_at)
+        .filter(|(&i, _)| shard.owns(i))
+        .map(|(&i, t)| (i, t))
+        .unzip();
     if !opts.client_prep_per_prompt_token.is_zero() {
         let mut ready = Duration::ZERO;
         for (t, &i) in root_at.iter_mut().zip(&roots) {
@@ -252,7 +285,7 @@ pub fn run<E: Engine + ?Sized>(
             *t = (*t).max(ready);
         }
     }
-    let origin = engine.now();
+    let origin = opts.start_at.unwrap_or_else(|| engine.now());
     // Absolute times; a limit past the clock's range is no limit.
     for t in &mut root_at {
         *t = origin.saturating_add(*t);

@@ -90,16 +90,17 @@ pub struct Args {
     #[arg(long, value_name = "FILE")]
     dataset_path: Option<PathBuf>,
     /// Random dataset: prompt tokens per request [default: 1024 with --dataset random].
-    #[arg(long, visible_alias = "random-input-len",
+    #[arg(long, visible_alias = "random-input-len", allow_negative_numbers = true,
           value_parser = clap::value_parser!(u64).range(1..))]
     input_tokens: Option<u64>,
     /// Random dataset: output tokens per request, sent as max_tokens with ignore_eos
     /// [default: 128 with --dataset random].
-    #[arg(long, visible_alias = "random-output-len",
+    #[arg(long, visible_alias = "random-output-len", allow_negative_numbers = true,
           value_parser = clap::value_parser!(u64).range(1..))]
     output_tokens: Option<u64>,
     /// Random dataset: each length uniform in [L·(1−r), L·(1+r)] (vLLM's), r in [0, 1).
-    #[arg(long, visible_alias = "random-range-ratio", value_parser = range_ratio)]
+    #[arg(long, visible_alias = "random-range-ratio", allow_negative_numbers = true,
+          value_parser = range_ratio)]
     range_ratio: Option<f64>,
     /// Requests per second, or `inf` (all at once); default: the profile's (1000 for ad-hoc
     /// datasets: as fast as the concurrency cap allows).
@@ -118,20 +119,25 @@ pub struct Args {
     #[arg(long, allow_negative_numbers = true, value_parser = positive_f64("--burstiness"))]
     burstiness: Option<f64>,
     /// Seed of the prompts and of the arrival times [default: the profile's, 42].
-    #[arg(long)]
+    #[arg(long, allow_negative_numbers = true)]
     seed: Option<u64>,
     /// Client-side cap on requests in flight; default: the profile's, else 512 (guidellm).
-    #[arg(long, value_parser = clap::value_parser!(u64).range(1..))]
+    #[arg(long, allow_negative_numbers = true, value_parser = clap::value_parser!(u64).range(1..))]
     max_concurrency: Option<u64>,
     /// Requests to send; default: the profile's (100 for ad-hoc datasets).
-    #[arg(long, visible_alias = "num-prompts", value_parser = clap::value_parser!(u64).range(1..))]
+    #[arg(long, visible_alias = "num-prompts", allow_negative_numbers = true, value_parser = clap::value_parser!(u64).range(1..))]
     max_requests: Option<u64>,
     /// Stop sending after this many seconds; requests in flight are recorded as incomplete.
     #[arg(long, allow_negative_numbers = true, value_parser = positive_f64("--max-seconds"))]
     max_seconds: Option<f64>,
     /// Requests sent before the measured run (all at once, under the cap), excluded from
     /// the metrics and kept apart in the run file.
-    #[arg(long, visible_alias = "num-warmups", default_value_t = 0)]
+    #[arg(
+        long,
+        visible_alias = "num-warmups",
+        default_value_t = 0,
+        allow_negative_numbers = true
+    )]
     warmup_requests: u64,
     /// Save the run file here (checked before the first request, written atomically):
     /// `*.jsonl` in the JSON Lines form, anything else one JSON object.
@@ -165,7 +171,8 @@ pub struct Args {
     #[arg(long, value_enum, default_value = "text")]
     format: OutputFormat,
     /// After SIGINT/SIGTERM, how many seconds requests in flight may still finish.
-    #[arg(long, default_value_t = 10.0, value_parser = positive_f64("--drain-timeout"))]
+    #[arg(long, default_value_t = 10.0, allow_negative_numbers = true,
+          value_parser = positive_f64("--drain-timeout"))]
     drain_timeout: f64,
     /// API key, sent as `Authorization: Bearer KEY` (default: $OPENAI_API_KEY).
     #[arg(long)]
@@ -174,7 +181,8 @@ pub struct Args {
     #[arg(long)]
     model: Option<String>,
     /// Per-request timeout in seconds (connect to [DONE]).
-    #[arg(long, default_value_t = 6.0 * 3600.0, value_parser = positive_f64("--timeout"))]
+    #[arg(long, default_value_t = 6.0 * 3600.0, allow_negative_numbers = true,
+          value_parser = positive_f64("--timeout"))]
     timeout: f64,
     /// Do not ask for usage on every chunk (stream_options.continuous_usage_stats); each
     /// chunk then counts as one token.
@@ -185,6 +193,15 @@ pub struct Args {
     quiet: bool,
     #[command(flatten)]
     workload: WorkloadArgs,
+    /// Run shard K of N (1-based): the whole workload and schedule are built from the seed,
+    /// this process sends requests K-1, K-1+N, … at their original times; `servebench merge`
+    /// joins the N run files.
+    #[arg(long, value_name = "K/N")]
+    shard: Option<servebench::driver::shard::Shard>,
+    /// Common start for the shards: an RFC 3339 time (2026-12-03T19:00:00Z), or
+    /// barrier:DIR (each shard waits there for the others, then all start together).
+    #[arg(long, value_name = "TIME|barrier:DIR")]
+    start_at: Option<servebench::driver::start::StartAt>,
 }
 
 /// A usage error (exit 2, clap's format) for combinations clap cannot check.
@@ -497,13 +514,21 @@ fn run(args: &Args) -> Result<(String, u8), Failure> {
     bench_args.warmup_requests = args.warmup_requests;
     bench_args.stop = Some(stop.clone());
     bench_args.drain = seconds(args.drain_timeout);
+    bench_args.shard = args.shard;
+    bench_args.start_at = crate::shard::start_instant(args.shard, args.start_at.as_ref())?;
     bench_args.reset_prefix_cache = args.workload.reset_prefix_cache;
     if let Some(n) = args.workload.sweep {
         return crate::sweep_cmd::run(&bench_args, n, out_path.as_deref(), args.quiet)
             .map_err(Failure::Input);
     }
 
-    let total = profile.total_requests;
+    // A shard sends its part of the requests.
+    let total = match args.shard {
+        Some(shard) => shard
+            .indices(usize::try_from(profile.total_requests).unwrap_or(usize::MAX))
+            .count() as u64,
+        None => profile.total_requests,
+    };
     let bar = progress_bar(total, args.quiet);
     // Without a terminal the bar draws nothing: print a plain line now and then instead.
     let plain = !args.quiet && !std::io::stderr().is_terminal();

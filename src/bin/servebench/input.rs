@@ -74,8 +74,8 @@ pub fn load(path: &str) -> Result<Vec<Loaded>, InputError> {
         let file = crate::runfile_in::read(&name, text.as_bytes())?;
         return Ok(vec![Loaded {
             result: file.result,
-            origin: name,
             layout: None,
+            origin: name,
         }]);
     }
     if is_json(&text) {

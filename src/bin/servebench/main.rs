@@ -11,11 +11,14 @@ mod bench_output;
 mod compare;
 mod input;
 mod lint;
+mod merge;
 mod parse;
 mod profiles;
 mod render;
 mod report;
 mod runfile_in;
+#[cfg(feature = "http")]
+mod shard;
 #[cfg(feature = "http")]
 mod signals;
 mod sweep_cmd;
@@ -53,6 +56,8 @@ enum Command {
     /// Benchmark an OpenAI-compatible server (vLLM, SGLang, the h200_server example).
     #[cfg(feature = "http")]
     Bench(Box<bench::Args>),
+    /// Merge the run files of a sharded run (`bench --shard K/N`) into one run file.
+    Merge(merge::Args),
 }
 
 fn main() -> ExitCode {
@@ -68,6 +73,7 @@ fn main() -> ExitCode {
         // `bench` has its own exit statuses (130/143 when interrupted) and usage errors.
         #[cfg(feature = "http")]
         Command::Bench(a) => return bench::main(&a),
+        Command::Merge(a) => merge::run(&a),
     };
     match output {
         Ok(text) => match print_stdout(&text) {

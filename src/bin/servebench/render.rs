@@ -49,7 +49,8 @@ pub fn run(args: &Args) -> Result<String, InputError> {
     let mut blocks: Vec<String> = Vec::with_capacity(loaded.len());
     for l in &loaded {
         // Without --style: the style the block was parsed from, else the one whose labels
-        // match the result's convention.
+        // match the result's convention. A block is printed with its own layout when it is
+        // of the style asked for.
         let style = match (args.style, &l.layout) {
             (Some(s), _) => s.into(),
             (None, Some(layout)) => layout.style,
@@ -60,7 +61,6 @@ pub fn run(args: &Args) -> Result<String, InputError> {
         };
         servebench::format::labels::check(&l.result, style)
             .map_err(|e| InputError(format!("{}: {e}", l.origin)))?;
-        // The block's own layout when it is of the style shown.
         blocks.push(match &l.layout {
             Some(layout) if layout.style == style => text::render_with(&l.result, layout),
             _ => text::render(&l.result, style),
