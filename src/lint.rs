@@ -754,28 +754,13 @@ pub struct RunFindings {
     pub findings: Vec<Finding>,
 }
 
-/// Why a file could not be linted.
-#[derive(Debug, thiserror::Error)]
-pub enum LintInputError {
-    /// A result file that could not be imported.
-    #[error(transparent)]
-    Import(#[from] crate::import::ImportError),
-    /// A text report whose blocks could not be parsed.
-    #[error("{source_name}: {error}")]
-    Text {
-        /// The file.
-        source_name: String,
-        /// The parse error (with its line).
-        error: crate::format::text::ParseError,
-    },
-    /// No benchmark in the input.
-    #[error("{0}: no \"Serving Benchmark Result\" block or benchmark run found")]
-    Nothing(String),
-}
+/// Why a file could not be linted: the loader's error (see [`crate::load`]).
+pub type LintInputError = crate::load::LoadError;
 
-/// Lint every run in `bytes`: text reports ("Serving Benchmark Result" blocks, with the
-/// profile and parameters written around them), servebench JSON results, guidellm, vLLM
-/// and SGLang files (with their records when they have them).
+/// Lint every run in `bytes`, a file called `source_name`: everything [`crate::load`]
+/// reads (text reports with the profile and parameters written around each block,
+/// servebench results and run files, guidellm, vLLM, SGLang and aiperf files, with their
+/// records when they have them).
 ///
 /// ```
 /// let bytes = std::fs::read("tests/fixtures/seed.txt").unwrap();
@@ -784,62 +769,45 @@ pub enum LintInputError {
 /// assert_eq!(runs[0].run, "line 131");
 /// assert!(runs[0].findings.iter().any(|f| f.code.as_str() == "single-iteration-streams"));
 /// ```
+///
+/// # Errors
+///
+/// The loader's [`crate::load::LoadError`]: the file, what it was read as, and why it did
+/// not fit.
 pub fn lint_bytes(
     source_name: &str,
     bytes: &[u8],
     opts: &LintOptions,
 ) -> Result<Vec<RunFindings>, LintInputError> {
-    use crate::import::{detect, import_bytes, Format};
-    let runs = match detect(bytes) {
-        Some(Format::Text) | None => {
-            let text = String::from_utf8_lossy(bytes);
-            let blocks =
-                crate::format::text::parse(&text).map_err(|error| LintInputError::Text {
-                    source_name: source_name.to_string(),
-                    error,
-                })?;
-            let spans: Vec<(usize, usize)> =
-                blocks.iter().map(|b| (b.start_line, b.end_line)).collect();
-            let contexts = crate::format::doc::contexts(&text, &spans);
-            blocks
-                .into_iter()
-                .zip(contexts)
-                .map(|(b, ctx)| {
-                    let mut r = b.result;
-                    ctx.apply(&mut r.meta);
-                    RunFindings {
-                        source: source_name.to_string(),
-                        run: format!("line {}", b.start_line),
-                        findings: lint_result(&r, opts),
-                    }
-                })
-                .collect::<Vec<_>>()
-        }
-        Some(_) => import_bytes(bytes)?
-            .into_iter()
-            .map(|run| RunFindings {
-                source: source_name.to_string(),
-                findings: lint_run(&run.result, run.records.as_deref(), opts),
-                run: run.name,
-            })
-            .collect(),
-    };
-    if runs.is_empty() {
-        return Err(LintInputError::Nothing(source_name.to_string()));
-    }
-    Ok(runs)
+    let runs = crate::load::load(source_name, bytes)?;
+    Ok(lint_runs(&runs, opts))
+}
+
+/// Lint runs already loaded.
+pub fn lint_runs(runs: &[crate::load::Run], opts: &LintOptions) -> Vec<RunFindings> {
+    runs.iter()
+        .map(|run| RunFindings {
+            source: run.provenance.file.clone(),
+            findings: match &run.records {
+                Some(recs) => lint_run(&run.result, Some(&recs.measured()), opts),
+                None => lint_run(&run.result, None, opts),
+            },
+            run: run.name.clone(),
+        })
+        .collect()
 }
 
 /// [`lint_bytes`] on a file.
+///
+/// # Errors
+///
+/// As [`lint_bytes`], or the file cannot be read.
 pub fn lint_path(
     path: &std::path::Path,
     opts: &LintOptions,
 ) -> Result<Vec<RunFindings>, LintInputError> {
-    let bytes = std::fs::read(path).map_err(|source| crate::import::ImportError::Io {
-        file: path.to_path_buf(),
-        source,
-    })?;
-    lint_bytes(&path.display().to_string(), &bytes, opts)
+    let runs = crate::load::load_path(path)?;
+    Ok(lint_runs(&runs, opts))
 }
 
 /// One finding per line: `source: run: severity[code]: message (evidence)`.

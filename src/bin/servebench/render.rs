@@ -1,7 +1,9 @@
-//! `servebench render FILE [--style gpustack|vllm]`: results → "Serving Benchmark Result"
-//! blocks, separated by one blank line.
+//! `servebench render FILE [--style gpustack|vllm]`: any file servebench reads → "Serving
+//! Benchmark Result" blocks, separated by one blank line (default style: the block's own,
+//! else GPUStack's for guidellm-convention numbers and vLLM's for vLLM-convention ones).
 
 use servebench::format::text::{self, Style};
+use servebench::result::Convention;
 
 use crate::input::{self, InputError};
 
@@ -26,8 +28,9 @@ impl From<StyleArg> for Style {
 /// Arguments of `servebench render`.
 #[derive(Debug, clap::Args)]
 pub struct Args {
-    /// A JSON result or array of results (as `servebench parse` writes), or a text report;
-    /// `-` or /dev/stdin reads stdin.
+    /// Any file servebench reads: a JSON result or array of results (as `servebench parse`
+    /// writes), a text report, a run file, a guidellm, vLLM, SGLang or aiperf file; `-` or
+    /// /dev/stdin reads stdin.
     #[arg(value_name = "FILE")]
     file: String,
     /// Report style; default: the style each result was parsed from (GPUStack if none).
@@ -38,18 +41,17 @@ pub struct Args {
 /// Each result rendered, blocks separated by a blank line, the output ending in a newline.
 pub fn run(args: &Args) -> Result<String, InputError> {
     let loaded = input::load(&args.file)?;
-    if loaded.is_empty() {
-        return Err(InputError(format!(
-            "{}: no results",
-            input::display_name(&args.file)
-        )));
-    }
     let blocks: Vec<String> = loaded
         .iter()
-        .map(|l| match args.style {
-            Some(s) => text::render(&l.result, s.into()),
-            None => text::render_auto(&l.result),
-        })
+        .map(
+            |l| match (args.style, &l.result.layout, l.result.meta.convention) {
+                (Some(s), _, _) => text::render(&l.result, s.into()),
+                (None, Some(_), _) => text::render_auto(&l.result),
+                // An imported file: the style of its numbers' convention.
+                (None, None, Some(Convention::Vllm)) => text::render(&l.result, Style::Vllm),
+                (None, None, _) => text::render(&l.result, Style::Gpustack),
+            },
+        )
         .collect();
     Ok(blocks.join("\n\n") + "\n")
 }
