@@ -6,7 +6,8 @@
 #   VENVS=/path/with/{aiperf,guidellm,vllm,sglang}/bin   (default /work/venvs)
 #   RC=/scratch/dir holding tok/minilm and the fake HF cache hf/ (default $VENVS/rc)
 # Usage: scripts/make_client_fixtures.sh [aiperf] [guidellm] [vllm] [sglang]   (default: all)
-# Load everywhere: synthetic prompts of 256 tokens, 64 output tokens, 40 requests at concurrency 8.
+# Load everywhere: synthetic prompts of 256 tokens, 64 output tokens, 40 requests at concurrency 8
+# (guidellm: 20 requests, its files are larger).
 set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 VENVS=${VENVS:-/work/venvs}
@@ -15,12 +16,18 @@ PORT=${PORT:-18431}
 OUT=$ROOT/tests/fixtures
 MODEL=Qwen/Qwen3.5-35B-A3B
 N=40; C=8; ISL=256; OSL=64
+# guidellm's JSON/YAML hold every request's details (~8 KB each): fewer requests.
+GN=20
 TOOLS=${*:-aiperf guidellm vllm sglang}
 WORK=$(mktemp -d)
 
 cd "$ROOT"
-cargo build --release --example h200_server
-target/release/examples/h200_server --serve 127.0.0.1:$PORT --speed 10 > "$WORK/server.log" 2>&1 &
+# SERVER_BIN: an already built h200_server (default: build the release one).
+if [ -z "${SERVER_BIN:-}" ]; then
+  cargo build --release --example h200_server
+  SERVER_BIN=target/release/examples/h200_server
+fi
+"$SERVER_BIN" --serve 127.0.0.1:$PORT --speed 10 > "$WORK/server.log" 2>&1 &
 SERVER=$!
 trap 'kill $SERVER 2>/dev/null || true; wait $SERVER 2>/dev/null || true; rm -rf "$WORK"' EXIT
 for _ in $(seq 100); do curl -sf http://127.0.0.1:$PORT/v1/models > /dev/null && break; sleep 0.1; done
@@ -46,7 +53,7 @@ for tool in $TOOLS; do
       --backend kind=openai_http,target=http://127.0.0.1:$PORT,model=$MODEL \
       --tokenizer kind=hf_auto,model=$RC/tok/minilm \
       --profile kind=concurrent,streams=$C \
-      --constraint kind=max_requests,count=$N \
+      --constraint kind=max_requests,count=$GN \
       --seed kind=static,value=42 \
       --data kind=synthetic_text,prompt_tokens=$ISL,output_tokens=$OSL \
       --output kind=json,path=benchmarks.json --output kind=yaml,path=benchmarks.yaml \

@@ -1,18 +1,17 @@
 //! guidellm's CSV report (`--output kind=csv`, guidellm 0.8): three header rows (column
 //! group, column, statistic: `Time to First Token` / `Successful ms` / `Mean`), then one row
 //! per benchmark. Read into the same [`BenchmarkResult`] as the JSON report's aggregates
-//! (GPUStack's mapping, see the parent module), as far as the CSV has the figures: it writes
-//! mean, median, standard deviation and the 11 percentiles of each distribution, but no
-//! minimum or maximum, so the peak output throughput and the peak concurrency (guidellm's
-//! maxima) are absent, and it has no per-request records.
+//! (GPUStack's mapping, see the parent module), as far as the CSV has the figures: each
+//! distribution's mean, median and standard deviation, and a `Percentiles` cell listing
+//! `[min, p0.1, p1, p5, p10, p25, p75, p90, p95, p99, max]` (guidellm 0.8's
+//! `_add_stats_for_metric`: no p50, which is the median column, and no p99.9). It has no
+//! per-request records.
 
 use crate::import::{round_count, ImportError};
 use crate::result::{BenchmarkResult, Convention, Percentile, RunMeta, Summary};
 
-/// guidellm's percentile ranks, in the order its CSV lists them.
-const RANKS: [f64; 11] = [
-    0.1, 1.0, 5.0, 10.0, 25.0, 50.0, 75.0, 90.0, 95.0, 99.0, 99.9,
-];
+/// The ranks of the `Percentiles` cell between its min and max.
+const RANKS: [f64; 9] = [0.1, 1.0, 5.0, 10.0, 25.0, 75.0, 90.0, 95.0, 99.0];
 
 /// One benchmark row: its 1-based line, its name (the strategy, `concurrent@8`) and its
 /// figures.
@@ -81,35 +80,46 @@ impl Row<'_> {
         let mean = self.num(group, name, "Mean")?;
         let median = self.num(group, name, "Median")?;
         let std = self.num(group, name, "Std Dev")?;
-        let percentiles = match self.cell(group, name, "Percentiles") {
-            None => Vec::new(),
-            Some(c) => {
-                let values: Vec<f64> = serde_json::from_str(c).map_err(|e| {
-                    self.err(
-                        group,
-                        name,
-                        "Percentiles",
-                        format!("not a list of numbers: {e}"),
-                    )
-                })?;
-                if values.len() != RANKS.len() {
-                    return Err(self.err(
-                        group,
-                        name,
-                        "Percentiles",
-                        format!("{} values, guidellm writes {}", values.len(), RANKS.len()),
-                    ));
-                }
-                RANKS
-                    .iter()
-                    .zip(values)
-                    .map(|(&p, v)| Percentile {
-                        p,
-                        value: Some(v * scale),
-                    })
-                    .collect()
+        let (mut min, mut max, mut percentiles) = (None, None, Vec::new());
+        if let Some(c) = self.cell(group, name, "Percentiles") {
+            let values: Vec<f64> = serde_json::from_str(c).map_err(|e| {
+                self.err(
+                    group,
+                    name,
+                    "Percentiles",
+                    format!("not a list of numbers: {e}"),
+                )
+            })?;
+            let [lo, ranked @ .., hi] = values.as_slice() else {
+                return Err(self.err(group, name, "Percentiles", "empty list".into()));
+            };
+            if ranked.len() != RANKS.len() {
+                return Err(self.err(
+                    group,
+                    name,
+                    "Percentiles",
+                    format!(
+                        "{} values, guidellm writes {} (min, 9 percentiles, max)",
+                        values.len(),
+                        RANKS.len() + 2
+                    ),
+                ));
             }
-        };
+            (min, max) = (Some(lo * scale), Some(hi * scale));
+            for (&p, v) in RANKS.iter().zip(ranked) {
+                if p == 75.0 {
+                    // p50 is the median column.
+                    percentiles.push(Percentile {
+                        p: 50.0,
+                        value: median.map(|m| m * scale),
+                    });
+                }
+                percentiles.push(Percentile {
+                    p,
+                    value: Some(v * scale),
+                });
+            }
+        }
         if mean.is_none() && median.is_none() && percentiles.is_empty() {
             return Ok(None);
         }
@@ -117,8 +127,8 @@ impl Row<'_> {
             mean: mean.map(|x| x * scale),
             median: median.map(|x| x * scale),
             std: std.map(|x| x * scale),
-            min: None,
-            max: None,
+            min,
+            max,
             percentiles,
         }))
     }
@@ -213,6 +223,12 @@ fn convert(row: &Row) -> Result<CsvRun, ImportError> {
         .and_then(|b| serde_json::from_str::<serde_json::Value>(b).ok())
         .and_then(|v| v.get("model")?.as_str().map(str::to_string))
         .filter(|m| !m.is_empty());
+    let concurrency_max = row
+        .summary("Server Throughput", "Successful Concurrency", 1.0)?
+        .and_then(|s| s.max);
+    let output_max = row
+        .summary("Token Throughput", "Successful Output Tokens/Sec", 1.0)?
+        .and_then(|s| s.max);
     let result = BenchmarkResult {
         meta: RunMeta {
             label: Some(name.clone()),
@@ -223,7 +239,10 @@ fn convert(row: &Row) -> Result<CsvRun, ImportError> {
         },
         successful_requests: Some(ok),
         failed_requests: failed,
+        max_concurrency: concurrency_max.and_then(round_count),
         request_rate_configured: rate,
+        peak_output_throughput_per_s: output_max,
+        peak_concurrent_requests: concurrency_max,
         duration_ms: row.num("Timings", "Duration", "Sec")?.map(|s| s * 1000.0),
         total_input_tokens: total("Successful Input Tokens")?,
         total_output_tokens: total("Successful Output Tokens")?,
