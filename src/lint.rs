@@ -26,6 +26,7 @@
 //! | `inconsistent-totals` | warning | Token totals, request count, duration and the reported throughputs disagree by more than 2 % (tokens/duration vs output, total-token and request throughput). |
 //! | `percentile-order` | error | A summary whose percentiles are not non-decreasing, whose median is outside its neighbouring percentiles or differs from its p50, or whose mean/percentiles fall outside [min, max]. |
 //! | `zero-latency` | error | A TTFT or E2E latency mean/median of 0: impossible for requests that succeeded. |
+//! | `invalid-value` | error | A latency statistic, the duration or a throughput that is negative or infinite, or NaN although requests succeeded (a text report can print `nan`/`inf`, a Python client writes `NaN`). |
 //!
 //! [`lint_bytes`] / [`lint_path`] lint whole files as `servebench lint` does (text reports
 //! with the metadata written around each block, servebench JSON results, guidellm, vLLM and
@@ -89,11 +90,13 @@ pub enum Code {
     PercentileOrder,
     /// A zero TTFT or E2E latency.
     ZeroLatency,
+    /// A negative or non-finite latency, duration or throughput.
+    InvalidValue,
 }
 
 impl Code {
     /// Every code, in documentation order.
-    pub const ALL: [Code; 11] = [
+    pub const ALL: [Code; 12] = [
         Code::SingleIterationStreams,
         Code::TpotFromTtft,
         Code::ImpossiblePeak,
@@ -105,6 +108,7 @@ impl Code {
         Code::InconsistentTotals,
         Code::PercentileOrder,
         Code::ZeroLatency,
+        Code::InvalidValue,
     ];
 
     /// The stable kebab-case name (`single-iteration-streams`).
@@ -121,6 +125,7 @@ impl Code {
             Code::InconsistentTotals => "inconsistent-totals",
             Code::PercentileOrder => "percentile-order",
             Code::ZeroLatency => "zero-latency",
+            Code::InvalidValue => "invalid-value",
         }
     }
 }
@@ -271,7 +276,70 @@ pub fn lint_result(r: &BenchmarkResult, opts: &LintOptions) -> Vec<Finding> {
         }
     }
     zero_latency(r, &mut out);
+    invalid_values(r, &mut out);
     out
+}
+
+/// Negative or non-finite figures ([`Code::InvalidValue`]); NaN only where some request
+/// succeeded (vLLM prints `nan` for the latencies of a run without any).
+fn invalid_values(r: &BenchmarkResult, out: &mut Vec<Finding>) {
+    let none_succeeded = r.successful_requests == Some(0);
+    let mut check = |what: String, v: Option<f64>| {
+        let Some(v) = v else { return };
+        let why = if v.is_nan() {
+            if none_succeeded {
+                return;
+            }
+            "is NaN although requests succeeded"
+        } else if v.is_infinite() {
+            "is infinite"
+        } else if v < 0.0 {
+            "is negative"
+        } else {
+            return;
+        };
+        out.push(finding(
+            Code::InvalidValue,
+            Severity::Error,
+            format!("{what} {why}: no measurement gives that"),
+            vec![ev(&what, v)],
+        ));
+    };
+    check("duration_ms".into(), r.duration_ms);
+    for (name, v) in [
+        ("request_throughput_per_s", r.request_throughput_per_s),
+        ("output_throughput_per_s", r.output_throughput_per_s),
+        (
+            "total_token_throughput_per_s",
+            r.total_token_throughput_per_s,
+        ),
+        (
+            "peak_output_throughput_per_s",
+            r.peak_output_throughput_per_s,
+        ),
+    ] {
+        check(name.into(), v);
+    }
+    for (name, s) in [
+        ("E2EL", &r.e2el),
+        ("TTFT", &r.ttft),
+        ("TPOT", &r.tpot),
+        ("ITL", &r.itl),
+    ] {
+        let Some(s) = s else { continue };
+        for (stat, v) in [
+            ("mean", s.mean),
+            ("median", s.median),
+            ("std", s.std),
+            ("min", s.min),
+            ("max", s.max),
+        ] {
+            check(format!("{stat} {name} (ms)"), v);
+        }
+        for p in &s.percentiles {
+            check(format!("P{} {name} (ms)", p.p), p.value);
+        }
+    }
 }
 
 fn single_iteration_from_result(r: &BenchmarkResult, out: &mut Vec<Finding>) {
