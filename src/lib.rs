@@ -72,6 +72,7 @@ pub mod format;
 pub mod http;
 pub mod import;
 pub mod lint;
+pub mod load;
 pub mod metrics;
 pub mod profile;
 pub mod record;

@@ -1014,7 +1014,16 @@ fn parse_at(
     // vLLM padding evidence: Some(true) = stripped.
     let mut stripped: Option<bool> = None;
 
+    // The text's last line when it ends with a line ending: the file's last real line.
+    let last_line = match lines.last() {
+        Some(l) if !l.nl && l.body.is_empty() && lines.len() > 1 => l.no - 1,
+        Some(l) => l.no,
+        None => title.no,
+    };
     for (idx, line) in lines.iter().enumerate().skip(title_idx + 1) {
+        if line.no > last_line {
+            break; // the empty "line" after a final line ending: the block was cut
+        }
         let Some(body) = line.body.strip_prefix(indent) else {
             return Err(ParseError::Misaligned {
                 line: line.no,
@@ -1069,7 +1078,7 @@ fn parse_at(
     }
     Err(ParseError::Unterminated {
         line: title.no,
-        reached: lines.last().map_or(title.no, |l| l.no),
+        reached: last_line,
     })
 }
 

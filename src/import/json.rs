@@ -160,6 +160,51 @@ impl<R: Read> Read for NonFinite<R> {
     }
 }
 
+/// The keys of the top-level object in `bytes` whose value is a bare `NaN` token (Python's
+/// `json.dumps(float("nan"))`), in order. Strings are skipped, so `"NaN"` is not one.
+///
+/// ```
+/// use servebench::import::json::bare_nan_keys;
+/// assert_eq!(bare_nan_keys(br#"{"a": NaN, "b": {"c": NaN}, "d": "NaN", "e" : NaN}"#), ["a", "e"]);
+/// ```
+pub fn bare_nan_keys(bytes: &[u8]) -> Vec<String> {
+    let mut out = Vec::new();
+    if !may_contain_non_finite(bytes) {
+        return out;
+    }
+    let (mut depth, mut i) = (0usize, 0usize);
+    let mut key: Option<(usize, usize)> = None;
+    while let Some(&b) = bytes.get(i) {
+        match b {
+            b'"' => {
+                let start = i + 1;
+                i = start;
+                while let Some(&c) = bytes.get(i) {
+                    match c {
+                        b'\\' => i += 2,
+                        b'"' => break,
+                        _ => i += 1,
+                    }
+                }
+                if depth == 1 {
+                    key = Some((start, i.min(bytes.len())));
+                }
+            }
+            b'{' | b'[' => depth += 1,
+            b'}' | b']' => depth = depth.saturating_sub(1),
+            b'N' if depth == 1 && bytes.get(i..i + 3) == Some(b"NaN") => {
+                if let Some((a, z)) = key.take() {
+                    out.push(String::from_utf8_lossy(&bytes[a..z]).into_owned());
+                }
+                i += 2;
+            }
+            _ => {}
+        }
+        i += 1;
+    }
+    out
+}
+
 /// `true` when `bytes` may contain a bare non-finite token (a cheap over-approximation:
 /// the words appear anywhere, strings included).
 pub fn may_contain_non_finite(bytes: &[u8]) -> bool {

@@ -15,7 +15,6 @@ mod parse;
 mod profiles;
 mod render;
 mod report;
-mod runfile_in;
 #[cfg(feature = "http")]
 mod signals;
 mod values;

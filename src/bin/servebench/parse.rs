@@ -1,11 +1,12 @@
-//! `servebench parse FILE...`: text reports → one JSON array of results on stdout.
+//! `servebench parse FILE...`: text reports (or any file `servebench` reads) → one JSON
+//! array of results on stdout.
 
 use crate::input::{self, InputError};
 
 /// Arguments of `servebench parse`.
 #[derive(Debug, clap::Args)]
 pub struct Args {
-    /// Text reports (or JSON results) to read; `-` or /dev/stdin reads stdin.
+    /// Text reports (or any result file servebench reads) ; `-` or /dev/stdin reads stdin.
     #[arg(required = true, value_name = "FILE")]
     files: Vec<String>,
     /// Write the JSON on one line instead of pretty-printed.
@@ -13,7 +14,7 @@ pub struct Args {
     compact: bool,
 }
 
-/// Every block of every file, in order, as one JSON array (each result carries the run
+/// Every run of every file, in order, as one JSON array (each result carries the run
 /// metadata found around its block and `meta.source` = the file it came from).
 pub fn run(args: &Args) -> Result<String, InputError> {
     let mut results = Vec::new();
