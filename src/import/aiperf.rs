@@ -450,9 +450,11 @@ pub fn csv_from_slice(bytes: &[u8]) -> Result<BenchmarkResult, ImportError> {
     // key → (stat → value)
     let mut table: std::collections::HashMap<&'static str, Vec<(String, f64)>> =
         std::collections::HashMap::new();
-    for row in rdr.records() {
-        let row = row.map_err(|e| csv_error(&e))?;
-        let line = row.position().map_or(0, |p| p.line() as usize);
+    let mut row = ::csv::StringRecord::new();
+    while rdr.read_record(&mut row).map_err(|e| csv_error(&e))? {
+        let line = row
+            .position()
+            .map_or(0, |p| crate::import::line_at(bytes, p.byte()));
         let first = row.get(0).unwrap_or_default();
         if first == "Metric" {
             header = row.iter().map(str::to_string).collect();
