@@ -248,13 +248,19 @@ fn record(id: u64, line: usize, l: &Line, origin_ns: u64) -> Result<RequestRecor
         let per = u32::try_from((tokens / chunks as u64).max(1)).unwrap_or(u32::MAX);
         let first_extra =
             u32::try_from(tokens.saturating_sub(per as u64 * chunks as u64)).unwrap_or(u32::MAX);
-        let mut t = sent_at + ttft;
+        let overflow = || {
+            ImportError::invalid(
+                at("inter_chunk_latency"),
+                "the response times run past the clock's range",
+            )
+        };
+        let mut t = sent_at.checked_add(ttft).ok_or_else(overflow)?;
         r.chunks.push(Chunk {
             at: t,
             tokens: per.saturating_add(first_extra),
         });
         for g in gaps {
-            t += g;
+            t = t.checked_add(g).ok_or_else(overflow)?;
             r.chunks.push(Chunk { at: t, tokens: per });
         }
         if r.ended_at.is_none() {
