@@ -10,7 +10,7 @@
 # /work/shared/reference/real-clients.md §2–3):
 #   VENVS=/dir/with/guidellm/bin   (default /work/venvs)
 #   RC=/dir/holding/tok/minilm     (default $VENVS/rc)
-# Optional: SERVER_BIN (a built h200_server), SB_BIN (a built servebench), PORT.
+# Optional: SERVER_BIN (a built h200_server), SB_BIN (a built servebench), PORT, PRESETS.
 # `guidellm benchmark` (the --syntax benchmark form, guidellm <= 0.7) no longer exists in
 # 0.8.1 and is not run here.
 set -euo pipefail
@@ -60,8 +60,10 @@ t=b['metrics']['request_totals']; print('requests:', t); sys.exit(0 if t['total'
 # The forms differ only in the --profile line: both on one preset, the capped one on all.
 # (long-context's 32000-token prompts exceed the server's context with the MiniLM
 # tokenizer's prompts: guidellm accepts the command and records the 400 errors.)
-run_form throughput ""
-for name in throughput long-context generation-heavy latency; do run_form "$name" 8; done
+# PRESETS limits the run (default: all four); each guidellm run takes 1–2 min on 2 cores.
+PRESETS=${PRESETS:-throughput long-context generation-heavy latency}
+case " $PRESETS " in *" throughput "*) run_form throughput "" ;; esac
+for name in $PRESETS; do run_form "$name" 8; done
 
 echo "--- the old form must be rejected"
 if "$GUIDELLM" run --backend kind=openai_http,target=http://127.0.0.1:$PORT \

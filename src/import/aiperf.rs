@@ -248,13 +248,19 @@ fn record(id: u64, line: usize, l: &Line, origin_ns: u64) -> Result<RequestRecor
         let per = u32::try_from((tokens / chunks as u64).max(1)).unwrap_or(u32::MAX);
         let first_extra =
             u32::try_from(tokens.saturating_sub(per as u64 * chunks as u64)).unwrap_or(u32::MAX);
-        let mut t = sent_at + ttft;
+        let overflow = || {
+            ImportError::invalid(
+                at("inter_chunk_latency"),
+                "the response times run past the clock's range",
+            )
+        };
+        let mut t = sent_at.checked_add(ttft).ok_or_else(overflow)?;
         r.chunks.push(Chunk {
             at: t,
             tokens: per.saturating_add(first_extra),
         });
         for g in gaps {
-            t += g;
+            t = t.checked_add(g).ok_or_else(overflow)?;
             r.chunks.push(Chunk { at: t, tokens: per });
         }
         if r.ended_at.is_none() {
@@ -450,9 +456,11 @@ pub fn csv_from_slice(bytes: &[u8]) -> Result<BenchmarkResult, ImportError> {
     // key → (stat → value)
     let mut table: std::collections::HashMap<&'static str, Vec<(String, f64)>> =
         std::collections::HashMap::new();
-    for row in rdr.records() {
-        let row = row.map_err(|e| csv_error(&e))?;
-        let line = row.position().map_or(0, |p| p.line() as usize);
+    let mut row = ::csv::StringRecord::new();
+    while rdr.read_record(&mut row).map_err(|e| csv_error(&e))? {
+        let line = row
+            .position()
+            .map_or(0, |p| crate::import::line_at(bytes, p.byte()));
         let first = row.get(0).unwrap_or_default();
         if first == "Metric" {
             header = row.iter().map(str::to_string).collect();

@@ -160,14 +160,18 @@ impl<R: Read> Read for NonFinite<R> {
     }
 }
 
-/// The keys of the top-level object in `bytes` whose value is a bare `NaN` token (Python's
-/// `json.dumps(float("nan"))`), in order. Strings are skipped, so `"NaN"` is not one.
+/// The keys of the top-level object in `bytes` whose value is a bare non-finite token
+/// (Python's `json.dumps` of `nan`, `inf`, `-inf`: `NaN`, `Infinity`, `-Infinity`), with
+/// that value, in order. Strings are skipped, so `"NaN"` is not one.
 ///
 /// ```
-/// use servebench::import::json::bare_nan_keys;
-/// assert_eq!(bare_nan_keys(br#"{"a": NaN, "b": {"c": NaN}, "d": "NaN", "e" : NaN}"#), ["a", "e"]);
+/// use servebench::import::json::bare_non_finite_keys;
+/// let keys = bare_non_finite_keys(br#"{"a": NaN, "b": {"c": NaN}, "d": "NaN", "e" : -Infinity}"#);
+/// assert_eq!(keys.len(), 2);
+/// assert!(keys[0].0 == "a" && keys[0].1.is_nan());
+/// assert_eq!(keys[1], ("e".to_string(), f64::NEG_INFINITY));
 /// ```
-pub fn bare_nan_keys(bytes: &[u8]) -> Vec<String> {
+pub fn bare_non_finite_keys(bytes: &[u8]) -> Vec<(String, f64)> {
     let mut out = Vec::new();
     if !may_contain_non_finite(bytes) {
         return out;
@@ -192,11 +196,20 @@ pub fn bare_nan_keys(bytes: &[u8]) -> Vec<String> {
             }
             b'{' | b'[' => depth += 1,
             b'}' | b']' => depth = depth.saturating_sub(1),
-            b'N' if depth == 1 && bytes.get(i..i + 3) == Some(b"NaN") => {
-                if let Some((a, z)) = key.take() {
-                    out.push(String::from_utf8_lossy(&bytes[a..z]).into_owned());
+            b'N' | b'I' | b'-' if depth == 1 => {
+                let token: Option<(&[u8], f64)> = [
+                    (&b"NaN"[..], f64::NAN),
+                    (&b"Infinity"[..], f64::INFINITY),
+                    (&b"-Infinity"[..], f64::NEG_INFINITY),
+                ]
+                .into_iter()
+                .find(|(t, _)| bytes.get(i..i + t.len()) == Some(*t));
+                if let Some((t, v)) = token {
+                    if let Some((a, z)) = key.take() {
+                        out.push((String::from_utf8_lossy(&bytes[a..z]).into_owned(), v));
+                    }
+                    i += t.len() - 1;
                 }
-                i += 2;
             }
             _ => {}
         }

@@ -206,6 +206,18 @@ pub(crate) fn json_lines(bytes: &[u8]) -> impl Iterator<Item = (usize, &[u8])> {
         .filter(|(_, l)| l.iter().any(|b| !b.is_ascii_whitespace()))
 }
 
+/// The 1-based line where a CSV record at byte `offset` of `bytes` starts. The csv reader
+/// may give a record's position before the previous record's line terminator (and its line
+/// count then names the previous line), so line endings at `offset` are skipped: a record
+/// never starts with one.
+pub(crate) fn line_at(bytes: &[u8], offset: u64) -> usize {
+    let mut end = usize::try_from(offset).map_or(bytes.len(), |o| o.min(bytes.len()));
+    while matches!(bytes.get(end), Some(b'\r' | b'\n')) {
+        end += 1;
+    }
+    1 + memchr::memchr_iter(b'\n', &bytes[..end]).count()
+}
+
 /// Round half to even, as Python's `format(x, ".0f")` does, to a non-negative integer.
 pub(crate) fn round_count(v: f64) -> Option<u64> {
     if !v.is_finite() || v < 0.0 || v > u64::MAX as f64 {

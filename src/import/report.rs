@@ -250,8 +250,15 @@ fn carry_meta(
     r.meta.source.clone_from(&file.meta.source);
     if !guidellm_file {
         r.meta.engine.clone_from(&file.meta.engine);
+        r.meta.profile.clone_from(&file.meta.profile);
         if convention == Convention::Vllm {
-            r.max_concurrency = file.max_concurrency;
+            // vLLM prints its client cap there: the profile's, else a vLLM-convention
+            // result's (a guidellm-convention result holds the observed peak instead).
+            let cap = file.meta.profile.as_ref().and_then(|p| p.max_concurrency);
+            r.max_concurrency = cap.or(match file.meta.convention {
+                Some(Convention::Guidellm) => None,
+                _ => file.max_concurrency,
+            });
             r.request_rate_configured = file.request_rate_configured;
         }
     }

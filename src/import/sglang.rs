@@ -81,7 +81,7 @@ pub fn from_slice(bytes: &[u8]) -> Result<Vec<SglangRun>, ImportError> {
 }
 
 fn convert(obj: &OrderedObject, line: usize, text: &[u8]) -> Result<SglangRun, ImportError> {
-    let c = Ctx::with_nan_keys(Some(line), text);
+    let c = Ctx::with_non_finite(Some(line), text);
     let completed = c.u64(obj, "completed")?;
     if completed.is_none() && obj.get("duration").is_none() {
         return Err(ImportError::UnknownFormat(format!(

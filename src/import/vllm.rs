@@ -74,7 +74,7 @@ pub fn from_path(path: &std::path::Path) -> Result<Vec<VllmRun>, ImportError> {
 /// ```
 pub fn from_slice(bytes: &[u8]) -> Result<Vec<VllmRun>, ImportError> {
     match json::parse_slice::<OrderedObject>(bytes, 0) {
-        Ok(obj) => Ok(vec![convert(&obj, Ctx::with_nan_keys(None, bytes))?]),
+        Ok(obj) => Ok(vec![convert(&obj, Ctx::with_non_finite(None, bytes))?]),
         Err(whole) => {
             let lines: Vec<(usize, &[u8])> = json_lines(bytes).collect();
             if lines.len() < 2 || !super::looks_like_json_lines(&whole) {
@@ -84,7 +84,7 @@ pub fn from_slice(bytes: &[u8]) -> Result<Vec<VllmRun>, ImportError> {
                 .into_iter()
                 .map(|(n, l)| {
                     let obj = json::parse_slice::<OrderedObject>(l, n - 1)?;
-                    convert(&obj, Ctx::with_nan_keys(Some(n), l))
+                    convert(&obj, Ctx::with_non_finite(Some(n), l))
                 })
                 .collect()
         }
@@ -96,18 +96,20 @@ pub const METRICS: [&str; 4] = ["ttft", "tpot", "itl", "e2el"];
 
 pub(crate) struct Ctx {
     line: Option<usize>,
-    /// Top-level keys whose value was a bare `NaN` (read as `null` by the JSON filter).
-    nan_keys: Vec<String>,
+    /// Top-level keys whose value was a bare `NaN`/`Infinity`/`-Infinity` (read as `null`
+    /// by the JSON filter), with that value.
+    non_finite: Vec<(String, f64)>,
 }
 
 impl Ctx {
-    /// A context for the object at `line`, knowing which top-level keys of the object's text held a bare `NaN`
-    /// (see [`json::bare_nan_keys`]): a latency statistic that Python wrote as `NaN` is
-    /// kept as NaN (and printed `nan`, as vLLM printed it), not dropped.
-    pub(crate) fn with_nan_keys(line: Option<usize>, text: &[u8]) -> Self {
+    /// A context for the object at `line`, knowing which top-level keys of the object's
+    /// text held a bare non-finite token (see [`json::bare_non_finite_keys`]): a latency
+    /// statistic that Python wrote as `NaN` is kept as NaN (and printed `nan`, as vLLM
+    /// printed it), an infinite one is an error; neither is dropped.
+    pub(crate) fn with_non_finite(line: Option<usize>, text: &[u8]) -> Self {
         Ctx {
             line,
-            nan_keys: json::bare_nan_keys(text),
+            non_finite: json::bare_non_finite_keys(text),
         }
     }
 
@@ -224,8 +226,11 @@ impl Ctx {
                 };
                 let v = match value {
                     Value::Number(n) => n.as_f64(),
-                    Value::Null if self.nan_keys.iter().any(|k| k == key) => Some(f64::NAN),
-                    Value::Null => None,
+                    Value::Null => self
+                        .non_finite
+                        .iter()
+                        .find(|(k, _)| k == key)
+                        .map(|&(_, v)| v),
                     other => return Err(self.type_error(key, "a number", other)),
                 };
                 if let Some(x) = v.filter(|x| !x.is_nan()) {

@@ -183,7 +183,9 @@ pub fn from_slice(bytes: &[u8]) -> Result<Vec<CsvRun>, ImportError> {
     }
     data.iter()
         .map(|cells| {
-            let line = cells.position().map_or(0, |p| p.line() as usize);
+            let line = cells
+                .position()
+                .map_or(0, |p| crate::import::line_at(bytes, p.byte()));
             convert(&Row {
                 table: &table,
                 cells,
