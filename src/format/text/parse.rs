@@ -279,7 +279,7 @@ pub fn parse(text: &str) -> Result<Vec<ParsedBlock>, ParseError> {
 }
 
 /// Parses a text that is exactly one block (optionally followed by one line ending), as
-/// [`render`] writes it.
+/// [`render`](fn@super::render) writes it.
 ///
 /// # Errors
 ///
