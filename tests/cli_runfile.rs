@@ -477,6 +477,44 @@ fn vllm_flag_names_formats_warmup_and_arrivals() {
     let p = run.result.ttft.as_ref().unwrap().percentile(99.9).unwrap();
     assert_eq!(col("p99.9_ttft_ms").parse::<f64>().unwrap(), p);
 
+    // --rate inf: everything scheduled at once; a burst of 20 above the cap of 4 shows
+    // vLLM's per-second peak above the cap, and bench says why.
+    let o = Command::new(BIN)
+        .args([
+            "bench",
+            "--quiet",
+            "--target",
+            &server.url,
+            "--result-filename",
+        ])
+        .arg(&out)
+        .args([
+            "--input-tokens",
+            "16",
+            "--output-tokens",
+            "32",
+            "--num-prompts",
+            "20",
+        ])
+        .args(["--request-rate", "inf", "--max-concurrency", "4"])
+        .output()
+        .unwrap();
+    let (_, stderr) = out_err(&o);
+    assert!(o.status.success(), "{stderr}");
+    let run = RunFile::read(&out).unwrap();
+    assert_eq!(
+        run.arrivals,
+        Some(servebench::driver::arrivals::Arrivals::AllAtOnce)
+    );
+    let first = run.records[0].scheduled_at;
+    assert!(first.is_some() && run.records.iter().all(|r| r.scheduled_at == first));
+    let peak = run.result.peak_concurrent_requests.unwrap();
+    if peak > 4.0 {
+        assert!(
+            stderr.contains("1-second bucket; the most in flight at one instant was 4"),
+            "{stderr}"
+        );
+    }
     // --format json: the result, as saved.
     let o = Command::new(BIN)
         .args(["bench", "--quiet", "--target", &server.url])
