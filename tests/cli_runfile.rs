@@ -147,7 +147,10 @@ fn bench_run_files_read_back_through_every_verb() {
     assert_eq!(run_b.seed, Some(7));
     assert_eq!(run_a.profile.total_requests, 24);
     assert_eq!(
-        text::parse_block(&stdout).unwrap().successful_requests,
+        text::parse_block(&stdout)
+            .unwrap()
+            .result
+            .successful_requests,
         Some(24)
     );
 
@@ -256,7 +259,7 @@ fn sigint_stops_sending_and_saves_the_run_marked_interrupted() {
     // Bounded: the drain, then saving (generous for a loaded 2-core machine).
     assert!(waited < Duration::from_secs(8), "{waited:?}");
     // The printed block is the saved result, and the saved result is the records'.
-    let printed = text::parse_block(&stdout).unwrap();
+    let printed = text::parse_block(&stdout).unwrap().result;
     assert_eq!(printed.successful_requests, run.result.successful_requests);
     let again = compute(&run.records, MetricsOptions::new(Convention::Vllm));
     assert_eq!(again.successful_requests, run.result.successful_requests);

@@ -4,10 +4,10 @@
 //!
 //! Each importer produces two things per benchmark run:
 //!
-//! * the file's **own aggregates** as a [`BenchmarkResult`] (with `meta.convention` saying
+//! * the file's **own aggregates** as a [`BenchmarkResult`](crate::result::BenchmarkResult) (with `meta.convention` saying
 //!   whose definitions they follow), so that `servebench report` prints what the tool
 //!   measured;
-//! * the **per-request records** ([`RequestRecord`]s) when the file holds them, so that
+//! * the **per-request records** ([`RequestRecord`](crate::record::RequestRecord)s) when the file holds them, so that
 //!   every metric can be recomputed under another convention.
 //!
 //! Also aiperf's exports ([`aiperf`]) and guidellm's YAML and CSV reports

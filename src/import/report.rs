@@ -24,7 +24,7 @@
 use std::path::Path;
 
 use super::ImportError;
-use crate::format::text::{render, Style};
+use crate::format::text::{render, render_with, Layout, Style};
 use crate::load::{self, Format, LoadError, LoadErrorKind, Run};
 use crate::metrics::{compute, exact_figures, MetricsOptions, Slo};
 use crate::result::{BenchmarkResult, Convention};
@@ -59,6 +59,9 @@ pub struct ReportBlock {
     pub result: BenchmarkResult,
     /// The style to print in.
     pub style: Style,
+    /// How the numbers were printed, when the file tells (a text block, a `servebench
+    /// parse` block, vLLM's aggregates); followed when it is of [`ReportBlock::style`].
+    pub layout: Option<Layout>,
     /// Rows that could not be computed (or only approximately) from what the file holds.
     pub notes: Vec<String>,
 }
@@ -66,7 +69,10 @@ pub struct ReportBlock {
 impl ReportBlock {
     /// The block's text (no trailing newline).
     pub fn render(&self) -> String {
-        render(&self.result, self.style)
+        match &self.layout {
+            Some(layout) if layout.style == self.style => render_with(&self.result, layout),
+            _ => render(&self.result, self.style),
+        }
     }
 }
 
@@ -113,14 +119,14 @@ pub fn report_run(run: &Run, opts: &ReportOptions) -> Result<ReportBlock, Import
     let format = run.provenance.format;
     let Numbers::Recompute(convention) = opts.numbers else {
         let mut result = run.result.clone();
-        let style = match format {
-            Format::Text | Format::ServebenchJson => {
-                result.layout.as_ref().map_or(Style::Gpustack, |l| l.style)
+        let style = match (&run.layout, result.meta.convention) {
+            (Some(l), _) => l.style,
+            (None, Some(Convention::Guidellm)) => Style::Gpustack,
+            (None, Some(Convention::Vllm)) => Style::Vllm,
+            (None, None) if matches!(format, Format::Text | Format::ServebenchJson) => {
+                Style::Gpustack
             }
-            _ => match result.meta.convention {
-                Some(Convention::Guidellm) => Style::Gpustack,
-                _ => Style::Vllm,
-            },
+            (None, None) => Style::Vllm,
         };
         if let (Some(recs), Format::GuidellmJson | Format::GuidellmYaml) = (&run.records, format) {
             result.exact = Some(exact_figures(&recs.measured()));
@@ -129,6 +135,7 @@ pub fn report_run(run: &Run, opts: &ReportOptions) -> Result<ReportBlock, Import
             name: run.name.clone(),
             result,
             style,
+            layout: run.layout.clone(),
             notes: Vec::new(),
         });
     };
@@ -210,6 +217,7 @@ pub fn report_run(run: &Run, opts: &ReportOptions) -> Result<ReportBlock, Import
             Convention::Vllm => Style::Vllm,
             Convention::Guidellm => Style::Gpustack,
         },
+        layout: None,
         notes,
     })
 }

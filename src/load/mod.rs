@@ -34,6 +34,7 @@
 use std::path::Path;
 use std::time::Duration;
 
+use crate::format::text::{BlocksFile, Layout, BLOCKS_FORMAT, BLOCKS_VERSION};
 use crate::import::{self, ImportError};
 use crate::record::RequestRecord;
 use crate::result::{BenchmarkResult, SCHEMA_VERSION};
@@ -193,6 +194,9 @@ pub struct Run {
     pub result: BenchmarkResult,
     /// Per-request records, when the file has them.
     pub records: Option<Records>,
+    /// How the result was printed, when the file tells (a text block, a `servebench parse`
+    /// block, vLLM's own report): `render` follows it to reproduce the block byte for byte.
+    pub layout: Option<Layout>,
     /// Where the run came from.
     pub provenance: Provenance,
 }
@@ -253,6 +257,7 @@ pub fn load(name: &str, bytes: &[u8]) -> Result<Vec<Run>, LoadError> {
             blocks
                 .into_iter()
                 .map(|b| Run {
+                    layout: Some(b.layout),
                     name: format!("line {}", b.start_line),
                     result: b.result,
                     records: None,
@@ -263,7 +268,8 @@ pub fn load(name: &str, bytes: &[u8]) -> Result<Vec<Run>, LoadError> {
         Format::ServebenchJson => servebench_json(bytes)
             .map_err(imp)?
             .into_iter()
-            .map(|(at, result)| Run {
+            .map(|(at, result, layout)| Run {
+                layout,
                 name: result.meta.label.clone().unwrap_or_else(|| match &at {
                     Some(a) => a.clone(),
                     None => "result".into(),
@@ -281,6 +287,7 @@ pub fn load(name: &str, bytes: &[u8]) -> Result<Vec<Run>, LoadError> {
                 crate::runfile::RunStatus::Interrupted { reason } => Some(reason),
             };
             vec![Run {
+                layout: None,
                 name: match &interrupted {
                     None => "run".into(),
                     Some(why) => format!("run (interrupted: {why})"),
@@ -310,6 +317,7 @@ pub fn load(name: &str, bytes: &[u8]) -> Result<Vec<Run>, LoadError> {
                         .then(|| b.counts.reported.map(|r| r.total()))
                         .flatten();
                     Run {
+                        layout: None,
                         name: b.name,
                         result: b.result,
                         records: Some(Records {
@@ -331,6 +339,7 @@ pub fn load(name: &str, bytes: &[u8]) -> Result<Vec<Run>, LoadError> {
             .map_err(imp)?
             .into_iter()
             .map(|(line, name, result)| Run {
+                layout: None,
                 name,
                 result,
                 records: None,
@@ -341,6 +350,7 @@ pub fn load(name: &str, bytes: &[u8]) -> Result<Vec<Run>, LoadError> {
             .map_err(imp)?
             .into_iter()
             .map(|r| Run {
+                layout: Some(r.layout),
                 provenance: prov(line_of(&r.name)),
                 name: r.name,
                 result: r.result,
@@ -351,6 +361,7 @@ pub fn load(name: &str, bytes: &[u8]) -> Result<Vec<Run>, LoadError> {
             .map_err(imp)?
             .into_iter()
             .map(|r| Run {
+                layout: None,
                 provenance: prov(line_of(&r.name)),
                 name: r.name,
                 result: r.result,
@@ -360,6 +371,7 @@ pub fn load(name: &str, bytes: &[u8]) -> Result<Vec<Run>, LoadError> {
         Format::AiperfJsonl => {
             let run = import::aiperf::records_from_slice(bytes).map_err(imp)?;
             vec![Run {
+                layout: None,
                 name: "aiperf".into(),
                 result: run.result,
                 records: Some(Records {
@@ -370,12 +382,14 @@ pub fn load(name: &str, bytes: &[u8]) -> Result<Vec<Run>, LoadError> {
             }]
         }
         Format::AiperfJson => vec![Run {
+            layout: None,
             name: "aiperf".into(),
             result: import::aiperf::aggregate_from_slice(bytes).map_err(imp)?,
             records: None,
             provenance: prov(None),
         }],
         Format::AiperfCsv => vec![Run {
+            layout: None,
             name: "aiperf".into(),
             result: import::aiperf::csv_from_slice(bytes).map_err(imp)?,
             records: None,
@@ -407,47 +421,118 @@ fn utf8(bytes: &[u8]) -> Result<&str, LoadErrorKind> {
     std::str::from_utf8(bytes).map_err(|e| sniff::binary(bytes, e.valid_up_to()))
 }
 
-/// servebench JSON results: the version is checked before the shape, so a result written
-/// by another major version says so instead of failing on a renamed field.
-fn servebench_json(bytes: &[u8]) -> Result<Vec<(Option<String>, BenchmarkResult)>, ImportError> {
+/// A result as servebench JSON holds it: where in the file, the result, its layout.
+type JsonResult = (Option<String>, BenchmarkResult, Option<Layout>);
+
+/// servebench JSON: a [`BlocksFile`] (what `servebench parse` writes), or results (one
+/// object or an array, possibly with the `layout` key older versions wrote inside). The
+/// version is checked before the shape, so a file written by another major version says so
+/// instead of failing on a renamed field.
+fn servebench_json(bytes: &[u8]) -> Result<Vec<JsonResult>, ImportError> {
     let value: serde_json::Value = import::json::parse_slice(bytes, 0)?;
+    if value.get("format").and_then(|f| f.as_str()) == Some(BLOCKS_FORMAT) {
+        let version = value.get("version").and_then(serde_json::Value::as_u64);
+        if version != Some(u64::from(BLOCKS_VERSION)) {
+            return Err(ImportError::UnsupportedSchema {
+                format: BLOCKS_FORMAT,
+                path: "$.version".into(),
+                found: format!(
+                    "{} (this servebench reads {BLOCKS_VERSION})",
+                    version.map_or_else(|| "missing".to_string(), |v| v.to_string())
+                ),
+            });
+        }
+        check_versions(
+            &value,
+            |i| format!("$.blocks[{i}].result.schema_version"),
+            |v| {
+                v.get("blocks")
+                    .and_then(serde_json::Value::as_array)
+                    .map(|b| b.iter().filter_map(|e| e.get("result")).collect())
+                    .unwrap_or_default()
+            },
+        )?;
+        let file: BlocksFile = import::json::parse_slice(bytes, 0)?;
+        return Ok(file
+            .blocks
+            .into_iter()
+            .enumerate()
+            .map(|(i, b)| (Some(format!("blocks[{i}]")), b.result, b.layout))
+            .collect());
+    }
     let array = value.is_array();
+    check_versions(
+        &value,
+        |i| {
+            if array {
+                format!("$[{i}].schema_version")
+            } else {
+                "$.schema_version".to_string()
+            }
+        },
+        |v| match v {
+            serde_json::Value::Array(a) => a.iter().collect(),
+            v => vec![v],
+        },
+    )?;
     let items: Vec<&serde_json::Value> = match &value {
         serde_json::Value::Array(a) => a.iter().collect(),
         v => vec![v],
     };
-    for (i, v) in items.iter().enumerate() {
-        let path = if array {
-            format!("$[{i}].schema_version")
-        } else {
-            "$.schema_version".to_string()
-        };
-        match v.get("schema_version") {
-            Some(s) if s.as_u64() == Some(u64::from(SCHEMA_VERSION)) => {}
-            Some(s) => {
-                return Err(ImportError::UnsupportedSchema {
-                    format: "servebench",
-                    path,
-                    found: format!("{s} (this servebench reads {SCHEMA_VERSION})"),
-                });
-            }
-            None => {
-                return Err(ImportError::invalid(
-                    path,
-                    "missing: not a servebench result",
-                ))
-            }
-        }
-    }
     // Typed parse from the bytes (not the value) so errors carry line, column and path.
     let results: Vec<BenchmarkResult> = if array {
         import::json::parse_slice(bytes, 0)?
     } else {
         vec![import::json::parse_slice(bytes, 0)?]
     };
-    Ok(results
+    results
         .into_iter()
+        .zip(items)
         .enumerate()
-        .map(|(i, r)| (array.then(|| format!("[{i}]")), r))
-        .collect())
+        .map(|(i, (r, v))| {
+            let at = array.then(|| format!("[{i}]"));
+            // The layout servebench wrote inside a result before the blocks envelope.
+            let layout = match v.get("layout") {
+                None => None,
+                Some(l) => Some(serde_json::from_value::<Layout>(l.clone()).map_err(|e| {
+                    ImportError::invalid(
+                        if array {
+                            format!("$[{i}].layout")
+                        } else {
+                            "$.layout".into()
+                        },
+                        e.to_string(),
+                    )
+                })?),
+            };
+            Ok((at, r, layout))
+        })
+        .collect()
+}
+
+/// Every result's `schema_version` is this crate's.
+fn check_versions<'a>(
+    value: &'a serde_json::Value,
+    path: impl Fn(usize) -> String,
+    results: impl Fn(&'a serde_json::Value) -> Vec<&'a serde_json::Value>,
+) -> Result<(), ImportError> {
+    for (i, v) in results(value).into_iter().enumerate() {
+        match v.get("schema_version") {
+            Some(s) if s.as_u64() == Some(u64::from(SCHEMA_VERSION)) => {}
+            Some(s) => {
+                return Err(ImportError::UnsupportedSchema {
+                    format: "servebench",
+                    path: path(i),
+                    found: format!("{s} (this servebench reads {SCHEMA_VERSION})"),
+                });
+            }
+            None => {
+                return Err(ImportError::invalid(
+                    path(i),
+                    "missing: not a servebench result",
+                ))
+            }
+        }
+    }
+    Ok(())
 }

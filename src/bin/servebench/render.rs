@@ -45,7 +45,7 @@ pub fn run(args: &Args) -> Result<String, InputError> {
     let loaded = input::load(&args.file)?;
     let mut blocks: Vec<String> = Vec::with_capacity(loaded.len());
     for l in &loaded {
-        let style = match (args.style, &l.result.layout, l.result.meta.convention) {
+        let style = match (args.style, &l.layout, l.result.meta.convention) {
             (Some(s), _, _) => s.into(),
             (None, Some(layout), _) => layout.style,
             // An imported file or a run file: the style of its numbers' convention.
@@ -55,7 +55,11 @@ pub fn run(args: &Args) -> Result<String, InputError> {
         // Never one convention's numbers under the other's labels.
         servebench::format::labels::check(&l.result, style)
             .map_err(|e| InputError(format!("{}: {e}", l.provenance.origin())))?;
-        blocks.push(text::render(&l.result, style));
+        // The block's own layout when it is of the style asked for (or none was asked).
+        blocks.push(match &l.layout {
+            Some(layout) if layout.style == style => text::render_with(&l.result, layout),
+            _ => text::render(&l.result, style),
+        });
     }
     Ok(blocks.join("\n\n") + "\n")
 }
