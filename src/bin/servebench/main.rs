@@ -11,10 +11,13 @@ mod bench_output;
 mod compare;
 mod input;
 mod lint;
+mod merge;
 mod parse;
 mod profiles;
 mod render;
 mod report;
+#[cfg(feature = "http")]
+mod shard;
 #[cfg(feature = "http")]
 mod signals;
 mod values;
@@ -50,6 +53,8 @@ enum Command {
     /// Benchmark an OpenAI-compatible server (vLLM, SGLang, the h200_server example).
     #[cfg(feature = "http")]
     Bench(Box<bench::Args>),
+    /// Merge the run files of a sharded run (`bench --shard K/N`) into one run file.
+    Merge(merge::Args),
 }
 
 fn main() -> ExitCode {
@@ -65,6 +70,7 @@ fn main() -> ExitCode {
         // `bench` has its own exit statuses (130/143 when interrupted) and usage errors.
         #[cfg(feature = "http")]
         Command::Bench(a) => return bench::main(&a),
+        Command::Merge(a) => merge::run(&a),
     };
     match output {
         Ok(text) => match print_stdout(&text) {
