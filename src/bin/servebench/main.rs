@@ -16,7 +16,6 @@ mod parse;
 mod profiles;
 mod render;
 mod report;
-mod runfile_in;
 #[cfg(feature = "http")]
 mod shard;
 #[cfg(feature = "http")]
