@@ -268,7 +268,9 @@ mod tests {
         assert_eq!(read_file(&path).unwrap(), e);
         assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 1);
         let bad = format!("{}\n{{\"request_id\": 1}}\n", to_jsonl(&e).trim_end());
-        let err = read_jsonl(bad.as_bytes(), "b.jsonl").unwrap_err().to_string();
+        let err = read_jsonl(bad.as_bytes(), "b.jsonl")
+            .unwrap_err()
+            .to_string();
         assert!(err.starts_with("b.jsonl:2: "), "{err}");
         assert!(err.contains("request_id"), "{err}");
     }
