@@ -17,9 +17,11 @@
 //! vllm` applies `vllm bench serve`'s length filter, the default `none` keeps every
 //! two-turn conversation as guidellm did); `--serve HOST:PORT
 //! [--speed X] [--delta content|reasoning|reasoning_content] [--fault 500:N|cut:N:K|error:N:K]
-//! [--max-connections N] [--api-key KEY]` serves the simulator (`--config`, default baseline;
-//! warm) as an OpenAI-compatible streaming server (at most N connections at once, default
-//! 8192; with a key, `/v1/…` requests need `Authorization: Bearer KEY`).
+//! [--max-connections N] [--api-key KEY] [--timeline FILE]` serves the simulator (`--config`,
+//! default baseline; warm) as an OpenAI-compatible streaming server (at most N connections at
+//! once, default 8192; with a key, `/v1/…` requests need `Authorization: Bearer KEY`; with
+//! `--timeline`, the server's per-request ground truth is served at `GET /timeline` and
+//! written to FILE as JSON Lines on SIGTERM/SIGINT).
 
 /// `writeln!` into the report buffer (a `String`: writing cannot fail).
 macro_rules! out {
@@ -89,9 +91,11 @@ struct Args {
     max_connections: usize,
     #[cfg(feature = "http")]
     api_key: Option<String>,
+    #[cfg(feature = "http")]
+    timeline: Option<std::path::PathBuf>,
 }
 
-const USAGE: &str = "usage: h200_server [--profile NAME] [--config NAME] [--seed N] [--format text|json|markdown] [--as-guidellm] [--warm] [--sharegpt FILE [--sharegpt-filter none|vllm]] [--fidelity]\n       h200_server --serve HOST:PORT [--speed X] [--config NAME] [--delta content|reasoning|reasoning_content] [--fault 500:N|cut:N:K|error:N:K] [--max-connections N] [--api-key KEY]";
+const USAGE: &str = "usage: h200_server [--profile NAME] [--config NAME] [--seed N] [--format text|json|markdown] [--as-guidellm] [--warm] [--sharegpt FILE [--sharegpt-filter none|vllm]] [--fidelity]\n       h200_server --serve HOST:PORT [--speed X] [--config NAME] [--delta content|reasoning|reasoning_content] [--fault 500:N|cut:N:K|error:N:K] [--max-connections N] [--api-key KEY] [--timeline FILE]";
 
 fn parse_args(mut it: impl Iterator<Item = String>) -> Result<Args, String> {
     let mut a = Args {
@@ -114,6 +118,8 @@ fn parse_args(mut it: impl Iterator<Item = String>) -> Result<Args, String> {
         max_connections: DEFAULT_MAX_CONNECTIONS,
         #[cfg(feature = "http")]
         api_key: None,
+        #[cfg(feature = "http")]
+        timeline: None,
     };
     while let Some(arg) = it.next() {
         let mut value = |name: &str| it.next().ok_or(format!("{name} needs a value"));
@@ -199,6 +205,8 @@ fn parse_args(mut it: impl Iterator<Item = String>) -> Result<Args, String> {
             }
             #[cfg(feature = "http")]
             "--api-key" => a.api_key = Some(value("--api-key")?).filter(|k| !k.is_empty()),
+            #[cfg(feature = "http")]
+            "--timeline" => a.timeline = Some(value("--timeline")?.into()),
             "-h" | "--help" => return Err(USAGE.to_string()),
             other => return Err(format!("unknown argument `{other}`\n{USAGE}")),
         }
@@ -393,7 +401,7 @@ fn main() -> ExitCode {
                 api_key: args.api_key.clone(),
             };
             let config = config(args.config.as_deref().unwrap_or("baseline"));
-            if let Err(e) = serve::run(config, &serve_args) {
+            if let Err(e) = serve::run(config, &serve_args, args.timeline.as_deref()) {
                 eprintln!("h200_server: {e}");
                 return ExitCode::from(1);
             }
@@ -606,6 +614,10 @@ mod tests {
             );
             assert!(a(&["--max-connections", "0"]).is_err());
             assert!(a(&["--max-connections", "many"]).is_err());
+            assert_eq!(serve.timeline, None);
+            let t = a(&["--timeline", "t.jsonl"]).unwrap().timeline;
+            assert_eq!(t, Some("t.jsonl".into()));
+            assert!(a(&["--timeline"]).is_err());
         }
         assert!(a(&["--serve", "localhost"]).is_err());
         assert!(a(&["--speed", "0"]).is_err());
