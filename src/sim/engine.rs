@@ -11,15 +11,19 @@ use std::time::Duration;
 use crate::engine::{Engine, EngineError, EngineEvent, EngineRequest, Usage};
 use crate::record::ErrorKind;
 
+use super::engine_args::{weights_of, EngineArgs, PerformanceMode, SimConfigError, NAMED_CONFIGS};
 use super::frontend::Frontend;
-use super::model::{StepLoad, StepModel, Weights, BLOCK_BYTES, BLOCK_TOKENS, STATE_BLOCKS_PER_SEQ};
+use super::model::{StepLoad, StepModel, Weights, EFFICIENCIES};
+use super::spec::{GpuSpec, ModelSpec};
 
-/// A serving configuration, named after the seed's optimization steps.
+/// A serving configuration: a model on a GPU under vLLM flags. The seed's optimization
+/// steps are named flag sets ([`Config::named`], [`super::engine_args::NAMED_CONFIGS`]);
+/// [`super::engine_args::from_engine_args`] builds any other.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Config {
-    /// Name (`baseline`, `quantization`, …).
+    /// Name (`baseline`, `quantization`, …; `custom` for a configuration built from flags).
     pub name: &'static str,
-    /// Weight precision.
+    /// Weight precision (from the model id or `--quantization=fp8`).
     pub weights: Weights,
     /// `--kv-cache-dtype=fp8`.
     pub kv_fp8: bool,
@@ -27,6 +31,12 @@ pub struct Config {
     pub performance_mode: bool,
     /// `--enable-prefix-caching`.
     pub prefix_caching: bool,
+    /// The model served.
+    pub model: ModelSpec,
+    /// The GPU.
+    pub gpu: GpuSpec,
+    /// The vLLM flags, typed (the switches above are derived from them).
+    pub args: EngineArgs,
 }
 
 /// Configuration names, in the seed's order.
@@ -40,63 +50,124 @@ pub const CONFIG_NAMES: [&str; 6] = [
 ];
 
 impl Config {
-    /// The configuration called `name`.
+    /// The seed's configuration called `name`: Qwen3.5-35B-A3B (BF16 or FP8) on one H200
+    /// under its flag set.
     pub fn named(name: &str) -> Option<Config> {
-        let (name, weights, kv_fp8, performance_mode, prefix_caching) = match name {
-            "baseline" => ("baseline", Weights::Bf16, false, false, false),
-            "quantization" => ("quantization", Weights::Fp8, false, false, false),
-            "prefix-cache" => ("prefix-cache", Weights::Fp8, false, false, true),
-            "performance-mode" => ("performance-mode", Weights::Fp8, false, true, true),
-            "kv-fp8" => ("kv-fp8", Weights::Fp8, true, true, true),
-            "optimized" => ("optimized", Weights::Fp8, false, true, true),
-            _ => return None,
+        Config::named_on(name, "qwen3.5-35b-a3b", "h200").ok()
+    }
+
+    /// The flag set called `name` applied to `model` (its `-FP8` variant where the set
+    /// uses FP8 weights) on `gpu`.
+    pub fn named_on(name: &str, model: &str, gpu: &str) -> Result<Config, SimConfigError> {
+        let Some((static_name, fp8, flags)) = NAMED_CONFIGS.iter().find(|(n, _, _)| *n == name)
+        else {
+            return Err(SimConfigError::Flag {
+                flag: "--config".into(),
+                message: format!(
+                    "unknown config `{name}` (known: {})",
+                    CONFIG_NAMES.join(", ")
+                ),
+            });
         };
-        Some(Config {
+        let mut m = ModelSpec::resolve(model)?;
+        if *fp8 && !m.fp8_checkpoint {
+            m.fp8_checkpoint = true;
+            if !m.id.to_ascii_lowercase().ends_with("-fp8") && m.id.starts_with("Qwen/") {
+                m.id.push_str("-FP8");
+            }
+        }
+        let g = GpuSpec::resolve(gpu)?;
+        let flags: Vec<String> = flags.iter().map(|f| f.to_string()).collect();
+        Config::from_parts(static_name, m, g, EngineArgs::parse(&flags)?)
+    }
+
+    /// A configuration from its parts (checks that the weights fit the GPU).
+    pub fn from_parts(
+        name: &'static str,
+        model: ModelSpec,
+        gpu: GpuSpec,
+        args: EngineArgs,
+    ) -> Result<Config, SimConfigError> {
+        let c = Config {
             name,
-            weights,
-            kv_fp8,
-            performance_mode,
-            prefix_caching,
-        })
-    }
-
-    /// The model the configuration serves.
-    pub fn model(&self) -> &'static str {
-        match self.weights {
-            Weights::Bf16 => "Qwen/Qwen3.5-35B-A3B",
-            Weights::Fp8 => "Qwen/Qwen3.5-35B-A3B-FP8",
+            weights: weights_of(&model, &args),
+            kv_fp8: args.kv_cache_fp8,
+            performance_mode: args.performance_mode == PerformanceMode::Throughput,
+            prefix_caching: args.enable_prefix_caching,
+            model,
+            gpu,
+            args,
+        };
+        let budget = c.memory_budget_bytes();
+        let weights = c.weight_bytes();
+        if weights + NON_KV_RESERVE_BYTES >= budget {
+            return Err(SimConfigError::DoesNotFit {
+                model: c.model.id.clone(),
+                gpu: c.gpu.name.clone(),
+                weights_gb: weights / 1e9,
+                budget_gb: budget / 1e9,
+                reserve_gb: NON_KV_RESERVE_BYTES / 1e9,
+                util: c.gpu_memory_utilization(),
+            });
         }
+        Ok(c)
     }
 
-    /// The backend parameters, as the seed lists them.
+    /// The model the configuration serves (Hugging Face id).
+    pub fn model(&self) -> &str {
+        &self.model.id
+    }
+
+    /// The backend parameters: the vLLM flags, as given.
     pub fn backend_parameters(&self) -> Vec<String> {
-        let mut v = vec!["--reasoning-parser=qwen3".to_string()];
-        if self.performance_mode {
-            v.push("--performance-mode=throughput".into());
-        }
-        v.push("--max-model-len=32768".into());
-        if self.prefix_caching {
-            v.push("--enable-prefix-caching".into());
-        }
-        if self.kv_fp8 {
-            v.push("--kv-cache-dtype=fp8".into());
-        }
-        if self.name == "optimized" {
-            v.push("--async-scheduling".into());
-        }
-        v
+        self.args.flags.clone()
+    }
+
+    /// `--gpu-memory-utilization` (default 0.9).
+    pub fn gpu_memory_utilization(&self) -> f64 {
+        self.args.gpu_memory_utilization.unwrap_or(0.9)
+    }
+
+    /// vLLM's memory budget: utilization × device memory, bytes.
+    pub fn memory_budget_bytes(&self) -> f64 {
+        self.gpu_memory_utilization() * self.gpu.memory_bytes
+    }
+
+    /// Resident weight bytes: FP8 linear layers (or BF16), BF16 embedding, lm_head and
+    /// vision tower (absent with `--language-model-only`); the MTP layer only when
+    /// speculative decoding uses it.
+    pub fn weight_bytes(&self) -> f64 {
+        let m = &self.model;
+        let lm_only = self.args.language_model_only;
+        let with_mtp = self.args.speculative_tokens() > 0;
+        let all = m.resident_params(lm_only);
+        let mtp = m.mtp_layers as f64 * m.mtp_layer_params();
+        let mtp = if with_mtp { 0.0 } else { mtp };
+        let embed = m.lm_head_params() * if m.tied_embeddings { 1.0 } else { 2.0 };
+        let vision = if lm_only { 0.0 } else { m.vision_params };
+        let linear = all - mtp - embed - vision;
+        let w = match self.weights {
+            Weights::Bf16 => 2.0,
+            Weights::Fp8 => 1.0,
+        };
+        linear * w + 2.0 * (embed + vision)
+    }
+
+    /// The KV + state pool: the memory budget less weights and [`NON_KV_RESERVE_BYTES`].
+    pub fn kv_pool_bytes(&self) -> f64 {
+        (self.memory_budget_bytes() - self.weight_bytes() - NON_KV_RESERVE_BYTES).max(0.0)
     }
 }
 
-/// KV + GDN-state pool of the BF16 deployment, bytes: 26 GB (2,333 blocks). Fitted: with it
-/// the Throughput profile (512 × (3 state + 3 attention) blocks) is capacity-bound, which
-/// reproduces its duration, TTFT and the seed's FP8 speed-up. It is far below the
-/// back-of-envelope 55–60 GB of the reference notes (0.9 × 140 GiB − 65 GiB weights −
-/// activations); the difference would be profiling activations, the multimodal encoder's
-/// budget and CUDA graphs — a hypothesis a real "GPU KV cache size" log line would settle.
-pub const KV_POOL_BF16_BYTES: f64 = 26e9;
-/// Memory the FP8 checkpoint frees for the pool: 69.3 GB BF16 − 36.8 GB FP8 weights.
-pub const FP8_WEIGHT_SAVINGS_BYTES: f64 = 32.5e9;
+/// Device memory vLLM's budget holds besides weights and the KV/state pool, bytes:
+/// activations of the profiling run, CUDA graphs, the sampler's logits and the multimodal
+/// encoder's profiling budget. Fitted, the one memory constant: with it the seed's BF16
+/// deployment has a 26 GB pool (2,333 blocks), which makes the Throughput profile
+/// (512 × (3 state + 3 attention) blocks) capacity-bound and reproduces its duration, TTFT
+/// and the FP8 speed-up (the FP8 pool is then derived: the same budget less the FP8
+/// weights). It is far above the reference notes' back-of-envelope 5 GB of activations; a
+/// real "GPU KV cache size" log line would settle what it is.
+pub const NON_KV_RESERVE_BYTES: f64 = 39.5e9;
 
 /// Everything the simulator needs besides the configuration's switches.
 #[derive(Debug, Clone, PartialEq)]
@@ -135,25 +206,45 @@ pub struct Params {
     /// about 6.5 s, then first tokens at the prefill rate (median TTFT above the mean, P95 ≈
     /// P99 when the prefill budget doubles); the later profiles show no such gap.
     pub cold_start_s: f64,
+    /// Draft tokens per step (`num_speculative_tokens`; 0 without speculative decoding).
+    pub spec_tokens: u64,
+    /// Probability that a draft token is accepted given the one before it was
+    /// ([`MTP_ACCEPTANCE`]).
+    pub spec_acceptance: f64,
 }
 
+/// Per-position acceptance of Qwen3.5's MTP draft tokens, conditional on the previous
+/// position's: 0.65, the pooled teacher-forced acceptance measured for a Qwen3.5-family
+/// MTP head (tenstorrent/vllm issue #442, 2026-08-25: 0.647 ± 0.020 over code, factual,
+/// prose and technical text; prose 0.49, code 0.91). vLLM reuses the one MTP layer for
+/// deeper positions; the same rate is assumed there (a geometric acceptance length).
+/// Not fitted.
+pub const MTP_ACCEPTANCE: f64 = 0.65;
+
 impl Params {
-    /// The calibrated parameters for a configuration (reference §6).
+    /// The parameters for a configuration: the step model of its model on its GPU, vLLM's
+    /// batch limits for its flags, and the KV pool its memory leaves.
     pub fn for_config(c: &Config) -> Params {
-        let (tokens, seqs) = if c.performance_mode {
-            (16_384, 2048)
+        let max_model_len = c
+            .args
+            .max_model_len
+            .or(c.model.max_position_embeddings)
+            .unwrap_or(32_768);
+        let (tokens, seqs) = c.args.batch_limits(&c.gpu, max_model_len);
+        let mut step =
+            StepModel::for_deployment(&c.model, &c.gpu, c.weights, c.kv_fp8, &EFFICIENCIES);
+        step.max_cudagraph_tokens = c.args.max_cudagraph_capture_size.unwrap_or(512);
+        let spec_tokens = if c.model.mtp_layers > 0 {
+            c.args.speculative_tokens()
         } else {
-            (8192, 1024)
+            0
         };
         Params {
-            step: StepModel::new(c.weights, c.kv_fp8),
+            step,
             max_batched_tokens: tokens,
             max_seqs: seqs,
-            max_model_len: 32_768,
-            kv_pool_bytes: match c.weights {
-                Weights::Bf16 => KV_POOL_BF16_BYTES,
-                Weights::Fp8 => KV_POOL_BF16_BYTES + FP8_WEIGHT_SAVINGS_BYTES,
-            },
+            max_model_len,
+            kv_pool_bytes: c.kv_pool_bytes(),
             net_in_s: 2e-3,
             net_out_s: 1e-3,
             admission_s: 18e-3,
@@ -162,6 +253,8 @@ impl Params {
             chat_template_tokens: 10,
             chunk_s: 10e-6,
             cold_start_s: 6.5,
+            spec_tokens,
+            spec_acceptance: MTP_ACCEPTANCE,
         }
     }
 }
@@ -197,9 +290,12 @@ pub struct H200Sim {
     output_free_s: f64,
     total_blocks: u64,
     free_blocks: u64,
-    /// Tokens per block: [`BLOCK_TOKENS`], doubled with an fp8 KV cache (the same page
-    /// bytes hold twice the attention tokens; the GDN state pages are unchanged).
+    /// Tokens per block: the model's hybrid page ([`ModelSpec::hybrid_layout`]), doubled
+    /// with an fp8 KV cache (the same page bytes hold twice the attention tokens; the GDN
+    /// state pages are unchanged).
     block_tokens: u64,
+    /// Blocks of linear-attention state each running sequence holds.
+    state_blocks_per_seq: u64,
     /// Admitted by the frontend, not yet seen by the scheduler (arrival order).
     arriving: VecDeque<Req>,
     waiting: VecDeque<Req>,
@@ -218,6 +314,30 @@ pub struct H200Sim {
     preemptions: u64,
 }
 
+/// How many of `k` draft tokens are accepted for request `id` at output position
+/// `generated`: each with probability `p` given the previous one was, drawn from a hash of
+/// (id, position) so a run is deterministic whatever the batch order.
+fn accepted_drafts(id: u64, generated: u64, k: u64, p: f64) -> u64 {
+    let mut x = id
+        .wrapping_mul(0x9E37_79B9_7F4A_7C15)
+        .wrapping_add(generated.wrapping_mul(0xD1B5_4A32_D192_ED03));
+    let mut accepted = 0;
+    for _ in 0..k {
+        // splitmix64
+        x = x.wrapping_add(0x9E37_79B9_7F4A_7C15);
+        let mut z = x;
+        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+        z ^= z >> 31;
+        let u = (z >> 11) as f64 / (1u64 << 53) as f64;
+        if u >= p {
+            break;
+        }
+        accepted += 1;
+    }
+    accepted
+}
+
 fn dur(s: f64) -> Duration {
     Duration::from_secs_f64(s.max(0.0))
 }
@@ -232,12 +352,13 @@ impl H200Sim {
 
     /// A fresh server with explicit parameters.
     pub fn with_params(config: Config, params: Params) -> H200Sim {
-        let total_blocks = (params.kv_pool_bytes / BLOCK_BYTES) as u64;
+        let layout = config.model.hybrid_layout();
+        let total_blocks = (params.kv_pool_bytes / layout.block_bytes) as u64;
         let k = params.admission_concurrency;
         let block_tokens = if config.kv_fp8 {
-            2 * BLOCK_TOKENS
+            2 * layout.block_tokens
         } else {
-            BLOCK_TOKENS
+            layout.block_tokens
         };
         H200Sim {
             config,
@@ -249,6 +370,7 @@ impl H200Sim {
             total_blocks,
             free_blocks: total_blocks,
             block_tokens,
+            state_blocks_per_seq: layout.state_blocks_per_seq,
             arriving: VecDeque::new(),
             waiting: VecDeque::new(),
             running: Vec::new(),
@@ -291,7 +413,9 @@ impl H200Sim {
             };
             // Counts come from the request: saturate (a huge one is rejected below).
             let total = r.prompt.saturating_add(r.max_out);
-            let need = self.blocks_for(total).saturating_add(STATE_BLOCKS_PER_SEQ);
+            let need = self
+                .blocks_for(total)
+                .saturating_add(self.state_blocks_per_seq);
             let reason = if total > self.params.max_model_len {
                 Some(format!(
                     "This model's maximum context length is {} tokens. However, you requested {} tokens ({} in the messages, {} in the completion).",
@@ -347,7 +471,9 @@ impl H200Sim {
             let n = if r.computed < r.prefill_target {
                 (r.prefill_target - r.computed).min(budget)
             } else {
-                1
+                // A decode step verifies the draft tokens too (none past the output budget).
+                let left = r.max_out.saturating_sub(r.generated + 1);
+                (1 + self.params.spec_tokens.min(left)).min(budget)
             };
             let need = self.blocks_for(r.computed + n).saturating_sub(r.blocks);
             let mut gone = false;
@@ -389,7 +515,7 @@ impl H200Sim {
                 } else {
                     0
                 };
-                let need = self.blocks_for(cached + n) + STATE_BLOCKS_PER_SEQ + extra_state;
+                let need = self.blocks_for(cached + n) + self.state_blocks_per_seq + extra_state;
                 if need > self.free_blocks {
                     break;
                 }
@@ -398,7 +524,7 @@ impl H200Sim {
                 };
                 self.free_blocks -= need;
                 r.blocks = self.blocks_for(cached + n);
-                r.state_blocks = STATE_BLOCKS_PER_SEQ + extra_state;
+                r.state_blocks = self.state_blocks_per_seq + extra_state;
                 r.computed = cached;
                 self.running.push(r);
                 self.scheduled.push((self.running.len() - 1, n));
@@ -408,11 +534,23 @@ impl H200Sim {
         if self.scheduled.is_empty() {
             return false;
         }
+        let mut emitting = 0u64;
         for &(idx, n) in &self.scheduled {
             let r = &self.running[idx];
-            load.add(n, r.computed, r.computed < r.prefill_target);
+            let prefill = r.computed < r.prefill_target;
+            let rows = if prefill { 1 } else { n };
+            emitting += u64::from(!prefill || r.computed + n >= r.prefill_target);
+            load.add_sampled(n, r.computed, prefill, rows);
         }
-        let mut end = start + self.params.step.step_seconds(&load);
+        let step = &self.params.step;
+        let mut end = start
+            + step.step_seconds(&load)
+            + step.draft_seconds(
+                self.params.spec_tokens,
+                load.tokens,
+                emitting,
+                load.kv_tokens,
+            );
         if !self.warm {
             // A fresh deployment's first batch pays the one-time kernel JIT/autotuning.
             end += self.params.cold_start_s;
@@ -425,21 +563,24 @@ impl H200Sim {
         for k in 0..self.scheduled.len() {
             let (idx, n) = self.scheduled[k];
             let r = &mut self.running[idx];
-            let emits = if r.computed < r.prefill_target {
+            let emitted = if r.computed < r.prefill_target {
                 r.computed += n;
-                r.computed >= r.prefill_target
+                u64::from(r.computed >= r.prefill_target)
             } else {
-                r.computed += 1;
-                true
+                // The verified token plus the accepted prefix of the n − 1 draft tokens.
+                let accepted =
+                    accepted_drafts(r.id, r.generated, n - 1, self.params.spec_acceptance);
+                r.computed += 1 + accepted;
+                1 + accepted
             };
-            if emits {
+            if emitted > 0 {
                 out_s += self.params.chunk_s;
                 let at = dur(out_s + self.params.net_out_s);
-                r.generated += 1;
+                r.generated += emitted;
                 self.pending.push_back(EngineEvent::Chunk {
                     id: r.id,
                     at,
-                    tokens: 1,
+                    tokens: u32::try_from(emitted).unwrap_or(u32::MAX),
                 });
                 if r.generated >= r.max_out {
                     finished += 1;
@@ -658,6 +799,7 @@ mod tests {
     use crate::driver::arrivals::Arrivals;
     use crate::driver::{run, workload, RunOptions};
     use crate::record::Outcome;
+    use crate::sim::model::BLOCK_BYTES;
 
     fn run_with_pool(blocks: u64, n: usize) -> (H200Sim, Vec<crate::record::RequestRecord>) {
         run_config_with_pool("baseline", blocks, n)

@@ -16,12 +16,16 @@
 //! ```
 
 pub mod engine;
+pub mod engine_args;
 pub mod frontend;
 pub mod guidellm;
 pub mod model;
 pub mod run;
 #[cfg(feature = "http")]
 pub mod serve;
+pub mod spec;
 
 pub use engine::{Config, H200Sim, Params, CONFIG_NAMES};
-pub use model::{StepLoad, StepModel, Weights};
+pub use engine_args::{from_engine_args, EngineArgs, SimConfig, SimConfigError};
+pub use model::{Efficiencies, StepLoad, StepModel, Weights, EFFICIENCIES};
+pub use spec::{GpuSpec, ModelSpec};
