@@ -100,13 +100,14 @@ impl Config {
         };
         let budget = c.memory_budget_bytes();
         let weights = c.weight_bytes();
-        if weights + NON_KV_RESERVE_BYTES >= budget {
+        let reserve = c.non_kv_reserve_bytes();
+        if weights + reserve >= budget {
             return Err(SimConfigError::DoesNotFit {
                 model: c.model.id.clone(),
                 gpu: c.gpu.name.clone(),
                 weights_gb: weights / 1e9,
                 budget_gb: budget / 1e9,
-                reserve_gb: NON_KV_RESERVE_BYTES / 1e9,
+                reserve_gb: reserve / 1e9,
                 util: c.gpu_memory_utilization(),
             });
         }
@@ -153,21 +154,29 @@ impl Config {
         linear * w + 2.0 * (embed + vision)
     }
 
-    /// The KV + state pool: the memory budget less weights and [`NON_KV_RESERVE_BYTES`].
+    /// Non-KV memory: [`NON_KV_RESERVE_FRACTION`] of device memory, bytes.
+    pub fn non_kv_reserve_bytes(&self) -> f64 {
+        NON_KV_RESERVE_FRACTION * self.gpu.memory_bytes
+    }
+
+    /// The KV + state pool: the memory budget less weights and the non-KV reserve.
     pub fn kv_pool_bytes(&self) -> f64 {
-        (self.memory_budget_bytes() - self.weight_bytes() - NON_KV_RESERVE_BYTES).max(0.0)
+        (self.memory_budget_bytes() - self.weight_bytes() - self.non_kv_reserve_bytes()).max(0.0)
     }
 }
 
-/// Device memory vLLM's budget holds besides weights and the KV/state pool, bytes:
-/// activations of the profiling run, CUDA graphs, the sampler's logits and the multimodal
-/// encoder's profiling budget. Fitted, the one memory constant: with it the seed's BF16
-/// deployment has a 26 GB pool (2,333 blocks), which makes the Throughput profile
-/// (512 × (3 state + 3 attention) blocks) capacity-bound and reproduces its duration, TTFT
-/// and the FP8 speed-up (the FP8 pool is then derived: the same budget less the FP8
-/// weights). It is far above the reference notes' back-of-envelope 5 GB of activations; a
-/// real "GPU KV cache size" log line would settle what it is.
-pub const NON_KV_RESERVE_BYTES: f64 = 39.5e9;
+/// Device memory vLLM's budget holds besides weights and the KV/state pool (activations
+/// of the profiling run, CUDA graphs, the sampler's logits, the multimodal encoder's
+/// profiling budget), as a fraction of device memory. Fitted, the one memory constant: it
+/// gives the seed's BF16 deployment on an H200 a 26 GB pool (2,333 blocks; 39.5 GB held
+/// back), which makes the Throughput profile (512 × (3 state + 3 attention) blocks)
+/// capacity-bound and reproduces its duration, TTFT and the FP8 speed-up (the FP8 pool is
+/// then derived: the same budget less the FP8 weights); on an H100 it holds back 22.4 GB,
+/// which leaves Qwen3.5-9B the pool its development point's 1.6 s mean TTFT needs (a fixed
+/// 39.5 GB would make that run capacity-bound: 6.6 s). It is far above the reference
+/// notes' back-of-envelope 5 GB of activations; a real "GPU KV cache size" log line would
+/// settle what it is.
+pub const NON_KV_RESERVE_FRACTION: f64 = 39.5e9 / 150_754_820_096.0;
 
 /// Everything the simulator needs besides the configuration's switches.
 #[derive(Debug, Clone, PartialEq)]
@@ -200,12 +209,20 @@ pub struct Params {
     /// all streams. The calibrated 10 µs only staggers (the reference's optional 140 µs cap
     /// did not improve the fit).
     pub chunk_s: f64,
-    /// One-time cost of the first engine step on a fresh deployment (kernel JIT and
-    /// autotuning for the first batch shapes), s. A hypothesis fitted to the seed: its
-    /// ShareGPT runs (the first benchmark on each fresh deployment) show no first token for
-    /// about 6.5 s, then first tokens at the prefill rate (median TTFT above the mean, P95 ≈
-    /// P99 when the prefill budget doubles); the later profiles show no such gap.
+    /// One-time cost of the first engine step on a fresh deployment of an MoE model (the
+    /// Triton fused-MoE kernels' JIT and autotuning for the first batch shapes), s. A
+    /// hypothesis fitted to the seed: its ShareGPT runs (the first benchmark on each fresh
+    /// deployment) show no first token for about 6.5 s, then first tokens at the prefill
+    /// rate (median TTFT above the mean, P95 ≈ P99 when the prefill budget doubles); the
+    /// later profiles show no such gap. A dense model has no fused-MoE kernels: 0 (the
+    /// Qwen3.5-9B development point's 1.6 s mean TTFT leaves no room for it).
     pub cold_start_s: f64,
+    /// Whether even a warmed-up server pays `cold_start_s` once: with MTP speculative
+    /// decoding the drafter's MoE layer first runs at new shapes on the first request. The
+    /// same hypothesis, read off the FP8 + MTP development point (mean TTFT 263 ms against
+    /// 68 ms without MTP, and a peak concurrency of 57 at 8 req/s — a ≈ 7 s backlog — where
+    /// its 3.3 s mean latency gives ≈ 26 in flight).
+    pub cold_start_when_warm: bool,
     /// Draft tokens per step (`num_speculative_tokens`; 0 without speculative decoding).
     pub spec_tokens: u64,
     /// Probability that a draft token is accepted given the one before it was
@@ -252,7 +269,8 @@ impl Params {
             admission_concurrency: 1,
             chat_template_tokens: 10,
             chunk_s: 10e-6,
-            cold_start_s: 6.5,
+            cold_start_s: if c.model.experts > 0 { 6.5 } else { 0.0 },
+            cold_start_when_warm: spec_tokens > 0 && c.model.experts > 0,
             spec_tokens,
             spec_acceptance: MTP_ACCEPTANCE,
         }
@@ -386,7 +404,7 @@ impl H200Sim {
 
     /// A server that has already served traffic: no cold-start cost.
     pub fn warmed_up(mut self) -> H200Sim {
-        self.warm = true;
+        self.warm = !self.params.cold_start_when_warm;
         self
     }
 

@@ -13,6 +13,8 @@ mod parse;
 mod profiles;
 mod render;
 mod report;
+#[cfg(feature = "sim")]
+mod simulate;
 
 use std::io::Write as _;
 use std::process::ExitCode;
@@ -45,6 +47,10 @@ enum Command {
     /// Benchmark an OpenAI-compatible server (vLLM, SGLang, the h200_server example).
     #[cfg(feature = "http")]
     Bench(bench::Args),
+    /// Simulate vLLM serving a Qwen3.5 model on an H100/H200 (the h200_server example's
+    /// flags): any model, GPU, vLLM flags and load.
+    #[cfg(feature = "sim")]
+    Simulate(simulate::Args),
 }
 
 fn main() -> ExitCode {
@@ -59,6 +65,8 @@ fn main() -> ExitCode {
         Command::Lint(a) => return lint::run(&a),
         #[cfg(feature = "http")]
         Command::Bench(a) => bench::run(&a),
+        #[cfg(feature = "sim")]
+        Command::Simulate(a) => simulate::run(&a),
     };
     match output {
         Ok(text) => {
