@@ -278,7 +278,7 @@ fn print_result(w: &mut String, r: &BenchmarkResult, format: Format) {
 /// The report `args` ask for. Notices (flags ignored or without effect) go to `notes`.
 pub fn report(args: &SimArgs, notes: &mut dyn std::io::Write) -> Result<String, SimCliError> {
     if args.fidelity {
-        return Ok(fidelity(args.seed)?);
+        return fidelity(args.seed);
     }
     let profiles = args.profiles()?;
     let configs = args.configs()?;

@@ -1,7 +1,8 @@
 //! The embedded simulator: a discrete-event model of vLLM 0.17 serving a Qwen3.5-family
 //! model on one H100 or H200, in virtual time, behind the same
 //! [`Engine`](crate::engine::Engine) trait as a real server. It owns the model and GPU
-//! descriptions ([`spec`]), vLLM's flags as its configuration ([`engine_args`]), the engine
+//! descriptions ([`spec`]), vLLM's flags ([`engine_args`]) and the configuration they make
+//! ([`config`]), the engine
 //! step physics incl. MTP speculative decoding ([`model`]), the API server's admission queue
 //! ([`frontend`]), the scheduler and KV pool ([`engine`]), running load profiles on it
 //! ([`run`]), what guidellm would have reported of a run ([`guidellm`]), Markdown rows
@@ -20,6 +21,7 @@
 
 #[cfg(feature = "cli")]
 pub mod cli;
+pub mod config;
 pub mod engine;
 pub mod engine_args;
 pub mod frontend;
