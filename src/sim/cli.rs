@@ -160,8 +160,19 @@ pub enum SimCliError {
 }
 
 impl SimArgs {
+    /// Whether another model, GPU or load than the seed study's is asked for.
+    fn custom(&self) -> bool {
+        self.model != "qwen3.5-35b-a3b"
+            || self.gpu != "h200"
+            || self.rate.is_some()
+            || self.requests.is_some()
+            || self.input_tokens.is_some()
+            || self.output_tokens.is_some()
+    }
+
     /// The configurations to run: `--config` (plus `--engine-args`), `--engine-args` alone
-    /// (a custom configuration), or baseline and optimized.
+    /// (a custom configuration), the baseline flag set for another model, GPU or load, or
+    /// the seed's baseline and optimized.
     pub fn configs(&self) -> Result<Vec<Config>, SimCliError> {
         let extra = match &self.engine_args {
             Some(s) => EngineArgs::parse_str(s)?,
@@ -190,6 +201,10 @@ impl SimArgs {
                 let gpu = super::spec::GpuSpec::resolve(&self.gpu).map_err(SimConfigError::from)?;
                 Ok(vec![Config::from_parts("custom", model, gpu, extra)?])
             }
+            // Another model, GPU or load: its baseline; else the seed's two configurations.
+            (None, None) if self.custom() => {
+                Ok(vec![Config::named_on("baseline", &self.model, &self.gpu)?])
+            }
             (None, None) => Ok(vec![
                 Config::named_on("baseline", &self.model, &self.gpu)?,
                 Config::named_on("optimized", &self.model, &self.gpu)?,
@@ -201,11 +216,11 @@ impl SimArgs {
     /// `--input-tokens/--output-tokens` for random prompts, else ShareGPT), or the seed's
     /// four.
     pub fn profiles(&self) -> Result<Vec<Profile>, SimCliError> {
-        let custom = self.rate.is_some()
+        let custom_load = self.rate.is_some()
             || self.requests.is_some()
             || self.input_tokens.is_some()
             || self.output_tokens.is_some();
-        let mut profiles = match (&self.profile, custom) {
+        let mut profiles = match (&self.profile, custom_load) {
             (Some(p), _) => vec![Profile::preset(p)?],
             (None, true) => vec![Profile {
                 name: None,
