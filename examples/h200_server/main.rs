@@ -36,7 +36,7 @@ const DEFAULT_MAX_CONNECTIONS: usize = 8192;
 /// Simulated vLLM serving Qwen3.5 on an H100/H200: the seed study, any load, or an
 /// OpenAI-compatible server.
 #[derive(Debug, Parser)]
-#[command(name = "h200_server", about, long_about = None)]
+#[command(name = "h200_server")]
 struct Args {
     #[command(flatten)]
     sim: SimArgs,
