@@ -45,6 +45,7 @@
 
 pub mod arrivals;
 pub mod rng;
+pub mod stop;
 pub mod workload;
 
 use std::collections::HashMap;
@@ -57,6 +58,7 @@ use crate::record::{ErrorKind, RequestRecord};
 use crate::result::{BenchmarkResult, Convention};
 use crate::Profile;
 use arrivals::{Arrivals, ArrivalsError};
+use stop::StopSignal;
 use workload::{WorkItem, WorkloadError, WorkloadOptions};
 
 /// guidellm's default cap on requests in flight (`settings.max_concurrency`); the seed's
@@ -80,7 +82,19 @@ pub struct RunOptions {
     /// Client-side work per prompt token before a request can be sent, done serially
     /// (guidellm synthesizing random prompts: about 3.4 µs per token). Zero by default.
     pub client_prep_per_prompt_token: Duration,
+    /// Polled while the run goes on: once raised nothing more is sent, and the requests in
+    /// flight get [`drain`](Self::drain) to finish before they are cut off (at once for
+    /// [`StopSignal::stop_now`]). `None`: the run cannot be stopped from outside.
+    pub stop: Option<StopSignal>,
+    /// How long requests in flight may still run after `stop` is raised (engine clock).
+    pub drain: Duration,
 }
+
+/// Default of [`RunOptions::drain`].
+pub const DEFAULT_DRAIN: Duration = Duration::from_secs(10);
+
+/// How often the driver looks at [`RunOptions::stop`] while it waits (engine clock).
+const STOP_POLL: Duration = Duration::from_millis(50);
 
 impl Default for RunOptions {
     fn default() -> Self {
@@ -90,6 +104,8 @@ impl Default for RunOptions {
             max_requests: None,
             max_duration: None,
             client_prep_per_prompt_token: Duration::ZERO,
+            stop: None,
+            drain: DEFAULT_DRAIN,
         }
     }
 }
@@ -122,6 +138,8 @@ pub struct RunOutput {
     pub result: BenchmarkResult,
     /// Set when the engine failed fatally and the run stopped early: the engine's message.
     pub aborted: Option<String>,
+    /// Set when [`RunOptions::stop`] stopped the run: its reason.
+    pub stopped: Option<String>,
 }
 
 /// The driver could not run.
@@ -200,6 +218,8 @@ pub fn run<E: Engine + ?Sized>(
     let mut limit = n;
     let mut events = Vec::new();
     let mut aborted = None;
+    let mut stopped: Option<String> = None;
+    let mut drain_end: Option<Duration> = None;
     let cut_off = |open: &mut HashMap<u64, RequestHandle<'_, ManualClock>>,
                    engine: &mut E,
                    at: Duration,
@@ -218,6 +238,22 @@ pub fn run<E: Engine + ?Sized>(
         let out_of_time = end.is_some_and(|e| now >= e);
         if out_of_time {
             limit = sent;
+        }
+        if let Some(stop) = opts.stop.as_ref().filter(|s| s.is_stopping()) {
+            limit = sent;
+            if stopped.is_none() {
+                stopped = stop.reason();
+                drain_end = Some(now.saturating_add(opts.drain));
+            }
+            let reason = stopped.as_deref().unwrap_or("stopped");
+            if stop.is_urgent() || drain_end.is_some_and(|d| now >= d) {
+                let why = format!("interrupted ({reason}) while in flight");
+                cut_off(&mut open, engine, now, &why);
+                break;
+            }
+            if open.is_empty() {
+                break;
+            }
         }
         while sent < limit && open.len() < cap && sched[sent] <= now {
             let id = sent;
@@ -253,6 +289,15 @@ pub fn run<E: Engine + ?Sized>(
         let mut deadline = (sent < limit && open.len() < cap).then(|| sched[sent]);
         if let Some(e) = end {
             deadline = Some(deadline.map_or(e, |x| x.min(e)));
+        }
+        let open_ended = deadline.is_none();
+        if opts.stop.is_some() {
+            // Wake up now and then to look at the stop signal.
+            let mut poll = now.saturating_add(STOP_POLL);
+            if let Some(d) = drain_end {
+                poll = poll.min(d);
+            }
+            deadline = Some(deadline.map_or(poll, |x| x.min(poll)));
         }
         events.clear();
         let res = engine.advance(deadline, &mut events);
@@ -291,9 +336,10 @@ pub fn run<E: Engine + ?Sized>(
             aborted = Some(message);
             break;
         }
-        if deadline.is_none()
+        // (With a stop signal the wait ends at the poll deadline, so the clock moves.)
+        if open_ended
             && !progressed
-            && engine.now() == now
+            && (engine.now() == now || opts.stop.is_some())
             && !open.is_empty()
             && engine.in_flight() == 0
         {
@@ -314,5 +360,6 @@ pub fn run<E: Engine + ?Sized>(
         records,
         result,
         aborted,
+        stopped,
     })
 }

@@ -208,10 +208,15 @@ impl HttpEngine {
 
     /// `GET /v1/models`: the ids the server serves (the first is vLLM's default model).
     pub fn list_models(&self) -> Result<Vec<String>, HttpError> {
+        self.models_response().map(|v| model_ids(&v))
+    }
+
+    /// `GET /v1/models`: the server's answer as received (JSON).
+    pub fn models_response(&self) -> Result<Value, HttpError> {
         let shared = Arc::clone(&self.shared);
         let rt = self.runtime()?;
         rt.block_on(async move {
-            let fut = list_models(&shared);
+            let fut = models_response(&shared);
             tokio::time::timeout(shared.config.connect_timeout * 3, fut)
                 .await
                 .map_err(|_| HttpError::Request("GET /v1/models timed out".into()))?
@@ -796,7 +801,25 @@ impl StreamState {
     }
 }
 
-async fn list_models(shared: &Shared) -> Result<Vec<String>, HttpError> {
+/// The model ids of a `/v1/models` answer (`data[].id`), in order.
+///
+/// ```
+/// use servebench::http::client::model_ids;
+/// let v = serde_json::json!({"object": "list", "data": [{"id": "a"}, {"id": "b"}]});
+/// assert_eq!(model_ids(&v), ["a", "b"]);
+/// ```
+pub fn model_ids(v: &Value) -> Vec<String> {
+    v.get("data")
+        .and_then(Value::as_array)
+        .map(|a| {
+            a.iter()
+                .filter_map(|m| m.get("id").and_then(Value::as_str).map(str::to_string))
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+async fn models_response(shared: &Shared) -> Result<Value, HttpError> {
     let mut sender = connect(shared)
         .await
         .map_err(|f| HttpError::Request(f.message))?;
@@ -825,16 +848,8 @@ async fn list_models(shared: &Shared) -> Result<Vec<String>, HttpError> {
             status.as_u16()
         )));
     }
-    let v: Value = serde_json::from_slice(&bytes)
-        .map_err(|e| HttpError::Request(format!("GET /v1/models: bad JSON: {e}")))?;
-    Ok(v.get("data")
-        .and_then(Value::as_array)
-        .map(|a| {
-            a.iter()
-                .filter_map(|m| m.get("id").and_then(Value::as_str).map(str::to_string))
-                .collect()
-        })
-        .unwrap_or_default())
+    serde_json::from_slice(&bytes)
+        .map_err(|e| HttpError::Request(format!("GET /v1/models: bad JSON: {e}")))
 }
 
 #[cfg(test)]
