@@ -78,6 +78,7 @@ pub mod format;
 pub mod http;
 pub mod import;
 pub mod lint;
+pub mod merge;
 pub mod metrics;
 pub mod profile;
 pub mod record;

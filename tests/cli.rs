@@ -119,7 +119,7 @@ fn render_single_result_in_both_styles() {
         "{err}"
     );
     // A vLLM-convention result renders in both styles.
-    let mut vllm = v[1].clone();
+    let mut vllm = v["blocks"][1]["result"].clone();
     vllm["meta"]["convention"] = serde_json::json!("vllm");
     vllm.as_object_mut().unwrap().remove("layout");
     let one = scratch("one-vllm.json", &vllm.to_string());

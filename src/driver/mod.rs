@@ -45,6 +45,8 @@
 
 pub mod arrivals;
 pub mod rng;
+pub mod shard;
+pub mod start;
 pub mod stop;
 pub mod workload;
 
@@ -58,6 +60,7 @@ use crate::record::{ErrorKind, RequestRecord};
 use crate::result::{BenchmarkResult, Convention};
 use crate::Profile;
 use arrivals::{Arrivals, ArrivalsError};
+use shard::{Shard, ShardError};
 use stop::StopSignal;
 use workload::{WorkItem, WorkloadError, WorkloadOptions};
 
@@ -82,6 +85,15 @@ pub struct RunOptions {
     /// Client-side work per prompt token before a request can be sent, done serially
     /// (guidellm synthesizing random prompts: about 3.4 µs per token). Zero by default.
     pub client_prep_per_prompt_token: Duration,
+    /// Send only this shard's part of the workload ([`shard`]): the whole workload and
+    /// schedule are built, request `i` is sent by shard `i mod N + 1` at its original offset
+    /// with its original id, and `max_concurrency` is split over the shards
+    /// ([`Shard::cap_share`]). `None`: the whole run.
+    pub shard: Option<Shard>,
+    /// The engine-clock instant the schedule counts from (a start agreed between shards):
+    /// the driver waits for it; request `i` is scheduled at `start_at + offset_i` (the
+    /// records keep the engine's clock). `None`: now.
+    pub start_at: Option<Duration>,
     /// Polled while the run goes on: once raised nothing more is sent, and the requests in
     /// flight get [`drain`](Self::drain) to finish before they are cut off (at once for
     /// [`StopSignal::stop_now`]). `None`: the run cannot be stopped from outside.
@@ -104,6 +116,8 @@ impl Default for RunOptions {
             max_requests: None,
             max_duration: None,
             client_prep_per_prompt_token: Duration::ZERO,
+            shard: None,
+            start_at: None,
             stop: None,
             drain: DEFAULT_DRAIN,
         }
@@ -157,6 +171,9 @@ pub enum DriverError {
     /// A concurrency cap of zero.
     #[error("max_concurrency must be at least 1")]
     ZeroConcurrency,
+    /// The shard cannot take its part of the run.
+    #[error(transparent)]
+    Shard(#[from] ShardError),
 }
 
 /// Builds `profile`'s workload and runs it with [`RunOptions::for_profile`] (adjusted by
@@ -185,26 +202,33 @@ pub fn run<E: Engine + ?Sized>(
     work: &[WorkItem],
     opts: &RunOptions,
 ) -> Result<RunOutput, DriverError> {
-    let cap = opts.max_concurrency.unwrap_or(usize::MAX);
+    let mut cap = opts.max_concurrency.unwrap_or(usize::MAX);
     if cap == 0 {
         return Err(DriverError::ZeroConcurrency);
+    }
+    let shard = opts.shard.unwrap_or(Shard::WHOLE);
+    if opts.max_concurrency.is_some() {
+        cap = shard.cap_share(cap)?;
     }
     let n = opts
         .max_requests
         .and_then(|m| usize::try_from(m).ok())
         .map_or(work.len(), |m| m.min(work.len()));
+    // The whole run's schedule; this shard sends `ids` (positions in the workload) of it.
     let mut sched = opts.arrivals.schedule(n)?;
+    let ids: Vec<usize> = shard.indices(n).collect();
     if !opts.client_prep_per_prompt_token.is_zero() {
+        // Prompt preparation is serial per client process: over this shard's requests only.
         let mut ready = Duration::ZERO;
-        for (t, w) in sched.iter_mut().zip(work) {
+        for &i in &ids {
             ready = ready.saturating_add(
                 opts.client_prep_per_prompt_token
-                    .saturating_mul(u32::try_from(w.prompt_tokens).unwrap_or(u32::MAX)),
+                    .saturating_mul(u32::try_from(work[i].prompt_tokens).unwrap_or(u32::MAX)),
             );
-            *t = (*t).max(ready);
+            sched[i] = sched[i].max(ready);
         }
     }
-    let origin = engine.now();
+    let origin = opts.start_at.unwrap_or_else(|| engine.now());
     // Absolute times; a limit past the clock's range is no limit.
     for t in &mut sched {
         *t = origin.saturating_add(*t);
@@ -214,8 +238,9 @@ pub fn run<E: Engine + ?Sized>(
     // Handles of the requests in flight, by id (= index in the workload); `sent` requests
     // have been handed to the engine (or failed to be).
     let mut open: HashMap<u64, RequestHandle<'_, ManualClock>> = HashMap::new();
+    // How many of `ids` have been sent.
     let mut sent = 0usize;
-    let mut limit = n;
+    let mut limit = ids.len();
     let mut events = Vec::new();
     let mut aborted = None;
     let mut stopped: Option<String> = None;
@@ -255,8 +280,8 @@ pub fn run<E: Engine + ?Sized>(
                 break;
             }
         }
-        while sent < limit && open.len() < cap && sched[sent] <= now {
-            let id = sent;
+        while sent < limit && open.len() < cap && sched[ids[sent]] <= now {
+            let id = ids[sent];
             sent += 1;
             let w = &work[id];
             let mut h = collector.begin_with_id(id as u64, now);
@@ -286,7 +311,7 @@ pub fn run<E: Engine + ?Sized>(
             cut_off(&mut open, engine, now, "cut off at the run's max duration");
             break;
         }
-        let mut deadline = (sent < limit && open.len() < cap).then(|| sched[sent]);
+        let mut deadline = (sent < limit && open.len() < cap).then(|| sched[ids[sent]]);
         if let Some(e) = end {
             deadline = Some(deadline.map_or(e, |x| x.min(e)));
         }

@@ -7,11 +7,12 @@
 //! while the driver runs; the CLI turns them into a progress bar.
 
 use std::path::Path;
-use std::time::{Duration, Instant};
+use std::time::{Duration, Instant, SystemTime};
 
 use super::client::{model_ids, HttpConfig, HttpEngine};
 use super::HttpError;
 use crate::driver::arrivals::Arrivals;
+use crate::driver::shard::Shard;
 use crate::driver::stop::StopSignal;
 use crate::driver::workload::WorkloadOptions;
 use crate::driver::{run_profile, DriverError, DEFAULT_DRAIN};
@@ -56,6 +57,12 @@ pub struct BenchArgs {
     pub stop: Option<StopSignal>,
     /// How long requests in flight may finish after `stop` is raised.
     pub drain: Duration,
+    /// Send only this shard's part of the run ([`crate::driver::shard`]); the warm-up is
+    /// split the same way.
+    pub shard: Option<Shard>,
+    /// Start the measured schedule at this wall-clock instant (the shards of a run agree on
+    /// it); `None`: as soon as the warm-up is done. An instant already past starts at once.
+    pub start_at: Option<SystemTime>,
 }
 
 impl BenchArgs {
@@ -75,6 +82,8 @@ impl BenchArgs {
             warmup_requests: 0,
             stop: None,
             drain: DEFAULT_DRAIN,
+            shard: None,
+            start_at: None,
         }
     }
 }
@@ -298,6 +307,12 @@ pub fn run(args: &BenchArgs, progress: &mut dyn FnMut(&Progress)) -> Result<Benc
     workload.with_text = true;
     let engine = HttpEngine::new(http)?;
     let started_at = wall_clock_at(engine.origin());
+    // The agreed start on the engine's clock (an instant already past: now).
+    let zero = engine.origin();
+    let agreed = args.start_at.map(|t| {
+        let engine_zero = SystemTime::from(started_at);
+        t.duration_since(engine_zero).unwrap_or(zero.elapsed())
+    });
     let mut engine = Progressed::new(engine, progress);
     let mut warmup_records = Vec::new();
     if args.warmup_requests > 0 {
@@ -307,12 +322,14 @@ pub fn run(args: &BenchArgs, progress: &mut dyn FnMut(&Progress)) -> Result<Benc
             if let Some(c) = args.max_concurrency {
                 o.max_concurrency = Some(c);
             }
+            o.shard = args.shard;
             o.stop = args.stop.clone();
             o.drain = args.drain;
         })?;
         warmup_records = out.records;
     }
     let mut cap = None;
+    let mut schedule_origin = None;
     let stopped_in_warmup = args.stop.as_ref().is_some_and(|s| s.is_stopping());
     let out = if stopped_in_warmup {
         None
@@ -330,10 +347,17 @@ pub fn run(args: &BenchArgs, progress: &mut dyn FnMut(&Progress)) -> Result<Benc
             o.max_duration = args.max_duration;
             o.stop = args.stop.clone();
             o.drain = args.drain;
+            o.shard = args.shard;
+            // The schedule counts from the agreed start, else from now (after the warm-up
+            // and the workload are ready).
+            let start = agreed.unwrap_or_else(|| zero.elapsed());
+            schedule_origin = Some(start);
+            o.start_at = Some(start);
             cap = o.max_concurrency;
         })?)
     };
     engine.tick(true);
+    let server_clock = engine.into_inner().server_clock();
     let (records, aborted, stopped) = match out {
         Some(o) => (o.records, o.aborted, o.stopped),
         None => (
@@ -370,6 +394,12 @@ pub fn run(args: &BenchArgs, progress: &mut dyn FnMut(&Progress)) -> Result<Benc
         (Dataset::ShareGpt { .. }, _) => args.workload.sharegpt_seed,
     });
     file.warmup_records = warmup_records;
+    file.shard = args.shard;
+    file.schedule_origin = schedule_origin;
+    file.start_at = args
+        .start_at
+        .map(|t| chrono::DateTime::<chrono::Utc>::from(t).fixed_offset());
+    file.server_clock = (server_clock.samples > 0).then_some(server_clock);
     let findings = file.lint();
     Ok(BenchRun {
         file,

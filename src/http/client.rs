@@ -31,6 +31,7 @@ use serde_json::{json, Value};
 use super::sse::{SseEvent, SseParser};
 use super::{Endpoint, HttpError, Target};
 use crate::engine::{Engine, EngineError, EngineEvent, EngineRequest, Usage};
+use crate::merge::skew::ServerClock;
 use crate::record::ErrorKind;
 
 /// How to reach the server and what to send.
@@ -152,6 +153,8 @@ struct Shared {
     origin: Instant,
     inbox: Inbox,
     idle: Mutex<Vec<Sender>>,
+    /// The server's clock from the responses' `Date` headers.
+    clock: Mutex<ServerClock>,
 }
 
 impl Shared {
@@ -195,6 +198,7 @@ impl HttpEngine {
                 origin: Instant::now(),
                 inbox: Inbox::default(),
                 idle: Mutex::new(Vec::new()),
+                clock: Mutex::new(ServerClock::default()),
             }),
             pending: VecDeque::new(),
             tasks: HashMap::new(),
@@ -204,6 +208,12 @@ impl HttpEngine {
     /// The wall-clock instant the engine's clock counts from.
     pub fn origin(&self) -> Instant {
         self.shared.origin
+    }
+
+    /// Bounds on the server's clock at this engine's zero, from the `Date` headers of the
+    /// responses so far ([`ServerClock`]).
+    pub fn server_clock(&self) -> ServerClock {
+        self.shared.clock.lock().map(|c| *c).unwrap_or_default()
     }
 
     /// `GET /v1/models`: the ids the server serves (the first is vLLM's default model).
@@ -511,10 +521,8 @@ async fn stream_request(
     id: u64,
     body: Bytes,
 ) -> Result<(Duration, Usage), Failure> {
-    shared.inbox.push([EngineEvent::Sent {
-        id,
-        at: shared.now(),
-    }]);
+    let sent = shared.now();
+    shared.inbox.push([EngineEvent::Sent { id, at: sent }]);
     // A pooled connection may have been closed by the server meanwhile: retry once on a new one.
     let (mut sender, reused) = match pooled(shared).await {
         Some(s) => (s, true),
@@ -536,6 +544,12 @@ async fn stream_request(
             ))
         }
     };
+    let head = shared.now();
+    if let Some(date) = response.headers().get(hyper::header::DATE) {
+        if let (Ok(v), Ok(mut clock)) = (date.to_str(), shared.clock.lock()) {
+            clock.observe_header(v, sent, head);
+        }
+    }
     let status = response.status();
     let mut body = response.into_body();
     if !status.is_success() {

@@ -179,6 +179,15 @@ pub struct Args {
     /// No progress output (the bar on a terminal; plain lines every few seconds otherwise).
     #[arg(long)]
     quiet: bool,
+    /// Run shard K of N (1-based): the whole workload and schedule are built from the seed,
+    /// this process sends requests K-1, K-1+N, … at their original times; `servebench merge`
+    /// joins the N run files.
+    #[arg(long, value_name = "K/N")]
+    shard: Option<servebench::driver::shard::Shard>,
+    /// Common start for the shards: an RFC 3339 time (2026-12-03T19:00:00Z), or
+    /// barrier:DIR (each shard waits there for the others, then all start together).
+    #[arg(long, value_name = "TIME|barrier:DIR")]
+    start_at: Option<servebench::driver::start::StartAt>,
 }
 
 /// A usage error (exit 2, clap's format) for combinations clap cannot check.
@@ -450,8 +459,16 @@ fn run(args: &Args) -> Result<(String, u8), Failure> {
     bench_args.warmup_requests = args.warmup_requests;
     bench_args.stop = Some(stop.clone());
     bench_args.drain = seconds(args.drain_timeout);
+    bench_args.shard = args.shard;
+    bench_args.start_at = crate::shard::start_instant(args.shard, args.start_at.as_ref())?;
 
-    let total = profile.total_requests;
+    // A shard sends its part of the requests.
+    let total = match args.shard {
+        Some(shard) => shard
+            .indices(usize::try_from(profile.total_requests).unwrap_or(usize::MAX))
+            .count() as u64,
+        None => profile.total_requests,
+    };
     let bar = progress_bar(total, args.quiet);
     // Without a terminal the bar draws nothing: print a plain line now and then instead.
     let plain = !args.quiet && !std::io::stderr().is_terminal();

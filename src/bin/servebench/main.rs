@@ -11,11 +11,14 @@ mod bench_output;
 mod compare;
 mod input;
 mod lint;
+mod merge;
 mod parse;
 mod profiles;
 mod render;
 mod report;
 mod runfile_in;
+#[cfg(feature = "http")]
+mod shard;
 #[cfg(feature = "http")]
 mod signals;
 #[cfg(feature = "sim")]
@@ -53,6 +56,8 @@ enum Command {
     /// Benchmark an OpenAI-compatible server (vLLM, SGLang, the h200_server example).
     #[cfg(feature = "http")]
     Bench(Box<bench::Args>),
+    /// Merge the run files of a sharded run (`bench --shard K/N`) into one run file.
+    Merge(merge::Args),
     /// Simulate vLLM serving a Qwen3.5 model on an H100/H200 (the h200_server example's
     /// flags): any model, GPU, vLLM flags and load.
     #[cfg(feature = "sim")]
@@ -72,6 +77,7 @@ fn main() -> ExitCode {
         // `bench` has its own exit statuses (130/143 when interrupted) and usage errors.
         #[cfg(feature = "http")]
         Command::Bench(a) => return bench::main(&a),
+        Command::Merge(a) => merge::run(&a),
         #[cfg(feature = "sim")]
         Command::Simulate(a) => simulate::run(&a),
     };
