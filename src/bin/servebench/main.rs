@@ -20,6 +20,8 @@ mod report;
 mod shard;
 #[cfg(feature = "http")]
 mod signals;
+#[cfg(feature = "sim")]
+mod simulate;
 mod values;
 
 use std::io::Write as _;
@@ -55,6 +57,10 @@ enum Command {
     Bench(Box<bench::Args>),
     /// Merge the run files of a sharded run (`bench --shard K/N`) into one run file.
     Merge(merge::Args),
+    /// Simulate vLLM serving a Qwen3.5 model on an H100/H200 (the h200_server example's
+    /// flags): any model, GPU, vLLM flags and load.
+    #[cfg(feature = "sim")]
+    Simulate(simulate::Args),
 }
 
 fn main() -> ExitCode {
@@ -71,6 +77,8 @@ fn main() -> ExitCode {
         #[cfg(feature = "http")]
         Command::Bench(a) => return bench::main(&a),
         Command::Merge(a) => merge::run(&a),
+        #[cfg(feature = "sim")]
+        Command::Simulate(a) => simulate::run(&a),
     };
     match output {
         Ok(text) => match print_stdout(&text) {
