@@ -12,22 +12,6 @@
 //! cargo run --release --example h200_server -- --serve 127.0.0.1:8000 --speed 10  # over HTTP
 //! ```
 //!
-//! Flags: `--profile NAME` (sharegpt, throughput, long-context, generation-heavy, latency),
-//! `--config NAME` (baseline, quantization, prefix-cache, performance-mode, kv-fp8,
-//! optimized), `--seed N`, `--format text|json|markdown`, `--as-guidellm` (what guidellm +
-//! GPUStack would have reported), `--warm` (no cold start, see `starts_cold`), `--fidelity`
-//! (the simulated-vs-seed table), `--sharegpt FILE` (the real
-//! `ShareGPT_V3_unfiltered_cleaned_split.json` instead of the built-in length distribution;
-//! token counts are approximated, see `servebench::driver::workload`; `--sharegpt-filter
-//! vllm` applies `vllm bench serve`'s length filter, the default `none` keeps every
-//! two-turn conversation as guidellm did); `--serve HOST:PORT
-//! [--speed X] [--delta content|reasoning|reasoning_content] [--fault 500:N|cut:N:K|error:N:K]
-//! [--max-connections N] [--api-key KEY] [--timeline FILE]` serves the simulator (`--config`,
-//! default baseline; warm) as an OpenAI-compatible streaming server (at most N connections at
-//! once, default 8192; with a key, `/v1/…` requests need `Authorization: Bearer KEY`; with
-//! `--timeline`, the server's per-request ground truth is served at `GET /timeline` and
-//! written to FILE as JSON Lines on SIGTERM/SIGINT).
-
 //! `--help` lists every flag. The simulator's flags are
 //! [`servebench::sim::cli::SimArgs`], the same as `servebench simulate`'s; `--serve
 //! HOST:PORT [--speed X] [--delta content|reasoning|reasoning_content] [--fault
@@ -78,127 +62,12 @@ struct Args {
     #[cfg(feature = "http")]
     #[arg(long)]
     api_key: Option<String>,
+    /// With --serve: record every request's server-side timeline, serve it at
+    /// `GET /timeline` and write it to FILE (JSON Lines) on SIGTERM/SIGINT.
     #[cfg(feature = "http")]
+    #[arg(long, value_name = "FILE")]
     timeline: Option<std::path::PathBuf>,
 }
-
-const USAGE: &str = "usage: h200_server [--profile NAME] [--config NAME] [--seed N] [--format text|json|markdown] [--as-guidellm] [--warm] [--sharegpt FILE [--sharegpt-filter none|vllm]] [--fidelity]\n       h200_server --serve HOST:PORT [--speed X] [--config NAME] [--delta content|reasoning|reasoning_content] [--fault 500:N|cut:N:K|error:N:K] [--max-connections N] [--api-key KEY] [--timeline FILE]";
-
-fn parse_args(mut it: impl Iterator<Item = String>) -> Result<Args, String> {
-    let mut a = Args {
-        profile: None,
-        config: None,
-        seed: 0,
-        format: Format::Text,
-        as_guidellm: false,
-        fidelity: false,
-        warm: false,
-        sharegpt: None,
-        sharegpt_filter: ShareGptFilter::None,
-        serve: None,
-        speed: 1.0,
-        #[cfg(feature = "http")]
-        delta: None,
-        #[cfg(feature = "http")]
-        fault: None,
-        #[cfg(feature = "http")]
-        max_connections: DEFAULT_MAX_CONNECTIONS,
-        #[cfg(feature = "http")]
-        api_key: None,
-        #[cfg(feature = "http")]
-        timeline: None,
-    };
-    while let Some(arg) = it.next() {
-        let mut value = |name: &str| it.next().ok_or(format!("{name} needs a value"));
-        match arg.as_str() {
-            "--profile" => {
-                let v = value("--profile")?;
-                Profile::preset(&v).map_err(|e| e.to_string())?;
-                a.profile = Some(v);
-            }
-            "--config" => {
-                let v = value("--config")?;
-                if Config::named(&v).is_none() {
-                    return Err(format!(
-                        "unknown config `{v}` (known: {})",
-                        CONFIG_NAMES.join(", ")
-                    ));
-                }
-                a.config = Some(v);
-            }
-            "--seed" => {
-                let v = value("--seed")?;
-                a.seed = v
-                    .parse()
-                    .map_err(|_| format!("--seed: not a number: `{v}`"))?;
-            }
-            "--format" => {
-                a.format = match value("--format")?.as_str() {
-                    "text" => Format::Text,
-                    "json" => Format::Json,
-                    "markdown" => Format::Markdown,
-                    other => {
-                        return Err(format!(
-                            "--format: unknown format `{other}` (text, json, markdown)"
-                        ))
-                    }
-                }
-            }
-            "--as-guidellm" => a.as_guidellm = true,
-            "--fidelity" => a.fidelity = true,
-            "--warm" => a.warm = true,
-            "--sharegpt" => a.sharegpt = Some(value("--sharegpt")?.into()),
-            "--sharegpt-filter" => {
-                a.sharegpt_filter = match value("--sharegpt-filter")?.as_str() {
-                    "none" => ShareGptFilter::None,
-                    "vllm" => ShareGptFilter::Vllm,
-                    other => {
-                        return Err(format!(
-                            "--sharegpt-filter: `{other}` is not one of none, vllm"
-                        ))
-                    }
-                }
-            }
-            "--serve" => {
-                let v = value("--serve")?;
-                a.serve = Some(
-                    v.parse()
-                        .map_err(|_| format!("--serve: not an address (HOST:PORT): `{v}`"))?,
-                );
-            }
-            "--speed" => {
-                let v = value("--speed")?;
-                a.speed = v
-                    .parse()
-                    .ok()
-                    .filter(|s: &f64| s.is_finite() && *s > 0.0)
-                    .ok_or(format!("--speed: not a positive number: `{v}`"))?;
-            }
-            #[cfg(feature = "http")]
-            "--delta" => a.delta = Some(servebench::sim::serve::parse_delta(&value("--delta")?)?),
-            #[cfg(feature = "http")]
-            "--fault" => {
-                let v = value("--fault")?;
-                a.fault = Some(v.parse().map_err(|e| format!("--fault: {e}"))?);
-            }
-            #[cfg(feature = "http")]
-            "--max-connections" => {
-                let v = value("--max-connections")?;
-                a.max_connections = v
-                    .parse()
-                    .ok()
-                    .filter(|&n: &usize| n >= 1)
-                    .ok_or(format!("--max-connections: not a positive integer: `{v}`"))?;
-            }
-            #[cfg(feature = "http")]
-            "--api-key" => a.api_key = Some(value("--api-key")?).filter(|k| !k.is_empty()),
-            #[cfg(feature = "http")]
-            "--timeline" => a.timeline = Some(value("--timeline")?.into()),
-            "-h" | "--help" => return Err(USAGE.to_string()),
-            other => return Err(format!("unknown argument `{other}`\n{USAGE}")),
-        }
-    }
-    Ok(a)
 
 fn positive_speed(v: &str) -> Result<f64, String> {
     v.parse()
@@ -249,10 +118,7 @@ fn main() -> ExitCode {
             let Some(config) = config else {
                 return ExitCode::from(2);
             };
-            let config = config(args.config.as_deref().unwrap_or("baseline"));
             if let Err(e) = serve::run(config, &serve_args, args.timeline.as_deref()) {
-
-            if let Err(e) = serve::run(config, &serve_args) {
                 eprintln!("h200_server: {e}");
                 return ExitCode::from(1);
             }
@@ -479,10 +345,6 @@ mod tests {
             );
             assert!(a(&["--max-connections", "0"]).is_err());
             assert!(a(&["--max-connections", "many"]).is_err());
-            assert_eq!(serve.timeline, None);
-            let t = a(&["--timeline", "t.jsonl"]).unwrap().timeline;
-            assert_eq!(t, Some("t.jsonl".into()));
-            assert!(a(&["--timeline"]).is_err());
         }
         assert!(a(&["--serve", "localhost"]).is_err());
         assert!(a(&["--speed", "0"]).is_err());
