@@ -18,6 +18,7 @@
 pub mod engine;
 pub mod frontend;
 pub mod guidellm;
+pub mod metrics;
 pub mod model;
 pub mod run;
 #[cfg(feature = "http")]
