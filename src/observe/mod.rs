@@ -4,11 +4,11 @@
 //! ([`explain`]), and with the `plot` feature SVG charts and a self-contained HTML report
 //! (`plot`, `html`).
 
-// pub mod explain;
+pub mod explain;
 pub mod prom;
-// #[cfg(feature = "http")]
-// pub mod scrape;
+#[cfg(feature = "http")]
+pub mod scrape;
 pub mod series;
-// pub mod slices;
+pub mod slices;
 
 pub use series::{ServerSeries, ServerSummary};
