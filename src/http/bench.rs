@@ -20,6 +20,9 @@ use crate::profile::Profile;
 use crate::record::RequestRecord;
 use crate::result::{BenchmarkResult, Convention};
 
+/// How often `bench` scrapes `/metrics` by default.
+pub const DEFAULT_SCRAPE_INTERVAL: Duration = Duration::from_secs(1);
+
 /// What to run.
 #[derive(Debug, Clone, PartialEq)]
 pub struct BenchArgs {
@@ -39,6 +42,8 @@ pub struct BenchArgs {
     /// Report style; also picks the metric convention ([`Style::Gpustack`]: guidellm's
     /// definitions, as GPUStack's reports use; [`Style::Vllm`]: vLLM's).
     pub style: Style,
+    /// Scrape the server's `/metrics` this often during the run (`None`: don't).
+    pub scrape_interval: Option<Duration>,
 }
 
 impl BenchArgs {
@@ -52,6 +57,7 @@ impl BenchArgs {
             max_concurrency: None,
             discover_model: true,
             style: Style::Gpustack,
+            scrape_interval: Some(DEFAULT_SCRAPE_INTERVAL),
         }
     }
 }
@@ -217,6 +223,8 @@ pub struct BenchRun {
     pub findings: Vec<Finding>,
     /// Set when the engine failed as a whole and the run stopped early.
     pub aborted: Option<String>,
+    /// The server's metrics scraped during the run (see [`crate::observe`]).
+    pub server_metrics: Option<crate::observe::ServerSeries>,
 }
 
 /// The metric convention a report style uses.
@@ -258,7 +266,11 @@ pub fn run(args: &BenchArgs, progress: &mut dyn FnMut(&Progress)) -> Result<Benc
         with_text: true,
         ..WorkloadOptions::default()
     };
-    let mut engine = Progressed::new(HttpEngine::new(http)?, progress);
+    let http_engine = HttpEngine::new(http)?;
+    let scraper = args
+        .scrape_interval
+        .map(|every| crate::observe::scrape::Scraper::start(&target, every, http_engine.origin()));
+    let mut engine = Progressed::new(http_engine, progress);
     let mut cap = None;
     let out = run_profile(&mut engine, &args.profile, &workload, |o| {
         if let Some(c) = args.max_concurrency {
@@ -269,7 +281,9 @@ pub fn run(args: &BenchArgs, progress: &mut dyn FnMut(&Progress)) -> Result<Benc
         }
         o.max_duration = args.max_duration;
         cap = o.max_concurrency;
-    })?;
+    });
+    let server_metrics = scraper.map(|s| s.stop());
+    let out = out?;
     engine.tick(true);
     let (mut result, findings) = summarize(&out.records, &args.profile, args.style, cap);
     result.meta.model = model;
@@ -279,6 +293,7 @@ pub fn run(args: &BenchArgs, progress: &mut dyn FnMut(&Progress)) -> Result<Benc
         records: out.records,
         findings,
         aborted: out.aborted,
+        server_metrics,
     })
 }
 
@@ -294,7 +309,10 @@ pub fn save(path: &Path, run: &BenchRun) -> Result<(), BenchError> {
             .map_err(|e| werr(e.to_string()));
     }
     let file = std::fs::File::create(path).map_err(|e| werr(e.to_string()))?;
-    let v = serde_json::json!({"result": run.result, "records": run.records});
+    let mut v = serde_json::json!({"result": run.result, "records": run.records});
+    if let Some(s) = &run.server_metrics {
+        v["server_metrics"] = serde_json::to_value(s).map_err(|e| werr(e.to_string()))?;
+    }
     serde_json::to_writer(std::io::BufWriter::new(file), &v).map_err(|e| werr(e.to_string()))
 }
 

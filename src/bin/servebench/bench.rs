@@ -76,6 +76,13 @@ pub struct Args {
     /// chunk then counts as one token.
     #[arg(long)]
     no_continuous_usage: bool,
+    /// Scrape the server's /metrics every this many seconds during the run (kept in the
+    /// saved run; a server without /metrics is noted, not an error).
+    #[arg(long, default_value_t = 1.0)]
+    scrape_interval: f64,
+    /// Do not scrape /metrics.
+    #[arg(long)]
+    no_scrape: bool,
     /// No progress output (the bar on a terminal; plain lines every few seconds otherwise).
     #[arg(long)]
     quiet: bool,
@@ -183,6 +190,11 @@ pub fn run(args: &Args) -> Result<String, InputError> {
         max_concurrency: args.max_concurrency,
         discover_model: true,
         style: args.style.into(),
+        scrape_interval: if args.no_scrape {
+            None
+        } else {
+            Some(seconds("scrape-interval", args.scrape_interval)?)
+        },
     };
     let total = profile.total_requests;
     let bar = progress_bar(total, args.quiet);
@@ -221,6 +233,19 @@ pub fn run(args: &Args) -> Result<String, InputError> {
     }
     if let Some(why) = &run.aborted {
         eprintln!("servebench: the run stopped early: {why}");
+    }
+    if let Some(s) = &run.server_metrics {
+        for n in &s.notes {
+            eprintln!("servebench: metrics: {n}");
+        }
+        if !s.is_empty() {
+            eprintln!(
+                "servebench: {} scrapes of {} ({} series)",
+                s.len(),
+                s.target,
+                s.series.len()
+            );
+        }
     }
     if !run.findings.is_empty() {
         eprintln!("servebench: lints ({}):", run.findings.len());
