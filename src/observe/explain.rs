@@ -300,8 +300,10 @@ fn plain(ms: f64) -> String {
     }
 }
 
-fn share(part: f64, whole: f64) -> String {
-    if whole.abs() > 0.0 {
+/// A part's share of the change; blank when the change is under 1 % of the base (shares
+/// of a near-zero change mean nothing).
+fn share(part: f64, whole: f64, base: f64) -> String {
+    if whole.abs() > 0.01 * base.abs() && whole.abs() > 0.0 {
         format!("{:.0} %", 100.0 * part / whole)
     } else {
         "-".into()
@@ -337,7 +339,7 @@ impl Explanation {
                     x,
                     y,
                     signed(p.delta_ms),
-                    share(p.delta_ms, d)
+                    share(p.delta_ms, d, b.base_ms)
                 );
             }
             let _ = writeln!(
@@ -347,7 +349,7 @@ impl Explanation {
                 "",
                 "",
                 signed(b.unexplained_ms),
-                share(b.unexplained_ms, d)
+                share(b.unexplained_ms, d, b.base_ms)
             );
             for a in &b.assumptions {
                 let _ = writeln!(out, "  assumes: {a}");

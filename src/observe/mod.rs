@@ -5,6 +5,10 @@
 //! (`plot`, `html`).
 
 pub mod explain;
+#[cfg(feature = "plot")]
+pub mod html;
+#[cfg(feature = "plot")]
+pub mod plot;
 pub mod prom;
 #[cfg(feature = "http")]
 pub mod scrape;

@@ -9,6 +9,7 @@ mod bench;
 mod compare;
 mod input;
 mod lint;
+mod observe;
 mod parse;
 mod profiles;
 mod render;
@@ -45,6 +46,13 @@ enum Command {
     /// Benchmark an OpenAI-compatible server (vLLM, SGLang, the h200_server example).
     #[cfg(feature = "http")]
     Bench(bench::Args),
+    /// Explain a change of mean TTFT and TPOT between two runs from their server metrics.
+    Explain(observe::ExplainArgs),
+    /// A run's metrics per time window and its steady state.
+    Slices(observe::SlicesArgs),
+    /// Draw runs as SVG charts and a self-contained DIR/index.html.
+    #[cfg(feature = "plot")]
+    Plot(observe::PlotArgs),
 }
 
 fn main() -> ExitCode {
@@ -59,6 +67,10 @@ fn main() -> ExitCode {
         Command::Lint(a) => return lint::run(&a),
         #[cfg(feature = "http")]
         Command::Bench(a) => bench::run(&a),
+        Command::Explain(a) => observe::run_explain(&a),
+        Command::Slices(a) => observe::run_slices(&a),
+        #[cfg(feature = "plot")]
+        Command::Plot(a) => observe::run_plot(&a),
     };
     match output {
         Ok(text) => {
