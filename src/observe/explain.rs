@@ -283,6 +283,8 @@ pub fn explain(base: &RunView, candidate: &RunView) -> Explanation {
 }
 
 fn signed(ms: f64) -> String {
+    // No "-0.0": a change under the printed precision is zero.
+    let ms = if ms.abs() < 0.05 { 0.0 } else { ms };
     if ms.abs() >= 1000.0 {
         format!("{:+.2} s", ms / 1e3)
     } else {
@@ -304,7 +306,8 @@ fn plain(ms: f64) -> String {
 /// of a near-zero change mean nothing).
 fn share(part: f64, whole: f64, base: f64) -> String {
     if whole.abs() > 0.01 * base.abs() && whole.abs() > 0.0 {
-        format!("{:.0} %", 100.0 * part / whole)
+        let pct = 100.0 * part / whole;
+        format!("{:.0} %", if pct.abs() < 0.5 { 0.0 } else { pct })
     } else {
         "-".into()
     }

@@ -289,9 +289,9 @@ impl ServerSeries {
     pub fn time_mean(&self, names: &[&str]) -> Option<f64> {
         let v = self.metric(names)?;
         let (mut num, mut den) = (0.0, 0.0);
-        for i in 0..v.len().saturating_sub(1) {
-            if let Some(x) = v[i] {
-                let dt = self.times_s[i + 1] - self.times_s[i];
+        for (x, t) in v.iter().zip(self.times_s.windows(2)) {
+            if let Some(x) = x {
+                let dt = t[1] - t[0];
                 num += x * dt;
                 den += dt;
             }
