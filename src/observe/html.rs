@@ -73,6 +73,16 @@ fn pct(v: Option<f64>) -> String {
     v.map_or("–".to_string(), |v| format!("{:.1} %", v * 100.0))
 }
 
+/// The steady state over 1 s windows, as `start–end s`.
+fn steady(r: &PlotRun) -> String {
+    super::slices::slices(r.records, std::time::Duration::from_secs(1))
+        .ok()
+        .and_then(|s| super::slices::steady_state(&s))
+        .map_or("–".into(), |st| {
+            format!("{:.0}–{:.0} s", st.ramp_up_end_s, st.drain_start_s)
+        })
+}
+
 /// The report's HTML; see the module docs.
 pub fn report(title: &str, runs: &[PlotRun], charts: &[Chart], sections: &[Section]) -> String {
     let mut h = String::new();
@@ -83,7 +93,7 @@ pub fn report(title: &str, runs: &[PlotRun], charts: &[Chart], sections: &[Secti
         v = env!("CARGO_PKG_VERSION"),
         n = runs.len()
     );
-    h.push_str("<h2>Runs</h2>\n<table id=\"runs\"><thead><tr><th>configuration</th><th>successful requests</th><th>Total TPS</th><th>output tok/s</th><th>mean TTFT ms</th><th>mean TPOT ms</th><th>KV-cache peak</th><th>mean running</th><th>preemptions</th><th>prefix-cache hit rate</th></tr></thead><tbody>\n");
+    h.push_str("<h2>Runs</h2>\n<table id=\"runs\"><thead><tr><th>configuration</th><th>successful requests</th><th>Total TPS</th><th>output tok/s</th><th>mean TTFT ms</th><th>mean TPOT ms</th><th>steady state</th><th>KV-cache peak</th><th>mean running</th><th>preemptions</th><th>prefix-cache hit rate</th></tr></thead><tbody>\n");
     for r in runs {
         let res = r.result;
         let s = r.server.map(|s| s.summary()).unwrap_or_default();
@@ -100,13 +110,14 @@ pub fn report(title: &str, runs: &[PlotRun], charts: &[Chart], sections: &[Secti
         };
         let _ = writeln!(
             h,
-            "<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
+            "<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
             escape(r.label),
             res.successful_requests.map_or("–".into(), |n| n.to_string()),
             tps,
             num(res.output_throughput_per_s, 1),
             num(res.ttft.as_ref().and_then(|s| s.mean), 2),
             num(res.tpot.as_ref().and_then(|s| s.mean), 2),
+            steady(r),
             pct(kv_cache_usage_peak),
             num(running_mean, 1),
             num(preemptions, 0),

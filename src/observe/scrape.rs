@@ -178,7 +178,8 @@ impl Scraper {
         let (stop, stopped) = mpsc::channel::<()>();
         let base = base.to_string();
         let url = metrics_url(&base).unwrap_or_else(|_| base.clone());
-        let timeout = interval.clamp(Duration::from_millis(200), Duration::from_secs(5));
+        // A loaded server may answer slowly: wait at least 2 s, at most 10 s.
+        let timeout = interval.clamp(Duration::from_secs(2), Duration::from_secs(10));
         let thread = std::thread::spawn(move || {
             let mut series = ServerSeries::new(url, interval.as_secs_f64());
             let mut failures = 0usize;
