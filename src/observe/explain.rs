@@ -248,6 +248,14 @@ pub fn explain(base: &RunView, candidate: &RunView) -> Explanation {
             );
             return None;
         };
+        for (label, s) in [(base.label, sa), (candidate.label, sb)] {
+            if let Some(r) = s.summary().spec_decode_acceptance_rate {
+                notes.push(format!(
+                    "TPOT: {label} used speculative decoding (acceptance {:.0} %): a step then yields more than one token per request and the batch/step split overstates the step time",
+                    r * 100.0
+                ));
+            }
+        }
         let (ta, tb) = (ta * 1e3, tb * 1e3);
         let (pa, pb) = (ta / ba, tb / bb);
         let parts = vec![
