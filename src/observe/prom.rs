@@ -13,11 +13,14 @@
 //! ```
 //! use servebench::observe::prom::{parse, write};
 //!
-//! let text = "# HELP vllm:num_requests_running Running.\n\
-//!             # TYPE vllm:num_requests_running gauge\n\
-//!             vllm:num_requests_running{engine=\"0\",model_name=\"m\"} 12\n\
-//!             vllm:kv_cache_usage_perc{engine=\"0\"} 0.25 1700000000000\n";
-//! let samples = parse(text).unwrap();
+//! let text = [
+//!     "# HELP vllm:num_requests_running Running.",
+//!     "# TYPE vllm:num_requests_running gauge",
+//!     r#"vllm:num_requests_running{engine="0",model_name="m"} 12"#,
+//!     r#"vllm:kv_cache_usage_perc{engine="0"} 0.25 1700000000000"#,
+//! ]
+//! .join("\n");
+//! let samples = parse(&text).unwrap();
 //! assert_eq!(samples.len(), 2);
 //! assert_eq!(samples[0].name, "vllm:num_requests_running");
 //! assert_eq!(samples[0].label("model_name"), Some("m"));

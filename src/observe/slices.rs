@@ -24,12 +24,13 @@
 //!     })
 //!     .collect();
 //! let s = slices(&records, Duration::from_secs(5)).unwrap();
-//! assert_eq!(s.len(), 5); // 0–5, 5–10, 10–15, 15–20, 20–22 s
+//! assert_eq!(s.len(), 5); // 0–5, 5–10, 10–15, 15–20, 20–21 s
 //! assert_eq!(s[1].requests_completed, 5);
 //! assert_eq!(s[1].output_tokens_per_s, 10.0);
+//! // The first window fills (8.6 tok/s), the last drains (7 tok/s).
+//! assert_eq!(s[0].output_tokens_per_s, 8.6);
 //! let st = steady_state(&s).unwrap();
-//! assert_eq!(st.ramp_up_end_s, 0.0);
-//! assert_eq!(st.drain_start_s, 20.0);
+//! assert_eq!((st.ramp_up_end_s, st.drain_start_s, st.end_s), (5.0, 20.0, 21.0));
 //! ```
 
 use std::time::Duration;
