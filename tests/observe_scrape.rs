@@ -61,11 +61,11 @@ fn bench_scrapes_the_served_simulator_and_the_counts_agree() {
     let mut a = BenchArgs::new(base.clone(), profile);
     a.scrape_interval = Some(Duration::from_millis(100));
     let run = bench::run(&a, &mut |_| {}).unwrap();
-    let s = run.server_metrics.as_ref().unwrap();
+    let s = run.file.server_metrics.as_ref().unwrap();
     assert!(s.notes.is_empty(), "{:?}", s.notes);
     assert!(s.len() >= 5, "{} scrapes", s.len());
     assert!(s.times_s.windows(2).all(|w| w[0] <= w[1]));
-    let received: u64 = run.records.iter().map(|r| r.client_output_tokens()).sum();
+    let received: u64 = run.file.records.iter().map(|r| r.client_output_tokens()).sum();
     assert_eq!(received, 40 * 64);
     assert_eq!(
         s.increase(Known::GenerationTokens.names()),
@@ -73,7 +73,7 @@ fn bench_scrapes_the_served_simulator_and_the_counts_agree() {
     );
     assert_eq!(
         s.increase(&["vllm:request_success_total"]),
-        Some(run.records.len() as f64)
+        Some(run.file.records.len() as f64)
     );
     let sum = s.summary();
     assert!(sum.running_mean.unwrap() > 0.0);
@@ -84,10 +84,8 @@ fn bench_scrapes_the_served_simulator_and_the_counts_agree() {
     std::fs::create_dir_all(&dir).unwrap();
     let path = dir.join("run.json");
     bench::save(&path, &run).unwrap();
-    let v: serde_json::Value = serde_json::from_slice(&std::fs::read(&path).unwrap()).unwrap();
-    let back: servebench::observe::ServerSeries =
-        serde_json::from_value(v["server_metrics"].clone()).unwrap();
-    assert_eq!(&back, s);
+    let back = servebench::runfile::RunFile::read(&path).unwrap();
+    assert_eq!(back.server_metrics.as_ref(), Some(s));
     let _ = std::fs::remove_dir_all(&dir);
 }
 

@@ -6,14 +6,23 @@
 
 #[cfg(feature = "http")]
 mod bench;
+#[cfg(feature = "http")]
+mod bench_output;
 mod compare;
 mod input;
 mod lint;
+mod merge;
 mod observe;
 mod parse;
 mod profiles;
 mod render;
 mod report;
+mod runfile_in;
+#[cfg(feature = "http")]
+mod shard;
+#[cfg(feature = "http")]
+mod signals;
+mod values;
 
 use std::io::Write as _;
 use std::process::ExitCode;
@@ -45,7 +54,9 @@ enum Command {
     Lint(lint::Args),
     /// Benchmark an OpenAI-compatible server (vLLM, SGLang, the h200_server example).
     #[cfg(feature = "http")]
-    Bench(bench::Args),
+    Bench(Box<bench::Args>),
+    /// Merge the run files of a sharded run (`bench --shard K/N`) into one run file.
+    Merge(merge::Args),
     /// Explain a change of mean TTFT and TPOT between two runs from their server metrics.
     Explain(observe::ExplainArgs),
     /// A run's metrics per time window and its steady state.
@@ -65,29 +76,37 @@ fn main() -> ExitCode {
         Command::Report(a) => report::run(&a),
         // `lint` prints its own findings and has its own exit statuses (0, 1, 3).
         Command::Lint(a) => return lint::run(&a),
+        // `bench` has its own exit statuses (130/143 when interrupted) and usage errors.
         #[cfg(feature = "http")]
-        Command::Bench(a) => bench::run(&a),
+        Command::Bench(a) => return bench::main(&a),
+        Command::Merge(a) => merge::run(&a),
         Command::Explain(a) => observe::run_explain(&a),
         Command::Slices(a) => observe::run_slices(&a),
         #[cfg(feature = "plot")]
         Command::Plot(a) => observe::run_plot(&a),
     };
     match output {
-        Ok(text) => {
-            let mut out = std::io::stdout().lock();
-            match out.write_all(text.as_bytes()).and_then(|()| out.flush()) {
-                Ok(()) => ExitCode::SUCCESS,
-                // A closed pipe (`servebench parse … | head`) is not an error.
-                Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => ExitCode::SUCCESS,
-                Err(e) => {
-                    eprintln!("servebench: cannot write to stdout: {e}");
-                    ExitCode::from(1)
-                }
-            }
-        }
+        Ok(text) => match print_stdout(&text) {
+            Ok(()) => ExitCode::SUCCESS,
+            Err(()) => ExitCode::from(1),
+        },
         Err(e) => {
             eprintln!("servebench: {e}");
             ExitCode::from(1)
+        }
+    }
+}
+
+/// Writes `text` to stdout. A closed pipe (`servebench parse … | head`) is not an error;
+/// any other failure is reported on stderr and gives `Err`.
+fn print_stdout(text: &str) -> Result<(), ()> {
+    let mut out = std::io::stdout().lock();
+    match out.write_all(text.as_bytes()).and_then(|()| out.flush()) {
+        Ok(()) => Ok(()),
+        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Ok(()),
+        Err(e) => {
+            eprintln!("servebench: cannot write to stdout: {e}");
+            Err(())
         }
     }
 }
