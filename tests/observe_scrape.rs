@@ -65,7 +65,12 @@ fn bench_scrapes_the_served_simulator_and_the_counts_agree() {
     assert!(s.notes.is_empty(), "{:?}", s.notes);
     assert!(s.len() >= 5, "{} scrapes", s.len());
     assert!(s.times_s.windows(2).all(|w| w[0] <= w[1]));
-    let received: u64 = run.file.records.iter().map(|r| r.client_output_tokens()).sum();
+    let received: u64 = run
+        .file
+        .records
+        .iter()
+        .map(|r| r.client_output_tokens())
+        .sum();
     assert_eq!(received, 40 * 64);
     assert_eq!(
         s.increase(Known::GenerationTokens.names()),
