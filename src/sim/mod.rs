@@ -27,6 +27,8 @@ pub mod engine_args;
 pub mod frontend;
 pub mod guidellm;
 pub mod markdown;
+
+pub mod metrics;
 pub mod model;
 pub mod run;
 #[cfg(feature = "http")]
