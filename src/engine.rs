@@ -162,4 +162,10 @@ pub trait Engine {
     fn reset_prefix_cache(&mut self) -> Option<bool> {
         None
     }
+
+    /// The engine's own metrics in Prometheus' text format (what a real server shows on
+    /// `/metrics`), if it keeps any; the simulator shows vLLM's. The default: `None`.
+    fn metrics_text(&self) -> Option<String> {
+        None
+    }
 }

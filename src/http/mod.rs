@@ -9,6 +9,7 @@ pub mod client;
 pub mod server;
 pub mod sse;
 pub mod sweep;
+pub mod timeline;
 
 pub use client::{HttpConfig, HttpEngine};
 pub use server::{serve, spawn, ServeOptions, ServerHandle};

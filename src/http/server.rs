@@ -2,7 +2,7 @@
 //! [`Engine`] in real time: virtual time = wall time elapsed × `speed`.
 //!
 //! Routes: `GET /health`, `GET /metrics` (the [`ServeStats`] counters in Prometheus' text
-//! format), `GET /v1/models`, `POST /v1/completions`,
+//! format, then the engine's own [`Engine::metrics_text`]: the simulator's are vLLM's), `GET /v1/models`, `POST /v1/completions`,
 //! `POST /v1/chat/completions` (streaming SSE in OpenAI's chunk format with
 //! `stream_options.include_usage` / `continuous_usage_stats`, or one JSON response with
 //! `stream: false`). Malformed requests get a 4xx JSON error
@@ -276,6 +276,11 @@ impl Counters {
 pub struct ServedRequest {
     /// The client's `x-request-id` header, if it sent one.
     pub request_id: Option<String>,
+    /// The response's `id` (`cmpl-N` / `chatcmpl-N`), which every chunk carries.
+    pub response_id: String,
+    /// Wall time since [`ServerHandle::origin`] at which the request's head reached the
+    /// server's handler (before its body was read and parsed).
+    pub received_wall: Duration,
     /// The engine's timeline: `sent_at` is the submission time, chunks and end as the engine
     /// reported them (virtual time, offsets from the engine's clock at server start).
     pub record: RequestRecord,
@@ -300,10 +305,14 @@ enum Control {
         request: EngineRequest,
         tx: tokio_mpsc::Sender<Item>,
         tag: Option<String>,
+        response_id: String,
+        received: Instant,
     },
     Cancel(u64),
     /// `POST /reset_prefix_cache` (vLLM) or `/flush_cache` (SGLang).
     ResetPrefixCache(tokio::sync::oneshot::Sender<Option<bool>>),
+    /// `GET /metrics`: the engine's own metrics text, at the current virtual time.
+    Metrics(tokio::sync::oneshot::Sender<Option<String>>),
     Shutdown,
 }
 
@@ -416,18 +425,19 @@ pub fn spawn<E: Engine + Send + 'static>(
     if !(speed.is_finite() && speed > 0.0) {
         return Err(ServeError::BadSpeed(speed));
     }
-    let listener =
-        std::net::TcpListener::bind(addr).map_err(|source| ServeError::Bind { addr, source })?;
-    let local = listener
-        .local_addr()
-        .map_err(|source| ServeError::Bind { addr, source })?;
-    listener.set_nonblocking(true).map_err(ServeError::Setup)?;
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(options.worker_threads.max(1))
         .thread_name("servebench-serve")
         .enable_all()
         .build()
         .map_err(ServeError::Setup)?;
+    let listener = {
+        let _guard = runtime.enter();
+        listen(addr, options.max_connections)?
+    };
+    let local = listener
+        .local_addr()
+        .map_err(|source| ServeError::Bind { addr, source })?;
     let counters = Arc::new(Counters::default());
     let timeline = Arc::new(Mutex::new(Vec::new()));
     let (ctrl_tx, ctrl_rx) = std_mpsc::channel();
@@ -457,6 +467,7 @@ pub fn spawn<E: Engine + Send + 'static>(
         .duration_since(SystemTime::UNIX_EPOCH)
         .map(|d| d.as_secs())
         .unwrap_or(0);
+    let ctx_timeline = options.record_timeline.then(|| Arc::clone(&timeline));
     let ctx = Arc::new(Ctx {
         model_json: Value::String(options.model.clone()).to_string(),
         options,
@@ -465,11 +476,10 @@ pub fn spawn<E: Engine + Send + 'static>(
         counter: AtomicU64::new(0),
         counters: Arc::clone(&counters),
         created,
+        timeline: ctx_timeline,
+        origin,
+        speed,
     });
-    let listener = {
-        let _guard = runtime.enter();
-        tokio::net::TcpListener::from_std(listener).map_err(ServeError::Setup)?
-    };
     runtime.spawn(accept_loop(listener, ctx));
     Ok(ServerHandle {
         addr: local,
@@ -483,6 +493,28 @@ pub fn spawn<E: Engine + Send + 'static>(
     })
 }
 
+/// Bind `addr` with a listen backlog of `max_connections` (the kernel caps it at
+/// `net.core.somaxconn`, 4096 by default on Linux ≥ 5.4). With the usual backlog of 128, a
+/// burst of more connections than that overflows the SYN/accept queue and the surplus
+/// clients wait for a SYN retransmit (~1 s): a delay of the server, not of the engine.
+fn listen(addr: SocketAddr, max_connections: usize) -> Result<tokio::net::TcpListener, ServeError> {
+    let socket = if addr.is_ipv4() {
+        tokio::net::TcpSocket::new_v4()
+    } else {
+        tokio::net::TcpSocket::new_v6()
+    }
+    .map_err(ServeError::Setup)?;
+    #[cfg(unix)]
+    socket.set_reuseaddr(true).map_err(ServeError::Setup)?;
+    socket
+        .bind(addr)
+        .map_err(|source| ServeError::Bind { addr, source })?;
+    let backlog = u32::try_from(max_connections.max(128)).unwrap_or(u32::MAX);
+    socket
+        .listen(backlog)
+        .map_err(|source| ServeError::Bind { addr, source })
+}
+
 // ---------------------------------------------------------------------------------------------
 // The engine thread.
 
@@ -493,6 +525,8 @@ struct Slot {
     end: Option<End>,
     dirty: bool,
     tag: Option<String>,
+    response_id: String,
+    received: Instant,
     record: Option<RequestRecord>,
 }
 
@@ -544,10 +578,15 @@ impl<E: Engine> EngineLoop<E> {
                     Control::ResetPrefixCache(tx) => {
                         let _ = tx.send(self.engine.reset_prefix_cache());
                     }
+                    Control::Metrics(tx) => {
+                        let _ = tx.send(self.engine.metrics_text());
+                    }
                     Control::Submit {
                         mut request,
                         tx,
                         tag,
+                        response_id,
+                        received,
                     } => {
                         if let Some(reason) = &self.dead {
                             let _ = tx.try_send(Item {
@@ -576,6 +615,8 @@ impl<E: Engine> EngineLoop<E> {
                                         end: None,
                                         dirty: false,
                                         tag,
+                                        response_id,
+                                        received,
                                         record,
                                     },
                                 );
@@ -759,6 +800,8 @@ impl<E: Engine> EngineLoop<E> {
             if let Ok(mut t) = timeline.lock() {
                 t.push(ServedRequest {
                     request_id: slot.tag,
+                    response_id: slot.response_id,
+                    received_wall: slot.received.saturating_duration_since(self.origin),
                     record,
                 });
             }
@@ -777,6 +820,10 @@ struct Ctx {
     counter: AtomicU64,
     counters: Arc<Counters>,
     created: u64,
+    /// The finished requests, for `GET /timeline` (with `record_timeline`).
+    timeline: Option<Arc<Mutex<Vec<ServedRequest>>>>,
+    origin: Instant,
+    speed: f64,
 }
 
 impl Ctx {
@@ -992,11 +1039,18 @@ async fn handle(req: Request<Incoming>, ctx: Arc<Ctx>) -> Response<ServerBody> {
     }
     match (method, path.as_str()) {
         (Method::GET, "/health") => full(StatusCode::OK, "text/plain", Bytes::new()),
-        (Method::GET, "/metrics") => full(
-            StatusCode::OK,
-            "text/plain; version=0.0.4",
-            metrics_text(&ctx.counters.snapshot()),
-        ),
+        (Method::GET, "/metrics") => {
+            let mut text = metrics_text(&ctx.counters.snapshot());
+            // The engine's own metrics (the simulator's are vLLM's), asked of the engine
+            // thread so they are current.
+            let (tx, rx) = tokio::sync::oneshot::channel();
+            if ctx.send(Control::Metrics(tx)) {
+                if let Ok(Some(engine)) = rx.await {
+                    text.push_str(&engine);
+                }
+            }
+            full(StatusCode::OK, "text/plain; version=0.0.4", text)
+        }
         (Method::GET, "/v1/models") => {
             let mut model = json!({
                 "id": ctx.options.model,
@@ -1010,6 +1064,19 @@ async fn handle(req: Request<Incoming>, ctx: Arc<Ctx>) -> Response<ServerBody> {
             }
             let body = json!({"object": "list", "data": [model]}).to_string();
             full(StatusCode::OK, "application/json", body)
+        }
+        (Method::GET, "/timeline") if ctx.timeline.is_some() => {
+            let served = ctx
+                .timeline
+                .as_ref()
+                .and_then(|t| t.lock().ok().map(|t| t.clone()))
+                .unwrap_or_default();
+            let entries = super::timeline::entries(&served, ctx.origin, ctx.speed);
+            full(
+                StatusCode::OK,
+                "application/jsonl",
+                super::timeline::to_jsonl(&entries),
+            )
         }
         (Method::POST, "/reset_prefix_cache" | "/flush_cache") => reset_prefix_cache(&ctx).await,
         (Method::POST, "/v1/completions") => generate(req, ctx, Endpoint::Completions).await,
@@ -1245,6 +1312,7 @@ async fn generate(
     ctx: Arc<Ctx>,
     endpoint: Endpoint,
 ) -> Response<ServerBody> {
+    let received = Instant::now();
     let tag = req
         .headers()
         .get("x-request-id")
@@ -1299,10 +1367,16 @@ async fn generate(
         arrival: Duration::ZERO,
         shared_prefix_tokens: 0,
     };
+    let response_id = match endpoint {
+        Endpoint::Completions => format!("cmpl-{id}"),
+        Endpoint::Chat => format!("chatcmpl-{id}"),
+    };
     if !ctx.send(Control::Submit {
         request,
         tx,
         tag: tag.clone(),
+        response_id,
+        received,
     }) {
         return full(
             StatusCode::SERVICE_UNAVAILABLE,

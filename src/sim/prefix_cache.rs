@@ -172,3 +172,13 @@ impl PrefixCache {
         self.blocks.len() - self.lru.len()
     }
 }
+
+/// The prefix cache's counters, in tokens, as vLLM counts them: every newly scheduled
+/// request queries its prompt tokens; hits are the tokens found cached.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct PrefixCacheCounts {
+    /// Prompt tokens looked up.
+    pub queries_tokens: u64,
+    /// Of them, found cached (their prefill is skipped).
+    pub hits_tokens: u64,
+}

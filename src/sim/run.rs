@@ -38,9 +38,11 @@ pub const SEED_OPTIMIZED_S: [(&str, f64); 4] = [
 
 /// Whether `profile` runs on a freshly deployed server: in the seed's order each
 /// configuration is deployed, benchmarked with ShareGPT first, then with the other profiles
-/// on the same (warm) server. `warm` makes every run warm.
+/// on the same (warm) server. `warm` makes every run warm. Constant-rate loads below the
+/// presets' burst rate (GPUStack's latency studies, `--rate`) run warm: their published
+/// low-rate TTFTs (46–126 ms) leave no room for a seconds-long first step.
 pub fn starts_cold(profile: &Profile, warm: bool) -> bool {
-    !warm && profile.name.as_deref() == Some("sharegpt")
+    !warm && profile.name.as_deref() == Some("sharegpt") && profile.request_rate >= 1000.0
 }
 
 /// Runs `profile` against a fresh simulator in `config` (cold or warm, see [`starts_cold`]).
@@ -65,6 +67,36 @@ pub fn simulate_with(
     if !starts_cold(profile, warm) {
         engine = engine.warmed_up();
     }
+    simulate_on(&mut engine, profile, config, seed, sharegpt_filter)
+}
+
+/// [`simulate`] that also samples the simulator's vLLM metrics every `interval` of
+/// virtual time, as a scraper would have seen them (see [`super::metrics`]).
+pub fn simulate_observed(
+    profile: &Profile,
+    config: &Config,
+    seed: u64,
+    warm: bool,
+    interval: Duration,
+) -> Result<(RunOutput, crate::observe::ServerSeries), DriverError> {
+    let mut engine = H200Sim::new(config.clone()).sample_metrics_every(interval);
+    if !starts_cold(profile, warm) {
+        engine = engine.warmed_up();
+    }
+    let out = simulate_on(&mut engine, profile, config, seed, ShareGptFilter::None)?;
+    let series = engine
+        .metrics_series()
+        .unwrap_or_else(|| crate::observe::ServerSeries::new("h200-sim", interval.as_secs_f64()));
+    Ok((out, series))
+}
+
+fn simulate_on(
+    engine: &mut H200Sim,
+    profile: &Profile,
+    config: &Config,
+    seed: u64,
+    sharegpt_filter: ShareGptFilter,
+) -> Result<RunOutput, DriverError> {
     let opts = WorkloadOptions {
         sharegpt_seed: seed,
         sharegpt_filter,
@@ -72,7 +104,7 @@ pub fn simulate_with(
     };
     let synthetic = matches!(profile.dataset, Dataset::Random { .. });
     let cap = (profile.total_requests as usize).min(GUIDELLM_MAX_CONCURRENCY);
-    let mut out = run_profile(&mut engine, profile, &opts, |o| {
+    let mut out = run_profile(engine, profile, &opts, |o| {
         o.max_concurrency = Some(cap);
         if synthetic {
             o.client_prep_per_prompt_token = PROMPT_SYNTHESIS;
@@ -80,7 +112,7 @@ pub fn simulate_with(
     })?;
     let meta = &mut out.result.meta;
     meta.label = Some(config.name.to_string());
-    meta.engine = Some("h200-sim (vLLM 0.17.1 model)".into());
+    meta.engine = Some(format!("h200-sim (vLLM 0.17.1 model, {})", config.gpu.name));
     meta.engine_version = Some("0.17.1".into());
     meta.model = Some(config.model().into());
     meta.backend_parameters = config.backend_parameters();

@@ -188,6 +188,14 @@ pub struct Args {
     /// chunk then counts as one token.
     #[arg(long)]
     no_continuous_usage: bool,
+    /// Scrape the server's /metrics every this many seconds during the run (kept in the run
+    /// file as server_metrics; a server without /metrics is noted, not an error).
+    #[arg(long, default_value_t = 1.0, allow_negative_numbers = true,
+          value_parser = positive_f64("--scrape-interval"))]
+    scrape_interval: f64,
+    /// Do not scrape /metrics.
+    #[arg(long)]
+    no_scrape: bool,
     /// No progress output (the bar on a terminal; plain lines every few seconds otherwise).
     #[arg(long)]
     quiet: bool,
@@ -441,6 +449,27 @@ fn progress_line(p: &Progress, total: u64) -> String {
     )
 }
 
+/// Why vLLM's "Peak concurrent requests" can exceed the client's cap, when it does.
+fn peak_note(r: &servebench::BenchmarkResult) -> Option<String> {
+    if r.meta.convention != Some(Convention::Vllm) {
+        return None;
+    }
+    let (peak, cap) = (r.peak_concurrent_requests?, r.max_concurrency?);
+    if peak <= cap as f64 {
+        return None;
+    }
+    let exact = r
+        .exact
+        .as_ref()
+        .and_then(|e| e.peak_in_flight)
+        .map(|n| format!("; the most in flight at one instant was {n}"))
+        .unwrap_or_default();
+    Some(format!(
+        "\"Peak concurrent requests\" ({peak:.0}) is above the cap of {cap}: vLLM counts every \
+         request active at any time during a 1-second bucket{exact}"
+    ))
+}
+
 /// Run the benchmark: the report on stdout, the exit status (0; 1 for bad input or a run in
 /// which nothing succeeded; 2 for usage; 130/143 when SIGINT/SIGTERM interrupted it).
 pub fn main(args: &Args) -> ExitCode {
@@ -516,6 +545,7 @@ fn run(args: &Args) -> Result<(String, u8), Failure> {
     bench_args.drain = seconds(args.drain_timeout);
     bench_args.shard = args.shard;
     bench_args.start_at = crate::shard::start_instant(args.shard, args.start_at.as_ref())?;
+    bench_args.scrape_interval = (!args.no_scrape).then(|| seconds(args.scrape_interval));
     bench_args.reset_prefix_cache = args.workload.reset_prefix_cache;
     if let Some(n) = args.workload.sweep {
         return crate::sweep_cmd::run(&bench_args, n, out_path.as_deref(), args.quiet)
@@ -567,11 +597,27 @@ fn run(args: &Args) -> Result<(String, u8), Failure> {
     if let Some(why) = &run.aborted {
         eprintln!("servebench: the run stopped early: {why}");
     }
+    if let Some(s) = &run.file.server_metrics {
+        for n in &s.notes {
+            eprintln!("servebench: metrics: {n}");
+        }
+        if !s.is_empty() {
+            eprintln!(
+                "servebench: {} scrapes of {} ({} series)",
+                s.len(),
+                s.target,
+                s.series.len()
+            );
+        }
+    }
     if !run.findings.is_empty() {
         eprintln!("servebench: lints ({}):", run.findings.len());
     }
     for f in &run.findings {
         eprintln!("{f}");
+    }
+    if let Some(note) = peak_note(&run.file.result) {
+        eprintln!("servebench: note: {note}");
     }
     if let Some(path) = &out_path {
         bench::save(path, &run).map_err(|e| InputError(e.to_string()))?;

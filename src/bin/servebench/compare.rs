@@ -6,7 +6,9 @@ use servebench::compare::{compare, MEAN_TPOT};
 use servebench::profile::{Profile, PRESET_NAMES};
 use servebench::result::BenchmarkResult;
 
-use crate::input::{self, InputError, Loaded};
+use servebench::load::Run;
+
+use crate::input::{self, InputError};
 
 /// Output formats.
 #[derive(Debug, Clone, Copy, Default, clap::ValueEnum)]
@@ -21,10 +23,10 @@ pub enum Format {
 /// Arguments of `servebench compare`.
 #[derive(Debug, clap::Args)]
 pub struct Args {
-    /// The baseline: a text report or a JSON result (`-` reads stdin).
+    /// The baseline: any file servebench reads (`-` reads stdin).
     #[arg(value_name = "BASE")]
     base: String,
-    /// The candidate: a text report or a JSON result.
+    /// The candidate: any file servebench reads.
     #[arg(value_name = "CANDIDATE")]
     candidate: String,
     /// Output format.
@@ -43,7 +45,7 @@ pub struct Args {
 }
 
 /// The one result of `path`, or its `block`-th.
-fn pick(path: &str, block: Option<u64>) -> Result<Loaded, InputError> {
+fn pick(path: &str, block: Option<u64>) -> Result<Run, InputError> {
     let name = input::display_name(path);
     let mut all = input::load(path)?;
     let n = all.len();
@@ -59,9 +61,16 @@ fn pick(path: &str, block: Option<u64>) -> Result<Loaded, InputError> {
         }
         None if n == 1 => Ok(all.swap_remove(0)),
         None => {
-            let at: Vec<&str> = all
+            let at: Vec<String> = all
                 .iter()
-                .map(|l| l.origin.strip_prefix(name.as_str()).unwrap_or(&l.origin))
+                .map(|l| {
+                    let origin = l.provenance.origin();
+                    origin
+                        .strip_prefix(name.as_str())
+                        .unwrap_or(&origin)
+                        .trim()
+                        .to_string()
+                })
                 .collect();
             Err(InputError(format!(
                 "{name}: holds {n} results (at {}); choose one with --base-block/--candidate-block N",

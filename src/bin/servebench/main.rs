@@ -12,15 +12,17 @@ mod compare;
 mod input;
 mod lint;
 mod merge;
+mod observe;
 mod parse;
 mod profiles;
 mod render;
 mod report;
-mod runfile_in;
 #[cfg(feature = "http")]
 mod shard;
 #[cfg(feature = "http")]
 mod signals;
+#[cfg(feature = "sim")]
+mod simulate;
 mod sweep_cmd;
 mod values;
 mod workload_args;
@@ -58,6 +60,18 @@ enum Command {
     Bench(Box<bench::Args>),
     /// Merge the run files of a sharded run (`bench --shard K/N`) into one run file.
     Merge(merge::Args),
+    /// Simulate vLLM serving a Qwen3.5 model on an H100/H200 (the h200_server example's
+    /// flags): any model, GPU, vLLM flags and load.
+    #[cfg(feature = "sim")]
+    Simulate(simulate::Args),
+
+    /// Explain a change of mean TTFT and TPOT between two runs from their server metrics.
+    Explain(observe::ExplainArgs),
+    /// A run's metrics per time window and its steady state.
+    Slices(observe::SlicesArgs),
+    /// Draw runs as SVG charts and a self-contained DIR/index.html.
+    #[cfg(feature = "plot")]
+    Plot(observe::PlotArgs),
 }
 
 fn main() -> ExitCode {
@@ -74,6 +88,13 @@ fn main() -> ExitCode {
         #[cfg(feature = "http")]
         Command::Bench(a) => return bench::main(&a),
         Command::Merge(a) => merge::run(&a),
+        #[cfg(feature = "sim")]
+        Command::Simulate(a) => simulate::run(&a),
+
+        Command::Explain(a) => observe::run_explain(&a),
+        Command::Slices(a) => observe::run_slices(&a),
+        #[cfg(feature = "plot")]
+        Command::Plot(a) => observe::run_plot(&a),
     };
     match output {
         Ok(text) => match print_stdout(&text) {
