@@ -1,7 +1,8 @@
 //! The structured workloads against the simulator: Mooncake trace replay (send times and
 //! shared blocks, on the real trace slice in `tests/fixtures`), shared-prefix hit rates
 //! with the simulator's prefix cache on and off, multi-turn histories and their TTFT, the
-//! prefix-cache reset endpoint, and the rate sweep against the example server.
+//! prefix-cache reset endpoint and the served simulator's prefix-cache counters, and the rate
+//! sweep against the example server.
 #![cfg(all(feature = "http", feature = "sim"))]
 
 use std::collections::HashMap;
@@ -449,6 +450,60 @@ fn reset_prefix_cache_routes_over_http() {
         e.contains("/reset_prefix_cache: HTTP 404") && e.contains("/flush_cache: HTTP 404"),
         "{e}"
     );
+}
+
+#[test]
+fn the_served_simulators_metrics_count_prefix_cache_hits_and_queries() {
+    let _g = serial();
+    let plan = DatasetSpec::SharedPrefix {
+        groups: 1,
+        prompts_per_group: 2,
+        prefix_tokens: 1078,
+        input_tokens: 50,
+        output_tokens: 4,
+        seed: 1,
+    }
+    .build(None)
+    .unwrap();
+    let opts = RunOptions {
+        max_concurrency: Some(1),
+        ..RunOptions::default()
+    };
+    let h = spawn_sim(Config::named("prefix-cache").unwrap(), 20.0, false);
+    let mut engine = http_engine(&h);
+    let out = run(&mut engine, &plan.items, &opts).unwrap();
+    assert!(out.records.iter().all(|r| r.outcome.is_success()));
+    let (status, body) = get(h.local_addr(), "/metrics");
+    assert!(status.starts_with("HTTP/1.1 200"), "{status}");
+    let counter = |name: &str| -> f64 {
+        body.lines()
+            .filter(|l| l.split(['{', ' ']).next() == Some(name))
+            .filter_map(|l| l.rsplit(' ').next()?.parse::<f64>().ok())
+            .sum()
+    };
+    // The second prompt hit the first's two prefix blocks (1078 + 10 = 2 × 544); every
+    // prompt token of both requests was looked up.
+    assert_eq!(counter("vllm:prefix_cache_hits_total"), 1088.0, "{body}");
+    let prompts: u64 = out
+        .records
+        .iter()
+        .map(|r| r.usage_prompt_tokens.unwrap())
+        .sum();
+    assert_eq!(counter("vllm:prefix_cache_queries_total"), prompts as f64);
+}
+
+fn get(addr: std::net::SocketAddr, path: &str) -> (String, String) {
+    use std::io::{Read, Write};
+    let mut s = std::net::TcpStream::connect(addr).unwrap();
+    write!(
+        s,
+        "GET {path} HTTP/1.1\r\nhost: x\r\nconnection: close\r\n\r\n"
+    )
+    .unwrap();
+    let mut out = String::new();
+    s.read_to_string(&mut out).unwrap();
+    let (head, body) = out.split_once("\r\n\r\n").unwrap_or((&out, ""));
+    (head.to_string(), body.to_string())
 }
 
 fn post(addr: std::net::SocketAddr, path: &str) -> String {
