@@ -433,11 +433,22 @@ fn reset_prefix_cache_routes_over_http() {
         use std::io::{Read, Write};
         for _ in 0..2 {
             let (mut s, _) = none.accept().unwrap();
+            // Read the whole request head first: closing with unread bytes would reset the
+            // connection instead of answering.
+            let mut head = Vec::new();
             let mut buf = [0u8; 4096];
-            let _ = s.read(&mut buf);
+            while !head.windows(4).any(|w| w == b"\r\n\r\n") {
+                match s.read(&mut buf) {
+                    Ok(0) | Err(_) => break,
+                    Ok(n) => head.extend_from_slice(&buf[..n]),
+                }
+            }
             let _ = s.write_all(
                 b"HTTP/1.1 404 Not Found\r\ncontent-length: 0\r\nconnection: close\r\n\r\n",
             );
+            let _ = s.shutdown(std::net::Shutdown::Write);
+            let _ = s.set_read_timeout(Some(Duration::from_millis(500)));
+            while matches!(s.read(&mut buf), Ok(n) if n > 0) {}
         }
     });
     let e = HttpEngine::new(HttpConfig::new(format!("http://{addr}")))
