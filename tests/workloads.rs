@@ -407,6 +407,8 @@ fn reset_prefix_cache_empties_the_simulators_cache() {
     // The second prompt hit the first's two prefix blocks (1078 + 10 = 2 × 544).
     assert_eq!(sim.prefix_cache_counts().hits_tokens, 1088);
     assert!(sim.cached_blocks() >= 2);
+    // Nothing runs: the cached blocks are evictable, which vLLM's usage gauge counts free.
+    assert_eq!(sim.gauges().kv_cache_usage, 0.0);
     assert_eq!(sim.reset_prefix_cache(), Some(true));
     assert_eq!(sim.cached_blocks(), 0);
     // Cold again: the same two prompts hit only once more.
