@@ -1,8 +1,8 @@
 //! The structured workloads against the simulator: Mooncake trace replay (send times and
 //! shared blocks, on the real trace slice in `tests/fixtures`), shared-prefix hit rates
 //! with the simulator's prefix cache on and off, multi-turn histories and their TTFT, the
-//! prefix-cache reset endpoint and the served simulator's prefix-cache counters, and the rate
-//! sweep against the example server.
+//! prefix-cache reset endpoint and the served simulator's prefix-cache counters. (The rate
+//! sweep against the example server is in `tests/cli_sweep.rs`.)
 #![cfg(all(feature = "http", feature = "sim"))]
 
 use std::collections::HashMap;
@@ -11,8 +11,7 @@ use std::time::Duration;
 
 use servebench::driver::arrivals::Arrivals;
 use servebench::driver::datasets::{mooncake_block_text, DatasetSpec, MOONCAKE_BLOCK_TOKENS};
-use servebench::driver::sweep::{sweep, Strategy, SweepOptions};
-use servebench::driver::{run, workload, DriverError, RunOptions, RunOutput};
+use servebench::driver::{run, RunOptions, RunOutput};
 use servebench::engine::Engine;
 use servebench::http::server::{self, ServeOptions};
 use servebench::http::{HttpConfig, HttpEngine};
@@ -530,54 +529,4 @@ fn post(addr: std::net::SocketAddr, path: &str) -> String {
     let mut out = String::new();
     s.read_to_string(&mut out).unwrap();
     out
-}
-
-/// Steady completion rate of the simulator with every request sent at once: its capacity
-/// for the load (requests ending between 25 % and 75 % of the run, per second).
-fn sim_capacity(work: &[workload::WorkItem]) -> f64 {
-    let mut sim = H200Sim::new(Config::named("baseline").unwrap()).warmed_up();
-    let out = run(&mut sim, work, &RunOptions::default()).unwrap();
-    let mut ends: Vec<Duration> = out.records.iter().filter_map(|r| r.ended_at).collect();
-    ends.sort();
-    let (a, b) = (ends.len() / 4, 3 * ends.len() / 4);
-    (b - a) as f64 / (ends[b] - ends[a]).as_secs_f64()
-}
-
-#[test]
-fn sweep_on_the_example_server_finds_the_simulators_capacity() {
-    let _g = serial();
-    // Prefill-heavy requests: the server, not this (debug-built) client, is the bottleneck.
-    // Speed 5 leaves the debug-built client and server CPU to spare on a loaded 2-core box.
-    let speed = 5.0;
-    let work = workload::random(120, 4000, 20, 0.0, 5, true).unwrap();
-    // In virtual seconds; the HTTP client's clock is the wall clock, `speed` times slower.
-    let capacity = speed * sim_capacity(&workload::random(3000, 4000, 20, 0.0, 5, false).unwrap());
-    let h = spawn_sim(Config::named("baseline").unwrap(), speed, false);
-    let target = format!("http://{}", h.local_addr());
-    let mut runner = |o: &RunOptions| -> Result<RunOutput, DriverError> {
-        let mut c = HttpConfig::new(target.clone());
-        c.model = Some(Config::named("baseline").unwrap().model().into());
-        let mut engine = HttpEngine::new(c).unwrap();
-        run(&mut engine, &work, o)
-    };
-    let s = sweep(
-        &mut runner,
-        &RunOptions::default(),
-        &SweepOptions::default(),
-    )
-    .unwrap();
-    let mut table = Vec::new();
-    s.write_table(&mut table).unwrap();
-    let table = String::from_utf8(table).unwrap();
-    eprintln!("{table}capacity (simulator, in-process, × speed): {capacity:.2} requests/s");
-    assert_eq!(s.runs.len(), 10);
-    assert!(matches!(s.runs[0].strategy, Strategy::Synchronous));
-    assert!(matches!(s.runs[1].strategy, Strategy::Throughput));
-    let sat = s.saturation_rate_per_s.expect("some rate was kept up with");
-    assert!(
-        (sat - capacity).abs() <= 0.15 * capacity,
-        "saturation {sat:.2} vs capacity {capacity:.2}"
-    );
-    assert!(table.contains("saturation:") && table.contains("constant"));
-    assert_eq!(table.lines().count(), 12);
 }
