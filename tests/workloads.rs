@@ -181,6 +181,8 @@ fn mooncake_replay_over_http_schedules_every_request_at_the_traces_time() {
     // at its trace time × scale after that, and was sent within 2 ms of being due.
     let start = out.records[0].scheduled_at.unwrap();
     let mut worst = Duration::ZERO;
+    // (The driver announces the requests first, so the client encodes each body ahead of
+    // its send time: `Engine::prepare`.)
     let mut lateness: Vec<Duration> = Vec::new();
     for r in &out.records {
         let want = Duration::from_secs_f64(
@@ -198,17 +200,56 @@ fn mooncake_replay_over_http_schedules_every_request_at_the_traces_time() {
         worst = worst.max(late);
         lateness.push(late);
     }
-    // How late the sends were is the machine's business (a loaded CI box, a debug build
-    // serializing 11 MB of prompts next to the server parsing them): reported, not asserted.
-    // A quiet machine's figures are in the README.
+    // How late the sends were: from the run file (the client's send stamps) and from the
+    // server's timeline (when each request's head reached the server's handler; the same
+    // process, so both on one `Instant` clock).
+    let origin = engine.origin();
+    let mut arrival_late: Vec<Duration> = Vec::new();
+    for s in h.timeline() {
+        let id: usize = s
+            .request_id
+            .as_deref()
+            .and_then(|r| r.rsplit('-').next())
+            .and_then(|n| n.parse().ok())
+            .expect("the client's x-request-id");
+        let r = &out.records[id];
+        let due = origin + r.scheduled_at.unwrap();
+        let at = h.origin() + s.received_wall;
+        assert!(
+            at >= due,
+            "request {id} reached the server before it was due"
+        );
+        arrival_late.push(at - due);
+    }
+    assert!(arrival_late.len() >= 200, "{}", arrival_late.len());
     lateness.sort();
-    let q = |p: usize| lateness[(lateness.len() - 1) * p / 100];
+    arrival_late.sort();
+    let q = |v: &[Duration], p: usize| v[(v.len() - 1) * p / 100];
+    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let load = std::fs::read_to_string("/proc/loadavg")
+        .ok()
+        .and_then(|l| l.split_whitespace().next()?.parse::<f64>().ok());
     eprintln!(
-        "send lateness over HTTP: p50 {:?} p90 {:?} p99 {:?} max {worst:?}",
-        q(50),
-        q(90),
-        q(99)
+        "send lateness (run file): p50 {:?} p99 {:?} max {worst:?}; at the server: p50 {:?} \
+         p99 {:?}; load average {load:?} on {cores} cores",
+        q(&lateness, 50),
+        q(&lateness, 99),
+        q(&arrival_late, 50),
+        q(&arrival_late, 99),
     );
+    // The 2 ms goal is asserted on the median send of the run file when the machine has a
+    // core to spare for the client (a load average below the cores): on an oversubscribed
+    // machine a ready thread waits tens of milliseconds for a core, which no client can
+    // help, so there the figures are only printed. The server's arrival times also hold
+    // the server's own scheduling (its accept and head parsing share the same cores with a
+    // debug-built simulator), so they are printed, not asserted.
+    if load.is_some_and(|l| l < cores as f64 - 0.5) {
+        assert!(
+            q(&lateness, 50) <= Duration::from_millis(2),
+            "run file p50 {:?}",
+            q(&lateness, 50)
+        );
+    }
     // Every request reached the server (those over the context length get a 400).
     let served = h.stats();
     assert_eq!(served.requests + served.rejected, lines.len() as u64);

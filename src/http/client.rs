@@ -3,7 +3,9 @@
 //! chunks in real time.
 //!
 //! The engine owns a tokio runtime. [`Engine::submit`] spawns one task per request; the task
-//! stamps [`EngineEvent::Sent`] just before it takes a connection and sends (vLLM's `st`),
+//! stamps [`EngineEvent::Sent`] just before it takes a connection and sends (vLLM's `st`;
+//! the bodies of the requests announced by [`Engine::prepare`] are encoded ahead by a
+//! thread of their own, the others in the task after the stamp),
 //! stamps every body read on arrival (an [`Instant`]-based offset from the engine's origin),
 //! parses the SSE events in it and sends [`EngineEvent::Chunk`]s through a channel that
 //! [`Engine::advance`] drains while it waits on the wall clock.
@@ -169,6 +171,8 @@ pub struct HttpEngine {
     shared: Arc<Shared>,
     pending: VecDeque<EngineEvent>,
     tasks: HashMap<u64, tokio::task::AbortHandle>,
+    /// Bodies of announced requests, encoded ahead ([`Engine::prepare`]).
+    prepared: Option<super::prepare::Preparer>,
 }
 
 impl std::fmt::Debug for HttpEngine {
@@ -202,6 +206,7 @@ impl HttpEngine {
             }),
             pending: VecDeque::new(),
             tasks: HashMap::new(),
+            prepared: None,
         })
     }
 
@@ -293,9 +298,10 @@ impl Engine for HttpEngine {
             .runtime
             .as_ref()
             .ok_or_else(|| EngineError::Fatal("HTTP engine shut down".into()))?;
-        // The body is serialized in the request's task, not here: a long prompt takes a
-        // while to encode, and the driver must not fall behind its schedule meanwhile.
-        let handle = rt.spawn(run_request(shared, request));
+        // A body encoded ahead (`prepare`), else the request's task encodes it: a long
+        // prompt takes a while to encode, and the driver must not fall behind meanwhile.
+        let body = self.prepared.as_ref().and_then(|p| p.take(&request));
+        let handle = rt.spawn(run_request(shared, request, body));
         self.tasks.insert(id, handle.abort_handle());
         Ok(())
     }
@@ -356,6 +362,19 @@ impl Engine for HttpEngine {
 
     fn in_flight(&self) -> usize {
         self.tasks.len()
+    }
+
+    /// Encodes the announced requests' bodies on a thread of their own, in the order they
+    /// are due and at most 64 MiB ahead of the sends, so that a send at its due time only
+    /// takes a connection and writes.
+    fn prepare(&mut self, upcoming: &mut dyn Iterator<Item = EngineRequest>) {
+        // A previous run's bodies are dropped first (their thread stops).
+        self.prepared = None;
+        self.prepared = Some(super::prepare::Preparer::start(
+            self.shared.config.clone(),
+            upcoming.collect(),
+            encode_body,
+        ));
     }
 
     fn cancel(&mut self, id: u64) -> bool {
@@ -453,17 +472,24 @@ fn fail(kind: ErrorKind, message: impl Into<String>) -> Failure {
     }
 }
 
-async fn run_request(shared: Arc<Shared>, request: EngineRequest) {
+/// The bytes of the JSON body sent for `request`.
+fn encode_body(config: &HttpConfig, request: &EngineRequest) -> Bytes {
+    Bytes::from(request_body(config, request).to_string())
+}
+
+async fn run_request(shared: Arc<Shared>, request: EngineRequest, body: Option<Bytes>) {
     let id = request.id;
     let result = match shared.config.request_timeout {
-        Some(limit) => match tokio::time::timeout(limit, stream_request(&shared, request)).await {
-            Ok(r) => r,
-            Err(_) => Err(fail(
-                ErrorKind::Timeout,
-                format!("no complete response within {:.3} s", limit.as_secs_f64()),
-            )),
-        },
-        None => stream_request(&shared, request).await,
+        Some(limit) => {
+            match tokio::time::timeout(limit, stream_request(&shared, request, body)).await {
+                Ok(r) => r,
+                Err(_) => Err(fail(
+                    ErrorKind::Timeout,
+                    format!("no complete response within {:.3} s", limit.as_secs_f64()),
+                )),
+            }
+        }
+        None => stream_request(&shared, request, body).await,
     };
     let event = match result {
         Ok((at, usage)) => EngineEvent::Finished { id, at, usage },
@@ -549,13 +575,17 @@ fn build_request(shared: &Shared, id: u64, body: &Bytes) -> Result<Request<Full<
 async fn stream_request(
     shared: &Shared,
     request: EngineRequest,
+    prepared: Option<Bytes>,
 ) -> Result<(Duration, Usage), Failure> {
     let id = request.id;
     // Stamped before the body is encoded, as vLLM takes `st` before aiohttp encodes the
     // payload: the send time is when the client decided to send.
     let sent = shared.now();
     shared.inbox.push([EngineEvent::Sent { id, at: sent }]);
-    let body = Bytes::from(request_body(&shared.config, &request).to_string());
+    let body = match prepared {
+        Some(b) => b,
+        None => encode_body(&shared.config, &request),
+    };
     drop(request);
     // A pooled connection may have been closed by the server meanwhile: retry once on a new one.
     let (mut sender, reused) = match pooled(shared).await {
