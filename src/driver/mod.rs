@@ -52,6 +52,7 @@ pub mod shard;
 pub mod start;
 pub mod stop;
 pub mod sweep;
+pub mod tokenized;
 pub mod workload;
 
 use std::cmp::Reverse;
