@@ -10,6 +10,7 @@
 //! |---|---|
 //! | what to send | [`profile`] |
 //! | the result schema | [`result`] |
+//! | a saved run (`bench --output`): result, records, profile, target | [`runfile`] |
 //! | per-request raw timings | [`record`] |
 //! | collecting them from many threads/tasks | [`collector`] |
 //! | the server adapter (virtual or real time) | [`engine`] |
@@ -75,6 +76,7 @@ pub mod metrics;
 pub mod profile;
 pub mod record;
 pub mod result;
+pub mod runfile;
 #[cfg(feature = "sim")]
 pub mod sim;
 pub mod stats;

@@ -1,0 +1,751 @@
+//! The run file: everything `servebench bench --output` keeps of one run, versioned, so that
+//! every metric can be recomputed later and every verb can read the run back.
+//!
+//! A [`RunFile`] holds the computed [`BenchmarkResult`], every [`RequestRecord`], the
+//! [`Profile`], the target, the server's model and its `/v1/models` answer, the command line,
+//! the start time and whether the run completed or was interrupted ([`RunStatus`]).
+//!
+//! # Forms
+//!
+//! Two forms, picked by the file name ([`Form::for_path`]):
+//!
+//! - **JSON** (`run.json`, anything not ending in `.jsonl`): one object,
+//!   `{"format": "servebench-run", "version": 1, …, "result": {…}, "records": [ … ]}`.
+//! - **JSON Lines** (`run.jsonl`): line 1 is the same object without `records` and with
+//!   `"record_count": N`; lines 2 to N + 1 hold one record each. A file with fewer or more
+//!   record lines than the header declares is rejected as truncated.
+//!
+//! Readers check `format` and reject a `version` other than [`VERSION`]. Fields may be added
+//! in later releases of version 1; readers ignore fields they do not know.
+//!
+//! # Example
+//!
+//! ```
+//! use std::time::Duration;
+//! use servebench::metrics::{compute, MetricsOptions};
+//! use servebench::profile::Profile;
+//! use servebench::record::{Chunk, RequestRecord};
+//! use servebench::runfile::{Form, RunFile, RunStatus};
+//! use servebench::Convention;
+//!
+//! let mut r = RequestRecord::new(0, Duration::ZERO);
+//! r.chunks.push(Chunk { at: Duration::from_millis(40), tokens: 1 });
+//! r.ended_at = Some(Duration::from_millis(40));
+//! let records = vec![r];
+//! let result = compute(&records, MetricsOptions::new(Convention::Vllm));
+//! let started_at = chrono::DateTime::parse_from_rfc3339("2026-12-03T18:00:00Z").unwrap();
+//! let mut run = RunFile::new(result, records, Profile::preset("latency").unwrap(), started_at);
+//! run.status = RunStatus::Interrupted { reason: "SIGINT".into() };
+//!
+//! for form in [Form::Json, Form::Jsonl] {
+//!     let mut bytes = Vec::new();
+//!     run.write_to(&mut bytes, form).unwrap();
+//!     assert_eq!(RunFile::from_slice(&bytes).unwrap(), run);
+//! }
+//! // Errors name the JSON path of the bad value.
+//! let err = RunFile::from_slice(br#"{"format":"servebench-run","version":1,"started_at":7}"#)
+//!     .unwrap_err();
+//! assert!(err.to_string().contains("started_at"), "{err}");
+//! ```
+
+use std::collections::BTreeMap;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+use serde::{Deserialize, Serialize};
+
+use crate::metrics::MetricsOptions;
+use crate::profile::Profile;
+use crate::record::RequestRecord;
+use crate::result::BenchmarkResult;
+
+/// The value of a run file's `format` field.
+pub const FORMAT: &str = "servebench-run";
+
+/// The run-file version this crate writes and reads.
+pub const VERSION: u32 = 1;
+
+/// Whether a run completed.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "state", rename_all = "kebab-case")]
+pub enum RunStatus {
+    /// Every request of the profile was sent and ended (successfully or not).
+    Complete,
+    /// The run stopped early (a signal, a time limit, the engine failing as a whole); the
+    /// records are those sent before it stopped.
+    Interrupted {
+        /// Why it stopped (`"SIGINT"`, `"SIGTERM"`, an engine error, …).
+        reason: String,
+    },
+}
+
+impl RunStatus {
+    /// `true` for [`RunStatus::Complete`].
+    pub fn is_complete(&self) -> bool {
+        matches!(self, RunStatus::Complete)
+    }
+}
+
+/// Which part of a sharded run a file holds: shard `index` (1-based) of `count`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Shard {
+    /// 1-based shard number, `1..=count`.
+    pub index: u32,
+    /// Number of shards.
+    pub count: u32,
+}
+
+/// One benchmark run as `servebench bench --output` saves it. See the module docs for the
+/// file forms.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RunFile {
+    /// Always [`FORMAT`].
+    pub format: String,
+    /// [`VERSION`] when written by this crate.
+    pub version: u32,
+    /// Version of servebench that wrote the file.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tool_version: Option<String>,
+    /// When the first request was about to be sent (wall clock). Record times are offsets
+    /// from the run's start.
+    pub started_at: chrono::DateTime<chrono::FixedOffset>,
+    /// When the run ended (wall clock), if known.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub finished_at: Option<chrono::DateTime<chrono::FixedOffset>>,
+    /// Complete or interrupted.
+    pub status: RunStatus,
+    /// What was benchmarked: a base URL (`http://127.0.0.1:8000`) or `sim:…`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub target: Option<String>,
+    /// The model name sent in the requests.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub model: Option<String>,
+    /// The server's answer to `GET /v1/models`, as received.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub models_response: Option<serde_json::Value>,
+    /// The command line that produced the run (`argv`, program name first).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub command_line: Vec<String>,
+    /// The load profile that was run.
+    pub profile: Profile,
+    /// The seed of the workload and the arrival times, when one was used.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub seed: Option<u64>,
+    /// The shard this file holds, for a sharded run.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub shard: Option<Shard>,
+    /// Free-form labels (`"study": "…"`, `"step": "baseline"`, …).
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub labels: BTreeMap<String, String>,
+    /// The options `result` was computed with (convention, percentiles, goodput), so that a
+    /// reader can recompute it identically.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub metrics_options: Option<MetricsOptions>,
+    /// The figures, computed from `records` (warm-up records excluded).
+    pub result: BenchmarkResult,
+    /// Warm-up requests: sent before the measured ones and excluded from `result`.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub warmup_records: Vec<RequestRecord>,
+    /// One record per measured request, in id order.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub records: Vec<RequestRecord>,
+}
+
+/// A run file's two forms.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Form {
+    /// One JSON object.
+    Json,
+    /// A header line, then one record per line.
+    Jsonl,
+}
+
+impl Form {
+    /// [`Form::Jsonl`] for a name ending in `.jsonl`, else [`Form::Json`].
+    ///
+    /// ```
+    /// use servebench::runfile::Form;
+    /// assert_eq!(Form::for_path("out/run.jsonl".as_ref()), Form::Jsonl);
+    /// assert_eq!(Form::for_path("run.json".as_ref()), Form::Json);
+    /// ```
+    pub fn for_path(path: &Path) -> Form {
+        if path
+            .extension()
+            .is_some_and(|e| e.eq_ignore_ascii_case("jsonl"))
+        {
+            Form::Jsonl
+        } else {
+            Form::Json
+        }
+    }
+}
+
+/// Errors reading, checking or writing a run file. Each names the file when there is one.
+#[derive(Debug, thiserror::Error)]
+pub enum RunFileError {
+    /// Opening, reading or writing failed.
+    #[error("{}: {source}", path.display())]
+    Io {
+        /// The file.
+        path: PathBuf,
+        /// The I/O error.
+        source: std::io::Error,
+    },
+    /// A value does not fit the schema (or the bytes are not JSON).
+    #[error("{}{}: {source}", file_prefix(path), location(*line, json_path))]
+    Json {
+        /// The file, when reading one.
+        path: Option<PathBuf>,
+        /// 1-based line (JSON Lines form only).
+        line: Option<usize>,
+        /// Where in the document, e.g. `records[3].chunks[0].at` (`.` for the document).
+        json_path: String,
+        /// serde_json's error, with its line and column.
+        source: serde_json::Error,
+    },
+    /// The document is JSON but not a run file (its `format` is missing or different).
+    #[error("{}not a servebench run file (`format` is {}, expected \"{FORMAT}\")", file_prefix(path), found.as_deref().map(|f| format!("\"{f}\"")).unwrap_or_else(|| "missing".into()))]
+    NotARunFile {
+        /// The file, when reading one.
+        path: Option<PathBuf>,
+        /// The `format` value found, if any.
+        found: Option<String>,
+    },
+    /// A run file of a version this crate does not read.
+    #[error(
+        "{}run file version {found} is not supported (this servebench reads version {VERSION})",
+        file_prefix(path)
+    )]
+    UnsupportedVersion {
+        /// The file, when reading one.
+        path: Option<PathBuf>,
+        /// The version found.
+        found: u32,
+    },
+    /// The JSON Lines form has a different number of record lines than its header declares.
+    #[error("{}truncated or extended run file: the header declares {declared} records, the file holds {found}", file_prefix(path))]
+    RecordCount {
+        /// The file, when reading one.
+        path: Option<PathBuf>,
+        /// `record_count` of the header.
+        declared: u64,
+        /// Record lines found.
+        found: u64,
+    },
+    /// The output path cannot be written (checked before a run starts).
+    #[error("{}: cannot write the run file there: {reason}", path.display())]
+    Unwritable {
+        /// The output path.
+        path: PathBuf,
+        /// Why.
+        reason: String,
+    },
+}
+
+fn location(line: Option<usize>, json_path: &str) -> String {
+    let line = line.map(|l| format!("line {l}: ")).unwrap_or_default();
+    if json_path.is_empty() || json_path == "." {
+        format!("{line}the document")
+    } else {
+        format!("{line}at `{json_path}`")
+    }
+}
+
+fn file_prefix(path: &Option<PathBuf>) -> String {
+    path.as_ref()
+        .map(|p| format!("{}: ", p.display()))
+        .unwrap_or_default()
+}
+
+impl RunFileError {
+    fn in_file(self, p: &Path) -> Self {
+        let path = Some(p.to_path_buf());
+        match self {
+            RunFileError::Json {
+                line,
+                json_path,
+                source,
+                ..
+            } => RunFileError::Json {
+                path,
+                line,
+                json_path,
+                source,
+            },
+            RunFileError::NotARunFile { found, .. } => RunFileError::NotARunFile { path, found },
+            RunFileError::UnsupportedVersion { found, .. } => {
+                RunFileError::UnsupportedVersion { path, found }
+            }
+            RunFileError::RecordCount {
+                declared, found, ..
+            } => RunFileError::RecordCount {
+                path,
+                declared,
+                found,
+            },
+            other => other,
+        }
+    }
+}
+
+/// The header line of the JSON Lines form: a run file's fields without the records.
+#[derive(Serialize)]
+struct HeaderOut<'a> {
+    #[serde(flatten)]
+    run: &'a RunFile,
+    record_count: u64,
+}
+
+/// Just enough of a document to recognise a run file.
+#[derive(Deserialize)]
+struct Probe {
+    #[serde(default)]
+    format: Option<serde_json::Value>,
+    #[serde(default)]
+    version: Option<serde_json::Value>,
+    #[serde(default)]
+    record_count: Option<u64>,
+}
+
+fn json_err(line: Option<usize>, e: serde_path_to_error::Error<serde_json::Error>) -> RunFileError {
+    RunFileError::Json {
+        path: None,
+        line,
+        json_path: e.path().to_string(),
+        source: e.into_inner(),
+    }
+}
+
+fn parse<T: serde::de::DeserializeOwned>(
+    bytes: &[u8],
+    line: Option<usize>,
+) -> Result<T, RunFileError> {
+    let mut de = serde_json::Deserializer::from_slice(bytes);
+    let v = serde_path_to_error::deserialize(&mut de).map_err(|e| json_err(line, e))?;
+    de.end().map_err(|source| RunFileError::Json {
+        path: None,
+        line,
+        json_path: String::new(),
+        source,
+    })?;
+    Ok(v)
+}
+
+/// Checks `format` and `version`; returns the header's `record_count` (JSON Lines form).
+fn check_probe(bytes: &[u8], line: Option<usize>) -> Result<Option<u64>, RunFileError> {
+    let probe: Probe = parse(bytes, line)?;
+    let format = probe.format.as_ref().and_then(|f| f.as_str());
+    if format != Some(FORMAT) {
+        return Err(RunFileError::NotARunFile {
+            path: None,
+            found: probe.format.map(|f| match f {
+                serde_json::Value::String(s) => s,
+                other => other.to_string(),
+            }),
+        });
+    }
+    match probe.version.as_ref().and_then(|v| v.as_u64()) {
+        Some(v) if v == u64::from(VERSION) => Ok(probe.record_count),
+        Some(v) => Err(RunFileError::UnsupportedVersion {
+            path: None,
+            found: u32::try_from(v).unwrap_or(u32::MAX),
+        }),
+        // Missing or not a number: the full parse names it.
+        None => Ok(probe.record_count),
+    }
+}
+
+impl RunFile {
+    /// A complete run of `profile` started at `started_at`, with `result` computed from
+    /// `records`; every other field empty. `tool_version` is this crate's version.
+    pub fn new(
+        result: BenchmarkResult,
+        records: Vec<RequestRecord>,
+        profile: Profile,
+        started_at: chrono::DateTime<chrono::FixedOffset>,
+    ) -> Self {
+        RunFile {
+            format: FORMAT.to_string(),
+            version: VERSION,
+            tool_version: Some(env!("CARGO_PKG_VERSION").to_string()),
+            started_at,
+            finished_at: None,
+            status: RunStatus::Complete,
+            target: None,
+            model: None,
+            models_response: None,
+            command_line: Vec::new(),
+            profile,
+            seed: None,
+            shard: None,
+            labels: BTreeMap::new(),
+            metrics_options: None,
+            result,
+            warmup_records: Vec::new(),
+            records,
+        }
+    }
+
+    /// `true` when `bytes` (a file's start is enough) look like a run file in either form:
+    /// a cheap test for dispatchers, which then call [`RunFile::from_slice`] for the errors.
+    ///
+    /// ```
+    /// use servebench::runfile::RunFile;
+    /// assert!(RunFile::sniff(br#"{"format":"servebench-run","version":1,"#));
+    /// assert!(!RunFile::sniff(br#"{"schema_version":1}"#));
+    /// ```
+    pub fn sniff(bytes: &[u8]) -> bool {
+        let head = &bytes[..bytes.len().min(4096)];
+        let needle = br#""format":"servebench-run""#;
+        let compact: Vec<u8> = head
+            .iter()
+            .copied()
+            .filter(|b| !b.is_ascii_whitespace())
+            .collect();
+        compact.windows(needle.len()).any(|w| w == needle)
+    }
+
+    /// Read a run file in either form from bytes. The JSON Lines form is recognised by a
+    /// first line that is a complete JSON object declaring `record_count`.
+    pub fn from_slice(bytes: &[u8]) -> Result<RunFile, RunFileError> {
+        let bytes = bytes.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(bytes);
+        let first_end = memchr::memchr(b'\n', bytes).unwrap_or(bytes.len());
+        let first = &bytes[..first_end];
+        let rest = bytes.get(first_end + 1..).unwrap_or(&[]);
+        let jsonl_header = serde_json::from_slice::<Probe>(first)
+            .ok()
+            .and_then(|p| p.record_count);
+        match jsonl_header {
+            Some(_) => Self::from_jsonl(first, rest),
+            None => {
+                check_probe(bytes, None)?;
+                parse(bytes, None)
+            }
+        }
+    }
+
+    fn from_jsonl(first: &[u8], rest: &[u8]) -> Result<RunFile, RunFileError> {
+        let declared = check_probe(first, Some(1))?.unwrap_or(0);
+        let mut run: RunFile = parse(first, Some(1))?;
+        if !run.records.is_empty() {
+            // A header carrying records would make `record_count` ambiguous.
+            return Err(RunFileError::RecordCount {
+                path: None,
+                declared,
+                found: run.records.len() as u64,
+            });
+        }
+        let mut records = Vec::with_capacity(usize::try_from(declared.min(1 << 20)).unwrap_or(0));
+        for (i, line) in rest.split(|&b| b == b'\n').enumerate() {
+            if line.iter().all(u8::is_ascii_whitespace) {
+                continue;
+            }
+            records.push(parse::<RequestRecord>(line, Some(i + 2))?);
+        }
+        if records.len() as u64 != declared {
+            return Err(RunFileError::RecordCount {
+                path: None,
+                declared,
+                found: records.len() as u64,
+            });
+        }
+        run.records = records;
+        Ok(run)
+    }
+
+    /// Read a run file in either form; errors name the file.
+    pub fn read(path: impl AsRef<Path>) -> Result<RunFile, RunFileError> {
+        let path = path.as_ref();
+        let bytes = std::fs::read(path).map_err(|source| RunFileError::Io {
+            path: path.to_path_buf(),
+            source,
+        })?;
+        Self::from_slice(&bytes).map_err(|e| e.in_file(path))
+    }
+
+    /// Write the run in `form` to any writer (compact JSON; the writer is flushed).
+    pub fn write_to<W: Write>(&self, mut w: W, form: Form) -> std::io::Result<()> {
+        match form {
+            Form::Json => serde_json::to_writer(&mut w, self)?,
+            Form::Jsonl => {
+                let header = self.clone_without_records();
+                serde_json::to_writer(
+                    &mut w,
+                    &HeaderOut {
+                        run: &header,
+                        record_count: self.records.len() as u64,
+                    },
+                )?;
+                w.write_all(b"\n")?;
+                for r in &self.records {
+                    serde_json::to_writer(&mut w, r)?;
+                    w.write_all(b"\n")?;
+                }
+            }
+        }
+        w.flush()
+    }
+
+    fn clone_without_records(&self) -> RunFile {
+        RunFile {
+            format: self.format.clone(),
+            version: self.version,
+            tool_version: self.tool_version.clone(),
+            started_at: self.started_at,
+            finished_at: self.finished_at,
+            status: self.status.clone(),
+            target: self.target.clone(),
+            model: self.model.clone(),
+            models_response: self.models_response.clone(),
+            command_line: self.command_line.clone(),
+            profile: self.profile.clone(),
+            seed: self.seed,
+            shard: self.shard,
+            labels: self.labels.clone(),
+            metrics_options: self.metrics_options.clone(),
+            result: self.result.clone(),
+            warmup_records: self.warmup_records.clone(),
+            records: Vec::new(),
+        }
+    }
+
+    /// Write the run to `path` atomically, in the form its name picks ([`Form::for_path`]):
+    /// a temporary file beside it is written, flushed to disk and renamed over `path`, so
+    /// that `path` holds either its old content or the whole new run, never a part.
+    pub fn write_atomic(&self, path: impl AsRef<Path>) -> Result<(), RunFileError> {
+        let path = path.as_ref();
+        let io = |source| RunFileError::Io {
+            path: path.to_path_buf(),
+            source,
+        };
+        let dir = parent_dir(path);
+        let mut tmp = tempfile::Builder::new()
+            .prefix(".servebench-run-")
+            .suffix(".tmp")
+            .tempfile_in(dir)
+            .map_err(io)?;
+        {
+            let mut w = std::io::BufWriter::new(tmp.as_file_mut());
+            self.write_to(&mut w, Form::for_path(path)).map_err(io)?;
+        }
+        tmp.as_file().sync_all().map_err(io)?;
+        tmp.persist(path).map_err(|e| io(e.error))?;
+        // Make the rename itself durable (directories cannot be opened for sync on Windows).
+        #[cfg(unix)]
+        if let Ok(d) = std::fs::File::open(dir) {
+            d.sync_all().map_err(io)?;
+        }
+        Ok(())
+    }
+}
+
+fn parent_dir(path: &Path) -> &Path {
+    match path.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p,
+        _ => Path::new("."),
+    }
+}
+
+/// Check, before a run, that [`RunFile::write_atomic`] will be able to write `path`: its
+/// directory exists and accepts a new file, and `path` is not a directory or a read-only
+/// file. Leaves nothing behind.
+///
+/// ```
+/// use servebench::runfile::check_writable;
+/// let dir = std::env::temp_dir();
+/// assert!(check_writable(&dir.join("servebench-doc-run.json")).is_ok());
+/// assert!(check_writable(&dir.join("no-such-dir/x/run.json")).is_err());
+/// assert!(check_writable(&dir).is_err()); // a directory
+/// ```
+pub fn check_writable(path: &Path) -> Result<(), RunFileError> {
+    let unwritable = |reason: String| RunFileError::Unwritable {
+        path: path.to_path_buf(),
+        reason,
+    };
+    if let Ok(meta) = std::fs::metadata(path) {
+        if meta.is_dir() {
+            return Err(unwritable("it is a directory".into()));
+        }
+        if meta.permissions().readonly() {
+            return Err(unwritable("the file is read-only".into()));
+        }
+    }
+    let dir = parent_dir(path);
+    match std::fs::metadata(dir) {
+        Ok(m) if m.is_dir() => {}
+        Ok(_) => return Err(unwritable(format!("{} is not a directory", dir.display()))),
+        Err(e) => return Err(unwritable(format!("directory {}: {e}", dir.display()))),
+    }
+    // The only reliable test of write permission (ACLs, read-only mounts, root): try it.
+    tempfile::Builder::new()
+        .prefix(".servebench-check-")
+        .tempfile_in(dir)
+        .map(drop)
+        .map_err(|e| unwritable(format!("cannot create a file in {}: {e}", dir.display())))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::metrics::{compute, MetricsOptions};
+    use crate::record::{Chunk, ErrorKind, Outcome};
+    use crate::Convention;
+    use std::time::Duration;
+
+    fn sample() -> RunFile {
+        let mut records = Vec::new();
+        for id in 0..3u64 {
+            let mut r = RequestRecord::new(id, Duration::from_millis(10 * id));
+            for k in 1..=4u64 {
+                r.chunks.push(Chunk {
+                    at: Duration::from_millis(10 * id + 30 * k),
+                    tokens: 1,
+                });
+            }
+            r.ended_at = Some(Duration::from_millis(10 * id + 121));
+            r.prompt_tokens = Some(128);
+            records.push(r);
+        }
+        let mut failed = RequestRecord::new(3, Duration::from_millis(40));
+        failed.outcome = Outcome::Error {
+            kind: ErrorKind::HttpStatus,
+            message: "503".into(),
+        };
+        records.push(failed);
+        let opts = MetricsOptions::new(Convention::Vllm);
+        let result = compute(&records, opts.clone());
+        let started = chrono::DateTime::parse_from_rfc3339("2026-12-03T18:00:00+00:00").unwrap();
+        let mut run = RunFile::new(
+            result,
+            records,
+            Profile::preset("latency").unwrap(),
+            started,
+        );
+        run.target = Some("http://127.0.0.1:9".into());
+        run.model = Some("Qwen/Qwen3.5-35B-A3B".into());
+        run.models_response =
+            Some(serde_json::json!({"object": "list", "data": [{"id": "Qwen/Qwen3.5-35B-A3B"}]}));
+        run.command_line = vec!["servebench".into(), "bench".into()];
+        run.seed = Some(7);
+        run.shard = Some(Shard { index: 2, count: 4 });
+        run.labels.insert("step".into(), "baseline".into());
+        run.metrics_options = Some(opts);
+        run.warmup_records = vec![RequestRecord::new(99, Duration::ZERO)];
+        run
+    }
+
+    #[test]
+    fn both_forms_round_trip_through_files_atomically() {
+        let dir = tempfile::tempdir().unwrap();
+        let run = sample();
+        for name in ["run.json", "run.jsonl"] {
+            let path = dir.path().join(name);
+            check_writable(&path).unwrap();
+            run.write_atomic(&path).unwrap();
+            assert_eq!(RunFile::read(&path).unwrap(), run, "{name}");
+            // Overwriting keeps exactly one file and no temporaries.
+            run.write_atomic(&path).unwrap();
+        }
+        let names: Vec<_> = std::fs::read_dir(dir.path())
+            .unwrap()
+            .map(|e| e.unwrap().file_name().into_string().unwrap())
+            .collect();
+        assert_eq!(names.len(), 2, "{names:?}");
+        let jsonl = std::fs::read_to_string(dir.path().join("run.jsonl")).unwrap();
+        assert_eq!(jsonl.lines().count(), 1 + run.records.len());
+        assert!(jsonl.lines().next().unwrap().contains("\"record_count\":4"));
+    }
+
+    #[test]
+    fn errors_name_file_line_and_json_path() {
+        let dir = tempfile::tempdir().unwrap();
+        let run = sample();
+        let path = dir.path().join("bad.jsonl");
+        let mut bytes = Vec::new();
+        run.write_to(&mut bytes, Form::Jsonl).unwrap();
+        let text = String::from_utf8(bytes).unwrap();
+        // Line 3 (the second record): a negative token count.
+        let bad: String = text
+            .lines()
+            .enumerate()
+            .map(|(i, l)| match i {
+                2 => l.replacen("\"tokens\":1", "\"tokens\":-1", 1) + "\n",
+                _ => format!("{l}\n"),
+            })
+            .collect();
+        assert_ne!(bad, text);
+        std::fs::write(&path, &bad).unwrap();
+        let msg = RunFile::read(&path).unwrap_err().to_string();
+        assert!(
+            msg.contains("bad.jsonl") && msg.contains("line 3") && msg.contains("chunks[0].tokens"),
+            "{msg}"
+        );
+
+        // A record line lost at the end.
+        let cut: String = text.lines().take(4).map(|l| format!("{l}\n")).collect();
+        std::fs::write(&path, cut).unwrap();
+        let err = RunFile::read(&path).unwrap_err();
+        assert!(
+            matches!(
+                err,
+                RunFileError::RecordCount {
+                    declared: 4,
+                    found: 3,
+                    ..
+                }
+            ),
+            "{err}"
+        );
+
+        // JSON form: the path inside the document.
+        let path = dir.path().join("bad.json");
+        let mut v = serde_json::to_value(&run).unwrap();
+        v["records"][2]["sent_at"] = serde_json::json!("soon");
+        std::fs::write(&path, v.to_string()).unwrap();
+        let msg = RunFile::read(&path).unwrap_err().to_string();
+        assert!(
+            msg.contains("bad.json") && msg.contains("records[2].sent_at"),
+            "{msg}"
+        );
+
+        v["records"][2]["sent_at"] = serde_json::json!({"secs": 0, "nanos": 0});
+        v["version"] = serde_json::json!(2);
+        let err = RunFile::from_slice(v.to_string().as_bytes()).unwrap_err();
+        assert!(
+            matches!(err, RunFileError::UnsupportedVersion { found: 2, .. }),
+            "{err}"
+        );
+        let err = RunFile::from_slice(br#"{"schema_version":1,"result":{}}"#).unwrap_err();
+        assert!(
+            matches!(err, RunFileError::NotARunFile { found: None, .. }),
+            "{err}"
+        );
+        let err = RunFile::from_slice(b"{\"format\":\"servebench-run\",").unwrap_err();
+        assert!(matches!(err, RunFileError::Json { .. }), "{err}");
+        let err = RunFile::from_slice(b"").unwrap_err();
+        assert!(matches!(err, RunFileError::Json { .. }), "{err}");
+    }
+
+    #[test]
+    fn unwritable_destinations_are_refused_before_the_run() {
+        let dir = tempfile::tempdir().unwrap();
+        let err = check_writable(&dir.path().join("missing/run.json")).unwrap_err();
+        assert!(err.to_string().contains("missing"), "{err}");
+        let file = dir.path().join("file");
+        std::fs::write(&file, "x").unwrap();
+        assert!(
+            check_writable(&file.join("run.json")).is_err(),
+            "parent is a file"
+        );
+        assert!(check_writable(dir.path()).is_err(), "a directory");
+        let mut perms = std::fs::metadata(&file).unwrap().permissions();
+        perms.set_readonly(true);
+        std::fs::set_permissions(&file, perms).unwrap();
+        assert!(check_writable(&file).is_err(), "read-only file");
+        assert_eq!(
+            std::fs::read_dir(dir.path()).unwrap().count(),
+            1,
+            "nothing left behind"
+        );
+    }
+}
