@@ -80,6 +80,8 @@ pub mod runfile;
 #[cfg(feature = "sim")]
 pub mod sim;
 pub mod stats;
+#[cfg(all(feature = "study", unix))]
+pub mod study;
 
 pub use collector::{Clock, Collector};
 pub use profile::Profile;

@@ -1,11 +1,17 @@
 //! Simulated H200 serving Qwen3.5-35B-A3B with vLLM 0.17: runs the seed study end to end.
 //!
 //! ```text
-//! cargo run --release --example h200_server                  # the whole study
+//! cargo run --release --example h200_server                  # the seed's study, its document
+//! cargo run --release --example h200_server -- --study studies/qwen3.5-h200-latency.toml
 //! cargo run --release --example h200_server -- --profile throughput --config optimized
 //! cargo run --release --example h200_server -- --fidelity    # simulated vs seed figures
 //! cargo run --release --example h200_server -- --serve 127.0.0.1:8000 --speed 10  # over HTTP
 //! ```
+//!
+//! Without `--profile`/`--config` (and without `--format json`, `--as-guidellm`,
+//! `--sharegpt`) it runs the study file `studies/qwen3.5-h200-throughput.toml` (or `--study
+//! FILE`) on the embedded simulator with [`servebench::study`] and prints the document in
+//! the seed's structure (what `servebench study run` writes as `STUDY.md`).
 //!
 //! Flags: `--profile NAME` (sharegpt, throughput, long-context, generation-heavy, latency),
 //! `--config NAME` (baseline, quantization, prefix-cache, performance-mode, kv-fp8,
@@ -80,6 +86,7 @@ struct Args {
     sharegpt: Option<std::path::PathBuf>,
     sharegpt_filter: ShareGptFilter,
     serve: Option<std::net::SocketAddr>,
+    study: Option<std::path::PathBuf>,
     speed: f64,
     #[cfg(feature = "http")]
     delta: Option<servebench::http::server::DeltaField>,
@@ -91,7 +98,7 @@ struct Args {
     api_key: Option<String>,
 }
 
-const USAGE: &str = "usage: h200_server [--profile NAME] [--config NAME] [--seed N] [--format text|json|markdown] [--as-guidellm] [--warm] [--sharegpt FILE [--sharegpt-filter none|vllm]] [--fidelity]\n       h200_server --serve HOST:PORT [--speed X] [--config NAME] [--delta content|reasoning|reasoning_content] [--fault 500:N|cut:N:K|error:N:K] [--max-connections N] [--api-key KEY]";
+const USAGE: &str = "usage: h200_server [--study FILE]\n       h200_server [--profile NAME] [--config NAME] [--seed N] [--format text|json|markdown] [--as-guidellm] [--warm] [--sharegpt FILE [--sharegpt-filter none|vllm]] [--fidelity]\n       h200_server --serve HOST:PORT [--speed X] [--config NAME] [--delta content|reasoning|reasoning_content] [--fault 500:N|cut:N:K|error:N:K] [--max-connections N] [--api-key KEY]";
 
 fn parse_args(mut it: impl Iterator<Item = String>) -> Result<Args, String> {
     let mut a = Args {
@@ -105,6 +112,7 @@ fn parse_args(mut it: impl Iterator<Item = String>) -> Result<Args, String> {
         sharegpt: None,
         sharegpt_filter: ShareGptFilter::None,
         serve: None,
+        study: None,
         speed: 1.0,
         #[cfg(feature = "http")]
         delta: None,
@@ -155,6 +163,7 @@ fn parse_args(mut it: impl Iterator<Item = String>) -> Result<Args, String> {
             "--fidelity" => a.fidelity = true,
             "--warm" => a.warm = true,
             "--sharegpt" => a.sharegpt = Some(value("--sharegpt")?.into()),
+            "--study" => a.study = Some(value("--study")?.into()),
             "--sharegpt-filter" => {
                 a.sharegpt_filter = match value("--sharegpt-filter")?.as_str() {
                     "none" => ShareGptFilter::None,
@@ -263,6 +272,43 @@ fn fidelity(seed: u64) -> Result<String, DriverError> {
         );
     }
     Ok(std::mem::take(w))
+}
+
+/// The seed's study file, shipped in the repository.
+const SEED_STUDY: &str = include_str!(concat!(
+    env!("CARGO_MANIFEST_DIR"),
+    "/studies/qwen3.5-h200-throughput.toml"
+));
+
+/// Whether the arguments ask for the study document (no single profile or config, no JSON,
+/// no guidellm view, no ShareGPT file).
+fn wants_document(args: &Args) -> bool {
+    args.study.is_some()
+        || (args.profile.is_none()
+            && args.config.is_none()
+            && args.format != Format::Json
+            && !args.as_guidellm
+            && args.sharegpt.is_none())
+}
+
+/// Runs the study file (the seed's, or `--study FILE`) on the simulator: its document.
+#[cfg(all(feature = "study", unix))]
+fn study_document(args: &Args) -> Result<String, String> {
+    use servebench::study::{self, StudyFile};
+    let parsed = match &args.study {
+        Some(path) => StudyFile::read(path),
+        None => StudyFile::parse(SEED_STUDY, "studies/qwen3.5-h200-throughput.toml".as_ref()),
+    };
+    let file = parsed.map_err(|e| e.to_string())?;
+    study::run_in_memory(&file)
+        .map(|d| d.markdown)
+        .map_err(|e| e.to_string())
+}
+
+#[cfg(not(all(feature = "study", unix)))]
+fn study_document(_: &Args) -> Result<String, String> {
+    let _ = SEED_STUDY;
+    Err("the study document needs the `study` feature (on by default)".into())
 }
 
 /// The study's whole report: every run's block, then (for two configs) the conclusion
@@ -396,9 +442,11 @@ fn main() -> ExitCode {
         }
     }
     let res = if args.fidelity {
-        fidelity(args.seed)
+        fidelity(args.seed).map_err(|e| e.to_string())
+    } else if wants_document(&args) {
+        study_document(&args)
     } else {
-        study(&args)
+        study(&args).map_err(|e| e.to_string())
     };
     match res {
         Ok(report) => {

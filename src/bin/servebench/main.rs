@@ -13,6 +13,8 @@ mod parse;
 mod profiles;
 mod render;
 mod report;
+#[cfg(all(feature = "study", unix))]
+mod study;
 
 use std::io::Write as _;
 use std::process::ExitCode;
@@ -45,6 +47,9 @@ enum Command {
     /// Benchmark an OpenAI-compatible server (vLLM, SGLang, the h200_server example).
     #[cfg(feature = "http")]
     Bench(bench::Args),
+    /// Run a tuning study (launching servers or on the simulator) and write its document.
+    #[cfg(all(feature = "study", unix))]
+    Study(study::Args),
 }
 
 fn main() -> ExitCode {
@@ -57,6 +62,9 @@ fn main() -> ExitCode {
         Command::Report(a) => report::run(&a),
         // `lint` prints its own findings and has its own exit statuses (0, 1, 3).
         Command::Lint(a) => return lint::run(&a),
+        // `study` has its own exit statuses (0, 1, 2, 130 when interrupted).
+        #[cfg(all(feature = "study", unix))]
+        Command::Study(a) => return study::run(&a),
         #[cfg(feature = "http")]
         Command::Bench(a) => bench::run(&a),
     };
