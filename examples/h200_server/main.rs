@@ -100,7 +100,15 @@ struct Args {
 
 const USAGE: &str = "usage: h200_server [--study FILE]\n       h200_server [--profile NAME] [--config NAME] [--seed N] [--format text|json|markdown] [--as-guidellm] [--warm] [--sharegpt FILE [--sharegpt-filter none|vllm]] [--fidelity]\n       h200_server --serve HOST:PORT [--speed X] [--config NAME] [--delta content|reasoning|reasoning_content] [--fault 500:N|cut:N:K|error:N:K] [--max-connections N] [--api-key KEY]";
 
-fn parse_args(mut it: impl Iterator<Item = String>) -> Result<Args, String> {
+fn parse_args(it: impl Iterator<Item = String>) -> Result<Args, String> {
+    // `--flag=value` is `--flag value` (as vLLM accepts both; study files use `=`).
+    let mut it = it
+        .flat_map(|a| match a.split_once('=') {
+            Some((k, v)) if k.starts_with("--") => vec![k.to_string(), v.to_string()],
+            _ => vec![a],
+        })
+        .collect::<Vec<_>>()
+        .into_iter();
     let mut a = Args {
         profile: None,
         config: None,

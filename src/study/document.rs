@@ -103,8 +103,33 @@ fn engine_label(study: &StudyFile, c: &Configuration) -> String {
         .unwrap_or_else(|| c.engine.clone())
 }
 
+/// The recommended command: `vllm serve MODEL` + flags for the simulator (what it models),
+/// the engine's own launch command (host, port and API key left as placeholders) for a
+/// command engine.
 fn serve_command(study: &StudyFile, c: &Configuration) -> String {
-    gpustack::serving_command(&engine_label(study, c), &c.model, &c.flags)
+    let spec = study.engines.iter().find(|e| e.name == c.engine);
+    match spec {
+        Some(e) if e.kind == EngineKind::Command => {
+            // The program and what precedes `{flags}` on the first line, then one flag
+            // (or later argument) per line, as the seed prints a command.
+            let mut head: Vec<String> = Vec::new();
+            let mut rest: Vec<String> = Vec::new();
+            for arg in &e.command {
+                if arg == "{flags}" {
+                    rest.extend(c.flags.iter().cloned());
+                } else if rest.is_empty() {
+                    head.push(arg.replace("{model}", &c.model));
+                } else {
+                    rest.push(arg.replace("{model}", &c.model));
+                }
+            }
+            std::iter::once(head.join(" "))
+                .chain(rest.iter().map(|f| format!("    {f}")))
+                .collect::<Vec<_>>()
+                .join(" \\\n")
+        }
+        _ => gpustack::serving_command(&engine_label(study, c), &c.model, &c.flags),
+    }
 }
 
 fn fence(w: &mut String, body: &str) {
