@@ -131,9 +131,29 @@ pub fn signal_group(pgid: i32, signal: Signal) {
     }
 }
 
-/// Whether any process of group `pgid` is still alive (zombies included until reaped).
+/// Whether any process of group `pgid` is still alive. A zombie (exited, not yet reaped by
+/// its parent — an orphan's parent may be an init that never reaps) does not count: on
+/// Linux the group's members are read from `/proc`.
 pub fn group_alive(pgid: i32) -> bool {
-    pgid > 1 && nix::sys::signal::killpg(nix::unistd::Pid::from_raw(pgid), None).is_ok()
+    if pgid <= 1 || nix::sys::signal::killpg(nix::unistd::Pid::from_raw(pgid), None).is_err() {
+        return false;
+    }
+    let Ok(entries) = std::fs::read_dir("/proc") else {
+        return true;
+    };
+    entries.flatten().any(|e| {
+        let Ok(stat) = std::fs::read_to_string(e.path().join("stat")) else {
+            return false;
+        };
+        // `pid (comm) state ppid pgrp …`; comm may hold spaces and parentheses.
+        let Some(rest) = stat.rsplit_once(") ").map(|(_, r)| r) else {
+            return false;
+        };
+        let mut f = rest.split_whitespace();
+        let state = f.next().unwrap_or("Z");
+        let group = f.nth(1).and_then(|g| g.parse::<i32>().ok());
+        group == Some(pgid) && state != "Z" && state != "X"
+    })
 }
 
 /// A launched server: its own process group, output to a log file.
