@@ -527,3 +527,97 @@ stop_timeout_s = 2
     assert_no_server_left(&out);
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+#[test]
+fn ctrl_c_stops_the_server_keeps_finished_runs_and_the_study_resumes() {
+    let dir = tmp("sigint");
+    let file = write_study(&dir, &study_text(&good_engine("vLLM", 5)));
+    let out = dir.join("out");
+    let mut child = spawn_cli(&[
+        "study",
+        "run",
+        file.to_str().unwrap(),
+        "--out",
+        out.to_str().unwrap(),
+        "-q",
+    ]);
+    wait_for(
+        "a server and a finished run",
+        Duration::from_secs(120),
+        || journal_if_any(&out).is_some_and(|j| j.server.is_some() && !j.runs.is_empty()),
+    );
+    let pid = nix::unistd::Pid::from_raw(i32::try_from(child.id()).unwrap());
+    nix::sys::signal::kill(pid, nix::sys::signal::Signal::SIGINT).unwrap();
+    let st = child.wait().unwrap();
+    assert_eq!(st.code(), Some(130), "interrupted exit status");
+    let j = Journal::read(&out).unwrap();
+    assert!(
+        j.failures.is_empty(),
+        "an interrupted run is not a failure: {:?}",
+        j.failures
+    );
+    assert!(!j.runs.is_empty() && j.runs.len() < 8);
+    assert!(!out.join("STUDY.md").exists());
+    assert_no_server_left(&out);
+    let o = run_cli(&["study", "run", "--resume", out.to_str().unwrap(), "-q"]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    assert_eq!(Journal::read(&out).unwrap().runs.len(), 8);
+    assert_no_server_left(&out);
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn the_api_key_comes_from_the_environment_and_is_written_nowhere() {
+    let dir = tmp("apikey");
+    let secret = "sk-servebench-test-4242";
+    let engine = good_engine("vLLM", 50).replace(
+        "\"{flags}\"]",
+        "\"--api-key\", \"{api_key}\", \"{flags}\"]\napi_key_env = \"SERVEBENCH_TEST_KEY\"",
+    );
+    assert!(engine.contains("api_key_env"));
+    let file = write_study(&dir, &study_text(&engine));
+    let out = dir.join("out");
+    let o = Command::new(servebench())
+        .args([
+            "study",
+            "run",
+            file.to_str().unwrap(),
+            "--out",
+            out.to_str().unwrap(),
+            "-q",
+        ])
+        .env("SERVEBENCH_TEST_KEY", secret)
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let j = Journal::read(&out).unwrap();
+    // The server required the key (the example answers 401 without it) and every run passed.
+    assert_eq!(j.runs.len(), 8, "{:?}", j.failures);
+    let mut files = vec![out.clone()];
+    let mut seen = 0;
+    while let Some(p) = files.pop() {
+        if p.is_dir() {
+            files.extend(std::fs::read_dir(&p).unwrap().map(|e| e.unwrap().path()));
+        } else {
+            seen += 1;
+            let bytes = std::fs::read(&p).unwrap();
+            let text = String::from_utf8_lossy(&bytes);
+            assert!(!text.contains(secret), "the key is in {}", p.display());
+        }
+    }
+    assert!(seen > 10, "{seen} files checked");
+    // The launch command is recorded with the placeholder, not the key.
+    let any = j.runs.values().next().unwrap();
+    let run = RunFile::read(out.join(&any.file)).unwrap();
+    assert!(
+        run.command_line.iter().any(|a| a == "{api_key}"),
+        "{:?}",
+        run.command_line
+    );
+    assert_eq!(
+        run.result.failed_requests,
+        Some(0),
+        "the bearer token was accepted"
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -544,6 +544,29 @@ mod tests {
             .all(|l| l.contains("optimized is faster by")));
     }
 
+    #[cfg(all(feature = "study", unix))]
+    #[test]
+    fn without_a_profile_or_config_it_prints_the_seed_studys_document() {
+        let args = parse_args(std::iter::empty()).unwrap();
+        assert!(wants_document(&args));
+        let doc = study_document(&args).unwrap();
+        assert!(doc.starts_with("# Optimizing Qwen3.5-35B-A3B Throughput\n\n## Conclusion\n"));
+        // The engine baseline, four modelled steps, baseline and optimized on four profiles.
+        assert_eq!(text::parse(&doc).unwrap().len(), 13);
+        let a = |v: &[&str]| parse_args(v.iter().map(|s| s.to_string())).unwrap();
+        for argv in [
+            &["--format", "json"][..],
+            &["--profile", "latency"],
+            &["--config", "baseline"],
+            &["--as-guidellm"],
+        ] {
+            assert!(!wants_document(&a(argv)), "{argv:?}");
+        }
+        assert!(wants_document(&a(&["--study", "x.toml"])));
+        let missing = study_document(&a(&["--study", "/nonexistent/x.toml"])).unwrap_err();
+        assert!(missing.starts_with("/nonexistent/x.toml: "), "{missing}");
+    }
+
     #[test]
     fn one_profile_and_config_prints_just_its_block_and_json_and_markdown_work() {
         let one = report_for(&["--profile", "latency", "--config", "kv-fp8"]);
@@ -667,6 +690,9 @@ mod tests {
         );
         assert!(a(&["--sharegpt-filter", "sglang"]).is_err());
         assert!(a(&["--warm"]).unwrap().warm);
+        // `--flag=value` is `--flag value`.
+        let eq = a(&["--config=optimized", "--seed=3"]).unwrap();
+        assert_eq!((eq.config.as_deref(), eq.seed), (Some("optimized"), 3));
         assert!(a(&["--seed"]).is_err());
     }
 }
