@@ -3,21 +3,14 @@
 //! baseline H200 simulator through the load driver (cap 512 in flight, all requests
 //! scheduled at once, Random 128-token prompts / 8 output tokens).
 
-// The example's own unit tests are compiled out here (harness = false): allow their imports.
-#![allow(missing_docs, dead_code, unused_imports)]
-
-#[path = "../examples/h200_server/frontend.rs"]
-mod frontend;
-#[path = "../examples/h200_server/model.rs"]
-mod model;
-#[path = "../examples/h200_server/sim.rs"]
-mod sim;
+#![allow(missing_docs)]
 
 use std::time::Duration;
 
 use criterion::{black_box, criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
 use servebench::driver::arrivals::Arrivals;
 use servebench::driver::{run, workload, RunOptions};
+use servebench::sim;
 
 fn simulate(n: usize) -> usize {
     let work = match workload::random(n, 128, 8, 0.0, 42, false) {

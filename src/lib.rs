@@ -22,6 +22,7 @@
 //! | other tools' result files (guidellm, vLLM, SGLang) | [`import`] |
 //! | measurements that cannot be true | [`lint`] |
 //! | OpenAI-compatible HTTP client, server and `bench` (feature `http`) | `http` |
+//! | the embedded simulated H200 (feature `sim`) | `sim` |
 //!
 //! Collecting timings in your own load generator and computing both conventions:
 //!
@@ -76,6 +77,8 @@ pub mod noise;
 pub mod profile;
 pub mod record;
 pub mod result;
+#[cfg(feature = "sim")]
+pub mod sim;
 pub mod stats;
 
 pub use collector::{Clock, Collector};

@@ -3,23 +3,9 @@
 //! `servebench bench` binary against the example server (counts, tokens, injected faults,
 //! the API key), plus malformed requests.
 //!
-//! The example's modules are compiled into this test (`#[path]`), so the server here is the
-//! one `cargo run --example h200_server -- --serve …` starts, with the same flag mapping
-//! ([`serve::options`]).
-#![cfg(all(feature = "http", feature = "cli"))]
-
-#[allow(dead_code)]
-#[path = "../examples/h200_server/frontend.rs"]
-mod frontend;
-#[allow(dead_code)]
-#[path = "../examples/h200_server/model.rs"]
-mod model;
-#[allow(dead_code)]
-#[path = "../examples/h200_server/serve.rs"]
-mod serve;
-#[allow(dead_code)]
-#[path = "../examples/h200_server/sim.rs"]
-mod sim;
+//! The server here is the one `cargo run --example h200_server -- --serve …` starts, with
+//! the same flag mapping ([`servebench::sim::serve::options`]).
+#![cfg(all(feature = "http", feature = "cli", feature = "sim"))]
 
 use std::io::{Read, Write};
 use std::net::{SocketAddr, TcpStream};
@@ -36,8 +22,8 @@ use servebench::http::server::{self, ServerHandle};
 use servebench::http::{Endpoint, HttpConfig, HttpEngine};
 use servebench::record::{ErrorKind, Outcome, RequestRecord};
 
-use serve::ServeArgs;
-use sim::{Config, H200Sim};
+use servebench::sim::serve::{self, ServeArgs};
+use servebench::sim::{Config, H200Sim};
 
 const BIN: &str = env!("CARGO_BIN_EXE_servebench");
 const MODEL: &str = "Qwen/Qwen3.5-35B-A3B";

@@ -40,53 +40,26 @@ macro_rules! outp {
     }};
 }
 
-mod frontend;
-mod guidellm;
-mod model;
 mod report;
 #[cfg(feature = "http")]
 mod serve;
-mod sim;
 
 use std::process::ExitCode;
-use std::time::Duration;
 
 use servebench::compare::gpustack::{conclusion_row, speed_summary, ConclusionTable};
-use servebench::driver::{
-    run_profile,
-    workload::{ShareGptFilter, WorkloadOptions},
-    DriverError, RunOutput, GUIDELLM_MAX_CONCURRENCY,
-};
+use servebench::driver::{workload::ShareGptFilter, DriverError, RunOutput};
 use servebench::format::text::{self, Style};
-use servebench::metrics::{self, MetricsOptions};
 use servebench::profile::{Dataset, Profile};
 use servebench::result::BenchmarkResult;
-use servebench::Convention;
-
-use sim::{Config, H200Sim, CONFIG_NAMES};
+use servebench::sim::run::{
+    guidellm_view, simulate, simulate_with, SEED_BASELINE_S, SEED_OPTIMIZED_S,
+};
+use servebench::sim::{Config, CONFIG_NAMES};
 
 /// `--max-connections` default of `--serve`: thousands of open streams (the library's own
 /// default is 1024); the file-descriptor limit is raised to fit where the hard limit allows.
 #[cfg(feature = "http")]
 const DEFAULT_MAX_CONNECTIONS: usize = 8192;
-
-/// guidellm's client-side prompt synthesis for random prompts, per prompt token.
-const PROMPT_SYNTHESIS: Duration = Duration::from_nanos(3_400);
-
-/// The seed's baseline measurements per profile: duration s, mean TTFT s, mean E2E s.
-const SEED_BASELINE: [(&str, f64, f64, f64); 4] = [
-    ("sharegpt", 70.72, 4.07, 30.19),
-    ("throughput", 40.37, 5.81, 19.96),
-    ("long-context", 73.72, 31.98, 47.26),
-    ("generation-heavy", 57.74, 1.92, 57.43),
-];
-/// The seed's optimized durations, s.
-const SEED_OPTIMIZED: [(&str, f64); 4] = [
-    ("sharegpt", 65.25),
-    ("throughput", 33.09),
-    ("long-context", 59.32),
-    ("generation-heavy", 49.34),
-];
 
 #[derive(Debug, Clone, Copy, PartialEq)]
 enum Format {
@@ -209,7 +182,7 @@ fn parse_args(mut it: impl Iterator<Item = String>) -> Result<Args, String> {
                     .ok_or(format!("--speed: not a positive number: `{v}`"))?;
             }
             #[cfg(feature = "http")]
-            "--delta" => a.delta = Some(serve::parse_delta(&value("--delta")?)?),
+            "--delta" => a.delta = Some(servebench::sim::serve::parse_delta(&value("--delta")?)?),
             #[cfg(feature = "http")]
             "--fault" => {
                 let v = value("--fault")?;
@@ -233,59 +206,6 @@ fn parse_args(mut it: impl Iterator<Item = String>) -> Result<Args, String> {
     Ok(a)
 }
 
-/// Whether `profile` runs on a freshly deployed server: in the seed's order each
-/// configuration is deployed, benchmarked with ShareGPT first, then with the other profiles
-/// on the same (warm) server. `--warm` makes every run warm.
-fn starts_cold(profile: &Profile, warm: bool) -> bool {
-    !warm && profile.name.as_deref() == Some("sharegpt")
-}
-
-/// Runs `profile` against a fresh simulator in `config` (cold or warm, see [`starts_cold`]).
-fn simulate(
-    profile: &Profile,
-    config: &Config,
-    seed: u64,
-    warm: bool,
-) -> Result<RunOutput, DriverError> {
-    simulate_with(profile, config, seed, warm, ShareGptFilter::None)
-}
-
-/// [`simulate`] with a choice of ShareGPT filtering rules (for `--sharegpt FILE`).
-fn simulate_with(
-    profile: &Profile,
-    config: &Config,
-    seed: u64,
-    warm: bool,
-    sharegpt_filter: ShareGptFilter,
-) -> Result<RunOutput, DriverError> {
-    let mut engine = H200Sim::new(config.clone());
-    if !starts_cold(profile, warm) {
-        engine = engine.warmed_up();
-    }
-    let opts = WorkloadOptions {
-        sharegpt_seed: seed,
-        sharegpt_filter,
-        ..WorkloadOptions::default()
-    };
-    let synthetic = matches!(profile.dataset, Dataset::Random { .. });
-    let cap = (profile.total_requests as usize).min(GUIDELLM_MAX_CONCURRENCY);
-    let mut out = run_profile(&mut engine, profile, &opts, |o| {
-        o.max_concurrency = Some(cap);
-        if synthetic {
-            o.client_prep_per_prompt_token = PROMPT_SYNTHESIS;
-        }
-    })?;
-    debug_assert_eq!(engine.config(), config);
-    let meta = &mut out.result.meta;
-    meta.label = Some(config.name.to_string());
-    meta.engine = Some("h200-sim (vLLM 0.17.1 model)".into());
-    meta.engine_version = Some("0.17.1".into());
-    meta.model = Some(config.model().into());
-    meta.backend_parameters = config.backend_parameters();
-    meta.source = Some("h200-sim".into());
-    Ok(out)
-}
-
 fn preset(name: &str) -> Profile {
     match Profile::preset(name) {
         Ok(p) => p,
@@ -303,17 +223,7 @@ fn config(name: &str) -> Config {
 /// The result to print: servebench's true figures, or guidellm's view of the same run.
 fn shown(out: &RunOutput, profile: &Profile, seed: u64, as_guidellm: bool) -> BenchmarkResult {
     if as_guidellm {
-        let thinking = match profile.dataset {
-            Dataset::ShareGpt { .. } => guidellm::THINKING_SHAREGPT,
-            Dataset::Random { .. } => guidellm::THINKING_RANDOM,
-        };
-        let seen = guidellm::reasoning_blind(&out.records, thinking, seed);
-        let mut opts = MetricsOptions::new(Convention::Guidellm);
-        opts.percentiles = vec![50.0, 95.0, 99.0];
-        let mut r = metrics::compute(&seen, &opts);
-        r.meta = out.result.meta.clone();
-        r.meta.convention = Some(Convention::Guidellm);
-        r
+        guidellm_view(out, profile, seed)
     } else {
         out.result.clone()
     }
@@ -333,7 +243,7 @@ fn fidelity(seed: u64) -> Result<String, DriverError> {
     let w = &mut w;
     out!(w, "| Profile | duration sim / seed (s) | mean TTFT sim / seed (s) | mean E2E sim / seed (s) | optimized duration sim / seed (s) |");
     out!(w, "|---|---|---|---|---|");
-    for ((name, dur, ttft, e2e), (_, odur)) in SEED_BASELINE.iter().zip(SEED_OPTIMIZED.iter()) {
+    for ((name, dur, ttft, e2e), (_, odur)) in SEED_BASELINE_S.iter().zip(SEED_OPTIMIZED_S.iter()) {
         let p = preset(name);
         let bo = simulate(&p, &config("baseline"), seed, false)?;
         let b = bo.result;
@@ -469,7 +379,7 @@ fn main() -> ExitCode {
         }
         #[cfg(feature = "http")]
         {
-            let serve_args = serve::ServeArgs {
+            let serve_args = servebench::sim::serve::ServeArgs {
                 addr,
                 speed: args.speed,
                 delta: args.delta,
@@ -506,246 +416,10 @@ fn main() -> ExitCode {
 
 #[cfg(test)]
 mod tests {
-    //! The fidelity test runs the whole baseline and optimized study (eight simulated runs,
-    //! about 2.5 M streamed tokens); the simulator is fast enough that this takes a few
-    //! seconds even in a debug build, so nothing is marked `#[ignore]`.
+    //! The example's own flags and printing; the simulator itself is tested in
+    //! `tests/sim_fidelity.rs`.
 
     use super::*;
-
-    fn mean_s(s: &Option<servebench::result::Summary>) -> f64 {
-        s.as_ref().and_then(|s| s.mean).unwrap_or(f64::NAN) / 1000.0
-    }
-
-    /// Relative tolerances: duration 5%, mean TTFT 15%, mean E2E 10%.
-    const TOLERANCE: (f64, f64, f64) = (0.05, 0.15, 0.10);
-
-    #[test]
-    fn simulated_baseline_matches_the_seed() {
-        let mut failures = Vec::new();
-        for (name, dur, ttft, e2e) in SEED_BASELINE {
-            let r = simulate(&preset(name), &config("baseline"), 0, false)
-                .unwrap()
-                .result;
-            assert_eq!(r.successful_requests, Some(preset(name).total_requests));
-            assert_eq!(r.failed_requests, Some(0));
-            let (td, tt, te) = TOLERANCE;
-            let got = [
-                ("duration", r.duration_s().unwrap_or(f64::NAN), dur, td),
-                ("mean TTFT", mean_s(&r.ttft), ttft, tt),
-                ("mean E2E", mean_s(&r.e2el), e2e, te),
-            ];
-            for (what, sim, seed, tol) in got {
-                let err = (sim / seed - 1.0).abs();
-                if err.is_nan() || err > tol {
-                    failures.push(format!("{name} {what}: simulated {sim:.2} vs seed {seed:.2} ({:+.1}%, tolerance {:.0}%)", (sim / seed - 1.0) * 100.0, tol * 100.0));
-                }
-            }
-        }
-        assert!(failures.is_empty(), "{}", failures.join("\n"));
-    }
-
-    /// The seed's ShareGPT TTFT has its median above its mean (5.79 vs 4.07 s) and a P99 of
-    /// 10.20 s: no first token for the first seconds, then first tokens at the prefill
-    /// rate. The cold-start model reproduces the shape, not just the mean.
-    #[test]
-    fn sharegpt_ttft_distribution_has_the_seeds_shape() {
-        let r = simulate(&preset("sharegpt"), &config("baseline"), 0, false)
-            .unwrap()
-            .result;
-        let ttft = r.ttft.unwrap_or_default();
-        let (mean, median) = (ttft.mean.unwrap_or(0.0), ttft.median.unwrap_or(0.0));
-        assert!(median > mean, "median {median} <= mean {mean}");
-        let p99 = ttft.percentile(99.0).unwrap_or(0.0) / 1000.0;
-        assert!((p99 / 10.20 - 1.0).abs() < 0.15, "P99 {p99}");
-        // A warm server shows no such gap: most requests get their first token quickly.
-        let w = simulate(&preset("sharegpt"), &config("baseline"), 0, true)
-            .unwrap()
-            .result;
-        let wt = w.ttft.unwrap_or_default();
-        assert!(wt.median.unwrap_or(0.0) < wt.mean.unwrap_or(0.0));
-    }
-
-    #[test]
-    fn optimized_beats_baseline_on_every_profile() {
-        for ((name, _, _, _), (_, seed_opt)) in SEED_BASELINE.iter().zip(SEED_OPTIMIZED) {
-            let b = simulate(&preset(name), &config("baseline"), 0, false)
-                .unwrap()
-                .result;
-            let o = simulate(&preset(name), &config("optimized"), 0, false)
-                .unwrap()
-                .result;
-            let (bd, od) = (b.duration_s().unwrap_or(0.0), o.duration_s().unwrap_or(0.0));
-            assert!(
-                od < bd,
-                "{name}: optimized {od:.2} s not faster than baseline {bd:.2} s"
-            );
-            assert!(
-                o.total_token_throughput_per_s > b.total_token_throughput_per_s,
-                "{name}: throughput"
-            );
-            // Within 10% of the seed's optimized duration too.
-            assert!(
-                (od / seed_opt - 1.0).abs() < 0.10,
-                "{name}: {od:.2} vs {seed_opt}"
-            );
-        }
-    }
-
-    #[test]
-    fn runs_are_deterministic_and_the_seed_matters_for_sharegpt() {
-        let p = preset("long-context");
-        let a = simulate(&p, &config("quantization"), 3, false).unwrap();
-        let b = simulate(&p, &config("quantization"), 3, false).unwrap();
-        assert_eq!(a.records, b.records);
-        let s1 = simulate(&preset("sharegpt"), &config("kv-fp8"), 1, false)
-            .unwrap()
-            .result;
-        let s2 = simulate(&preset("sharegpt"), &config("kv-fp8"), 2, false)
-            .unwrap()
-            .result;
-        assert_ne!(s1.total_input_tokens, s2.total_input_tokens);
-    }
-
-    #[test]
-    fn every_config_runs_the_latency_profile_like_gpustacks_low_rate_runs() {
-        // Random 128/128 at 1 req/s: nothing queues, TTFT is one admission plus a short
-        // prefill, decode steps are a few ms.
-        for name in CONFIG_NAMES {
-            let r = simulate(&preset("latency"), &config(name), 0, false)
-                .unwrap()
-                .result;
-            assert_eq!(r.successful_requests, Some(100), "{name}");
-            let ttft = mean_s(&r.ttft);
-            assert!((0.01..0.1).contains(&ttft), "{name}: TTFT {ttft}");
-            let tpot = r.tpot.as_ref().and_then(|s| s.mean).unwrap_or(0.0);
-            assert!((4.0..8.0).contains(&tpot), "{name}: TPOT {tpot} ms");
-        }
-    }
-
-    #[test]
-    fn the_guidellm_view_reproduces_the_single_iteration_artifact() {
-        let p = preset("throughput");
-        let out = simulate(&p, &config("baseline"), 0, false).unwrap();
-        let g = shown(&out, &p, 0, true);
-        let v = out.result;
-        // guidellm's "TPOT" is sum(TTFT) / sum(output tokens) when every request shows one
-        // iteration, and its ITL is 0.
-        let ttft_sum: f64 = out
-            .records
-            .iter()
-            .filter_map(|r| r.ttft())
-            .map(|d| d.as_secs_f64() * 1000.0)
-            .sum();
-        let tpot = g.tpot.as_ref().and_then(|s| s.mean).unwrap_or(0.0);
-        assert!((tpot - ttft_sum / 128_000.0).abs() < 0.01, "{tpot}");
-        assert_eq!(g.itl.as_ref().and_then(|s| s.mean), Some(0.0));
-        // All of a request's tokens land at one instant: the "peak" rate is inflated above
-        // the real output rate.
-        let real = v.output_throughput_per_s.unwrap_or(f64::MAX);
-        assert!(g.peak_output_throughput_per_s.unwrap_or(0.0) > real);
-        assert_eq!(g.meta.convention, Some(servebench::Convention::Guidellm));
-    }
-
-    /// The "Mean TPOT(ms)" GPUStack printed for the baselines (an artifact of the
-    /// reasoning-blind client) is reproduced by the guidellm view within 15%: 45.39
-    /// (Throughput), 319.79 (Long Context) and the mixture 2.48 (Generation Heavy, where
-    /// about 5% of requests finish thinking and get real timing).
-    #[test]
-    fn the_guidellm_view_reproduces_gpustacks_reported_tpot() {
-        for (name, seed_tpot) in [
-            ("throughput", 45.39),
-            ("long-context", 319.79),
-            ("generation-heavy", 2.48),
-        ] {
-            let p = preset(name);
-            let out = simulate(&p, &config("baseline"), 0, false).unwrap();
-            let g = shown(&out, &p, 0, true);
-            let tpot = g.tpot.as_ref().and_then(|s| s.mean).unwrap_or(0.0);
-            assert!(
-                (tpot / seed_tpot - 1.0).abs() < 0.15,
-                "{name}: {tpot:.2} vs {seed_tpot}"
-            );
-        }
-    }
-
-    #[test]
-    fn huge_token_counts_are_rejected_not_an_overflow() {
-        use servebench::engine::{Engine, EngineEvent, EngineRequest};
-        use servebench::record::ErrorKind;
-        use std::time::Duration;
-        let mut e = H200Sim::new(config("baseline"));
-        e.submit(EngineRequest {
-            id: 7,
-            prompt_tokens: 1000,
-            prompt: None,
-            max_output_tokens: u64::MAX,
-            ignore_eos: true,
-            arrival: Duration::ZERO,
-            shared_prefix_tokens: 0,
-        })
-        .unwrap();
-        let mut ev = Vec::new();
-        while e.in_flight() > 0 {
-            e.advance(None, &mut ev).unwrap();
-        }
-        match &ev[..] {
-            [EngineEvent::Sent { id: 7, .. }, EngineEvent::Failed {
-                id: 7,
-                kind,
-                message,
-                ..
-            }] => {
-                assert_eq!(*kind, ErrorKind::Rejected);
-                assert!(message.contains("maximum context length"), "{message}");
-                assert!(message.contains(&u64::MAX.to_string()), "{message}");
-            }
-            other => panic!("{other:?}"),
-        }
-    }
-
-    #[test]
-    fn cancelled_requests_leave_the_engine_and_stay_silent() {
-        use servebench::engine::{Engine, EngineEvent, EngineRequest};
-        use std::time::Duration;
-        let mut e = H200Sim::new(config("baseline"));
-        let req = |id| EngineRequest {
-            id,
-            prompt_tokens: 1000,
-            prompt: None,
-            max_output_tokens: 50,
-            ignore_eos: true,
-            arrival: Duration::ZERO,
-            shared_prefix_tokens: 0,
-        };
-        for id in 0..4 {
-            e.submit(req(id)).unwrap();
-        }
-        // 0 is still in the frontend; run until 1 has streamed a token, then cancel 1 too.
-        assert!(e.cancel(0));
-        let mut ev = Vec::new();
-        while !ev
-            .iter()
-            .any(|x: &EngineEvent| matches!(x, EngineEvent::Chunk { id: 1, .. }))
-        {
-            e.advance(Some(e.now() + Duration::from_millis(5)), &mut ev)
-                .unwrap();
-        }
-        assert!(e.cancel(1));
-        assert!(!e.cancel(1), "already cancelled");
-        assert_eq!(e.in_flight(), 2);
-        ev.clear();
-        while e.in_flight() > 0 {
-            e.advance(None, &mut ev).unwrap();
-        }
-        assert!(ev.iter().all(|x| x.id() >= 2), "no events after cancel");
-        let done: Vec<u64> = ev
-            .iter()
-            .filter(|x| x.is_terminal())
-            .map(|x| x.id())
-            .collect();
-        assert_eq!(done, vec![2, 3]);
-        assert!(!e.cancel(2), "finished requests cannot be cancelled");
-    }
 
     fn report_for(argv: &[&str]) -> String {
         let args = parse_args(argv.iter().map(|s| s.to_string())).unwrap();
@@ -771,7 +445,7 @@ mod tests {
                     text::render(&run, Style::Gpustack).trim_end_matches('\n'),
                     "{title} {cfg}"
                 );
-                assert_eq!(run.meta.convention, Some(Convention::Vllm));
+                assert_eq!(run.meta.convention, Some(servebench::Convention::Vllm));
             }
         }
         // The conclusion table: header, then one row per profile whose Total TPS change is

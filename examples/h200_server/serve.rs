@@ -1,33 +1,10 @@
-//! `--serve ADDR [--speed X] [--config NAME] [--delta content|reasoning|reasoning_content]
-//! [--fault SPEC] [--max-connections N] [--api-key KEY]`: the simulator as an OpenAI-compatible streaming server, paced to the wall
-//! clock (virtual time = wall time × speed), through [`servebench::http::server`].
-//!
-//! Like vLLM 0.17 with `--reasoning-parser=qwen3` (which the seed's configurations use), chat
-//! output streams as `delta.reasoning` by default: the model spends its whole `max_tokens`
-//! budget thinking.
+//! `--serve`: the process side of serving the simulator — raising the open-file limit to fit
+//! `--max-connections` (this needs `libc`, which the `#![forbid(unsafe_code)]` library does
+//! not use) and serving until the process is stopped. The server itself is
+//! [`servebench::sim::serve`].
 
-use std::net::SocketAddr;
-
-use servebench::http::server::{self, DeltaField, Fault, ServeOptions};
-
-use crate::sim::{Config, H200Sim};
-
-/// The `--serve` flags.
-#[derive(Debug, Clone, PartialEq)]
-pub struct ServeArgs {
-    /// Where to listen.
-    pub addr: SocketAddr,
-    /// Virtual seconds per wall second.
-    pub speed: f64,
-    /// Chat delta field; `None`: `reasoning` when the configuration has a reasoning parser.
-    pub delta: Option<DeltaField>,
-    /// Fault injection (tests): `500:N`, `cut:N:K`, `error:N:K`.
-    pub fault: Option<Fault>,
-    /// Most connections open at once (each open stream holds one).
-    pub max_connections: usize,
-    /// Required API key (`Authorization: Bearer KEY` on `/v1/…`), like `vllm serve --api-key`.
-    pub api_key: Option<String>,
-}
+use servebench::sim::serve::{self, ServeArgs};
+use servebench::sim::Config;
 
 /// File descriptors the server needs beside its connections (listener, runtime, stdio).
 const SPARE_FDS: u64 = 64;
@@ -87,58 +64,16 @@ pub fn connection_cap(max_connections: usize) -> (usize, Option<String>) {
     }
 }
 
-/// Parses a `--delta` value.
-pub fn parse_delta(v: &str) -> Result<DeltaField, String> {
-    match v {
-        "content" => Ok(DeltaField::Content),
-        "reasoning" => Ok(DeltaField::Reasoning),
-        "reasoning_content" | "reasoning-content" => Ok(DeltaField::ReasoningContent),
-        other => Err(format!(
-            "--delta: unknown field `{other}` (content, reasoning, reasoning_content)"
-        )),
-    }
-}
-
-/// The server options for `config`.
-pub fn options(config: &Config, args: &ServeArgs) -> ServeOptions {
-    let params = config.backend_parameters();
-    let reasoning = params.iter().any(|p| p.starts_with("--reasoning-parser"));
-    let max_model_len = params
-        .iter()
-        .find_map(|p| p.strip_prefix("--max-model-len="))
-        .and_then(|v| v.parse().ok());
-    ServeOptions {
-        model: config.model().to_string(),
-        delta_field: args.delta.unwrap_or(if reasoning {
-            DeltaField::Reasoning
-        } else {
-            DeltaField::Content
-        }),
-        fault: args.fault,
-        max_model_len,
-        max_connections: args.max_connections,
-        api_key: args.api_key.clone(),
-        ..ServeOptions::default()
-    }
-}
-
 /// Serve until the process is stopped.
 pub fn run(config: Config, args: &ServeArgs) -> Result<(), String> {
-    let mut opts = options(&config, args);
-    let (cap, warning) = connection_cap(opts.max_connections);
-    opts.max_connections = cap;
+    let mut args = args.clone();
+    let (cap, warning) = connection_cap(args.max_connections);
+    args.max_connections = cap;
     if let Some(w) = warning {
         eprintln!("h200_server: {w}");
     }
-    // Served warm: the cold-start cost models the seed's first benchmark on a fresh
-    // deployment, not a server someone is already talking to.
-    let handle = server::spawn(
-        H200Sim::new(config.clone()).warmed_up(),
-        args.addr,
-        args.speed,
-        opts.clone(),
-    )
-    .map_err(|e| e.to_string())?;
+    let opts = serve::options(&config, &args);
+    let handle = serve::spawn(&config, &args)?;
     eprintln!(
         "h200_server: serving {} ({} config) on http://{} at {}x speed; chat deltas in `{:?}`; \
          routes /health /metrics /v1/models /v1/completions /v1/chat/completions; \
@@ -161,47 +96,7 @@ pub fn run(config: Config, args: &ServeArgs) -> Result<(), String> {
 
 #[cfg(test)]
 mod tests {
-    //! Flag mapping only: the served simulator is checked end to end (timing at speed 10,
-    //! `servebench bench` against it) in `tests/h200_serve.rs`, which includes these modules.
-
     use super::*;
-    use crate::sim::CONFIG_NAMES;
-
-    #[test]
-    fn every_config_serves_its_model_name_and_context_length() {
-        let args = ServeArgs {
-            addr: "127.0.0.1:0".parse().unwrap(),
-            speed: 1.0,
-            delta: None,
-            fault: None,
-            max_connections: 8192,
-            api_key: None,
-        };
-        for name in CONFIG_NAMES {
-            let config = Config::named(name).unwrap();
-            let o = options(&config, &args);
-            let want = if name == "baseline" {
-                "Qwen/Qwen3.5-35B-A3B"
-            } else {
-                "Qwen/Qwen3.5-35B-A3B-FP8"
-            };
-            assert_eq!(o.model, want, "{name}");
-            assert_eq!(o.max_model_len, Some(32768), "{name}");
-            assert_eq!(o.delta_field, DeltaField::Reasoning, "{name}");
-            assert_eq!((o.max_connections, o.api_key.as_deref()), (8192, None));
-        }
-        let o = options(
-            &Config::named("baseline").unwrap(),
-            &ServeArgs {
-                delta: Some(DeltaField::Content),
-                api_key: Some("k".into()),
-                max_connections: 10,
-                ..args
-            },
-        );
-        assert_eq!(o.delta_field, DeltaField::Content);
-        assert_eq!((o.max_connections, o.api_key.as_deref()), (10, Some("k")));
-    }
 
     #[test]
     fn the_connection_cap_fits_the_fd_limit() {

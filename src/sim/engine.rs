@@ -2,17 +2,17 @@
 //! H200 — a serial API-server frontend (render + tokenize per request), the V1 scheduler
 //! (running requests first, then waiting ones FCFS under `max_num_batched_tokens`,
 //! `max_num_seqs` and the KV/GDN-state block pool, preempting the newest request when blocks
-//! run out, chunked prefill) and the roofline step time of [`crate::model`]. It implements
+//! run out, chunked prefill) and the roofline step time of [`super::model`]. It implements
 //! [`Engine`] in virtual time.
 
 use std::collections::{HashSet, VecDeque};
 use std::time::Duration;
 
-use servebench::engine::{Engine, EngineError, EngineEvent, EngineRequest, Usage};
-use servebench::record::ErrorKind;
+use crate::engine::{Engine, EngineError, EngineEvent, EngineRequest, Usage};
+use crate::record::ErrorKind;
 
-use crate::frontend::Frontend;
-use crate::model::{StepLoad, StepModel, Weights, BLOCK_BYTES, BLOCK_TOKENS, STATE_BLOCKS_PER_SEQ};
+use super::frontend::Frontend;
+use super::model::{StepLoad, StepModel, Weights, BLOCK_BYTES, BLOCK_TOKENS, STATE_BLOCKS_PER_SEQ};
 
 /// A serving configuration, named after the seed's optimization steps.
 #[derive(Debug, Clone, PartialEq)]
@@ -655,11 +655,11 @@ mod tests {
     //! asserted after every step of every test (debug builds).
 
     use super::*;
-    use servebench::driver::arrivals::Arrivals;
-    use servebench::driver::{run, workload, RunOptions};
-    use servebench::record::Outcome;
+    use crate::driver::arrivals::Arrivals;
+    use crate::driver::{run, workload, RunOptions};
+    use crate::record::Outcome;
 
-    fn run_with_pool(blocks: u64, n: usize) -> (H200Sim, Vec<servebench::record::RequestRecord>) {
+    fn run_with_pool(blocks: u64, n: usize) -> (H200Sim, Vec<crate::record::RequestRecord>) {
         run_config_with_pool("baseline", blocks, n)
     }
 
@@ -667,7 +667,7 @@ mod tests {
         name: &str,
         blocks: u64,
         n: usize,
-    ) -> (H200Sim, Vec<servebench::record::RequestRecord>) {
+    ) -> (H200Sim, Vec<crate::record::RequestRecord>) {
         let config = Config::named(name).unwrap();
         let mut params = Params::for_config(&config);
         params.kv_pool_bytes = blocks as f64 * BLOCK_BYTES;
@@ -707,7 +707,7 @@ mod tests {
         let (small, tight) = run_with_pool(40, 32);
         let (big, roomy) = run_with_pool(32 * 6, 32);
         assert_eq!(big.preemptions(), 0);
-        let end = |rs: &[servebench::record::RequestRecord]| {
+        let end = |rs: &[crate::record::RequestRecord]| {
             rs.iter().filter_map(|r| r.ended_at).max().unwrap()
         };
         assert!(

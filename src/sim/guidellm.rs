@@ -7,10 +7,10 @@
 //! the records, [`report`] computes guidellm's definitions (TPOT includes the TTFT and is
 //! token-weighted, "ITL" is the per-request decode mean, rates are event-rate means over the
 //! span of token events, peak = largest instantaneous rate with events merged within
-//! 0.1 ms). Provisional until `servebench::metrics` (guidellm convention) is on main.
+//! 0.1 ms). Provisional until `crate::metrics` (guidellm convention) is on main.
 
-use servebench::driver::rng::Rng;
-use servebench::record::{Chunk, RequestRecord};
+use crate::driver::rng::Rng;
+use crate::record::{Chunk, RequestRecord};
 
 /// How long Qwen3.5 thinks before answering: log-normal reasoning length (median tokens,
 /// log-space sigma). A request whose output budget ends first never emits a content delta.

@@ -70,6 +70,11 @@ impl<T> Frontend<T> {
         self.in_service.len() + self.waiting.len() + self.incoming.len()
     }
 
+    /// Whether no job is entered, in service or waiting.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
     /// Drops the first job `matches` picks, wherever it is (entering, waiting or in
     /// service): the others share the CPU without it from the frontend's current time (a
     /// client that went away costs no more admission work). Returns whether one was found.
@@ -189,7 +194,7 @@ impl<T: Clone> Frontend<T> {
                     *first = Some(at);
                 }
             });
-            if self.len() == 0 {
+            if self.is_empty() {
                 break;
             }
             step *= 2.0;

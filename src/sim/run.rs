@@ -1,0 +1,106 @@
+//! Running load profiles on the simulator the way the seed ran them: a fresh deployment per
+//! configuration (cold for the first profile, warm after), guidellm's client-side
+//! concurrency cap and prompt synthesis cost, the run's metadata; what guidellm would have
+//! reported of the same run; and the simulated-versus-seed fidelity table.
+
+use std::time::Duration;
+
+use crate::driver::{
+    run_profile,
+    workload::{ShareGptFilter, WorkloadOptions},
+    DriverError, RunOutput, GUIDELLM_MAX_CONCURRENCY,
+};
+use crate::metrics::{self, MetricsOptions};
+use crate::profile::{Dataset, Profile};
+use crate::result::BenchmarkResult;
+use crate::Convention;
+
+use super::engine::{Config, H200Sim};
+use super::guidellm;
+
+/// guidellm's client-side prompt synthesis for random prompts, per prompt token.
+pub const PROMPT_SYNTHESIS: Duration = Duration::from_nanos(3_400);
+
+/// The seed's baseline measurements per profile: (name, duration s, mean TTFT s, mean E2E s).
+pub const SEED_BASELINE_S: [(&str, f64, f64, f64); 4] = [
+    ("sharegpt", 70.72, 4.07, 30.19),
+    ("throughput", 40.37, 5.81, 19.96),
+    ("long-context", 73.72, 31.98, 47.26),
+    ("generation-heavy", 57.74, 1.92, 57.43),
+];
+/// The seed's optimized durations per profile: (name, duration s).
+pub const SEED_OPTIMIZED_S: [(&str, f64); 4] = [
+    ("sharegpt", 65.25),
+    ("throughput", 33.09),
+    ("long-context", 59.32),
+    ("generation-heavy", 49.34),
+];
+
+/// Whether `profile` runs on a freshly deployed server: in the seed's order each
+/// configuration is deployed, benchmarked with ShareGPT first, then with the other profiles
+/// on the same (warm) server. `warm` makes every run warm.
+pub fn starts_cold(profile: &Profile, warm: bool) -> bool {
+    !warm && profile.name.as_deref() == Some("sharegpt")
+}
+
+/// Runs `profile` against a fresh simulator in `config` (cold or warm, see [`starts_cold`]).
+pub fn simulate(
+    profile: &Profile,
+    config: &Config,
+    seed: u64,
+    warm: bool,
+) -> Result<RunOutput, DriverError> {
+    simulate_with(profile, config, seed, warm, ShareGptFilter::None)
+}
+
+/// [`simulate`] with a choice of ShareGPT filtering rules (for a real ShareGPT file).
+pub fn simulate_with(
+    profile: &Profile,
+    config: &Config,
+    seed: u64,
+    warm: bool,
+    sharegpt_filter: ShareGptFilter,
+) -> Result<RunOutput, DriverError> {
+    let mut engine = H200Sim::new(config.clone());
+    if !starts_cold(profile, warm) {
+        engine = engine.warmed_up();
+    }
+    let opts = WorkloadOptions {
+        sharegpt_seed: seed,
+        sharegpt_filter,
+        ..WorkloadOptions::default()
+    };
+    let synthetic = matches!(profile.dataset, Dataset::Random { .. });
+    let cap = (profile.total_requests as usize).min(GUIDELLM_MAX_CONCURRENCY);
+    let mut out = run_profile(&mut engine, profile, &opts, |o| {
+        o.max_concurrency = Some(cap);
+        if synthetic {
+            o.client_prep_per_prompt_token = PROMPT_SYNTHESIS;
+        }
+    })?;
+    let meta = &mut out.result.meta;
+    meta.label = Some(config.name.to_string());
+    meta.engine = Some("h200-sim (vLLM 0.17.1 model)".into());
+    meta.engine_version = Some("0.17.1".into());
+    meta.model = Some(config.model().into());
+    meta.backend_parameters = config.backend_parameters();
+    meta.source = Some("h200-sim".into());
+    Ok(out)
+}
+
+/// What guidellm 0.5 + GPUStack would have reported of `out` (see [`guidellm`]): the
+/// records as a client blind to reasoning deltas saw them, computed with guidellm's
+/// definitions and the seed's percentiles; the metadata is `out`'s.
+pub fn guidellm_view(out: &RunOutput, profile: &Profile, seed: u64) -> BenchmarkResult {
+    let thinking = match profile.dataset {
+        Dataset::ShareGpt { .. } => guidellm::THINKING_SHAREGPT,
+        Dataset::Random { .. } => guidellm::THINKING_RANDOM,
+    };
+    let seen = guidellm::reasoning_blind(&out.records, thinking, seed);
+    let mut opts = MetricsOptions::new(Convention::Guidellm);
+    opts.percentiles = vec![50.0, 95.0, 99.0];
+    let mut r = metrics::compute(&seen, &opts);
+    r.meta = out.result.meta.clone();
+    r.meta.convention = Some(Convention::Guidellm);
+    r
+}

@@ -1,0 +1,126 @@
+//! `--serve ADDR [--speed X] [--config NAME] [--delta content|reasoning|reasoning_content]
+//! [--fault SPEC] [--max-connections N] [--api-key KEY]`: the simulator as an OpenAI-compatible streaming server, paced to the wall
+//! clock (virtual time = wall time × speed), through [`crate::http::server`].
+//!
+//! Like vLLM 0.17 with `--reasoning-parser=qwen3` (which the seed's configurations use), chat
+//! output streams as `delta.reasoning` by default: the model spends its whole `max_tokens`
+//! budget thinking.
+
+use std::net::SocketAddr;
+
+use crate::http::server::{self, DeltaField, Fault, ServeOptions};
+
+use super::engine::{Config, H200Sim};
+
+/// The `--serve` flags.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ServeArgs {
+    /// Where to listen.
+    pub addr: SocketAddr,
+    /// Virtual seconds per wall second.
+    pub speed: f64,
+    /// Chat delta field; `None`: `reasoning` when the configuration has a reasoning parser.
+    pub delta: Option<DeltaField>,
+    /// Fault injection (tests): `500:N`, `cut:N:K`, `error:N:K`.
+    pub fault: Option<Fault>,
+    /// Most connections open at once (each open stream holds one).
+    pub max_connections: usize,
+    /// Required API key (`Authorization: Bearer KEY` on `/v1/…`), like `vllm serve --api-key`.
+    pub api_key: Option<String>,
+}
+
+/// Parses a `--delta` value.
+pub fn parse_delta(v: &str) -> Result<DeltaField, String> {
+    match v {
+        "content" => Ok(DeltaField::Content),
+        "reasoning" => Ok(DeltaField::Reasoning),
+        "reasoning_content" | "reasoning-content" => Ok(DeltaField::ReasoningContent),
+        other => Err(format!(
+            "--delta: unknown field `{other}` (content, reasoning, reasoning_content)"
+        )),
+    }
+}
+
+/// The server options for `config`.
+pub fn options(config: &Config, args: &ServeArgs) -> ServeOptions {
+    let params = config.backend_parameters();
+    let reasoning = params.iter().any(|p| p.starts_with("--reasoning-parser"));
+    let max_model_len = params
+        .iter()
+        .find_map(|p| p.strip_prefix("--max-model-len="))
+        .and_then(|v| v.parse().ok());
+    ServeOptions {
+        model: config.model().to_string(),
+        delta_field: args.delta.unwrap_or(if reasoning {
+            DeltaField::Reasoning
+        } else {
+            DeltaField::Content
+        }),
+        fault: args.fault,
+        max_model_len,
+        max_connections: args.max_connections,
+        api_key: args.api_key.clone(),
+        ..ServeOptions::default()
+    }
+}
+
+/// Starts serving `config` (warm) with `args`; the handle stops the server when dropped or
+/// waited on. Raising the process's open-file limit to fit `args.max_connections` is the
+/// caller's job (the example does it).
+pub fn spawn(config: &Config, args: &ServeArgs) -> Result<server::ServerHandle, String> {
+    let opts = options(config, args);
+    // Served warm: the cold-start cost models the seed's first benchmark on a fresh
+    // deployment, not a server someone is already talking to.
+    server::spawn(
+        H200Sim::new(config.clone()).warmed_up(),
+        args.addr,
+        args.speed,
+        opts,
+    )
+    .map_err(|e| e.to_string())
+}
+
+#[cfg(test)]
+mod tests {
+    //! Flag mapping only: the served simulator is checked end to end (timing at speed 10,
+    //! `servebench bench` against it) in `tests/h200_serve.rs`, which includes these modules.
+
+    use super::super::engine::CONFIG_NAMES;
+    use super::*;
+
+    #[test]
+    fn every_config_serves_its_model_name_and_context_length() {
+        let args = ServeArgs {
+            addr: "127.0.0.1:0".parse().unwrap(),
+            speed: 1.0,
+            delta: None,
+            fault: None,
+            max_connections: 8192,
+            api_key: None,
+        };
+        for name in CONFIG_NAMES {
+            let config = Config::named(name).unwrap();
+            let o = options(&config, &args);
+            let want = if name == "baseline" {
+                "Qwen/Qwen3.5-35B-A3B"
+            } else {
+                "Qwen/Qwen3.5-35B-A3B-FP8"
+            };
+            assert_eq!(o.model, want, "{name}");
+            assert_eq!(o.max_model_len, Some(32768), "{name}");
+            assert_eq!(o.delta_field, DeltaField::Reasoning, "{name}");
+            assert_eq!((o.max_connections, o.api_key.as_deref()), (8192, None));
+        }
+        let o = options(
+            &Config::named("baseline").unwrap(),
+            &ServeArgs {
+                delta: Some(DeltaField::Content),
+                api_key: Some("k".into()),
+                max_connections: 10,
+                ..args
+            },
+        );
+        assert_eq!(o.delta_field, DeltaField::Content);
+        assert_eq!((o.max_connections, o.api_key.as_deref()), (10, Some("k")));
+    }
+}
