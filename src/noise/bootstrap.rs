@@ -42,6 +42,22 @@ impl BlockSums {
         }
     }
 
+    /// Sums of `per` consecutive blocks (the last group may be shorter).
+    pub(crate) fn coarsen(&self, per: usize) -> BlockSums {
+        if per <= 1 {
+            return self.clone();
+        }
+        let k = self.k;
+        let mut out = BlockSums::new(self.blocks().div_ceil(per), k);
+        for (i, row) in self.cols.chunks_exact(k.max(1)).enumerate() {
+            let dst = &mut out.cols[(i / per) * k..(i / per + 1) * k];
+            for (a, b) in dst.iter_mut().zip(row) {
+                *a += b;
+            }
+        }
+        out
+    }
+
     /// The unweighted totals (every weight 1): the point estimate's sums.
     pub(crate) fn totals(&self) -> Vec<f64> {
         let mut t = vec![0.0; self.k];
@@ -225,5 +241,118 @@ mod tests {
         assert_eq!(quantile_linear(&mut [], 0.5), None);
         let mut xs = vec![10.0, 20.0];
         assert_eq!(quantile_linear(&mut xs, 0.99), Some(19.9));
+    }
+}
+
+/// The flat-top lag window of Politis & Romano: 1 up to `|t| = ½`, then linear to 0 at 1.
+fn flat_top(t: f64) -> f64 {
+    let t = t.abs();
+    if t <= 0.5 {
+        1.0
+    } else if t <= 1.0 {
+        2.0 * (1.0 - t)
+    } else {
+        0.0
+    }
+}
+
+/// Automatic block length (in series elements) for the stationary bootstrap of the mean of
+/// `xs`, by Politis & White (2004) with the correction of Patton, Politis & White (2009):
+/// the autocorrelations are cut where `K` consecutive ones are insignificant
+/// (`|ρ| < 2√(log₁₀ n / n)`), and `b = (2 G² / D)^(1/3) n^(1/3)` with `G = Σ λ(k/M)|k| R(k)`,
+/// `D = 2 (Σ λ(k/M) R(k))²`. At least 1, at most `min(3√n, n/3)` and twice the lag
+/// `m̂ + 1` beyond which the series is uncorrelated. Lags are searched up to `max_lag`.
+pub(crate) fn auto_block_length(xs: &[f64], max_lag: usize) -> f64 {
+    let n = xs.len();
+    if n < 8 {
+        return 1.0;
+    }
+    let nf = n as f64;
+    let mean = xs.iter().sum::<f64>() / nf;
+    let c: Vec<f64> = xs.iter().map(|x| x - mean).collect();
+    let acov = |k: usize| -> f64 {
+        c[..n - k]
+            .iter()
+            .zip(&c[k..])
+            .map(|(a, b)| a * b)
+            .sum::<f64>()
+            / nf
+    };
+    let r0 = acov(0);
+    if r0 <= 0.0 || !r0.is_finite() {
+        return 1.0;
+    }
+    let kn = (nf.log10().sqrt().ceil() as usize).max(5);
+    let bound = 2.0 * (nf.log10() / nf).sqrt();
+    let max_lag = max_lag.min(n - 1);
+    let mut rs = vec![r0];
+    let mut m_hat = None;
+    let mut run = 0;
+    for k in 1..=max_lag {
+        let r = acov(k);
+        rs.push(r);
+        if (r / r0).abs() < bound {
+            run += 1;
+            if run == kn {
+                m_hat = Some(k - kn);
+                break;
+            }
+        } else {
+            run = 0;
+        }
+    }
+    // No cut-off within max_lag: correlated over the whole searched range.
+    let m_hat = m_hat.unwrap_or(max_lag);
+    let big_m = (2 * m_hat).max(1).min(n - 1);
+    while rs.len() <= big_m {
+        rs.push(acov(rs.len()));
+    }
+    let (mut g, mut s) = (0.0, r0);
+    for (k, &r) in rs.iter().enumerate().take(big_m + 1).skip(1) {
+        let l = flat_top(k as f64 / big_m as f64);
+        g += 2.0 * l * k as f64 * r;
+        s += 2.0 * l * r;
+    }
+    let d = 2.0 * s * s;
+    if d <= 0.0 || !d.is_finite() {
+        return 1.0;
+    }
+    // Politis & White's cap, min(3√n, n/3), and twice the correlation length: with few
+    // elements G/D is noisy, but a block need not be longer than the lags that are
+    // correlated at all.
+    let cap = (3.0 * nf.sqrt())
+        .min(nf / 3.0)
+        .min(2.0 * (m_hat + 1) as f64)
+        .max(1.0);
+    ((2.0 * g * g / d).cbrt() * nf.cbrt()).clamp(1.0, cap)
+}
+
+#[cfg(test)]
+mod block_tests {
+    use super::*;
+
+    #[test]
+    fn block_length_grows_with_correlation() {
+        let mut rng = Rng::new(3);
+        let white: Vec<f64> = (0..2000).map(|_| rng.normal()).collect();
+        let mut x = 0.0;
+        let ar: Vec<f64> = (0..2000)
+            .map(|_| {
+                x = 0.9 * x + rng.normal();
+                x
+            })
+            .collect();
+        // A square wave: long deterministic phases.
+        let phases: Vec<f64> = (0..200)
+            .map(|i| if (i / 50) % 2 == 0 { 0.0 } else { 10.0 })
+            .collect();
+        let (bw, ba, bp) = (
+            auto_block_length(&white, 500),
+            auto_block_length(&ar, 500),
+            auto_block_length(&phases, 50),
+        );
+        assert!(bw < 3.0, "white noise: {bw}");
+        assert!(ba > 10.0 && ba > 4.0 * bw, "AR(0.9): {ba}");
+        assert!(bp > 20.0, "phases: {bp}");
     }
 }

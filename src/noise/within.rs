@@ -4,11 +4,13 @@
 //!
 //! The run `[first send, first send + duration]` is cut into `B ≈ n^(2/3)` equal time
 //! windows (`n` successful requests, so about `n^(1/3)` requests per window, the classic
-//! block-length rate). Every successful request belongs to the window in which it
-//! **finished**, and adds to that window's sufficient statistics: its count, output and
-//! input tokens, whether it met the goodput SLOs, and for each latency metric Σw, Σw·x,
-//! Σw·x² and Σw·[x ≤ q] for every reported percentile `q` (for vLLM's ITL one term per
-//! chunk gap). A Poisson(1)-weighted bootstrap over the windows
+//! block-length rate). Output tokens count in the window their chunk arrived in; a
+//! request's count, its input tokens and its goodput count are spread over the windows it
+//! streamed in, in proportion to its chunk tokens there (a batched server finishes requests
+//! in waves, but produces tokens steadily: counting whole requests at their end would make
+//! throughput look far noisier than it is). Each successful request's latencies go to the
+//! window in which it **finished**: for each latency metric Σw, Σw·x, Σw·x² and
+//! Σw·[x ≤ q] for every reported percentile `q` (for vLLM's ITL one term per chunk gap). A Poisson(1)-weighted bootstrap over the windows
 //! ([`crate::noise::bootstrap`]) then gives, per replicate:
 //!
 //! * **throughputs** = Σ weighted counts / Σ weighted window lengths — a block bootstrap
@@ -21,6 +23,13 @@
 //!   empirical quantile function (exactly, on the per-request values; for more than 4 M
 //!   chunk gaps through a histogram of 1024 sub-buckets per power of two, ≤ 0.1 % relative
 //!   error).
+//!
+//! The windows are then grouped into blocks of consecutive windows as long as the run's
+//! correlation needs: the automatic block length of Politis & White (2004, corrected 2009)
+//! of the per-window series (output tokens, requests, each latency sum), their upper
+//! median. A run correlated over so long that fewer than [`MIN_EFFECTIVE_BLOCKS`] blocks
+//! remain (a burst served in a few waves) gets [`IntervalError::Correlated`]: one such run
+//! cannot tell its own noise, repetitions can.
 //!
 //! Intervals are bootstrap percentile intervals at the chosen confidence; the standard
 //! error is the replicates' standard deviation (for percentiles, the half-width divided by
@@ -119,6 +128,18 @@ pub enum IntervalError {
         /// Minimum windows.
         min_blocks: u32,
     },
+    /// The run is correlated over so long a time that too few independent blocks remain
+    /// (e.g. a burst of requests served in a few waves): one run cannot tell its own noise;
+    /// repeat it.
+    #[error("the run is correlated over {block_s:.1} s: only {blocks} independent blocks (at least {min_blocks}); one run cannot estimate its noise, repeat it")]
+    Correlated {
+        /// The block length the correlation needs, s.
+        block_s: f64,
+        /// Blocks of that length in the run.
+        blocks: u32,
+        /// Minimum blocks.
+        min_blocks: u32,
+    },
 }
 
 /// Fewest resamples accepted.
@@ -127,6 +148,8 @@ pub const MIN_RESAMPLES: u32 = 100;
 pub const MIN_REQUESTS: u64 = 10;
 /// Fewest windows accepted.
 pub const MIN_BLOCKS: u32 = 5;
+/// Fewest resampling blocks (after grouping correlated windows) for an interval.
+pub const MIN_EFFECTIVE_BLOCKS: u32 = 12;
 /// Most windows by default.
 const MAX_BLOCKS: f64 = 20_000.0;
 /// Above this many chunk gaps, ITL percentile bounds come from a histogram.
@@ -270,6 +293,55 @@ impl Walker<'_> {
         part.values[lat as usize].push((x, w));
     }
 
+    /// Adds a request's counts to the windows it streamed in: its output tokens where its
+    /// chunks arrived, and its request, input-token and goodput counts in proportion (a
+    /// request's share of a window is the share of its chunk tokens that arrived there).
+    /// A request without chunk tokens counts in `end_block`.
+    fn credit(
+        &self,
+        sums: &mut BlockSums,
+        r: &RequestRecord,
+        end_block: usize,
+        out: u64,
+        input: u64,
+        good: bool,
+    ) {
+        let k = sums.k;
+        let good = if good { 1.0 } else { 0.0 };
+        let mut add = |b: usize, share: f64| {
+            let cols = &mut sums.cols[b * k..b * k + k];
+            cols[N_OK] += share;
+            cols[OUT] += share * out as f64;
+            cols[IN] += share * input as f64;
+            cols[GOOD] += share * good;
+        };
+        let client: u64 = r.chunks.iter().map(|c| u64::from(c.tokens)).sum();
+        if client == 0 {
+            add(end_block, 1.0);
+            return;
+        }
+        let inv = 1.0 / client as f64;
+        let last = self.blocks - 1;
+        let block_of =
+            |t: u64| ((t.saturating_sub(self.t0_ns)) / self.block_ns).min(last as u64) as usize;
+        let mut b = block_of(nanos(r.chunks[0].at));
+        let mut lo = self.t0_ns.saturating_add(b as u64 * self.block_ns);
+        let mut hi = lo.saturating_add(self.block_ns);
+        let mut acc = 0u64;
+        for c in &r.chunks {
+            let t = nanos(c.at);
+            if t >= hi && b < last || t < lo {
+                add(b, acc as f64 * inv);
+                acc = 0;
+                b = block_of(t);
+                lo = self.t0_ns.saturating_add(b as u64 * self.block_ns);
+                hi = lo.saturating_add(self.block_ns);
+            }
+            acc += u64::from(c.tokens);
+        }
+        add(b, acc as f64 * inv);
+    }
+
     fn walk(&self, records: &[RequestRecord]) -> Part {
         let mut part = self.new_part();
         let k = part.sums.k;
@@ -303,19 +375,12 @@ impl Walker<'_> {
                     (ms(last.saturating_sub(r.sent_at)) / out as f64, out as f64)
                 }),
             };
-            {
-                let cols = &mut part.sums.cols[row..row + k];
-                cols[N_OK] += 1.0;
-                cols[OUT] += out as f64;
-                cols[IN] += input as f64;
-                if let Some(slo) = self.slo {
-                    let t = ttft.unwrap_or(0.0) / 1000.0;
-                    let tp = tpot.map_or(0.0, |x| x.0) / 1000.0;
-                    if meets_slo(slo, t, tp, e2el / 1000.0) {
-                        cols[GOOD] += 1.0;
-                    }
-                }
-            }
+            let good = self.slo.is_some_and(|slo| {
+                let t = ttft.unwrap_or(0.0) / 1000.0;
+                let tp = tpot.map_or(0.0, |x| x.0) / 1000.0;
+                meets_slo(slo, t, tp, e2el / 1000.0)
+            });
+            self.credit(&mut part.sums, r, b, out, input, good);
             if let Some(t) = ttft {
                 self.add_lat(&mut part, row, Lat::Ttft, t, 1.0);
             }
@@ -575,14 +640,44 @@ pub fn run_intervals(
         row[ONE] = 1.0;
     }
 
+    // Blocks of consecutive windows, as long as the run's correlation needs (the automatic
+    // length of the most correlated per-window series), unless the caller fixed them.
+    let windows = blocks as usize;
+    let series =
+        |col: usize| -> Vec<f64> { all.sums.cols.chunks_exact(k).map(|r| r[col]).collect() };
+    let mut probe = vec![OUT, N_OK];
+    for c in walker.cols.iter().flatten() {
+        probe.push(c.base + 1);
+    }
+    let block_windows = if opts.blocks.is_some() {
+        1
+    } else {
+        // The upper median over the series: one series' chance estimate does not decide.
+        let mut bs: Vec<f64> = probe
+            .iter()
+            .map(|&c| bootstrap::auto_block_length(&series(c), (windows / 2).min(1000)))
+            .collect();
+        bs.sort_by(f64::total_cmp);
+        bs.get(bs.len() / 2).copied().unwrap_or(1.0).round() as usize
+    };
+    let sums = all.sums.coarsen(block_windows.max(1));
+    let effective = sums.blocks() as u32;
+    if effective < MIN_EFFECTIVE_BLOCKS {
+        return Err(IntervalError::Correlated {
+            block_s: block_s * block_windows as f64,
+            blocks: effective,
+            min_blocks: MIN_EFFECTIVE_BLOCKS,
+        });
+    }
+
     let resamples = opts.resamples as usize;
-    let reps = bootstrap::replicate_totals(&all.sums, resamples, opts.seed, threads);
-    let point = all.sums.totals();
+    let reps = bootstrap::replicate_totals(&sums, resamples, opts.seed, threads);
+    let point = sums.totals();
     let alpha = 1.0 - opts.confidence;
     let z = normal_quantile(1.0 - alpha / 2.0);
 
     let mut out = RunIntervals::empty(opts.confidence, opts.resamples, opts.seed);
-    out.blocks = blocks;
+    out.blocks = effective;
 
     // Throughputs: Σ count / (Σ windows · window length).
     let rate = |t: &[f64], cols: &[usize]| -> f64 {
