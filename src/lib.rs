@@ -14,7 +14,7 @@
 //! | collecting them from many threads/tasks | [`collector`] |
 //! | the server adapter (virtual or real time) | [`engine`] |
 //! | workloads, arrivals and the load loop | [`driver`] |
-//! | reports as text (GPUStack and vLLM styles) | [`format`] |
+//! | reports as text (GPUStack and vLLM styles) | [`mod@format`] |
 //! | records → metrics, both conventions | [`metrics`] |
 //! | exact and streaming statistics | [`stats`] |
 //! | confidence intervals, repetitions, noise-aware verdicts | [`noise`] |
@@ -62,6 +62,12 @@
 //! ```
 #![deny(missing_docs)]
 #![forbid(unsafe_code)]
+// Library code never unwraps, expects or panics (tests may). Set here rather than in
+// Cargo.toml's `[lints]`, which would apply to every test, bench and example too.
+#![cfg_attr(
+    not(test),
+    deny(clippy::unwrap_used, clippy::expect_used, clippy::panic)
+)]
 
 pub mod collector;
 pub mod compare;

@@ -208,9 +208,6 @@ pub struct BenchmarkResult {
     /// servebench's exact figures, when computed from records.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub exact: Option<ExactFigures>,
-    /// How a parsed text report was laid out, so that rendering reproduces it byte for byte.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub layout: Option<crate::format::text::Layout>,
     /// Confidence intervals of the figures, when computed from the records (schema
     /// version 2; see [`crate::noise::within`]).
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -241,7 +238,6 @@ impl Default for BenchmarkResult {
             tpot: None,
             itl: None,
             exact: None,
-            layout: None,
             intervals: None,
         }
     }

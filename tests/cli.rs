@@ -71,14 +71,18 @@ fn seed_blocks() -> Vec<String> {
 fn parse_then_render_reproduces_the_seed_blocks() {
     let json = stdout(&run(&["parse", SEED]));
     let v: serde_json::Value = serde_json::from_str(&json).unwrap();
-    let arr = v.as_array().unwrap();
+    assert_eq!(
+        (&v["format"], &v["version"]),
+        (&"servebench-blocks".into(), &1.into())
+    );
+    let arr = v["blocks"].as_array().unwrap();
     assert_eq!(arr.len(), 15);
     assert_eq!(
-        arr[6]["meta"]["label"],
+        arr[6]["result"]["meta"]["label"],
         "Speculative Decoding && Quantization"
     );
-    assert_eq!(arr[6]["meta"]["profile"]["total_requests"], 1000);
-    assert_eq!(arr[0]["meta"]["engine"], "vLLM");
+    assert_eq!(arr[6]["result"]["meta"]["profile"]["total_requests"], 1000);
+    assert_eq!(arr[0]["result"]["meta"]["engine"], "vLLM");
     // `servebench parse seed.txt | servebench render /dev/stdin`
     let rendered = stdout(&run_stdin(&["render", "/dev/stdin"], json.as_bytes()));
     let expected = seed_blocks().join("\n\n") + "\n";
@@ -97,7 +101,7 @@ fn parse_then_render_reproduces_the_seed_blocks() {
 fn render_single_result_in_both_styles() {
     let json = stdout(&run(&["parse", SEED, "--compact"]));
     let v: serde_json::Value = serde_json::from_str(&json).unwrap();
-    let one = scratch("one.json", &v[1].to_string());
+    let one = scratch("one.json", &v["blocks"][1]["result"].to_string());
     let gp = stdout(&run(&["render", one.to_str().unwrap()]));
     assert_eq!(gp, seed_blocks()[1].clone() + "\n");
     let vl = stdout(&run(&["render", one.to_str().unwrap(), "--style", "vllm"]));
@@ -110,7 +114,10 @@ fn render_single_result_in_both_styles() {
     // The vLLM rendering parses back to the same throughput.
     let back = stdout(&run_stdin(&["parse", "-", "--compact"], vl.as_bytes()));
     let b: serde_json::Value = serde_json::from_str(&back).unwrap();
-    assert_eq!(b[0]["total_token_throughput_per_s"], 4995.66);
+    assert_eq!(
+        b["blocks"][0]["result"]["total_token_throughput_per_s"],
+        4995.66
+    );
 }
 
 #[test]
@@ -173,7 +180,7 @@ fn compare_success_rate_uses_the_profile() {
     let json = stdout(&run(&["parse", m, "--compact"]));
     let mut v: serde_json::Value = serde_json::from_str(&json).unwrap();
     let profile = servebench::profile::Profile::preset("long-context").unwrap();
-    v[0]["meta"]["profile"] = serde_json::to_value(&profile).unwrap();
+    v["blocks"][0]["result"]["meta"]["profile"] = serde_json::to_value(&profile).unwrap();
     let stored = scratch("sr-mtp-profile.json", &v.to_string());
     let out = stdout(&run(&["compare", b, stored.to_str().unwrap()]));
     assert!(out.contains("Total TPS: 15514.15 (+61.07%)"), "{out}");

@@ -69,7 +69,7 @@ fn bench_reports_what_the_server_sent_and_saves_recomputable_records() {
         &out,
     );
     let stats = srv.stats();
-    let printed = text::parse_block(&stdout).unwrap();
+    let printed = text::parse_block(&stdout).unwrap().result;
     assert_eq!(printed.successful_requests, Some(20));
     assert_eq!(printed.failed_requests, Some(0));
     assert_eq!(printed.total_output_tokens, Some(stats.tokens_sent));
@@ -132,7 +132,7 @@ fn bench_records_injected_failures_with_their_reason() {
         ],
         &out,
     );
-    let printed = text::parse_block(&stdout).unwrap();
+    let printed = text::parse_block(&stdout).unwrap().result;
     assert_eq!(printed.successful_requests, Some(9));
     assert_eq!(printed.failed_requests, Some(3));
     let recs = servebench::record::read_jsonl_file(&out).unwrap();
@@ -332,7 +332,7 @@ fn bench_without_quiet_prints_progress_lints_and_the_gpustack_block() {
     let again = compute(&saved.records, Convention::Guidellm);
     assert_eq!(text::render(&again, Style::Gpustack) + "\n", stdout);
     assert_ne!(text::render(&again, Style::Vllm) + "\n", stdout);
-    let printed = text::parse_block(&stdout).unwrap();
+    let printed = text::parse_block(&stdout).unwrap().result;
     assert_eq!(printed.successful_requests, Some(12));
     assert_eq!(printed.total_output_tokens, Some(srv.stats().tokens_sent));
     let _ = std::fs::remove_dir_all(&dir);
@@ -386,7 +386,7 @@ fn bench_max_seconds_stops_the_run() {
     // Nothing was sent after the limit.
     let limit = std::time::Duration::from_millis(1500);
     assert!(recs.iter().all(|r| r.sent_at <= limit));
-    let printed = text::parse_block(&stdout).unwrap();
+    let printed = text::parse_block(&stdout).unwrap().result;
     assert_eq!(printed.successful_requests, Some(ok));
     // Fewer than the 100 asked for: the lints say so.
     assert!(stderr.contains("[partial-success]"), "{stderr}");
@@ -413,7 +413,7 @@ fn bench_runs_a_named_profile() {
         ],
         &out,
     );
-    let printed = text::parse_block(&stdout).unwrap();
+    let printed = text::parse_block(&stdout).unwrap().result;
     assert_eq!(printed.successful_requests, Some(3));
     assert_eq!(printed.total_output_tokens, Some(3 * 128));
     assert_eq!(srv.stats().tokens_sent, 3 * 128);

@@ -233,7 +233,7 @@ fn servebench_bench_against_the_example_server_counts_what_it_sent() {
         let (stdout, stderr) = text_of(&o);
         assert!(o.status.success(), "{config}: {stderr}");
         let stats = server.stats();
-        let printed = text::parse_block(&stdout).unwrap();
+        let printed = text::parse_block(&stdout).unwrap().result;
         assert_eq!(printed.successful_requests, Some(12), "{config}");
         assert_eq!(printed.failed_requests, Some(0), "{config}");
         assert_eq!(stats.completed, 12, "{config}");
@@ -319,7 +319,7 @@ fn faults_injected_by_the_example_server_become_failed_records() {
         .unwrap();
         let (stdout, stderr) = text_of(&o);
         assert!(o.status.success(), "{fault}: {stderr}");
-        let printed = text::parse_block(&stdout).unwrap();
+        let printed = text::parse_block(&stdout).unwrap().result;
         assert_eq!(printed.successful_requests, Some(9), "{fault}");
         assert_eq!(printed.failed_requests, Some(3), "{fault}");
         // The lints name the partial success.
@@ -487,7 +487,10 @@ fn the_api_key_is_required_and_sent() {
         let (stdout, stderr) = text_of(&o);
         assert!(o.status.success(), "{flag:?} {env:?}: {stderr}");
         assert_eq!(
-            text::parse_block(&stdout).unwrap().successful_requests,
+            text::parse_block(&stdout)
+                .unwrap()
+                .result
+                .successful_requests,
             Some(3)
         );
     }

@@ -583,7 +583,7 @@ fn every_benchmark_renders_as_a_gpustack_block_that_parses_back() {
                 line("Mean TTFT (ms):"),
                 format!("{:.2}", b.result.ttft.as_ref().unwrap().mean.unwrap())
             );
-            let back = parse_block(&text).unwrap();
+            let back = parse_block(&text).unwrap().result;
             assert_eq!(back.successful_requests, b.result.successful_requests);
             assert_eq!(back.total_output_tokens, b.result.total_output_tokens);
             let e2el = back.e2el.unwrap().mean.unwrap();

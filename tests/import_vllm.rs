@@ -215,15 +215,15 @@ fn bad_input_is_a_typed_error_with_a_path() {
 
 #[test]
 fn ascend_result_renders_its_printed_report_byte_for_byte() {
-    use servebench::format::text::{render, render_auto, Style};
+    use servebench::format::text::{render_with, Style};
     let run = &vllm::from_path(&fixture(ASCEND)).unwrap()[0];
     let printed = std::fs::read_to_string(fixture(
         "vllm_bench_serve_2026-07_ascend_qwen3vl_report.txt",
     ))
     .unwrap();
-    let rendered = render(&run.result, Style::Vllm);
+    let rendered = render_with(&run.result, &run.layout);
     assert_eq!(format!("{rendered}\n"), printed);
-    assert_eq!(render_auto(&run.result), rendered);
+    assert_eq!(run.layout.style, Style::Vllm);
     // `"date": "20260722-041843"`: vLLM's local wall time without a zone, kept as +00:00.
     assert_eq!(
         run.result.meta.date.map(|d| d.to_rfc3339()).as_deref(),
@@ -233,17 +233,17 @@ fn ascend_result_renders_its_printed_report_byte_for_byte() {
 
 #[test]
 fn layout_follows_the_version_of_the_file() {
-    use servebench::format::text::{render, Style};
+    use servebench::format::text::render_with;
     // llm-d's 2025 benchmark_serving.py: no Failed/peak rows, "Total Token" spelling.
     let run = &vllm::from_path(&fixture(LLMD)).unwrap()[0];
-    let text = render(&run.result, Style::Vllm);
+    let text = render_with(&run.result, &run.layout);
     assert!(text.contains("\nTotal Token throughput (tok/s):"), "{text}");
     assert!(!text.contains("Failed requests:"));
     assert!(!text.contains("Request rate configured"));
     assert!(!text.contains("Peak output"));
     // A detailed 0.34 file: max concurrency row, E2EL section with P50 and P99.
     let run = &vllm::from_slice(DETAILED.as_bytes()).unwrap()[0];
-    let text = render(&run.result, Style::Vllm);
+    let text = render_with(&run.result, &run.layout);
     assert!(
         text.contains("\nMaximum request concurrency:             2         \n"),
         "{text}"

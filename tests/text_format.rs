@@ -5,8 +5,8 @@
 
 use proptest::prelude::*;
 use servebench::format::text::{
-    canonical_rows, parse, parse_block, render, render_auto, render_with, Field, Layout,
-    LineEnding, ParseError, Row, Section, Stat, Style,
+    canonical_rows, parse, parse_block, render, render_with, Field, Layout, LineEnding, ParseError,
+    ParsedBlock, Row, Section, Stat, Style,
 };
 use servebench::result::{Percentile, Summary};
 use servebench::{BenchmarkResult, Convention};
@@ -47,11 +47,14 @@ fn all_15_seed_blocks_parse_and_rerender_byte_exact() {
         assert_eq!(b.end_line, SEED_TITLE_LINES[i] + 31, "block {i}");
         let expected = seed_block(i);
         assert_eq!(&SEED[b.span.clone()], expected, "span of block {i}");
-        assert_eq!(render_auto(&b.result), expected, "block {i}");
+        assert_eq!(b.render(), expected, "block {i}");
         assert_eq!(render(&b.result, Style::Gpustack), expected, "block {i}");
         // Each block alone parses to the same result.
-        assert_eq!(parse_block(&expected).expect("block parses"), b.result);
-        let layout = b.result.layout.as_ref().expect("layout");
+        assert_eq!(
+            parse_block(&expected).expect("block parses").result,
+            b.result
+        );
+        let layout = &b.layout;
         assert_eq!(layout.style, Style::Gpustack);
         assert_eq!(layout.rows.len(), 30);
         assert!(layout
@@ -65,8 +68,7 @@ fn all_15_seed_blocks_parse_and_rerender_byte_exact() {
 fn seed_canonical_gpustack_layout_is_the_seed_layout() {
     // Without the stored layout the canonical GPUStack layout gives the same bytes.
     for (i, b) in parse(SEED).unwrap().into_iter().enumerate() {
-        let mut r = b.result;
-        r.layout = None;
+        let r = b.result;
         assert_eq!(render(&r, Style::Gpustack), seed_block(i), "block {i}");
     }
 }
@@ -127,10 +129,10 @@ fn seed_block_rendered_in_vllm_style_converts_latency_to_ms() {
     assert!(!text.contains("Latency(s)"));
     // And it parses back as a vLLM block with the same numbers.
     let back = parse_block(&text).unwrap();
-    assert_eq!(back.layout.as_ref().unwrap().style, Style::Vllm);
-    assert_eq!(back.e2el.as_ref().unwrap().mean, Some(30_190.0));
-    assert_eq!(back.duration_ms, r.duration_ms);
-    assert_eq!(render_auto(&back), text);
+    assert_eq!(back.layout.style, Style::Vllm);
+    assert_eq!(back.result.e2el.as_ref().unwrap().mean, Some(30_190.0));
+    assert_eq!(back.result.duration_ms, r.duration_ms);
+    assert_eq!(back.render(), text);
 }
 
 #[test]
@@ -138,13 +140,15 @@ fn gpustack_block_without_p95_latency_round_trips() {
     let block = seed_block(0).replace("P95 Latency(s):                           60.73\n", "");
     assert_eq!(block.lines().count(), 31);
     let r = parse_block(&block).unwrap();
-    assert_eq!(r.e2el.as_ref().unwrap().percentile(95.0), None);
-    assert_eq!(r.e2el.as_ref().unwrap().percentile(99.0), Some(65_370.0));
-    assert_eq!(r.layout.as_ref().unwrap().rows.len(), 29);
-    assert_eq!(render_auto(&r), block);
+    assert_eq!(r.result.e2el.as_ref().unwrap().percentile(95.0), None);
+    assert_eq!(
+        r.result.e2el.as_ref().unwrap().percentile(99.0),
+        Some(65_370.0)
+    );
+    assert_eq!(r.layout.rows.len(), 29);
+    assert_eq!(r.render(), block);
     // The canonical layout prints the row again, as N/A.
-    let mut canonical = r.clone();
-    canonical.layout = None;
+    let canonical = r.result.clone();
     let full = render(&canonical, Style::Gpustack);
     assert_eq!(full.lines().count(), 32);
     assert!(full.contains("\nP95 Latency(s):                           N/A\n"));
@@ -162,9 +166,9 @@ fn gpustack_na_values_are_none_and_round_trip() {
             "Maximum request concurrency:             N/A",
         );
     let r = parse_block(&block).unwrap();
-    assert_eq!(r.max_concurrency, None);
+    assert_eq!(r.result.max_concurrency, None);
     assert_eq!(
-        r.ttft.as_ref().unwrap().percentiles,
+        r.result.ttft.as_ref().unwrap().percentiles,
         vec![
             Percentile {
                 p: 95.0,
@@ -176,7 +180,7 @@ fn gpustack_na_values_are_none_and_round_trip() {
             }
         ]
     );
-    assert_eq!(render_auto(&r), block);
+    assert_eq!(r.render(), block);
 }
 
 #[test]
@@ -187,12 +191,12 @@ fn gpustack_python_int_values_keep_their_form() {
         "Peak concurrent requests:                512",
     );
     let r = parse_block(&block).unwrap();
-    assert_eq!(r.peak_concurrent_requests, Some(512.0));
+    assert_eq!(r.result.peak_concurrent_requests, Some(512.0));
     assert_eq!(
-        r.layout.as_ref().unwrap().int_valued,
+        r.layout.int_valued,
         vec![Row::Field(Field::PeakConcurrentRequests)]
     );
-    assert_eq!(render_auto(&r), block);
+    assert_eq!(r.render(), block);
 }
 
 #[test]
@@ -202,13 +206,13 @@ fn layout_json_round_trip_keeps_rendering_exact() {
         .into_iter()
         .chain(parse(SHAREGPT_E2EL).unwrap())
     {
-        let json = serde_json::to_string(&b.result).unwrap();
-        let back: BenchmarkResult = serde_json::from_str(&json).unwrap();
-        assert_eq!(back, b.result);
-        assert_eq!(render_auto(&back), render_auto(&b.result));
+        let json = serde_json::to_string(&b).unwrap();
+        let back: ParsedBlock = serde_json::from_str(&json).unwrap();
+        assert_eq!(back, b);
+        assert_eq!(back.render(), b.render());
     }
-    let r = parse(SHAREGPT_E2EL).unwrap().remove(0).result;
-    let json = serde_json::to_value(r.layout.as_ref().unwrap()).unwrap();
+    let r = parse(SHAREGPT_E2EL).unwrap().remove(0);
+    let json = serde_json::to_value(&r.layout).unwrap();
     assert_eq!(json["style"], "vllm");
     assert_eq!(json["rows"][0], "Successful requests:");
     assert!(json["rows"]
@@ -227,10 +231,10 @@ fn vllm_ascend_fixture_round_trips() {
     assert_eq!(blocks.len(), 1);
     let b = &blocks[0];
     assert_eq!((b.start_line, b.end_line), (1, 25));
-    assert_eq!(render_auto(&b.result), ASCEND.trim_end_matches('\n'));
-    assert_eq!(parse_block(ASCEND).unwrap(), b.result);
+    assert_eq!(b.render(), ASCEND.trim_end_matches('\n'));
+    assert_eq!(parse_block(ASCEND).unwrap().result, b.result);
     let r = &b.result;
-    let layout = r.layout.as_ref().unwrap();
+    let layout = &b.layout;
     assert_eq!(layout.style, Style::Vllm);
     assert!(!layout.pad_stripped);
     assert_eq!(r.meta.convention, Some(Convention::Vllm));
@@ -251,8 +255,7 @@ fn vllm_ascend_fixture_round_trips() {
     assert_eq!(r.ttft.as_ref().unwrap().percentile(99.0), Some(143.33));
     assert_eq!(r.itl.as_ref().unwrap().mean, Some(27.91));
     // The canonical vLLM layout is this fixture's layout.
-    let mut canonical = r.clone();
-    canonical.layout = None;
+    let canonical = r.clone();
     assert_eq!(
         render(&canonical, Style::Vllm),
         ASCEND.trim_end_matches('\n')
@@ -264,8 +267,8 @@ fn vllm_e2el_percentiles_fixture_round_trips() {
     let blocks = parse(SHAREGPT_E2EL).unwrap();
     assert_eq!(blocks.len(), 1);
     let r = &blocks[0].result;
-    assert_eq!(render_auto(r), SHAREGPT_E2EL.trim_end_matches('\n'));
-    let layout = r.layout.as_ref().unwrap();
+    assert_eq!(blocks[0].render(), SHAREGPT_E2EL.trim_end_matches('\n'));
+    let layout = &blocks[0].layout;
     for s in [Section::Ttft, Section::Tpot, Section::Itl, Section::E2el] {
         assert_eq!(layout.percentiles(s), vec![50.0, 90.0, 95.0, 99.0], "{s:?}");
     }
@@ -288,22 +291,13 @@ fn vllm_stripped_trailing_spaces_are_tolerated_and_remembered() {
         .join("\n");
     assert_ne!(stripped, ASCEND.trim_end_matches('\n'));
     let r = parse_block(&stripped).unwrap();
-    assert!(r.layout.as_ref().unwrap().pad_stripped);
-    assert_eq!(render_auto(&r), stripped);
+    assert!(r.layout.pad_stripped);
+    assert_eq!(r.render(), stripped);
     // Same numbers as the padded report; restoring the pad restores the original.
     let mut padded = parse_block(ASCEND).unwrap();
-    assert_eq!(
-        BenchmarkResult {
-            layout: None,
-            ..r.clone()
-        },
-        BenchmarkResult {
-            layout: None,
-            ..padded.clone()
-        }
-    );
-    padded.layout.as_mut().unwrap().pad_stripped = true;
-    assert_eq!(render_auto(&padded), stripped);
+    assert_eq!(r.result, padded.result);
+    padded.layout.pad_stripped = true;
+    assert_eq!(padded.render(), stripped);
 }
 
 #[test]
@@ -325,8 +319,8 @@ Mean TTFT (ms):                          45.20
 Median TTFT (ms):                        40.10     
 P99.9 TTFT (ms):                         250.00    
 ==================================================";
-    let r = parse_block(text).unwrap();
-    let layout = r.layout.as_ref().unwrap();
+    let b = parse_block(text).unwrap();
+    let (r, layout) = (&b.result, &b.layout);
     assert_eq!(layout.style, Style::Vllm);
     assert!(layout
         .rows
@@ -335,9 +329,9 @@ P99.9 TTFT (ms):                         250.00
     assert_eq!(r.max_concurrency, Some(64));
     assert_eq!(r.ttft.as_ref().unwrap().percentile(99.9), Some(250.0));
     assert_eq!(r.tpot, None);
-    assert_eq!(render_auto(&r), text);
+    assert_eq!(b.render(), text);
     // The canonical vLLM layout uses the 0.13+ spelling.
-    let canonical = render(&BenchmarkResult { layout: None, ..r }, Style::Vllm);
+    let canonical = render(r, Style::Vllm);
     assert!(canonical.contains("Total token throughput (tok/s):          10224.44  "));
 }
 
@@ -366,22 +360,13 @@ fn blocks_found_in_markdown_admonition_and_log() {
     assert_eq!((blocks[1].start_line, blocks[1].end_line), (44, 84));
     assert_eq!(&doc[blocks[0].span.clone()], indented);
     assert_eq!(&doc[blocks[1].span.clone()], vllm);
-    assert_eq!(blocks[0].result.layout.as_ref().unwrap().indent, "    ");
+    assert_eq!(blocks[0].layout.indent, "    ");
     for b in &blocks {
-        assert_eq!(render_auto(&b.result), &doc[b.span.clone()]);
+        assert_eq!(b.render(), &doc[b.span.clone()]);
     }
     // The indent changes nothing but the layout.
     let plain = parse_block(&gpustack).unwrap();
-    assert_eq!(
-        BenchmarkResult {
-            layout: None,
-            ..plain
-        },
-        BenchmarkResult {
-            layout: None,
-            ..blocks[0].result.clone()
-        }
-    );
+    assert_eq!(plain.result, blocks[0].result);
 }
 
 #[test]
@@ -392,16 +377,13 @@ fn crlf_and_quoted_blocks_round_trip() {
     );
     let b = parse(&crlf).unwrap().remove(0);
     assert_eq!(b.start_line, 2);
-    assert_eq!(
-        b.result.layout.as_ref().unwrap().line_ending,
-        LineEnding::Crlf
-    );
-    assert_eq!(render_auto(&b.result), &crlf[b.span.clone()]);
+    assert_eq!(b.layout.line_ending, LineEnding::Crlf);
+    assert_eq!(b.render(), &crlf[b.span.clone()]);
 
     let quoted: String = ASCEND.lines().map(|l| format!("> {l}\n")).collect();
     let b = parse(&quoted).unwrap().remove(0);
-    assert_eq!(b.result.layout.as_ref().unwrap().indent, "> ");
-    assert_eq!(render_auto(&b.result), &quoted[b.span.clone()]);
+    assert_eq!(b.layout.indent, "> ");
+    assert_eq!(b.render(), &quoted[b.span.clone()]);
 }
 
 #[test]
@@ -743,10 +725,10 @@ P95 ITL (ms):                            N/A\n\
 P99 ITL (ms):                            N/A\n\
 ==================================================";
     assert_eq!(render(&r, Style::Gpustack), expected);
-    assert_eq!(render_auto(&r), expected); // no layout: GPUStack
+    assert_eq!(Layout::default().style, Style::Gpustack); // no layout: GPUStack
     let back = parse_block(expected).unwrap();
-    assert_eq!(back.e2el.as_ref().unwrap().mean, Some(1230.0));
-    assert_eq!(render_auto(&back), expected);
+    assert_eq!(back.result.e2el.as_ref().unwrap().mean, Some(1230.0));
+    assert_eq!(back.render(), expected);
 }
 
 #[test]
@@ -811,16 +793,16 @@ P99.9 E2EL (ms):                         65370.13  \n\
 ==================================================";
     assert_eq!(render(&r, Style::Vllm), expected);
     let back = parse_block(expected).unwrap();
-    assert_eq!(render_auto(&back), expected);
+    assert_eq!(back.render(), expected);
     assert_eq!(
-        back.e2el.as_ref().unwrap().percentile(99.9),
+        back.result.e2el.as_ref().unwrap().percentile(99.9),
         Some(65_370.13)
     );
 }
 
 #[test]
 fn render_with_a_layout_of_the_other_style_uses_the_canonical_layout() {
-    let r = parse_block(ASCEND).unwrap();
+    let r = parse_block(ASCEND).unwrap().result;
     let g = render(&r, Style::Gpustack);
     assert_eq!(g.lines().count(), 32);
     assert!(g.contains("\nMean Latency(s):                          N/A\n"));
@@ -925,9 +907,9 @@ proptest! {
     fn render_parse_render_is_identity(r in arb_result(), style in arb_style()) {
         let text = render(&r, style);
         let parsed = parse_block(&text).map_err(|e| TestCaseError::fail(format!("{e}\n{text}")))?;
-        prop_assert_eq!(parsed.layout.as_ref().map(|l| l.style), Some(style));
-        prop_assert_eq!(render_auto(&parsed), text.clone());
-        prop_assert_eq!(render(&parsed, style), text);
+        prop_assert_eq!(parsed.layout.style, style);
+        prop_assert_eq!(parsed.render(), text.clone());
+        prop_assert_eq!(render(&parsed.result, style), text);
     }
 
     #[test]
@@ -953,7 +935,7 @@ proptest! {
         let b = &blocks[0];
         prop_assert_eq!(b.start_line, 2);
         prop_assert_eq!(&doc[b.span.clone()], text.as_str());
-        prop_assert_eq!(render_auto(&b.result), text);
+        prop_assert_eq!(b.render(), text);
     }
 
     #[test]
@@ -961,7 +943,7 @@ proptest! {
         // Values that are already two-decimal come back unchanged (ms for seconds rows:
         // the decimal point shifts exactly).
         let text = render(&r, Style::Vllm);
-        let back = parse_block(&text).unwrap();
+        let back = parse_block(&text).unwrap().result;
         prop_assert_eq!(back.successful_requests, r.successful_requests);
         prop_assert_eq!(back.total_output_tokens, r.total_output_tokens);
         if let Some(d) = r.duration_ms.filter(|d| d.is_finite()) {

@@ -9,7 +9,7 @@
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use servebench::format::text::{parse, parse_block, render, render_auto, Style};
+use servebench::format::text::{parse, parse_block, render, Style};
 
 fuzz_target!(|data: &[u8]| {
     let text = String::from_utf8_lossy(data);
@@ -17,16 +17,14 @@ fuzz_target!(|data: &[u8]| {
         return;
     };
     for b in blocks {
-        let rendered = render_auto(&b.result);
+        let rendered = b.render();
         assert_eq!(rendered, &text[b.span.clone()], "render(parse(x)) != x");
         let again = parse_block(&rendered).expect("a rendered block parses");
-        assert_eq!(render_auto(&again), rendered);
+        assert_eq!(again.render(), rendered);
         for style in [Style::Gpustack, Style::Vllm] {
-            let mut r = b.result.clone();
-            r.layout = None;
-            let canonical = render(&r, style);
+            let canonical = render(&b.result, style);
             let back = parse_block(&canonical).expect("a canonical block parses");
-            assert_eq!(render(&back, style), canonical);
+            assert_eq!(render(&back.result, style), canonical);
         }
     }
 });

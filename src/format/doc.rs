@@ -37,8 +37,10 @@ use crate::result::{BenchmarkResult, RunMeta};
 /// A block found in a document, its result carrying the run metadata read around it.
 #[derive(Debug, Clone, PartialEq)]
 pub struct DocBlock {
-    /// The block's figures and layout, `meta` filled from `context` (see [`BlockContext::apply`]).
+    /// The block's figures, `meta` filled from `context` (see [`BlockContext::apply`]).
     pub result: BenchmarkResult,
+    /// How the block was printed.
+    pub layout: text::Layout,
     /// 1-based line of the block's title line.
     pub start_line: usize,
     /// 1-based line of the block's closing line.
@@ -80,6 +82,7 @@ pub fn parse(text: &str) -> Result<Vec<DocBlock>, ParseError> {
             context.apply(&mut result.meta);
             DocBlock {
                 result,
+                layout: b.layout,
                 start_line: b.start_line,
                 end_line: b.end_line,
                 span: b.span,

@@ -19,7 +19,7 @@
 //! ([`Engine::cancel`]) and frees its slot.
 //!
 //! The server has no tokenizer: a prompt's length is
-//! [`approx_tokens`](crate::driver::workload::approx_tokens) of its text (the estimate the
+//! [`crate::driver::workload::approx_tokens`] of its text (the estimate the
 //! workload builder uses, so servebench's own prompts count exactly; one token per common
 //! short word) or the length of a token-id array; every generated token is one short word.
 

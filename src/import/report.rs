@@ -24,7 +24,7 @@
 use std::path::Path;
 
 use super::{guidellm, read_file, sglang, vllm, Format, ImportError};
-use crate::format::text::{render, Style};
+use crate::format::text::{render, render_with, Layout, Style};
 use crate::metrics::{compute, exact_figures, MetricsOptions, Slo};
 use crate::record::RequestRecord;
 use crate::result::{BenchmarkResult, Convention};
@@ -59,6 +59,9 @@ pub struct ReportBlock {
     pub result: BenchmarkResult,
     /// The style to print in.
     pub style: Style,
+    /// The block the tool itself printed for these numbers, when the file tells (vLLM's
+    /// aggregates); followed when it is of [`ReportBlock::style`].
+    pub layout: Option<Layout>,
     /// Rows that could not be computed (or only approximately) from what the file holds.
     pub notes: Vec<String>,
 }
@@ -66,7 +69,10 @@ pub struct ReportBlock {
 impl ReportBlock {
     /// The block's text (no trailing newline).
     pub fn render(&self) -> String {
-        render(&self.result, self.style)
+        match &self.layout {
+            Some(layout) if layout.style == self.style => render_with(&self.result, layout),
+            _ => render(&self.result, self.style),
+        }
     }
 }
 
@@ -89,11 +95,20 @@ pub fn report_bytes(bytes: &[u8], opts: &ReportOptions) -> Result<Vec<ReportBloc
         }
         Some(Format::Vllm) => vllm::from_slice(bytes)?
             .into_iter()
-            .map(|r| tool_block(r.name, r.result, r.records, opts, "--save-detailed"))
+            .map(|r| {
+                tool_block(
+                    r.name,
+                    r.result,
+                    Some(r.layout),
+                    r.records,
+                    opts,
+                    "--save-detailed",
+                )
+            })
             .collect(),
         Some(Format::Sglang) => sglang::from_slice(bytes)?
             .into_iter()
-            .map(|r| tool_block(r.name, r.result, r.records, opts, "--output-details"))
+            .map(|r| tool_block(r.name, r.result, None, r.records, opts, "--output-details"))
             .collect(),
         Some(Format::ServebenchJson) | Some(Format::Text) | None => {
             Err(ImportError::UnknownFormat(
@@ -230,6 +245,7 @@ fn guidellm_block(
         name: b.name.clone(),
         result,
         style,
+        layout: None,
         notes,
     })
 }
@@ -245,6 +261,7 @@ fn guidellm_measurement(b: &guidellm::GuidellmBenchmark, m: &mut MetricsOptions)
 fn tool_block(
     name: String,
     result: BenchmarkResult,
+    layout: Option<Layout>,
     records: Option<Vec<RequestRecord>>,
     opts: &ReportOptions,
     flag: &str,
@@ -254,6 +271,7 @@ fn tool_block(
             name,
             result,
             style: Style::Vllm,
+            layout,
             notes: Vec::new(),
         });
     };
@@ -294,6 +312,7 @@ fn tool_block(
         name,
         result: r,
         style,
+        layout: None,
         notes,
     })
 }

@@ -42,6 +42,8 @@ pub struct VllmRun {
     pub name: String,
     /// The file's figures.
     pub result: BenchmarkResult,
+    /// The block `vllm bench serve` printed for these figures (its rows, in its order).
+    pub layout: crate::format::text::Layout,
     /// Per-request records, when the file was saved with `--save-detailed`.
     pub records: Option<Vec<RequestRecord>>,
     /// Keys that are not metrics (`--metadata`, llm-d's deployment keys), as text, in file
@@ -406,8 +408,7 @@ fn convert(obj: &OrderedObject, line: Option<usize>) -> Result<VllmRun, ImportEr
         itl: take("itl"),
         ..BenchmarkResult::default()
     };
-    let mut result = result;
-    result.layout = Some(vllm_layout(obj, &result, &summaries));
+    let layout = vllm_layout(obj, &result, &summaries);
     let records = detailed_records(&c, obj)?;
     let base = label
         .clone()
@@ -419,6 +420,7 @@ fn convert(obj: &OrderedObject, line: Option<usize>) -> Result<VllmRun, ImportEr
             None => base,
         },
         result,
+        layout,
         records,
         metadata,
         metric_order: summaries.into_iter().map(|(m, _)| m).collect(),

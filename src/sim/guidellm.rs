@@ -4,10 +4,11 @@
 //! `delta.reasoning`, which guidellm-0.5's `chat_completions_with_reasoning` handler ignored:
 //! it counted only the first (role) chunk. So every request shows **one token iteration** at
 //! its first-token time carrying all its output tokens. [`reasoning_blind`] applies that to
-//! the records, [`report`] computes guidellm's definitions (TPOT includes the TTFT and is
-//! token-weighted, "ITL" is the per-request decode mean, rates are event-rate means over the
-//! span of token events, peak = largest instantaneous rate with events merged within
-//! 0.1 ms). Provisional until `crate::metrics` (guidellm convention) is on main.
+//! the records; [`crate::metrics::compute`] with [`crate::Convention::Guidellm`] then computes
+//! guidellm's definitions (TPOT includes the TTFT and is token-weighted, "ITL" is the
+//! per-request decode mean, rates are event-rate means over the span of token events, peak =
+//! largest instantaneous rate with events merged within 0.1 ms), as
+//! [`super::run::guidellm_view`] does.
 
 use crate::driver::rng::Rng;
 use crate::record::{Chunk, RequestRecord};

@@ -6,6 +6,7 @@ use std::fmt;
 use std::io::Read as _;
 
 use servebench::format::doc;
+use servebench::format::text::{BlocksFile, Layout, BLOCKS_FORMAT, BLOCKS_VERSION};
 use servebench::result::{BenchmarkResult, MIN_SCHEMA_VERSION, SCHEMA_VERSION};
 
 /// A bad input: the message already names the file and line.
@@ -23,6 +24,9 @@ impl fmt::Display for InputError {
 pub struct Loaded {
     /// The result.
     pub result: BenchmarkResult,
+    /// How it was printed, for a text block or a `servebench parse` block (`render` follows
+    /// it); `None` for a plain JSON result.
+    pub layout: Option<Layout>,
     /// `FILE:LINE` of a text block, `FILE[INDEX]` of a JSON array element, or `FILE`.
     pub origin: String,
 }
@@ -79,6 +83,7 @@ pub fn load(path: &str) -> Result<Vec<Loaded>, InputError> {
             .into_iter()
             .map(|b| Loaded {
                 result: b.result,
+                layout: Some(b.layout),
                 origin: format!("{name}:{}", b.start_line),
             })
             .collect())
@@ -174,6 +179,9 @@ fn load_json(name: &str, text: &str) -> Result<Vec<Loaded>, InputError> {
     // deserialize, and the version is then the real problem.
     let value: serde_json::Value =
         serde_json::from_str(text).map_err(|e| json_error(name, text, &e))?;
+    if value.get("format").and_then(|f| f.as_str()) == Some(BLOCKS_FORMAT) {
+        return load_blocks(name, text, &value);
+    }
     let versions: Vec<(String, Option<u64>)> = match &value {
         serde_json::Value::Array(items) => items
             .iter()
@@ -196,10 +204,57 @@ fn load_json(name: &str, text: &str) -> Result<Vec<Loaded>, InputError> {
     } else {
         vec![serde_json::from_str(text).map_err(|e| json_error(name, text, &e))?]
     };
-    Ok(results
+    // Results written by `servebench parse` before its envelope carried their layout inside.
+    let legacy_layouts: Vec<Option<Result<Layout, serde_json::Error>>> = match &value {
+        serde_json::Value::Array(items) => items.iter().map(legacy_layout).collect(),
+        v => vec![legacy_layout(v)],
+    };
+    results
         .into_iter()
         .zip(versions)
-        .map(|(result, (origin, _))| Loaded { result, origin })
+        .zip(legacy_layouts)
+        .map(|((result, (origin, _)), layout)| {
+            let layout = layout
+                .transpose()
+                .map_err(|e| InputError(format!("{origin}: layout: {e}")))?;
+            Ok(Loaded {
+                result,
+                layout,
+                origin,
+            })
+        })
+        .collect()
+}
+
+/// The `"layout"` key that results written by servebench before the blocks envelope carried.
+fn legacy_layout(v: &serde_json::Value) -> Option<Result<Layout, serde_json::Error>> {
+    v.get("layout")
+        .map(|l| serde_json::from_value::<Layout>(l.clone()))
+}
+
+/// A [`BlocksFile`] (what `servebench parse` writes).
+fn load_blocks(
+    name: &str,
+    text: &str,
+    value: &serde_json::Value,
+) -> Result<Vec<Loaded>, InputError> {
+    let version = value.get("version").and_then(|v| v.as_u64());
+    if version != Some(u64::from(BLOCKS_VERSION)) {
+        return Err(InputError(format!(
+            "{name}: {BLOCKS_FORMAT} version {} is not supported (this servebench reads {BLOCKS_VERSION})",
+            version.map_or_else(|| "(missing)".to_string(), |v| v.to_string())
+        )));
+    }
+    let file: BlocksFile = serde_json::from_str(text).map_err(|e| json_error(name, text, &e))?;
+    Ok(file
+        .blocks
+        .into_iter()
+        .enumerate()
+        .map(|(i, b)| Loaded {
+            result: b.result,
+            layout: b.layout,
+            origin: b.origin.unwrap_or_else(|| format!("{name}.blocks[{i}]")),
+        })
         .collect())
 }
 

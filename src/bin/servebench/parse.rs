@@ -1,4 +1,7 @@
-//! `servebench parse FILE...`: text reports → one JSON array of results on stdout.
+//! `servebench parse FILE...`: text reports → one JSON document on stdout, a
+//! [`BlocksFile`]: every block's result with its layout beside it.
+
+use servebench::format::text::{BlockEntry, BlocksFile};
 
 use crate::input::{self, InputError};
 
@@ -13,22 +16,28 @@ pub struct Args {
     compact: bool,
 }
 
-/// Every block of every file, in order, as one JSON array (each result carries the run
-/// metadata found around its block and `meta.source` = the file it came from).
+/// Every block of every file, in order, as one [`BlocksFile`] (each result carries the run
+/// metadata found around its block and `meta.source` = the file it came from; its layout
+/// and origin stand beside it).
 pub fn run(args: &Args) -> Result<String, InputError> {
-    let mut results = Vec::new();
+    let mut blocks = Vec::new();
     for f in &args.files {
         for mut l in input::load(f)? {
             if l.result.meta.source.is_none() {
                 l.result.meta.source = Some(input::display_name(f));
             }
-            results.push(l.result);
+            blocks.push(BlockEntry {
+                result: l.result,
+                layout: l.layout,
+                origin: Some(l.origin),
+            });
         }
     }
+    let file = BlocksFile::new(blocks);
     let json = if args.compact {
-        serde_json::to_string(&results)
+        serde_json::to_string(&file)
     } else {
-        serde_json::to_string_pretty(&results)
+        serde_json::to_string_pretty(&file)
     };
     json.map(|s| s + "\n")
         .map_err(|e| InputError(format!("cannot write JSON: {e}")))

@@ -47,8 +47,17 @@ pub fn run(args: &Args) -> Result<String, InputError> {
     let blocks: Vec<String> = loaded
         .iter()
         .map(|l| match args.style {
-            Some(s) => text::render(&l.result, s.into()),
-            None => text::render_auto(&l.result),
+            // The block's own layout when it is of the style asked for (or none was asked).
+            Some(s) => match &l.layout {
+                Some(layout) if layout.style == Style::from(s) => {
+                    text::render_with(&l.result, layout)
+                }
+                _ => text::render(&l.result, s.into()),
+            },
+            None => match &l.layout {
+                Some(layout) => text::render_with(&l.result, layout),
+                None => text::render(&l.result, Style::Gpustack),
+            },
         })
         .collect();
     Ok(blocks.join("\n\n") + "\n")

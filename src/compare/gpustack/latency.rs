@@ -124,7 +124,7 @@ pub fn baseline_latency_cell(baseline: &BenchmarkResult) -> LatencyCell {
 }
 
 /// A candidate's cell, annotated against `baseline` (success rate as in
-/// [`success_rate`](super::success_rate)).
+/// [`super::success_rate`]).
 pub fn latency_cell(baseline: &BenchmarkResult, candidate: &BenchmarkResult) -> LatencyCell {
     let c = mean_latency_s(candidate);
     LatencyCell {
