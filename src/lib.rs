@@ -18,6 +18,7 @@
 //! | reports as text (GPUStack and vLLM styles) | [`mod@format`] |
 //! | records → metrics, both conventions | [`metrics`] |
 //! | exact and streaming statistics | [`stats`] |
+//! | confidence intervals, repetitions, noise-aware verdicts | [`noise`] |
 //! | comparing runs, GPUStack's conclusion and optimization tables | [`compare`] |
 //! | other tools' result files (guidellm, vLLM, SGLang) | [`import`] |
 //! | measurements that cannot be true | [`lint`] |
@@ -79,6 +80,7 @@ pub mod http;
 pub mod import;
 pub mod lint;
 pub mod metrics;
+pub mod noise;
 pub mod profile;
 pub mod record;
 pub mod result;

@@ -14,14 +14,24 @@
 //! # JSON form
 //!
 //! `serde_json::to_string(&result)` is the documented, versioned JSON form; the field
-//! `schema_version` is [`SCHEMA_VERSION`] and readers reject other major versions.
+//! `schema_version` is [`SCHEMA_VERSION`] and readers reject versions outside
+//! [`MIN_SCHEMA_VERSION`]`..=`[`SCHEMA_VERSION`].
+//!
+//! | version | change |
+//! |---|---|
+//! | 1 | first version |
+//! | 2 | `intervals`: confidence intervals of the figures ([`crate::noise::RunIntervals`]), optional |
 
 use serde::{Deserialize, Serialize};
 
 use crate::profile::Profile;
 
 /// Version of the JSON form written by this crate. Bump on incompatible changes.
-pub const SCHEMA_VERSION: u32 = 1;
+pub const SCHEMA_VERSION: u32 = 2;
+
+/// The oldest `schema_version` still read: version 1 is version 2 without
+/// [`BenchmarkResult::intervals`].
+pub const MIN_SCHEMA_VERSION: u32 = 1;
 
 /// Which metric definitions produced a result's numbers.
 ///
@@ -198,6 +208,10 @@ pub struct BenchmarkResult {
     /// servebench's exact figures, when computed from records.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub exact: Option<ExactFigures>,
+    /// Confidence intervals of the figures, when computed from the records (schema
+    /// version 2; see [`crate::noise::within`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub intervals: Option<crate::noise::RunIntervals>,
 }
 
 impl Default for BenchmarkResult {
@@ -224,6 +238,7 @@ impl Default for BenchmarkResult {
             tpot: None,
             itl: None,
             exact: None,
+            intervals: None,
         }
     }
 }

@@ -283,7 +283,9 @@ pub fn import_bytes(bytes: &[u8]) -> Result<Vec<ImportedRun>, ImportError> {
                 .into_iter()
                 .enumerate()
                 .map(|(i, result)| {
-                    if result.schema_version != crate::result::SCHEMA_VERSION {
+                    if !(crate::result::MIN_SCHEMA_VERSION..=crate::result::SCHEMA_VERSION)
+                        .contains(&result.schema_version)
+                    {
                         return Err(ImportError::UnsupportedSchema {
                             format: "servebench",
                             path: if array {

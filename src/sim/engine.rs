@@ -135,6 +135,9 @@ pub struct Params {
     /// about 6.5 s, then first tokens at the prefill rate (median TTFT above the mean, P95 ≈
     /// P99 when the prefill budget doubles); the later profiles show no such gap.
     pub cold_start_s: f64,
+    /// Run-to-run variation ([`super::noise`]); `None` (the default) replays one run
+    /// exactly.
+    pub noise: Option<super::noise::NoiseModel>,
 }
 
 impl Params {
@@ -162,6 +165,7 @@ impl Params {
             chat_template_tokens: 10,
             chunk_s: 10e-6,
             cold_start_s: 6.5,
+            noise: None,
         }
     }
 }
@@ -216,6 +220,8 @@ pub struct H200Sim {
     scheduled: Vec<(usize, u64)>,
     /// Requests preempted so far (their blocks freed, recomputed later).
     preemptions: u64,
+    /// Run-to-run variation, when [`Params::noise`] is set.
+    noise: Option<super::noise::NoiseState>,
 }
 
 fn dur(s: f64) -> Duration {
@@ -234,6 +240,7 @@ impl H200Sim {
     pub fn with_params(config: Config, params: Params) -> H200Sim {
         let total_blocks = (params.kv_pool_bytes / BLOCK_BYTES) as u64;
         let k = params.admission_concurrency;
+        let params_noise = params.noise;
         let block_tokens = if config.kv_fp8 {
             2 * BLOCK_TOKENS
         } else {
@@ -259,6 +266,7 @@ impl H200Sim {
             live: HashSet::new(),
             scheduled: Vec::new(),
             preemptions: 0,
+            noise: params_noise.map(super::noise::NoiseState::new),
         }
     }
 
@@ -412,7 +420,11 @@ impl H200Sim {
             let r = &self.running[idx];
             load.add(n, r.computed, r.computed < r.prefill_target);
         }
-        let mut end = start + self.params.step.step_seconds(&load);
+        let mut step_s = self.params.step.step_seconds(&load);
+        if let Some(n) = &mut self.noise {
+            step_s = n.step_seconds(step_s);
+        }
+        let mut end = start + step_s;
         if !self.warm {
             // A fresh deployment's first batch pays the one-time kernel JIT/autotuning.
             end += self.params.cold_start_s;
@@ -521,7 +533,10 @@ impl Engine for H200Sim {
         let prompt = request.prompt_tokens + p.chat_template_tokens;
         let in_engine = (self.running.len() + self.waiting.len()) as f64;
         let work = p.admission_s * (1.0 + p.admission_load * in_engine);
-        let enter = self.now_s + p.net_in_s;
+        let mut enter = self.now_s + p.net_in_s;
+        if let Some(n) = &mut self.noise {
+            enter = n.enter_s(enter);
+        }
         let cached_prefix = (request.shared_prefix_tokens + p.chat_template_tokens).min(prompt)
             / self.block_tokens
             * self.block_tokens;

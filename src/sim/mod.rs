@@ -2,7 +2,8 @@
 //! one H200, in virtual time, behind the same [`Engine`](crate::engine::Engine) trait as a
 //! real server. It owns the engine step physics ([`model`]), the API server's admission
 //! queue ([`frontend`]), the scheduler and KV pool ([`engine`]), running the seed's
-//! profiles on it ([`run`]), what guidellm would have reported of a run ([`guidellm`]) and,
+//! profiles on it ([`run`]), its seeded run-to-run variation ([`noise`]), what guidellm
+//! would have reported of a run ([`guidellm`]) and,
 //! with the `http` feature, serving it as an OpenAI-compatible streaming server ([`serve`]).
 //!
 //! ```
@@ -19,6 +20,7 @@ pub mod engine;
 pub mod frontend;
 pub mod guidellm;
 pub mod model;
+pub mod noise;
 pub mod run;
 #[cfg(feature = "http")]
 pub mod serve;

@@ -79,6 +79,10 @@ pub struct Args {
     /// No progress output (the bar on a terminal; plain lines every few seconds otherwise).
     #[arg(long)]
     quiet: bool,
+    /// Also compute 95 % confidence intervals from the records (stored in the saved result)
+    /// and print them under the report block, which itself is unchanged.
+    #[arg(long)]
+    ci: bool,
 }
 
 fn seconds(name: &str, v: f64) -> Result<Duration, InputError> {
@@ -206,7 +210,15 @@ pub fn run(args: &Args) -> Result<String, InputError> {
     };
     let outcome = bench::run(&bench_args, &mut report);
     bar.finish_and_clear();
-    let run = outcome.map_err(|e| InputError(format!("bench: {e}")))?;
+    let mut run = outcome.map_err(|e| InputError(format!("bench: {e}")))?;
+    if args.ci {
+        let opts = servebench::noise::within::IntervalOptions::default();
+        if let Err(e) =
+            servebench::noise::within::attach_intervals(&run.records, &mut run.result, &opts)
+        {
+            eprintln!("servebench: no confidence intervals: {e}");
+        }
+    }
     if plain {
         let failed = run
             .records
@@ -254,5 +266,12 @@ pub fn run(args: &Args) -> Result<String, InputError> {
             run.records.len()
         )));
     }
-    Ok(text::render(&run.result, args.style.into()) + "\n")
+    let block = text::render(&run.result, args.style.into()) + "\n";
+    if args.ci {
+        return Ok(format!(
+            "{block}\n{}",
+            servebench::format::intervals::render(&run.result)
+        ));
+    }
+    Ok(block)
 }

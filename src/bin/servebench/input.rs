@@ -7,7 +7,7 @@ use std::io::Read as _;
 
 use servebench::format::doc;
 use servebench::format::text::{BlocksFile, Layout, BLOCKS_FORMAT, BLOCKS_VERSION};
-use servebench::result::{BenchmarkResult, SCHEMA_VERSION};
+use servebench::result::{BenchmarkResult, MIN_SCHEMA_VERSION, SCHEMA_VERSION};
 
 /// A bad input: the message already names the file and line.
 #[derive(Debug)]
@@ -191,9 +191,10 @@ fn load_json(name: &str, text: &str) -> Result<Vec<Loaded>, InputError> {
         v => vec![(name.to_string(), schema_version(v))],
     };
     for (origin, version) in &versions {
-        if let Some(v) = version.filter(|&v| v != u64::from(SCHEMA_VERSION)) {
+        let readable = u64::from(MIN_SCHEMA_VERSION)..=u64::from(SCHEMA_VERSION);
+        if let Some(v) = version.filter(|v| !readable.contains(v)) {
             return Err(InputError(format!(
-                "{origin}: schema_version {v} is not supported (this servebench reads {SCHEMA_VERSION})"
+                "{origin}: schema_version {v} is not supported (this servebench reads {MIN_SCHEMA_VERSION} to {SCHEMA_VERSION})"
             )));
         }
     }
