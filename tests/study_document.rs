@@ -130,6 +130,16 @@ fn the_main_jobs_document_has_the_seeds_sections_tables_and_step_order() {
     assert!(cmd.ends_with("--async-scheduling"), "{cmd}");
     // MTP is not modelled: the step says so instead of showing a made-up number.
     assert!(md.contains("not run: the simulator does not model `--speculative-config="));
+    // The final verdicts come from the noise module where it has intervals.
+    assert!(
+        doc.json
+            .conclusion
+            .iter()
+            .filter_map(|r| r.decision.as_ref())
+            .any(|d| d.basis == "within-run intervals" && d.half_width.is_some()),
+        "{:?}",
+        doc.json.conclusion
+    );
     // Determinism: a second run gives the same bytes.
     let again = study::run_in_memory(&study_file("qwen3.5-h200-throughput.toml")).unwrap();
     assert_eq!(again.markdown, doc.markdown);

@@ -11,7 +11,7 @@ use serde::Serialize;
 use super::file::{EngineKind, Goal, StudyFile};
 use super::journal::Configuration;
 use super::plan::{target_values, Analysis, Outcomes, Status, StepOutcome};
-use super::verdict::{decide, mean_interval, Decision};
+use super::verdict::{decide_results, mean_interval, Decision};
 use crate::compare::gpustack::latency::{
     baseline_latency_cell, latency_cell, latency_summary, LATENCY_BASELINE_HEADER,
 };
@@ -325,8 +325,11 @@ pub fn render(study: &StudyFile, o: &Outcomes, a: &Analysis, files: bool) -> Doc
                 .map(|x| x.title())
                 .unwrap_or_else(|_| p.clone());
             let (bv, rv) = (target_values(study, o, b, p), target_values(study, o, r, p));
-            let decision = (!bv.is_empty() && !rv.is_empty())
-                .then(|| decide(&bv, &rv, study.higher_is_better()));
+            let decision = decide_results(
+                &o.runs_of(b, p, study.repetitions),
+                &o.runs_of(r, p, study.repetitions),
+                &target,
+            );
             final_rows.push(FinalRow {
                 profile: p.clone(),
                 baseline: bv,
@@ -356,7 +359,7 @@ pub fn render(study: &StudyFile, o: &Outcomes, a: &Analysis, files: bool) -> Doc
                 w.push('\n');
             }
         }
-        let _ = writeln!(w, "Decision on {} per profile ({} repetition{} each; 95% interval of the difference of means):\n", target.label, study.repetitions, if study.repetitions == 1 { "" } else { "s" });
+        let _ = writeln!(w, "Decision on {} per profile ({} repetition{} each; the 95% interval of the difference, from the repetitions or, for single runs, from each run's within-run intervals):\n", target.label, study.repetitions, if study.repetitions == 1 { "" } else { "s" });
         let _ = writeln!(
             w,
             "| Profile | Baseline | Optimized | Verdict |\n|---|---|---|---|"
@@ -392,7 +395,7 @@ pub fn render(study: &StudyFile, o: &Outcomes, a: &Analysis, files: bool) -> Doc
         w.push('\n');
     }
     let _ = writeln!(w, "### Note\n");
-    let _ = writeln!(w, "- These runs do not cover every combination of options: the best engine at its defaults is the starting point and each step is kept only if the decision rule calls it better than the best configuration so far on {} ({} on the {} profile). This pruning finds a local optimum, which may not be the global one.", target.label, if study.repetitions > 1 { "mean of the repetitions, beyond the 95% interval" } else { "single runs, no interval" }, study.ladder.profiles[0]);
+    let _ = writeln!(w, "- These runs do not cover every combination of options: the best engine at its defaults is the starting point and each step is kept only if the decision rule calls it better than the best configuration so far on {} ({} on the {} profile). This pruning finds a local optimum, which may not be the global one.", target.label, if study.repetitions > 1 { "mean of the repetitions, beyond the 95% interval" } else { "single runs, beyond their within-run 95% intervals" }, study.ladder.profiles[0]);
     if !study.final_.add.is_empty() {
         let _ = writeln!(w, "- The recommended command adds {} without a step of its own: it was measured only in the final comparison.", study.final_.add.iter().map(|f| format!("`{f}`")).collect::<Vec<_>>().join(", "));
     }

@@ -11,7 +11,7 @@ use serde::Serialize;
 use super::file::{Order, StudyFile};
 use super::flags::split_flag;
 use super::journal::{run_key, Configuration, Failure};
-use super::verdict::{decide, Call, Decision};
+use super::verdict::{decide_results, Call, Decision};
 use crate::result::BenchmarkResult;
 
 /// What has happened so far: finished runs' results by run key, failures by configuration key.
@@ -293,10 +293,9 @@ pub fn analyse(study: &StudyFile, o: &Outcomes) -> Analysis {
                 .filter_map(|r| r.success_rate(None))
                 .collect();
             step.success_rate = rates.iter().copied().reduce(f64::min);
-            let reference = target_values(study, o, &best.0, decision_profile);
-            let candidate = target_values(study, o, &config, decision_profile);
-            if !reference.is_empty() && !candidate.is_empty() {
-                let d = decide(&reference, &candidate, higher);
+            let reference = o.runs_of(&best.0, decision_profile, study.repetitions);
+            let candidate = o.runs_of(&config, decision_profile, study.repetitions);
+            if let Some(d) = decide_results(&reference, &candidate, &study.target_metric()) {
                 step.accepted =
                     d.call == Call::Better && step.success_rate.is_none_or(|r| r >= 1.0);
                 step.decision = Some(d);

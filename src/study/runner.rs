@@ -231,6 +231,13 @@ impl Runner {
         run.labels.insert("purpose".into(), session.purpose.clone());
         run.labels.insert("repetition".into(), rep.to_string());
         run.result.meta.backend_parameters = session.config.flags.clone();
+        // Within-run 95% intervals (block bootstrap over the records), for the verdicts. A
+        // run too small or too short for them keeps none; the verdict then says so.
+        let _ = crate::noise::within::attach_intervals(
+            &run.records,
+            &mut run.result,
+            &crate::noise::within::IntervalOptions::default(),
+        );
         run.result.meta.label = Some(session.purpose.clone());
         // What a reader of the run file gets back, bit for bit.
         let result: BenchmarkResult = serde_json::to_vec(&run.result)

@@ -1,10 +1,14 @@
-//! The decision rule: is a candidate better than the reference on the target metric? One
-//! function ([`decide`]) over the repetitions' values, so a noise-aware comparison can
-//! replace it in one place. With two or more repetitions on each side it compares 95%
-//! intervals of the means (Welch's standard error, Student's t); with one, it can only
-//! compare the two values, and says so.
+//! The decision rule: is a candidate better than the reference on the target metric?
+//! [`decide_results`] asks [`crate::noise::verdict`]: with two or more repetitions on each
+//! side, the 95% interval of the difference of means across repetitions; with one run each,
+//! the runs' within-run intervals (a block bootstrap over the records, stored in each run
+//! file). Without noise information it falls back to [`decide`] on the values alone (a
+//! point comparison, and says so).
 
 use serde::{Deserialize, Serialize};
+
+use crate::compare::{Direction, Metric};
+use crate::result::BenchmarkResult;
 
 /// What the rule concluded.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -27,6 +31,10 @@ pub struct Decision {
     pub difference: f64,
     /// Half-width of the 95% interval of the difference; `None` with single runs.
     pub half_width: Option<f64>,
+    /// Where the noise estimate came from (`repetitions`, `within-run intervals`, or empty
+    /// for a point comparison).
+    #[serde(default)]
+    pub basis: String,
 }
 
 impl Decision {
@@ -38,7 +46,10 @@ impl Decision {
             Call::WithinNoise => "within noise",
         };
         match self.half_width {
-            Some(h) => format!("{call} ({:+.2} ± {h:.2})", self.difference),
+            Some(h) if self.basis.is_empty() => {
+                format!("{call} ({:+.2} ± {h:.2})", self.difference)
+            }
+            Some(h) => format!("{call} ({:+.2} ± {h:.2}, {})", self.difference, self.basis),
             None => format!("{call} (single runs, no interval)"),
         }
     }
@@ -106,5 +117,72 @@ pub fn decide(reference: &[f64], candidate: &[f64], higher_is_better: bool) -> D
         call,
         difference,
         half_width,
+        basis: if half_width.is_some() {
+            "repetitions".into()
+        } else {
+            String::new()
+        },
     }
+}
+
+/// The noise-aware decision on `metric` between two sets of runs (see the module docs).
+pub fn decide_results(
+    reference: &[&BenchmarkResult],
+    candidate: &[&BenchmarkResult],
+    metric: &Metric,
+) -> Option<Decision> {
+    use crate::noise::verdict::{compare_repetitions, compare_runs, NoiseVerdict, VerdictOptions};
+    let values = |rs: &[&BenchmarkResult]| {
+        rs.iter()
+            .filter_map(|r| metric.value(r))
+            .collect::<Vec<f64>>()
+    };
+    let (rv, cv) = (values(reference), values(candidate));
+    if rv.is_empty() || cv.is_empty() {
+        return None;
+    }
+    let opts = VerdictOptions::default();
+    let (cmp, basis) = match (reference, candidate) {
+        ([r], [c]) => (compare_runs(r, c, &opts), "within-run intervals"),
+        (rs, cs) if rs.len() >= 2 && cs.len() >= 2 => {
+            let own = |x: &[&BenchmarkResult]| x.iter().map(|r| (*r).clone()).collect::<Vec<_>>();
+            (
+                compare_repetitions(&own(rs), &own(cs), false, &opts),
+                "repetitions",
+            )
+        }
+        _ => {
+            return Some(decide(
+                &rv,
+                &cv,
+                metric.direction == Direction::HigherIsBetter,
+            ))
+        }
+    };
+    let nd = cmp.metrics.iter().find(|d| d.metric.key == metric.key);
+    let Some(nd) = nd else {
+        return Some(decide(
+            &rv,
+            &cv,
+            metric.direction == Direction::HigherIsBetter,
+        ));
+    };
+    let call = match nd.verdict {
+        NoiseVerdict::Better => Call::Better,
+        NoiseVerdict::Worse => Call::Worse,
+        NoiseVerdict::WithinNoise => Call::WithinNoise,
+        NoiseVerdict::Unknown => {
+            return Some(decide(
+                &rv,
+                &cv,
+                metric.direction == Direction::HigherIsBetter,
+            ))
+        }
+    };
+    Some(Decision {
+        call,
+        difference: nd.delta.candidate - nd.delta.base,
+        half_width: nd.interval.map(|i| (i.hi - i.lo) / 2.0),
+        basis: basis.into(),
+    })
 }
