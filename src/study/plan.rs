@@ -518,9 +518,11 @@ add = ["--s2"]
             }
         );
         assert!(!a.steps[0].accepted);
+        // A tie between the engines keeps the first (A, with its `--x=1`).
+        assert_eq!(a.selected, Some(0));
         assert_eq!(
             a.steps[1].config.flags,
-            ["--s2"],
+            ["--x=1", "--s2"],
             "S2 builds on the baseline"
         );
         assert!(a.pending.is_none());
