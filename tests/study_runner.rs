@@ -621,3 +621,78 @@ fn the_api_key_comes_from_the_environment_and_is_written_nowhere() {
     );
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+#[test]
+fn explain_plan_and_bad_input_on_the_command_line() {
+    let o = run_cli(&["study", "--explain"]);
+    assert!(o.status.success());
+    let text = String::from_utf8_lossy(&o.stdout);
+    for field in [
+        "api_key_env",
+        "start_timeout_s",
+        "stop_signal",
+        "[[ladder.steps]]",
+        "repetitions",
+        "{flags}",
+    ] {
+        assert!(text.contains(field), "--explain documents {field}");
+    }
+    let dir = tmp("cli");
+    let sim = "[[engines]]\nname = \"vLLM\"\nkind = \"simulator\"\n";
+    let file = write_study(&dir, &study_text(sim));
+    let o = run_cli(&["study", "plan", file.to_str().unwrap()]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let plan = String::from_utf8_lossy(&o.stdout);
+    assert!(
+        plan.starts_with("Plan of \"Example server study\": "),
+        "{plan}"
+    );
+    // `--config=optimized` is not a flag the simulator models: the plan says so.
+    assert!(
+        plan.contains("unknown (not run: the simulator does not model `--config=optimized`)"),
+        "{plan}"
+    );
+    assert!(plan.contains("a r2"));
+    // A bad study file: exit 1, the file and the key named.
+    let bad = dir.join("bad.toml");
+    std::fs::write(
+        &bad,
+        study_text(sim).replace("repetitions = 2", "repetitions = \"two\""),
+    )
+    .unwrap();
+    let o = run_cli(&[
+        "study",
+        "run",
+        bad.to_str().unwrap(),
+        "--out",
+        dir.join("x").to_str().unwrap(),
+    ]);
+    assert_eq!(o.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        err.contains("bad.toml") && err.contains("repetitions"),
+        "{err}"
+    );
+    assert!(!dir.join("x").exists(), "nothing created for a bad file");
+    // An existing study directory is not overwritten.
+    let out = dir.join("out");
+    let o = run_cli(&[
+        "study",
+        "run",
+        file.to_str().unwrap(),
+        "--out",
+        out.to_str().unwrap(),
+        "-q",
+    ]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let o = run_cli(&[
+        "study",
+        "run",
+        file.to_str().unwrap(),
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("--resume"));
+    let _ = std::fs::remove_dir_all(&dir);
+}
