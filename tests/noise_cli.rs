@@ -1,5 +1,6 @@
 //! `servebench compare` with noise: run files with records (intervals computed from them),
-//! repetitions (t-intervals), and plain reports (noise unknown); `bench --ci`'s renderer.
+//! repetitions (t-intervals), and plain reports (noise unknown).
+#![cfg(all(feature = "sim", feature = "cli"))]
 
 use std::path::PathBuf;
 use std::process::{Command, Output};
