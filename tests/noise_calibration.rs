@@ -243,3 +243,46 @@ fn two_runs_of_one_configuration_are_within_noise() {
         assert!(rate >= 0.93, "{}: {rate}", m.label);
     }
 }
+
+/// guidellm's figures (GPUStack's block) get intervals too: the request-level estimator's
+/// relative interval transferred to the reported figure, which it brackets; for the same
+/// records its relative width matches vLLM's where the definitions agree (TTFT, output
+/// throughput).
+#[test]
+fn guidellm_convention_intervals_bracket_the_reported_figures() {
+    for seed in [7, 8, 9] {
+        let records = BASE.run(seed);
+        let opts = IntervalOptions::default();
+        let v = compute(&records, Convention::Vllm);
+        let g = compute(&records, Convention::Guidellm);
+        let vi = servebench::noise::within::run_intervals(&records, &v, &opts).unwrap();
+        let gi = servebench::noise::within::run_intervals(&records, &g, &opts).unwrap();
+        let rel = |i: servebench::noise::Interval, x: f64| i.width() / x;
+        let gt = g.output_throughput_per_s.unwrap();
+        let gti = gi.output_throughput_per_s.unwrap();
+        assert!(gti.contains(gt), "{gt} {gti:?}");
+        let vt = rel(
+            vi.output_throughput_per_s.unwrap(),
+            v.output_throughput_per_s.unwrap(),
+        );
+        assert!(
+            (rel(gti, gt) / vt - 1.0).abs() < 0.05,
+            "{} vs {vt}",
+            rel(gti, gt)
+        );
+        let gm = g.ttft.as_ref().unwrap().mean.unwrap();
+        let gmi = gi.ttft.as_ref().unwrap().mean.unwrap();
+        assert!(gmi.contains(gm), "{gm} {gmi:?}");
+        let vm = v.ttft.as_ref().unwrap().mean.unwrap();
+        let vmi = vi.ttft.as_ref().unwrap().mean.unwrap();
+        assert!((rel(gmi, gm) / rel(vmi, vm) - 1.0).abs() < 0.05);
+        for p in [95.0, 99.0] {
+            let q = g.tpot.as_ref().unwrap().percentile(p).unwrap();
+            let qi = gi.tpot.as_ref().unwrap().percentile(p).unwrap();
+            assert!(
+                qi.lo <= q && q <= qi.hi && qi.width() > 0.0,
+                "p{p}: {q} {qi:?}"
+            );
+        }
+    }
+}

@@ -2,6 +2,7 @@
 //! ([`servebench::sim::noise`]): the seed's baseline and optimized configurations on the
 //! Throughput profile are called "better" in every trial (two interleaved repetitions of
 //! each, paired), and the noise model does vary the runs.
+#![cfg(feature = "sim")]
 
 use servebench::compare::{OUTPUT_THROUGHPUT, TOTAL_TOKEN_THROUGHPUT};
 use servebench::noise::verdict::{compare_repetitions, NoiseVerdict, VerdictOptions};

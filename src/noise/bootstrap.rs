@@ -184,6 +184,49 @@ pub(crate) fn quantile_linear(xs: &mut [f64], q: f64) -> Option<f64> {
     Some(a + frac * (b - a))
 }
 
+/// [`quantile_linear`] at every `q` of `qs` (0–1), in one pass of selections: the order
+/// statistics needed are selected in ascending order, each in the part of `xs` right of the
+/// previous one (everything left of it is no larger). `xs` is reordered.
+pub(crate) fn quantiles_linear(xs: &mut [f64], qs: &[f64]) -> Vec<Option<f64>> {
+    let n = xs.len();
+    if n == 0 {
+        return vec![None; qs.len()];
+    }
+    let pos: Vec<(usize, f64)> = qs
+        .iter()
+        .map(|q| {
+            let h = (n - 1) as f64 * q.clamp(0.0, 1.0);
+            let lo = (h.floor() as usize).min(n - 1);
+            (lo, h - lo as f64)
+        })
+        .collect();
+    let mut need: Vec<usize> = pos
+        .iter()
+        .flat_map(|&(lo, frac)| [Some(lo), (frac > 0.0 && lo + 1 < n).then_some(lo + 1)])
+        .flatten()
+        .collect();
+    need.sort_unstable();
+    need.dedup();
+    let mut got: Vec<(usize, f64)> = Vec::with_capacity(need.len());
+    let mut base = 0;
+    for &j in &need {
+        let rest = &mut xs[base..];
+        let (_, &mut v, _) = rest.select_nth_unstable_by(j - base, f64::total_cmp);
+        got.push((j, v));
+        base = j + 1;
+    }
+    let at = |j: usize| got.binary_search_by_key(&j, |g| g.0).ok().map(|i| got[i].1);
+    pos.iter()
+        .map(|&(lo, frac)| {
+            let a = at(lo)?;
+            if frac == 0.0 || lo + 1 >= n {
+                return Some(a);
+            }
+            Some(a + frac * (at(lo + 1)? - a))
+        })
+        .collect()
+}
+
 /// Mean and (sample) standard deviation of `xs`.
 pub(crate) fn mean_sd(xs: &[f64]) -> (f64, f64) {
     let n = xs.len() as f64;
@@ -241,6 +284,18 @@ mod tests {
         assert_eq!(quantile_linear(&mut [], 0.5), None);
         let mut xs = vec![10.0, 20.0];
         assert_eq!(quantile_linear(&mut xs, 0.99), Some(19.9));
+    }
+
+    #[test]
+    fn many_quantiles_equal_one_at_a_time() {
+        let mut rng = Rng::new(11);
+        let xs: Vec<f64> = (0..5001).map(|_| (rng.normal() * 10.0).round()).collect();
+        let qs = [0.99, 0.5, 0.4999, 0.995, 0.0, 1.0, 0.5, 0.123];
+        let many = quantiles_linear(&mut xs.clone(), &qs);
+        for (q, m) in qs.iter().zip(many) {
+            assert_eq!(m, quantile_linear(&mut xs.clone(), *q), "q {q}");
+        }
+        assert_eq!(quantiles_linear(&mut [], &[0.5]), vec![None]);
     }
 }
 

@@ -426,3 +426,91 @@ impl NoisyComparison {
         ))
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::compare::OUTPUT_THROUGHPUT;
+
+    fn runs(xs: &[f64]) -> Vec<BenchmarkResult> {
+        xs.iter()
+            .map(|&x| BenchmarkResult {
+                output_throughput_per_s: Some(x),
+                ..Default::default()
+            })
+            .collect()
+    }
+
+    /// Welch: A = 1,2,3 and B = 4,5,6 → Δ = 3, SE = √(2/3), ν = 4, t = 2.776445105.
+    #[test]
+    fn welch_and_paired_intervals_match_hand_computation() {
+        let opts = VerdictOptions::default();
+        let c = compare_repetitions(
+            &runs(&[1.0, 2.0, 3.0]),
+            &runs(&[4.0, 5.0, 6.0]),
+            false,
+            &opts,
+        );
+        let d = c.metric(&OUTPUT_THROUGHPUT).unwrap();
+        let i = d.interval.unwrap();
+        let half = 2.776_445_105_197_799 * (2.0f64 / 3.0).sqrt();
+        assert!(
+            (i.lo - (3.0 - half)).abs() < 1e-9 && (i.hi - (3.0 + half)).abs() < 1e-9,
+            "{i:?}"
+        );
+        assert_eq!(d.verdict, NoiseVerdict::Better);
+        // Paired: differences 1, 2, 3 → mean 2, SE 1/√3, ν = 2, t = 4.302652730.
+        let c = compare_repetitions(
+            &runs(&[1.0, 2.0, 3.0]),
+            &runs(&[2.0, 4.0, 6.0]),
+            true,
+            &opts,
+        );
+        let i = c.metric(&OUTPUT_THROUGHPUT).unwrap().interval.unwrap();
+        let half = 4.302_652_729_911_275 / 3f64.sqrt();
+        assert!((i.lo - (2.0 - half)).abs() < 1e-9, "{i:?}");
+        assert_eq!(
+            c.metric(&OUTPUT_THROUGHPUT).unwrap().verdict,
+            NoiseVerdict::WithinNoise
+        );
+        assert!(matches!(
+            c.source,
+            NoiseSource::Repetitions { paired: true, .. }
+        ));
+    }
+
+    /// The runs needed is the smallest n meeting the t criterion.
+    #[test]
+    fn runs_needed_is_the_smallest_sufficient_count() {
+        let opts = VerdictOptions::default();
+        let (sigma, effect) = (1.0, 1.5);
+        let n = runs_needed(sigma, effect, 2.0, |n| 2.0 * n - 2.0, &opts).unwrap();
+        let ok = |n: f64| {
+            let nu = 2.0 * n - 2.0;
+            (t_quantile(0.975, nu) + t_quantile(0.8, nu)) * sigma * (2.0 / n).sqrt() <= effect
+        };
+        assert!(ok(n as f64), "{n}");
+        assert!(n == 2 || !ok(n as f64 - 1.0), "{n}");
+        // Normal approximation: 2 (1.96 + 0.84)² / 1.5² ≈ 7; the t correction adds one.
+        assert!((7..=9).contains(&n), "{n}");
+        assert!(runs_needed(sigma, 3.0, 2.0, |n| 2.0 * n - 2.0, &opts).unwrap() < n);
+    }
+
+    #[test]
+    fn no_intervals_means_noise_unknown() {
+        let c = compare_runs(
+            &runs(&[1.0])[0],
+            &runs(&[2.0])[0],
+            &VerdictOptions::default(),
+        );
+        assert_eq!(c.source, NoiseSource::Unknown);
+        assert_eq!(
+            c.metric(&OUTPUT_THROUGHPUT).unwrap().verdict,
+            NoiseVerdict::Unknown
+        );
+        assert_eq!(
+            c.to_text(),
+            "Noise: single runs without records: noise unknown\n"
+        );
+    }
+}

@@ -9,9 +9,10 @@
 //! streamed in, in proportion to its chunk tokens there (a batched server finishes requests
 //! in waves, but produces tokens steadily: counting whole requests at their end would make
 //! throughput look far noisier than it is). Each successful request's latencies go to the
-//! window in which it **finished**: for each latency metric Σw, Σw·x, Σw·x² and
-//! Σw·[x ≤ q] for every reported percentile `q` (for vLLM's ITL one term per chunk gap). A Poisson(1)-weighted bootstrap over the windows
-//! ([`crate::noise::bootstrap`]) then gives, per replicate:
+//! window in which it **finished**: for each latency metric `Σw`, `Σw·x`, `Σw·x²` and
+//! `Σw·[x ≤ q]` for every reported percentile `q` (for vLLM's ITL one term per chunk gap).
+//! A Poisson(1)-weighted bootstrap over the windows (the crate-private `noise::bootstrap`)
+//! then gives, per replicate:
 //!
 //! * **throughputs** = Σ weighted counts / Σ weighted window lengths — a block bootstrap
 //!   over time, so bursts, queueing and the arrival process count;
@@ -174,8 +175,8 @@ enum Lat {
 
 const LATS: [Lat; 4] = [Lat::Ttft, Lat::E2el, Lat::Tpot, Lat::Itl];
 
-/// The columns of one latency metric: Σw, Σw·x, Σw·x² at `base`, then one Σw·[x ≤ q] per
-/// threshold.
+/// The columns of one latency metric: `Σw`, `Σw·x`, `Σw·x²` at `base`, then one
+/// `Σw·[x ≤ q]` per threshold.
 #[derive(Debug, Clone)]
 struct LatCols {
     base: usize,
@@ -462,6 +463,15 @@ impl QuantileFn {
         }
     }
 
+    /// Quantiles at every `q` in [0, 1], ms. Unweighted values are selected in ascending
+    /// rank order, each selection in the part right of the previous one.
+    fn at_many(&mut self, qs: &[f64]) -> Vec<Option<f64>> {
+        match self {
+            QuantileFn::Linear(v) => bootstrap::quantiles_linear(v, qs),
+            _ => qs.iter().map(|&q| self.at(q)).collect(),
+        }
+    }
+
     /// Quantile at `q` in [0, 1], ms.
     fn at(&mut self, q: f64) -> Option<f64> {
         let q = q.clamp(0.0, 1.0);
@@ -735,18 +745,29 @@ pub fn run_intervals(
         };
         si.mean = stat(&mean_of, summary.mean);
         si.std = stat(&std_of, summary.std);
-        for (j, &(p, reported, is_median)) in c.thresholds.iter().enumerate() {
+        // The CDF bounds of every threshold first, then all their quantiles in one pass.
+        let mut wanted: Vec<(usize, f64, f64)> = Vec::new(); // (threshold, lo q, hi q)
+        for (j, &(p, _, _)) in c.thresholds.iter().enumerate() {
             let col = b + 3 + j;
             let cdf_point = point[col] / point[b];
             let deltas: Vec<f64> = reps
                 .chunks_exact(k)
                 .map(|t| t[col] / t[b] - cdf_point)
                 .collect();
-            let Some(d) = percentile_interval(deltas, alpha) else {
-                continue;
-            };
-            let q = p / 100.0;
-            let (Some(lo), Some(hi), Some(mid)) = (qf.at(q - d.hi), qf.at(q - d.lo), qf.at(q))
+            if let Some(d) = percentile_interval(deltas, alpha) {
+                let q = p / 100.0;
+                wanted.push((j, q - d.hi, q - d.lo));
+            }
+        }
+        let qs: Vec<f64> = wanted
+            .iter()
+            .flat_map(|&(j, lo, hi)| [lo, hi, c.thresholds[j].0 / 100.0])
+            .collect();
+        let values = qf.at_many(&qs);
+        for (n, &(j, _, _)) in wanted.iter().enumerate() {
+            let (p, reported, is_median) = c.thresholds[j];
+            let (Some(lo), Some(hi), Some(mid)) =
+                (values[3 * n], values[3 * n + 1], values[3 * n + 2])
             else {
                 continue;
             };

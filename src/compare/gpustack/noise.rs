@@ -85,7 +85,24 @@ pub fn noisy_row_markdown(row: &ConclusionRow, noise: &NoisyComparison) -> Strin
 
 /// The summary sentence with what the noise says about its throughput gap: `… reduced by
 /// 1.18 ms (4.56%). The throughput gap is beyond the noise (95% interval of the change
-/// +8.10% to +11.40%).`; the plain sentence without noise information.
+/// +8.10% to +11.40%).`; the plain sentence without noise information. `noise` compares
+/// the slowest run (baseline) with the fastest (candidate).
+///
+/// ```
+/// use servebench::compare::gpustack::{noise::noisy_summary_text, speed_summary};
+/// use servebench::noise::verdict::{compare_repetitions, compare_runs, VerdictOptions};
+/// use servebench::BenchmarkResult;
+/// let run = |tps: f64| BenchmarkResult { total_token_throughput_per_s: Some(tps), ..Default::default() };
+/// let slow = [run(100.0), run(101.0), run(99.0)];
+/// let fast = [run(100.5), run(102.0), run(99.5)];
+/// let s = speed_summary(&[("A", &slow[0]), ("B", &fast[0])]).unwrap();
+/// let noise = compare_repetitions(&slow, &fast, true, &VerdictOptions::default());
+/// let text = noisy_summary_text(&s, &noise);
+/// assert!(text.starts_with("Summary: B Total TPS = 100.50, A Total TPS = 100.00."), "{text}");
+/// assert!(text.contains("The throughput gap is within the noise (95% interval of the change -"), "{text}");
+/// let unknown = compare_runs(&slow[0], &fast[0], &VerdictOptions::default());
+/// assert_eq!(noisy_summary_text(&s, &unknown), s.text());
+/// ```
 pub fn noisy_summary_text(summary: &SpeedSummary, noise: &NoisyComparison) -> String {
     let mut s = summary.text();
     let Some(d) = noise.metric(&TOTAL_TOKEN_THROUGHPUT) else {
