@@ -18,8 +18,8 @@
 //! | `single-iteration-streams` | error | Most requests streamed a single counted token iteration (first token = last token). Seen from records (≤ 1 chunk for > 50 % of successful multi-token requests) or from a result whose Median ITL is 0: ITL and TPOT then measure nothing but the TTFT. |
 //! | `tpot-from-ttft` | error | Mean TPOT equals ΣTTFT/Σoutput (within 2 %): with guidellm's TPOT (which includes the TTFT) this happens exactly when no decode time was observed. |
 //! | `impossible-peak` | error / warning | Peak output token throughput above the run's total output tokens (no 1-second window can hold more tokens than exist: error); above what the peak number of concurrent streams can emit at the median ITL (×2 slack), or more than 20× the mean output throughput (warning). |
-//! | `client-capped` | warning | Observed peak concurrency reached the client's concurrency cap while more requests were waiting: the client, not the server, limited the load. The cap is [`LintOptions::client_cap`], else the profile's, else guidellm's default 512 for guidellm results, else a vLLM result's `max_concurrency`. |
-//! | `single-burst` | warning | Peak concurrency equals the number of requests: every request was in flight at once, so the run measures one burst, not a steady state. |
+//! | `client-capped` | warning | Observed peak concurrency (servebench's exact peak in flight when the result has it; never vLLM's per-1-second-bucket count) reached the client's concurrency cap while more requests were waiting: the client, not the server, limited the load. The cap is [`LintOptions::client_cap`], else the profile's, else guidellm's default 512 for guidellm results, else a vLLM result's `max_concurrency`. |
+//! | `single-burst` | warning | Peak concurrency (as for `client-capped`) equals the number of requests: every request was in flight at once, so the run measures one burst, not a steady state. |
 //! | `partial-success` | error below 90 %, else warning | Fewer successful requests than requests sent. |
 //! | `partial-success-comparison` | error | A comparison uses a run with partial success (see [`lint_comparison`]). |
 //! | `mixed-conventions` | warning | A comparison mixes results computed under different metric conventions. |
@@ -398,11 +398,22 @@ fn impossible_peak(r: &BenchmarkResult, out: &mut Vec<Finding>) {
 }
 
 fn concurrency(r: &BenchmarkResult, opts: &LintOptions, out: &mut Vec<Finding>) {
-    let observed = r.peak_concurrent_requests.or_else(|| {
-        // GPUStack blocks print the observed peak as "Maximum request concurrency".
-        (r.meta.convention == Some(Convention::Guidellm))
-            .then_some(r.max_concurrency.map(|c| c as f64))
-            .flatten()
+    // servebench's exact sweep when computed from records. Without it, vLLM's figure
+    // counts the requests active in any part of a 1-second bucket: above the number in
+    // flight at any instant (every request of a sub-second run), so it shows neither.
+    let exact = r
+        .exact
+        .as_ref()
+        .and_then(|e| e.peak_in_flight)
+        .map(|p| p as f64);
+    let observed = exact.or_else(|| match r.meta.convention {
+        Some(Convention::Vllm) => None,
+        _ => r.peak_concurrent_requests.or_else(|| {
+            // GPUStack blocks print the observed peak as "Maximum request concurrency".
+            (r.meta.convention == Some(Convention::Guidellm))
+                .then_some(r.max_concurrency.map(|c| c as f64))
+                .flatten()
+        }),
     });
     let Some(observed) = observed else { return };
     let total = total_requests(r, opts).or(r.successful_requests);
@@ -655,7 +666,7 @@ pub fn lint_records(records: &[RequestRecord]) -> Vec<Finding> {
 }
 
 /// Lint a run from both its result and (when available) its records, without repeating
-/// a code found both ways.
+/// a code found both ways; with records, `single-iteration-streams` comes from them alone.
 pub fn lint_run(
     r: &BenchmarkResult,
     records: Option<&[RequestRecord]>,
@@ -666,7 +677,9 @@ pub fn lint_run(
         None => Vec::new(),
     };
     for f in lint_result(r, opts) {
-        if f.code == Code::SingleIterationStreams && out.iter().any(|g| g.code == f.code) {
+        // The records say how many token iterations each stream had; the result's "Median
+        // ITL 0" only suggests it (a client that reads several events at once also sees 0).
+        if f.code == Code::SingleIterationStreams && records.is_some() {
             continue;
         }
         out.push(f);

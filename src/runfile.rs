@@ -54,6 +54,9 @@ use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
+use crate::driver::arrivals::Arrivals;
+use crate::lint::{lint_run, Finding, LintOptions};
+use crate::merge::skew::ServerClock;
 use crate::metrics::MetricsOptions;
 use crate::profile::Profile;
 use crate::record::RequestRecord;
@@ -86,14 +89,9 @@ impl RunStatus {
     }
 }
 
-/// Which part of a sharded run a file holds: shard `index` (1-based) of `count`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Shard {
-    /// 1-based shard number, `1..=count`.
-    pub index: u32,
-    /// Number of shards.
-    pub count: u32,
-}
+/// Which part of a sharded run a file holds: shard `index` (1-based) of `count` (the
+/// driver's [`crate::driver::shard::Shard`], which decides which requests it sends).
+pub use crate::driver::shard::Shard;
 
 /// One benchmark run as `servebench bench --output` saves it. See the module docs for the
 /// file forms.
@@ -128,12 +126,27 @@ pub struct RunFile {
     pub command_line: Vec<String>,
     /// The load profile that was run.
     pub profile: Profile,
+    /// When requests were scheduled to arrive, when not the profile's constant rate
+    /// (Poisson, vLLM's gamma arrivals, all at once).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub arrivals: Option<Arrivals>,
     /// The seed of the workload and the arrival times, when one was used.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub seed: Option<u64>,
     /// The shard this file holds, for a sharded run.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub shard: Option<Shard>,
+    /// Bounds on the server's clock at `started_at`, from the responses' `Date` headers
+    /// (sharded runs: [`crate::merge`] reports the clock skew between shards from them).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub server_clock: Option<ServerClock>,
+    /// Where the measured arrival schedule starts, as an offset from `started_at`: a
+    /// record's send offset in the schedule is `scheduled_at − schedule_origin`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub schedule_origin: Option<std::time::Duration>,
+    /// The wall-clock start the shards of a run agreed on (`bench --start-at`), if any.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub start_at: Option<chrono::DateTime<chrono::FixedOffset>>,
     /// Free-form labels (`"study": "…"`, `"step": "baseline"`, …).
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub labels: BTreeMap<String, String>,
@@ -376,14 +389,37 @@ impl RunFile {
             models_response: None,
             command_line: Vec::new(),
             profile,
+            arrivals: None,
             seed: None,
             shard: None,
+            server_clock: None,
+            schedule_origin: None,
+            start_at: None,
             labels: BTreeMap::new(),
             metrics_options: None,
             result,
             warmup_records: Vec::new(),
             records,
         }
+    }
+
+    /// The lints of the run, with what the file knows: the requests it meant to send (the
+    /// profile's count; for an interrupted run, those sent) and the profile's cap.
+    pub fn lint(&self) -> Vec<Finding> {
+        let expected = match (&self.status, self.shard) {
+            (RunStatus::Interrupted { .. }, _) => self.records.len() as u64,
+            (RunStatus::Complete, None) => self.profile.total_requests,
+            // A shard meant to send its part of the profile's requests.
+            (RunStatus::Complete, Some(shard)) => {
+                let n = usize::try_from(self.profile.total_requests).unwrap_or(usize::MAX);
+                shard.indices(n).count() as u64
+            }
+        };
+        let opts = LintOptions {
+            expected_requests: Some(expected),
+            client_cap: self.profile.max_concurrency,
+        };
+        lint_run(&self.result, Some(&self.records), &opts)
     }
 
     /// `true` when `bytes` (a file's start is enough) look like a run file in either form:
@@ -499,8 +535,12 @@ impl RunFile {
             models_response: self.models_response.clone(),
             command_line: self.command_line.clone(),
             profile: self.profile.clone(),
+            arrivals: self.arrivals,
             seed: self.seed,
             shard: self.shard,
+            server_clock: self.server_clock,
+            schedule_origin: self.schedule_origin,
+            start_at: self.start_at,
             labels: self.labels.clone(),
             metrics_options: self.metrics_options.clone(),
             result: self.result.clone(),
@@ -627,6 +667,12 @@ mod tests {
             Some(serde_json::json!({"object": "list", "data": [{"id": "Qwen/Qwen3.5-35B-A3B"}]}));
         run.command_line = vec!["servebench".into(), "bench".into()];
         run.seed = Some(7);
+        run.arrivals = Some(Arrivals::Gamma {
+            rate: 20.0,
+            burstiness: 0.5,
+            seed: 7,
+            rescale: true,
+        });
         run.shard = Some(Shard { index: 2, count: 4 });
         run.labels.insert("step".into(), "baseline".into());
         run.metrics_options = Some(opts);

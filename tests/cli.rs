@@ -104,6 +104,25 @@ fn render_single_result_in_both_styles() {
     let one = scratch("one.json", &v["blocks"][1]["result"].to_string());
     let gp = stdout(&run(&["render", one.to_str().unwrap()]));
     assert_eq!(gp, seed_blocks()[1].clone() + "\n");
+    // GPUStack's numbers are guidellm's: vLLM's labels ("Time per Output Token (excl. 1st
+    // token)") would misdescribe them, so the vLLM style refuses, naming the rows.
+    let o = run(&["render", one.to_str().unwrap(), "--style", "vllm"]);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(1), "{err}");
+    assert!(o.stdout.is_empty());
+    assert!(
+        err.contains("TPOT, ITL, Peak output token throughput"),
+        "{err}"
+    );
+    assert!(
+        err.contains("guidellm's TPOT includes the first token"),
+        "{err}"
+    );
+    // A vLLM-convention result renders in both styles.
+    let mut vllm = v["blocks"][1]["result"].clone();
+    vllm["meta"]["convention"] = serde_json::json!("vllm");
+    vllm.as_object_mut().unwrap().remove("layout");
+    let one = scratch("one-vllm.json", &vllm.to_string());
     let vl = stdout(&run(&["render", one.to_str().unwrap(), "--style", "vllm"]));
     assert!(
         vl.contains("\nTotal token throughput (tok/s):          4995.66   \n")
@@ -111,6 +130,8 @@ fn render_single_result_in_both_styles() {
         "{vl}"
     );
     assert_ne!(vl, gp);
+    // Without --style, a vLLM-convention result gets vLLM's labels.
+    assert_eq!(stdout(&run(&["render", one.to_str().unwrap()])), vl);
     // The vLLM rendering parses back to the same throughput.
     let back = stdout(&run_stdin(&["parse", "-", "--compact"], vl.as_bytes()));
     let b: serde_json::Value = serde_json::from_str(&back).unwrap();

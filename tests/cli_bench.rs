@@ -12,8 +12,9 @@ use servebench::format::text::{self, Style};
 use servebench::http::server::{Fault, ServeOptions};
 use servebench::http::spawn;
 use servebench::metrics::compute;
-use servebench::record::{ErrorKind, Outcome, RequestRecord};
-use servebench::result::{BenchmarkResult, Convention};
+use servebench::record::{ErrorKind, Outcome};
+use servebench::result::Convention;
+use servebench::runfile::{RunFile, RunStatus};
 
 const BIN: &str = env!("CARGO_BIN_EXE_servebench");
 
@@ -35,10 +36,9 @@ fn bench(target: &str, extra: &[&str], out: &std::path::Path) -> (String, String
     (stdout, stderr)
 }
 
-#[derive(serde::Deserialize)]
-struct Saved {
-    result: BenchmarkResult,
-    records: Vec<RequestRecord>,
+/// The run file `bench --output` wrote.
+fn read_run(path: &std::path::Path) -> RunFile {
+    RunFile::read(path).unwrap()
 }
 
 #[test]
@@ -77,11 +77,15 @@ fn bench_reports_what_the_server_sent_and_saves_recomputable_records() {
     assert_eq!(stats.completed, 20);
 
     // The saved records recompute the printed block exactly.
-    let saved: Saved = serde_json::from_slice(&std::fs::read(&out).unwrap()).unwrap();
+    let saved = read_run(&out);
+    assert_eq!(saved.status, RunStatus::Complete);
     assert_eq!(saved.records.len(), 20);
     let chunks: usize = saved.records.iter().map(|r| r.chunks.len()).sum();
     assert_eq!(chunks as u64, stats.token_chunks_sent);
-    let again = compute(&saved.records, Convention::Vllm);
+    let mut again = compute(&saved.records, Convention::Vllm);
+    // vLLM prints its client cap as "Maximum request concurrency".
+    assert!(stdout.contains("\nMaximum request concurrency:             5         \n"));
+    again.max_concurrency = Some(5);
     assert_eq!(text::render(&again, Style::Vllm) + "\n", stdout);
     assert_eq!(saved.result.successful_requests, Some(20));
     assert_eq!(saved.result.meta.model.as_deref(), Some("servebench-sim"));
@@ -100,7 +104,7 @@ fn bench_reports_what_the_server_sent_and_saves_recomputable_records() {
         ],
         &jl,
     );
-    let recs = servebench::record::read_jsonl_file(&jl).unwrap();
+    let recs = read_run(&jl).records;
     assert_eq!(recs.len(), 6);
     assert!(recs.iter().all(|r| r.output_tokens() == 4));
     let _ = std::fs::remove_dir_all(&dir);
@@ -135,7 +139,7 @@ fn bench_records_injected_failures_with_their_reason() {
     let printed = text::parse_block(&stdout).unwrap().result;
     assert_eq!(printed.successful_requests, Some(9));
     assert_eq!(printed.failed_requests, Some(3));
-    let recs = servebench::record::read_jsonl_file(&out).unwrap();
+    let recs = read_run(&out).records;
     let failed: Vec<u64> = recs
         .iter()
         .filter_map(|r| match &r.outcome {
@@ -273,11 +277,11 @@ fn bench_refuses_bad_arguments() {
         ],
     ] {
         let o = Command::new(BIN).args(&args).output().unwrap();
-        // Usage errors (clap) exit 2; values clap accepts but servebench refuses exit 1.
-        let want = if args.contains(&"--input-tokens") || !args.contains(&"--profile") {
-            2
-        } else {
+        // Usage errors (clap, and bad numbers) exit 2; a target servebench cannot use, 1.
+        let want = if args.contains(&"https://127.0.0.1:9") {
             1
+        } else {
+            2
         };
         assert_eq!(o.status.code(), Some(want), "{args:?}");
         assert!(!o.stderr.is_empty());
@@ -285,9 +289,9 @@ fn bench_refuses_bad_arguments() {
 }
 
 /// `bench` without `--quiet`, output to a pipe (as in CI): plain progress lines, the lints
-/// section, and the default (GPUStack-style, guidellm-convention) block on stdout.
+/// section, and the default block (vLLM's style and definitions) on stdout.
 #[test]
-fn bench_without_quiet_prints_progress_lints_and_the_gpustack_block() {
+fn bench_without_quiet_prints_progress_lints_and_the_vllm_block() {
     let srv = server(ServeOptions::default());
     let target = format!("http://{}", srv.local_addr());
     let dir = std::env::temp_dir().join(format!("servebench-cli-loud-{}", std::process::id()));
@@ -326,12 +330,13 @@ fn bench_without_quiet_prints_progress_lints_and_the_gpustack_block() {
     assert!(stderr.contains("servebench: lints ("), "{stderr}");
     assert!(stderr.contains("warning[client-capped]"), "{stderr}");
     assert!(stderr.contains("12 request records saved to"), "{stderr}");
-    // The default style: GPUStack's block with guidellm's definitions, recomputable.
-    let saved: Saved = serde_json::from_slice(&std::fs::read(&out).unwrap()).unwrap();
-    assert_eq!(saved.result.meta.convention, Some(Convention::Guidellm));
-    let again = compute(&saved.records, Convention::Guidellm);
-    assert_eq!(text::render(&again, Style::Gpustack) + "\n", stdout);
-    assert_ne!(text::render(&again, Style::Vllm) + "\n", stdout);
+    // The default: vLLM's block with vLLM's definitions (what its labels say), recomputable.
+    let saved = read_run(&out);
+    assert_eq!(saved.result.meta.convention, Some(Convention::Vllm));
+    let mut again = compute(&saved.records, Convention::Vllm);
+    again.max_concurrency = Some(2);
+    assert_eq!(text::render(&again, Style::Vllm) + "\n", stdout);
+    assert!(!stdout.contains("Metric convention"), "{stdout}");
     let printed = text::parse_block(&stdout).unwrap().result;
     assert_eq!(printed.successful_requests, Some(12));
     assert_eq!(printed.total_output_tokens, Some(srv.stats().tokens_sent));
@@ -379,7 +384,7 @@ fn bench_max_seconds_stops_the_run() {
     assert!(o.status.success(), "{stderr}");
     // Generous against a loaded machine, far below the 25 s of the whole profile.
     assert!(wall < std::time::Duration::from_secs(15), "{wall:?}");
-    let recs = servebench::record::read_jsonl_file(&out).unwrap();
+    let recs = read_run(&out).records;
     assert!((2..=12).contains(&recs.len()), "{} sent", recs.len());
     let ok = recs.iter().filter(|r| r.outcome.is_success()).count() as u64;
     assert!(ok >= 1);
@@ -417,7 +422,8 @@ fn bench_runs_a_named_profile() {
     assert_eq!(printed.successful_requests, Some(3));
     assert_eq!(printed.total_output_tokens, Some(3 * 128));
     assert_eq!(srv.stats().tokens_sent, 3 * 128);
-    let saved: Saved = serde_json::from_slice(&std::fs::read(&out).unwrap()).unwrap();
+    let saved = read_run(&out);
+    assert_eq!(&saved.profile, saved.result.meta.profile.as_ref().unwrap());
     let profile = saved.result.meta.profile.as_ref().unwrap();
     assert_eq!(profile.name.as_deref(), Some("latency"));
     assert_eq!(profile.total_requests, 3);

@@ -324,7 +324,7 @@ fn faults_injected_by_the_example_server_become_failed_records() {
         assert_eq!(printed.failed_requests, Some(3), "{fault}");
         // The lints name the partial success.
         assert!(stderr.contains("[partial-success]"), "{fault}: {stderr}");
-        let recs = servebench::record::read_jsonl_file(&out).unwrap();
+        let recs = servebench::runfile::RunFile::read(&out).unwrap().records;
         let mut failed = Vec::new();
         for r in &recs {
             match &r.outcome {

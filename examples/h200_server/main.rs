@@ -419,6 +419,11 @@ fn study(args: &Args) -> Result<String, DriverError> {
 fn main() -> ExitCode {
     let args = match parse_args(std::env::args().skip(1)) {
         Ok(a) => a,
+        // `--help` is not an error: the usage on stdout, status 0.
+        Err(msg) if msg == USAGE => {
+            println!("{USAGE}");
+            return ExitCode::SUCCESS;
+        }
         Err(msg) => {
             eprintln!("h200_server: {msg}");
             return ExitCode::from(2);

@@ -45,6 +45,9 @@
 
 pub mod arrivals;
 pub mod rng;
+pub mod shard;
+pub mod start;
+pub mod stop;
 pub mod workload;
 
 use std::collections::HashMap;
@@ -57,6 +60,8 @@ use crate::record::{ErrorKind, RequestRecord};
 use crate::result::{BenchmarkResult, Convention};
 use crate::Profile;
 use arrivals::{Arrivals, ArrivalsError};
+use shard::{Shard, ShardError};
+use stop::StopSignal;
 use workload::{WorkItem, WorkloadError, WorkloadOptions};
 
 /// guidellm's default cap on requests in flight (`settings.max_concurrency`); the seed's
@@ -80,7 +85,28 @@ pub struct RunOptions {
     /// Client-side work per prompt token before a request can be sent, done serially
     /// (guidellm synthesizing random prompts: about 3.4 µs per token). Zero by default.
     pub client_prep_per_prompt_token: Duration,
+    /// Send only this shard's part of the workload ([`shard`]): the whole workload and
+    /// schedule are built, request `i` is sent by shard `i mod N + 1` at its original offset
+    /// with its original id, and `max_concurrency` is split over the shards
+    /// ([`Shard::cap_share`]). `None`: the whole run.
+    pub shard: Option<Shard>,
+    /// The engine-clock instant the schedule counts from (a start agreed between shards):
+    /// the driver waits for it; request `i` is scheduled at `start_at + offset_i` (the
+    /// records keep the engine's clock). `None`: now.
+    pub start_at: Option<Duration>,
+    /// Polled while the run goes on: once raised nothing more is sent, and the requests in
+    /// flight get [`drain`](Self::drain) to finish before they are cut off (at once for
+    /// [`StopSignal::stop_now`]). `None`: the run cannot be stopped from outside.
+    pub stop: Option<StopSignal>,
+    /// How long requests in flight may still run after `stop` is raised (engine clock).
+    pub drain: Duration,
 }
+
+/// Default of [`RunOptions::drain`].
+pub const DEFAULT_DRAIN: Duration = Duration::from_secs(10);
+
+/// How often the driver looks at [`RunOptions::stop`] while it waits (engine clock).
+const STOP_POLL: Duration = Duration::from_millis(50);
 
 impl Default for RunOptions {
     fn default() -> Self {
@@ -90,6 +116,10 @@ impl Default for RunOptions {
             max_requests: None,
             max_duration: None,
             client_prep_per_prompt_token: Duration::ZERO,
+            shard: None,
+            start_at: None,
+            stop: None,
+            drain: DEFAULT_DRAIN,
         }
     }
 }
@@ -122,6 +152,8 @@ pub struct RunOutput {
     pub result: BenchmarkResult,
     /// Set when the engine failed fatally and the run stopped early: the engine's message.
     pub aborted: Option<String>,
+    /// Set when [`RunOptions::stop`] stopped the run: its reason.
+    pub stopped: Option<String>,
 }
 
 /// The driver could not run.
@@ -139,6 +171,9 @@ pub enum DriverError {
     /// A concurrency cap of zero.
     #[error("max_concurrency must be at least 1")]
     ZeroConcurrency,
+    /// The shard cannot take its part of the run.
+    #[error(transparent)]
+    Shard(#[from] ShardError),
 }
 
 /// Builds `profile`'s workload and runs it with [`RunOptions::for_profile`] (adjusted by
@@ -167,26 +202,33 @@ pub fn run<E: Engine + ?Sized>(
     work: &[WorkItem],
     opts: &RunOptions,
 ) -> Result<RunOutput, DriverError> {
-    let cap = opts.max_concurrency.unwrap_or(usize::MAX);
+    let mut cap = opts.max_concurrency.unwrap_or(usize::MAX);
     if cap == 0 {
         return Err(DriverError::ZeroConcurrency);
+    }
+    let shard = opts.shard.unwrap_or(Shard::WHOLE);
+    if opts.max_concurrency.is_some() {
+        cap = shard.cap_share(cap)?;
     }
     let n = opts
         .max_requests
         .and_then(|m| usize::try_from(m).ok())
         .map_or(work.len(), |m| m.min(work.len()));
+    // The whole run's schedule; this shard sends `ids` (positions in the workload) of it.
     let mut sched = opts.arrivals.schedule(n)?;
+    let ids: Vec<usize> = shard.indices(n).collect();
     if !opts.client_prep_per_prompt_token.is_zero() {
+        // Prompt preparation is serial per client process: over this shard's requests only.
         let mut ready = Duration::ZERO;
-        for (t, w) in sched.iter_mut().zip(work) {
+        for &i in &ids {
             ready = ready.saturating_add(
                 opts.client_prep_per_prompt_token
-                    .saturating_mul(u32::try_from(w.prompt_tokens).unwrap_or(u32::MAX)),
+                    .saturating_mul(u32::try_from(work[i].prompt_tokens).unwrap_or(u32::MAX)),
             );
-            *t = (*t).max(ready);
+            sched[i] = sched[i].max(ready);
         }
     }
-    let origin = engine.now();
+    let origin = opts.start_at.unwrap_or_else(|| engine.now());
     // Absolute times; a limit past the clock's range is no limit.
     for t in &mut sched {
         *t = origin.saturating_add(*t);
@@ -196,10 +238,13 @@ pub fn run<E: Engine + ?Sized>(
     // Handles of the requests in flight, by id (= index in the workload); `sent` requests
     // have been handed to the engine (or failed to be).
     let mut open: HashMap<u64, RequestHandle<'_, ManualClock>> = HashMap::new();
+    // How many of `ids` have been sent.
     let mut sent = 0usize;
-    let mut limit = n;
+    let mut limit = ids.len();
     let mut events = Vec::new();
     let mut aborted = None;
+    let mut stopped: Option<String> = None;
+    let mut drain_end: Option<Duration> = None;
     let cut_off = |open: &mut HashMap<u64, RequestHandle<'_, ManualClock>>,
                    engine: &mut E,
                    at: Duration,
@@ -219,8 +264,24 @@ pub fn run<E: Engine + ?Sized>(
         if out_of_time {
             limit = sent;
         }
-        while sent < limit && open.len() < cap && sched[sent] <= now {
-            let id = sent;
+        if let Some(stop) = opts.stop.as_ref().filter(|s| s.is_stopping()) {
+            limit = sent;
+            if stopped.is_none() {
+                stopped = stop.reason();
+                drain_end = Some(now.saturating_add(opts.drain));
+            }
+            let reason = stopped.as_deref().unwrap_or("stopped");
+            if stop.is_urgent() || drain_end.is_some_and(|d| now >= d) {
+                let why = format!("interrupted ({reason}) while in flight");
+                cut_off(&mut open, engine, now, &why);
+                break;
+            }
+            if open.is_empty() {
+                break;
+            }
+        }
+        while sent < limit && open.len() < cap && sched[ids[sent]] <= now {
+            let id = ids[sent];
             sent += 1;
             let w = &work[id];
             let mut h = collector.begin_with_id(id as u64, now);
@@ -250,9 +311,18 @@ pub fn run<E: Engine + ?Sized>(
             cut_off(&mut open, engine, now, "cut off at the run's max duration");
             break;
         }
-        let mut deadline = (sent < limit && open.len() < cap).then(|| sched[sent]);
+        let mut deadline = (sent < limit && open.len() < cap).then(|| sched[ids[sent]]);
         if let Some(e) = end {
             deadline = Some(deadline.map_or(e, |x| x.min(e)));
+        }
+        let open_ended = deadline.is_none();
+        if opts.stop.is_some() {
+            // Wake up now and then to look at the stop signal.
+            let mut poll = now.saturating_add(STOP_POLL);
+            if let Some(d) = drain_end {
+                poll = poll.min(d);
+            }
+            deadline = Some(deadline.map_or(poll, |x| x.min(poll)));
         }
         events.clear();
         let res = engine.advance(deadline, &mut events);
@@ -291,9 +361,10 @@ pub fn run<E: Engine + ?Sized>(
             aborted = Some(message);
             break;
         }
-        if deadline.is_none()
+        // (With a stop signal the wait ends at the poll deadline, so the clock moves.)
+        if open_ended
             && !progressed
-            && engine.now() == now
+            && (engine.now() == now || opts.stop.is_some())
             && !open.is_empty()
             && engine.in_flight() == 0
         {
@@ -314,5 +385,6 @@ pub fn run<E: Engine + ?Sized>(
         records,
         result,
         aborted,
+        stopped,
     })
 }

@@ -2,5 +2,6 @@
 
 pub mod doc;
 pub mod intervals;
+pub mod labels;
 pub mod pyfmt;
 pub mod text;

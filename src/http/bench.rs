@@ -1,24 +1,29 @@
 //! `servebench bench`: drive an OpenAI-compatible server with a load profile through
-//! [`HttpEngine`] and the load [`driver`](crate::driver), then compute the report, the lints
-//! and keep the raw records.
+//! [`HttpEngine`] and the load [`driver`](crate::driver), then compute the report (vLLM's
+//! definitions unless asked otherwise), the lints, and the [`RunFile`] that keeps the raw
+//! records. A [`StopSignal`] ends the run early without losing what was measured.
 //!
 //! [`Progressed`] wraps any engine to report live counters (done, failed, in flight, tok/s)
 //! while the driver runs; the CLI turns them into a progress bar.
 
 use std::path::Path;
-use std::time::Duration;
+use std::time::{Duration, Instant, SystemTime};
 
-use super::client::{HttpConfig, HttpEngine};
+use super::client::{model_ids, HttpConfig, HttpEngine};
 use super::HttpError;
+use crate::driver::arrivals::Arrivals;
+use crate::driver::shard::Shard;
+use crate::driver::stop::StopSignal;
 use crate::driver::workload::WorkloadOptions;
-use crate::driver::{run_profile, DriverError};
+use crate::driver::{run_profile, DriverError, DEFAULT_DRAIN};
 use crate::engine::{Engine, EngineError, EngineEvent, EngineRequest};
 use crate::format::text::Style;
-use crate::lint::{lint_run, Finding, LintOptions};
+use crate::lint::Finding;
 use crate::metrics::{compute, MetricsOptions};
-use crate::profile::Profile;
+use crate::profile::{Dataset, Profile};
 use crate::record::RequestRecord;
 use crate::result::{BenchmarkResult, Convention};
+use crate::runfile::{check_writable, RunFile, RunStatus};
 
 /// What to run.
 #[derive(Debug, Clone, PartialEq)]
@@ -27,6 +32,10 @@ pub struct BenchArgs {
     pub http: HttpConfig,
     /// The load profile (dataset, rate, request count, concurrency cap).
     pub profile: Profile,
+    /// When requests arrive; `None`: the profile's constant rate (guidellm's `constant`).
+    pub arrivals: Option<Arrivals>,
+    /// How the workload is built (range ratio, ShareGPT seed); prompt text is always on.
+    pub workload: WorkloadOptions,
     /// Send at most this many requests.
     pub max_requests: Option<u64>,
     /// Stop sending after this much wall time; requests still in flight are cancelled and
@@ -34,24 +43,47 @@ pub struct BenchArgs {
     pub max_duration: Option<Duration>,
     /// Client-side cap on requests in flight; `None`: the profile's, else guidellm's 512.
     pub max_concurrency: Option<usize>,
-    /// Ask `/v1/models` for the model name when `http.model` is `None`.
+    /// Ask `/v1/models` for the model name when `http.model` is `None` (the answer is kept
+    /// in the run file either way when the server gives one).
     pub discover_model: bool,
-    /// Report style; also picks the metric convention ([`Style::Gpustack`]: guidellm's
-    /// definitions, as GPUStack's reports use; [`Style::Vllm`]: vLLM's).
-    pub style: Style,
+    /// How the result is computed: convention (vLLM's by default, what the report labels
+    /// say), percentiles, goodput SLOs.
+    pub metrics: MetricsOptions,
+    /// Requests sent (all at once, under the concurrency cap) before the measured run and
+    /// excluded from the metrics; kept as [`RunFile::warmup_records`].
+    pub warmup_requests: u64,
+    /// Raised from another thread (a Ctrl-C handler) to stop the run early; what was
+    /// measured is kept and the run file says [`RunStatus::Interrupted`].
+    pub stop: Option<StopSignal>,
+    /// How long requests in flight may finish after `stop` is raised.
+    pub drain: Duration,
+    /// Send only this shard's part of the run ([`crate::driver::shard`]); the warm-up is
+    /// split the same way.
+    pub shard: Option<Shard>,
+    /// Start the measured schedule at this wall-clock instant (the shards of a run agree on
+    /// it); `None`: as soon as the warm-up is done. An instant already past starts at once.
+    pub start_at: Option<SystemTime>,
 }
 
 impl BenchArgs {
-    /// Defaults for `target` and `profile`: completions, model discovery on, GPUStack style.
+    /// Defaults for `target` and `profile`: completions, model discovery on, vLLM's metric
+    /// definitions, the profile's constant rate, no warm-up, no stop signal.
     pub fn new(target: impl Into<String>, profile: Profile) -> Self {
         BenchArgs {
             http: HttpConfig::new(target),
             profile,
+            arrivals: None,
+            workload: WorkloadOptions::default(),
             max_requests: None,
             max_duration: None,
             max_concurrency: None,
             discover_model: true,
-            style: Style::Gpustack,
+            metrics: MetricsOptions::new(Convention::Vllm),
+            warmup_requests: 0,
+            stop: None,
+            drain: DEFAULT_DRAIN,
+            shard: None,
+            start_at: None,
         }
     }
 }
@@ -205,21 +237,20 @@ pub enum BenchError {
     },
 }
 
-/// A finished run.
+/// A finished (or interrupted) run.
 #[derive(Debug, Clone, PartialEq)]
 pub struct BenchRun {
-    /// The figures, in the convention of the chosen style, with the profile, model, target
-    /// and convention in `meta`.
-    pub result: BenchmarkResult,
-    /// One record per request sent, in id order (engine clock: offsets from the run start).
-    pub records: Vec<RequestRecord>,
+    /// Everything to save: the result (with the profile, model, target and convention in
+    /// `meta`), the records, the warm-up records, the `/v1/models` answer, the status.
+    pub file: RunFile,
     /// Lint findings on the result and the records.
     pub findings: Vec<Finding>,
     /// Set when the engine failed as a whole and the run stopped early.
     pub aborted: Option<String>,
 }
 
-/// The metric convention a report style uses.
+/// The metric convention a report style's own numbers follow (GPUStack's reports are
+/// guidellm's numbers, vLLM's its own).
 pub fn convention_for(style: Style) -> Convention {
     match style {
         Style::Gpustack => Convention::Guidellm,
@@ -227,75 +258,172 @@ pub fn convention_for(style: Style) -> Convention {
     }
 }
 
-/// Compute the report figures and lints for `records` (as [`run`] does).
+/// Compute the report figures for `records` (as [`run`] does): `metrics`' convention,
+/// percentiles and goodput, the profile in `meta`, and for vLLM's convention the client cap
+/// as "Maximum request concurrency" (as vLLM prints it).
 pub fn summarize(
     records: &[RequestRecord],
     profile: &Profile,
-    style: Style,
+    metrics: &MetricsOptions,
     max_concurrency: Option<usize>,
-) -> (BenchmarkResult, Vec<Finding>) {
-    let mut result = compute(records, MetricsOptions::new(convention_for(style)));
+) -> BenchmarkResult {
+    let mut result = compute(records, metrics.clone());
     result.meta.profile = Some(profile.clone());
-    result.meta.convention = Some(convention_for(style));
-    let opts = LintOptions {
-        expected_requests: Some(profile.total_requests),
-        client_cap: max_concurrency.map(|c| c as u64),
-    };
-    let findings = lint_run(&result, Some(records), &opts);
-    (result, findings)
+    result.meta.convention = Some(metrics.convention);
+    if metrics.convention == Convention::Vllm {
+        result.max_concurrency = max_concurrency.map(|c| c as u64);
+    }
+    result
+}
+
+fn wall_clock_at(origin: Instant) -> chrono::DateTime<chrono::FixedOffset> {
+    let now = chrono::Utc::now();
+    let back = chrono::Duration::from_std(origin.elapsed()).unwrap_or_default();
+    (now - back).fixed_offset()
 }
 
 /// Run a benchmark against `args.http.target`, calling `progress` as it goes.
+///
+/// The run file's `started_at` is the wall-clock time of the engine's origin: record times
+/// are offsets from it (warm-up records first, then the measured ones).
 pub fn run(args: &BenchArgs, progress: &mut dyn FnMut(&Progress)) -> Result<BenchRun, BenchError> {
     let mut http = args.http.clone();
+    let probe = HttpEngine::new(http.clone())?;
+    let models_response = match probe.models_response() {
+        Ok(v) => Some(v),
+        // A server without `/v1/models` is fine when the model is given.
+        Err(_) if http.model.is_some() || !args.discover_model => None,
+        Err(e) => return Err(e.into()),
+    };
+    drop(probe);
     if http.model.is_none() && args.discover_model {
-        let probe = HttpEngine::new(http.clone())?;
-        http.model = probe.list_models()?.into_iter().next();
+        http.model = models_response
+            .as_ref()
+            .and_then(|v| model_ids(v).into_iter().next());
     }
     let model = http.model.clone();
     let target = http.target.clone();
-    let workload = WorkloadOptions {
-        with_text: true,
-        ..WorkloadOptions::default()
-    };
-    let mut engine = Progressed::new(HttpEngine::new(http)?, progress);
+    let mut workload = args.workload.clone();
+    workload.with_text = true;
+    let engine = HttpEngine::new(http)?;
+    let started_at = wall_clock_at(engine.origin());
+    // The agreed start on the engine's clock (an instant already past: now).
+    let zero = engine.origin();
+    let agreed = args.start_at.map(|t| {
+        let engine_zero = SystemTime::from(started_at);
+        t.duration_since(engine_zero).unwrap_or(zero.elapsed())
+    });
+    let mut engine = Progressed::new(engine, progress);
+    let mut warmup_records = Vec::new();
+    if args.warmup_requests > 0 {
+        let out = run_profile(&mut engine, &args.profile, &workload, |o| {
+            o.arrivals = Arrivals::AllAtOnce;
+            o.max_requests = Some(args.warmup_requests);
+            if let Some(c) = args.max_concurrency {
+                o.max_concurrency = Some(c);
+            }
+            o.shard = args.shard;
+            o.stop = args.stop.clone();
+            o.drain = args.drain;
+        })?;
+        warmup_records = out.records;
+    }
     let mut cap = None;
-    let out = run_profile(&mut engine, &args.profile, &workload, |o| {
-        if let Some(c) = args.max_concurrency {
-            o.max_concurrency = Some(c);
-        }
-        if let Some(n) = args.max_requests {
-            o.max_requests = Some(o.max_requests.map_or(n, |m| m.min(n)));
-        }
-        o.max_duration = args.max_duration;
-        cap = o.max_concurrency;
-    })?;
+    let mut schedule_origin = None;
+    let stopped_in_warmup = args.stop.as_ref().is_some_and(|s| s.is_stopping());
+    let out = if stopped_in_warmup {
+        None
+    } else {
+        Some(run_profile(&mut engine, &args.profile, &workload, |o| {
+            if let Some(a) = args.arrivals {
+                o.arrivals = a;
+            }
+            if let Some(c) = args.max_concurrency {
+                o.max_concurrency = Some(c);
+            }
+            if let Some(n) = args.max_requests {
+                o.max_requests = Some(o.max_requests.map_or(n, |m| m.min(n)));
+            }
+            o.max_duration = args.max_duration;
+            o.stop = args.stop.clone();
+            o.drain = args.drain;
+            o.shard = args.shard;
+            // The schedule counts from the agreed start, else from now (after the warm-up
+            // and the workload are ready).
+            let start = agreed.unwrap_or_else(|| zero.elapsed());
+            schedule_origin = Some(start);
+            o.start_at = Some(start);
+            cap = o.max_concurrency;
+        })?)
+    };
     engine.tick(true);
-    let (mut result, findings) = summarize(&out.records, &args.profile, args.style, cap);
-    result.meta.model = model;
-    result.meta.source = Some(target);
+    let server_clock = engine.into_inner().server_clock();
+    let (records, aborted, stopped) = match out {
+        Some(o) => (o.records, o.aborted, o.stopped),
+        None => (
+            Vec::new(),
+            None,
+            args.stop
+                .as_ref()
+                .and_then(|s| s.reason())
+                .map(|r| format!("{r} during the warm-up")),
+        ),
+    };
+    let mut result = summarize(&records, &args.profile, &args.metrics, cap);
+    result.meta.model = model.clone();
+    result.meta.source = Some(target.clone());
+    let mut file = RunFile::new(result, records, args.profile.clone(), started_at);
+    file.finished_at = Some(chrono::Utc::now().fixed_offset());
+    file.status = match (&stopped, &aborted) {
+        (Some(reason), _) => RunStatus::Interrupted {
+            reason: reason.clone(),
+        },
+        (None, Some(why)) => RunStatus::Interrupted {
+            reason: format!("the engine failed: {why}"),
+        },
+        (None, None) => RunStatus::Complete,
+    };
+    file.target = Some(target);
+    file.model = model;
+    file.models_response = models_response;
+    file.metrics_options = Some(args.metrics.clone());
+    file.arrivals = args.arrivals;
+    file.seed = Some(match (&args.profile.dataset, args.arrivals) {
+        (_, Some(Arrivals::Poisson { seed, .. } | Arrivals::Gamma { seed, .. })) => seed,
+        (Dataset::Random { seed, .. }, _) => *seed,
+        (Dataset::ShareGpt { .. }, _) => args.workload.sharegpt_seed,
+    });
+    file.warmup_records = warmup_records;
+    file.shard = args.shard;
+    file.schedule_origin = schedule_origin;
+    file.start_at = args
+        .start_at
+        .map(|t| chrono::DateTime::<chrono::Utc>::from(t).fixed_offset());
+    file.server_clock = (server_clock.samples > 0).then_some(server_clock);
+    let findings = file.lint();
     Ok(BenchRun {
-        result,
-        records: out.records,
+        file,
         findings,
-        aborted: out.aborted,
+        aborted,
     })
 }
 
-/// Save a run: `*.jsonl` gets the records as JSON Lines; anything else a JSON object
-/// `{"result": …, "records": […]}`.
-pub fn save(path: &Path, run: &BenchRun) -> Result<(), BenchError> {
-    let werr = |message: String| BenchError::Write {
+/// Check that `path` can take the run file, before the run starts (see
+/// [`runfile::check_writable`](crate::runfile::check_writable)).
+pub fn check_output(path: &Path) -> Result<(), BenchError> {
+    check_writable(path).map_err(|e| BenchError::Write {
         path: path.display().to_string(),
-        message,
-    };
-    if path.extension().is_some_and(|e| e == "jsonl") {
-        return crate::record::write_jsonl_file(path, &run.records)
-            .map_err(|e| werr(e.to_string()));
-    }
-    let file = std::fs::File::create(path).map_err(|e| werr(e.to_string()))?;
-    let v = serde_json::json!({"result": run.result, "records": run.records});
-    serde_json::to_writer(std::io::BufWriter::new(file), &v).map_err(|e| werr(e.to_string()))
+        message: e.to_string(),
+    })
+}
+
+/// Save a run atomically as a run file ([`RunFile::write_atomic`]): `*.jsonl` in the JSON
+/// Lines form, anything else as one JSON object.
+pub fn save(path: &Path, run: &BenchRun) -> Result<(), BenchError> {
+    run.file.write_atomic(path).map_err(|e| BenchError::Write {
+        path: path.display().to_string(),
+        message: e.to_string(),
+    })
 }
 
 #[cfg(test)]

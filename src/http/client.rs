@@ -31,6 +31,7 @@ use serde_json::{json, Value};
 use super::sse::{SseEvent, SseParser};
 use super::{Endpoint, HttpError, Target};
 use crate::engine::{Engine, EngineError, EngineEvent, EngineRequest, Usage};
+use crate::merge::skew::ServerClock;
 use crate::record::ErrorKind;
 
 /// How to reach the server and what to send.
@@ -152,6 +153,8 @@ struct Shared {
     origin: Instant,
     inbox: Inbox,
     idle: Mutex<Vec<Sender>>,
+    /// The server's clock from the responses' `Date` headers.
+    clock: Mutex<ServerClock>,
 }
 
 impl Shared {
@@ -195,6 +198,7 @@ impl HttpEngine {
                 origin: Instant::now(),
                 inbox: Inbox::default(),
                 idle: Mutex::new(Vec::new()),
+                clock: Mutex::new(ServerClock::default()),
             }),
             pending: VecDeque::new(),
             tasks: HashMap::new(),
@@ -206,12 +210,23 @@ impl HttpEngine {
         self.shared.origin
     }
 
+    /// Bounds on the server's clock at this engine's zero, from the `Date` headers of the
+    /// responses so far ([`ServerClock`]).
+    pub fn server_clock(&self) -> ServerClock {
+        self.shared.clock.lock().map(|c| *c).unwrap_or_default()
+    }
+
     /// `GET /v1/models`: the ids the server serves (the first is vLLM's default model).
     pub fn list_models(&self) -> Result<Vec<String>, HttpError> {
+        self.models_response().map(|v| model_ids(&v))
+    }
+
+    /// `GET /v1/models`: the server's answer as received (JSON).
+    pub fn models_response(&self) -> Result<Value, HttpError> {
         let shared = Arc::clone(&self.shared);
         let rt = self.runtime()?;
         rt.block_on(async move {
-            let fut = list_models(&shared);
+            let fut = models_response(&shared);
             tokio::time::timeout(shared.config.connect_timeout * 3, fut)
                 .await
                 .map_err(|_| HttpError::Request("GET /v1/models timed out".into()))?
@@ -506,10 +521,8 @@ async fn stream_request(
     id: u64,
     body: Bytes,
 ) -> Result<(Duration, Usage), Failure> {
-    shared.inbox.push([EngineEvent::Sent {
-        id,
-        at: shared.now(),
-    }]);
+    let sent = shared.now();
+    shared.inbox.push([EngineEvent::Sent { id, at: sent }]);
     // A pooled connection may have been closed by the server meanwhile: retry once on a new one.
     let (mut sender, reused) = match pooled(shared).await {
         Some(s) => (s, true),
@@ -531,6 +544,12 @@ async fn stream_request(
             ))
         }
     };
+    let head = shared.now();
+    if let Some(date) = response.headers().get(hyper::header::DATE) {
+        if let (Ok(v), Ok(mut clock)) = (date.to_str(), shared.clock.lock()) {
+            clock.observe_header(v, sent, head);
+        }
+    }
     let status = response.status();
     let mut body = response.into_body();
     if !status.is_success() {
@@ -796,7 +815,25 @@ impl StreamState {
     }
 }
 
-async fn list_models(shared: &Shared) -> Result<Vec<String>, HttpError> {
+/// The model ids of a `/v1/models` answer (`data[].id`), in order.
+///
+/// ```
+/// use servebench::http::client::model_ids;
+/// let v = serde_json::json!({"object": "list", "data": [{"id": "a"}, {"id": "b"}]});
+/// assert_eq!(model_ids(&v), ["a", "b"]);
+/// ```
+pub fn model_ids(v: &Value) -> Vec<String> {
+    v.get("data")
+        .and_then(Value::as_array)
+        .map(|a| {
+            a.iter()
+                .filter_map(|m| m.get("id").and_then(Value::as_str).map(str::to_string))
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+async fn models_response(shared: &Shared) -> Result<Value, HttpError> {
     let mut sender = connect(shared)
         .await
         .map_err(|f| HttpError::Request(f.message))?;
@@ -825,16 +862,8 @@ async fn list_models(shared: &Shared) -> Result<Vec<String>, HttpError> {
             status.as_u16()
         )));
     }
-    let v: Value = serde_json::from_slice(&bytes)
-        .map_err(|e| HttpError::Request(format!("GET /v1/models: bad JSON: {e}")))?;
-    Ok(v.get("data")
-        .and_then(Value::as_array)
-        .map(|a| {
-            a.iter()
-                .filter_map(|m| m.get("id").and_then(Value::as_str).map(str::to_string))
-                .collect()
-        })
-        .unwrap_or_default())
+    serde_json::from_slice(&bytes)
+        .map_err(|e| HttpError::Request(format!("GET /v1/models: bad JSON: {e}")))
 }
 
 #[cfg(test)]

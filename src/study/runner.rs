@@ -422,7 +422,6 @@ impl Runner {
             let mut args = crate::http::bench::BenchArgs::new(target.clone(), profile);
             args.http.api_key = bearer.map(str::to_string);
             args.http.request_timeout = Some(Duration::from_secs_f64(spec.request_timeout_s));
-            args.style = crate::format::text::Style::Vllm;
             args
         };
         // A watcher stops the server's group as soon as the runner is cancelled, so that a
@@ -501,7 +500,6 @@ impl Runner {
                 )));
             }
             let profile = self.study.profile(pname).map_err(StudyError::Usage)?;
-            let started = chrono::Utc::now().fixed_offset();
             let res = crate::http::bench::run(&http(profile.clone()), &mut |_| {});
             if cancel.load(Ordering::SeqCst) {
                 return Ok(None);
@@ -519,11 +517,17 @@ impl Runner {
                 return Ok(Some(format!("{pname} repetition {rep} stopped: {why}")));
             }
             log(&format!("  {pname} r{rep}: done"));
-            let mut file = RunFile::new(run.result, run.records, profile.clone(), started);
-            file.finished_at = Some(chrono::Utc::now().fixed_offset());
+            let mut file = run.file;
+            if file.finished_at.is_none() {
+                file.finished_at = Some(chrono::Utc::now().fixed_offset());
+            }
             file.target = Some(target.to_string());
-            file.model = file.result.meta.model.clone();
-            file.models_response = models_json.clone();
+            if file.model.is_none() {
+                file.model = file.result.meta.model.clone();
+            }
+            if file.models_response.is_none() {
+                file.models_response = models_json.clone();
+            }
             file.seed = Some(self.seed(*rep));
             if let Some(live) = &self.journal.server {
                 file.command_line = live.argv.clone();

@@ -1,19 +1,34 @@
 //! `servebench bench --target URL …`: benchmark an OpenAI-compatible server (vLLM, SGLang,
 //! the `h200_server` example, …) with a load profile, showing a progress bar; prints the
-//! "Serving Benchmark Result" block on stdout, the lints on stderr, and saves the raw
-//! per-request records (`--output`) so every metric can be recomputed later.
+//! "Serving Benchmark Result" block (or JSON, or CSV) on stdout, the lints on stderr, and
+//! saves the run file (`--output`) so that every metric can be recomputed later.
+//!
+//! The numbers follow vLLM's definitions unless `--convention guidellm` asks for guidellm's
+//! (GPUStack's), and then the output says so. The output path is checked before the first
+//! request; SIGINT/SIGTERM stop the run and save what was measured, marked interrupted.
+//! `vllm bench serve`'s flag names are accepted as aliases.
 
 use std::io::IsTerminal;
 use std::path::PathBuf;
+use std::process::ExitCode;
 use std::time::Duration;
 
-use servebench::format::text;
+use servebench::driver::arrivals::Arrivals;
+use servebench::driver::stop::StopSignal;
+use servebench::driver::workload::WorkloadOptions;
 use servebench::http::bench::{self, BenchArgs, Progress};
 use servebench::http::{Endpoint, HttpConfig};
+use servebench::metrics::{MetricsOptions, Slo};
 use servebench::profile::{Dataset, Profile, PRESET_NAMES};
+use servebench::result::Convention;
+use servebench::runfile::RunStatus;
 
+use crate::bench_output::{self, OutputFormat};
 use crate::input::InputError;
 use crate::render::StyleArg;
+use crate::report::ConventionArg;
+use crate::signals;
+use crate::values::{percentile, positive_f64, range_ratio, rate};
 
 /// The completion APIs, as typed on the command line.
 #[derive(Debug, Clone, Copy, clap::ValueEnum)]
@@ -24,45 +39,129 @@ pub enum EndpointArg {
     Chat,
 }
 
+/// The datasets, as typed on the command line.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum DatasetArg {
+    /// Synthetic prompts of fixed lengths (`--input-tokens`, `--output-tokens`).
+    Random,
+    /// ShareGPT conversations (`--dataset-path FILE`, else the built-in length distribution).
+    Sharegpt,
+}
+
+/// Arrival processes, as typed on the command line.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum ArrivalsArg {
+    /// Request `i` at `i / rate` (guidellm's `constant`, the seed study's runs).
+    Constant,
+    /// Exponential gaps (a Poisson process; vLLM's default, = `--burstiness 1`).
+    Poisson,
+}
+
 /// Arguments of `servebench bench`.
 #[derive(Debug, clap::Args)]
 pub struct Args {
     /// Server base URL, e.g. http://127.0.0.1:8000 (plain http only).
-    #[arg(long)]
+    #[arg(long, visible_alias = "base-url")]
     target: String,
     /// Which completion API to call.
     #[arg(long, value_enum, default_value = "completions")]
     endpoint: EndpointArg,
     /// A load-profile preset.
     #[arg(long, value_parser = clap::builder::PossibleValuesParser::new(PRESET_NAMES),
-          conflicts_with_all = ["input_tokens", "output_tokens"],
-          required_unless_present_all = ["input_tokens", "output_tokens"])]
+          conflicts_with_all = ["input_tokens", "output_tokens", "dataset"])]
     profile: Option<String>,
-    /// Random dataset: prompt tokens per request (with --output-tokens).
-    #[arg(long, requires = "output_tokens")]
+    /// The prompts: random (fixed lengths) or sharegpt.
+    #[arg(long, value_enum, visible_alias = "dataset-name")]
+    dataset: Option<DatasetArg>,
+    /// ShareGPT JSON file (default: ./ShareGPT_V3_unfiltered_cleaned_split.json if present,
+    /// else a built-in length distribution).
+    #[arg(long, value_name = "FILE")]
+    dataset_path: Option<PathBuf>,
+    /// Random dataset: prompt tokens per request [default: 1024 with --dataset random].
+    #[arg(long, visible_alias = "random-input-len", allow_negative_numbers = true,
+          value_parser = clap::value_parser!(u64).range(1..))]
     input_tokens: Option<u64>,
-    /// Random dataset: output tokens per request (sent as max_tokens with ignore_eos).
-    #[arg(long, requires = "input_tokens")]
+    /// Random dataset: output tokens per request, sent as max_tokens with ignore_eos
+    /// [default: 128 with --dataset random].
+    #[arg(long, visible_alias = "random-output-len", allow_negative_numbers = true,
+          value_parser = clap::value_parser!(u64).range(1..))]
     output_tokens: Option<u64>,
-    /// Requests per second (constant rate); default: the profile's (1000 for --input-tokens).
-    #[arg(long)]
+    /// Random dataset: each length uniform in [L·(1−r), L·(1+r)] (vLLM's), r in [0, 1).
+    #[arg(long, visible_alias = "random-range-ratio", allow_negative_numbers = true,
+          value_parser = range_ratio)]
+    range_ratio: Option<f64>,
+    /// Requests per second, or `inf` (all at once); default: the profile's (1000 for ad-hoc
+    /// datasets: as fast as the concurrency cap allows).
+    #[arg(long, visible_alias = "request-rate", allow_negative_numbers = true, value_parser = rate)]
     rate: Option<f64>,
+    /// How requests arrive at the given rate.
+    #[arg(
+        long,
+        value_enum,
+        default_value = "constant",
+        conflicts_with = "burstiness"
+    )]
+    arrivals: ArrivalsArg,
+    /// vLLM's gamma arrivals: gamma-distributed gaps of this shape (1 = Poisson; smaller is
+    /// burstier), rescaled so that the last request arrives at n / rate.
+    #[arg(long, allow_negative_numbers = true, value_parser = positive_f64("--burstiness"))]
+    burstiness: Option<f64>,
+    /// Seed of the prompts and of the arrival times [default: the profile's, 42].
+    #[arg(long, allow_negative_numbers = true)]
+    seed: Option<u64>,
     /// Client-side cap on requests in flight; default: the profile's, else 512 (guidellm).
-    #[arg(long)]
-    max_concurrency: Option<usize>,
-    /// Requests to send; default: the profile's (100 for --input-tokens).
-    #[arg(long)]
+    #[arg(long, allow_negative_numbers = true, value_parser = clap::value_parser!(u64).range(1..))]
+    max_concurrency: Option<u64>,
+    /// Requests to send; default: the profile's (100 for ad-hoc datasets).
+    #[arg(long, visible_alias = "num-prompts", allow_negative_numbers = true, value_parser = clap::value_parser!(u64).range(1..))]
     max_requests: Option<u64>,
     /// Stop sending after this many seconds; requests in flight are recorded as incomplete.
-    #[arg(long)]
+    #[arg(long, allow_negative_numbers = true, value_parser = positive_f64("--max-seconds"))]
     max_seconds: Option<f64>,
-    /// Save the run: `*.jsonl` gets one RequestRecord per line, anything else a JSON object
-    /// {"result", "records"}.
-    #[arg(long)]
+    /// Requests sent before the measured run (all at once, under the cap), excluded from
+    /// the metrics and kept apart in the run file.
+    #[arg(
+        long,
+        visible_alias = "num-warmups",
+        default_value_t = 0,
+        allow_negative_numbers = true
+    )]
+    warmup_requests: u64,
+    /// Save the run file here (checked before the first request, written atomically):
+    /// `*.jsonl` in the JSON Lines form, anything else one JSON object.
+    #[arg(long, visible_alias = "result-filename", value_name = "FILE")]
     output: Option<PathBuf>,
-    /// Report style (also the metric convention: gpustack = guidellm's, vllm = vLLM's).
-    #[arg(long, value_enum, default_value = "gpustack")]
-    style: StyleArg,
+    /// Save the run file even without --output, as servebench-run-DATE.json (in
+    /// --result-dir).
+    #[arg(long)]
+    save_result: bool,
+    /// Directory for --save-result / a relative --result-filename.
+    #[arg(long, value_name = "DIR")]
+    result_dir: Option<PathBuf>,
+    /// Metric definitions: vllm (what the row labels say) or guidellm (GPUStack's numbers:
+    /// TPOT includes the first token; the output then says so).
+    #[arg(long, value_enum, default_value = "vllm")]
+    convention: ConventionArg,
+    /// Report style [default: vllm for --convention vllm, gpustack for guidellm]. The vLLM
+    /// style cannot show guidellm's TPOT/ITL (its labels say otherwise).
+    #[arg(long, value_enum)]
+    style: Option<StyleArg>,
+    /// Percentiles to report, comma-separated, each in (0, 100] [default: 99 for vllm,
+    /// 95,99 for guidellm].
+    #[arg(long, visible_alias = "metric-percentiles", value_delimiter = ',',
+          value_name = "P,...", allow_negative_numbers = true, value_parser = percentile)]
+    percentiles: Option<Vec<f64>>,
+    /// Goodput SLOs in ms, vLLM's syntax (`ttft:500 tpot:50 e2el:2000`, inclusive); adds
+    /// the `Request goodput (req/s)` row.
+    #[arg(long, num_args = 1.., value_name = "KEY:MS")]
+    goodput: Option<Vec<String>>,
+    /// What to print on stdout.
+    #[arg(long, value_enum, default_value = "text")]
+    format: OutputFormat,
+    /// After SIGINT/SIGTERM, how many seconds requests in flight may still finish.
+    #[arg(long, default_value_t = 10.0, allow_negative_numbers = true,
+          value_parser = positive_f64("--drain-timeout"))]
+    drain_timeout: f64,
     /// API key, sent as `Authorization: Bearer KEY` (default: $OPENAI_API_KEY).
     #[arg(long)]
     api_key: Option<String>,
@@ -70,7 +169,8 @@ pub struct Args {
     #[arg(long)]
     model: Option<String>,
     /// Per-request timeout in seconds (connect to [DONE]).
-    #[arg(long, default_value_t = 6.0 * 3600.0)]
+    #[arg(long, default_value_t = 6.0 * 3600.0, allow_negative_numbers = true,
+          value_parser = positive_f64("--timeout"))]
     timeout: f64,
     /// Do not ask for usage on every chunk (stream_options.continuous_usage_stats); each
     /// chunk then counts as one token.
@@ -83,51 +183,181 @@ pub struct Args {
     /// and print them under the report block, which itself is unchanged.
     #[arg(long)]
     ci: bool,
+    /// Run shard K of N (1-based): the whole workload and schedule are built from the seed,
+    /// this process sends requests K-1, K-1+N, … at their original times; `servebench merge`
+    /// joins the N run files.
+    #[arg(long, value_name = "K/N")]
+    shard: Option<servebench::driver::shard::Shard>,
+    /// Common start for the shards: an RFC 3339 time (2026-12-03T19:00:00Z), or
+    /// barrier:DIR (each shard waits there for the others, then all start together).
+    #[arg(long, value_name = "TIME|barrier:DIR")]
+    start_at: Option<servebench::driver::start::StartAt>,
 }
 
-fn seconds(name: &str, v: f64) -> Result<Duration, InputError> {
-    Duration::try_from_secs_f64(v)
-        .ok()
-        .filter(|d| !d.is_zero())
-        .ok_or_else(|| InputError(format!("--{name}: not a positive number of seconds: {v}")))
+/// A usage error (exit 2, clap's format) for combinations clap cannot check.
+fn usage(msg: impl std::fmt::Display) -> clap::Error {
+    use clap::CommandFactory as _;
+    let mut cmd = crate::Cli::command();
+    let cmd = cmd.find_subcommand_mut("bench").cloned().unwrap_or(cmd);
+    cmd.clone()
+        .error(clap::error::ErrorKind::ArgumentConflict, msg)
 }
 
-fn profile(args: &Args) -> Result<Profile, InputError> {
-    let mut p = match (&args.profile, args.input_tokens, args.output_tokens) {
-        (Some(name), _, _) => Profile::preset(name).map_err(|e| InputError(e.to_string()))?,
-        (None, Some(input_tokens), Some(output_tokens)) => Profile {
-            name: None,
-            dataset: Dataset::Random {
-                input_tokens,
-                output_tokens,
-                seed: 42,
-            },
-            request_rate: 1000.0,
-            total_requests: 100,
-            max_concurrency: None,
-        },
-        _ => {
-            return Err(InputError(
-                "give --profile NAME or --input-tokens N --output-tokens M".into(),
+fn profile(args: &Args) -> Result<Profile, clap::Error> {
+    let dataset = args.dataset.or_else(|| {
+        (args.input_tokens.is_some() || args.output_tokens.is_some()).then_some(DatasetArg::Random)
+    });
+    let mut p = match (&args.profile, dataset) {
+        (Some(name), _) => Profile::preset(name).map_err(usage)?,
+        (None, Some(DatasetArg::Random)) => {
+            if args.dataset.is_none()
+                && (args.input_tokens.is_none() || args.output_tokens.is_none())
+            {
+                return Err(usage(
+                    "give both --input-tokens and --output-tokens (or --dataset random for \
+                     vLLM's 1024/128)",
+                ));
+            }
+            Profile {
+                name: None,
+                dataset: Dataset::Random {
+                    input_tokens: args.input_tokens.unwrap_or(1024),
+                    output_tokens: args.output_tokens.unwrap_or(128),
+                    seed: 42,
+                },
+                request_rate: 1000.0,
+                total_requests: 100,
+                max_concurrency: None,
+            }
+        }
+        (None, Some(DatasetArg::Sharegpt)) => {
+            if args.input_tokens.is_some() || args.output_tokens.is_some() {
+                return Err(usage(
+                    "--input-tokens/--output-tokens are for --dataset random; ShareGPT \
+                     lengths come from the conversations",
+                ));
+            }
+            Profile {
+                name: None,
+                dataset: Dataset::ShareGpt {
+                    path: args.dataset_path.clone(),
+                },
+                request_rate: 1000.0,
+                total_requests: 100,
+                max_concurrency: None,
+            }
+        }
+        (None, None) => {
+            return Err(usage(
+                "give --profile NAME, --dataset random|sharegpt, or --input-tokens N \
+                 --output-tokens M",
             ))
         }
     };
-    if let Some(r) = args.rate {
-        if !(r.is_finite() && r > 0.0) {
-            return Err(InputError(format!("--rate: not a positive number: {r}")));
-        }
+    if args.dataset_path.is_some() && !matches!(p.dataset, Dataset::ShareGpt { .. }) {
+        return Err(usage("--dataset-path is for --dataset sharegpt"));
+    }
+    if args.range_ratio.is_some() && !matches!(p.dataset, Dataset::Random { .. }) {
+        return Err(usage("--range-ratio is for random datasets"));
+    }
+    if let Some(r) = args.rate.filter(|r| r.is_finite()) {
         p.request_rate = r;
     }
     if let Some(n) = args.max_requests {
         p.total_requests = n;
     }
     if let Some(c) = args.max_concurrency {
-        if c == 0 {
-            return Err(InputError("--max-concurrency must be at least 1".into()));
-        }
-        p.max_concurrency = Some(c as u64);
+        p.max_concurrency = Some(c);
+    }
+    if let (Some(s), Dataset::Random { seed, .. }) = (args.seed, &mut p.dataset) {
+        *seed = s;
     }
     Ok(p)
+}
+
+fn arrivals(args: &Args, p: &Profile) -> Option<Arrivals> {
+    let seed = args.seed.unwrap_or(match p.dataset {
+        Dataset::Random { seed, .. } => seed,
+        Dataset::ShareGpt { .. } => 42,
+    });
+    match (args.rate, args.burstiness, args.arrivals) {
+        (Some(r), _, _) if r.is_infinite() => Some(Arrivals::AllAtOnce),
+        (_, Some(burstiness), _) => Some(Arrivals::Gamma {
+            rate: p.request_rate,
+            burstiness,
+            seed,
+            rescale: true,
+        }),
+        (_, None, ArrivalsArg::Poisson) => Some(Arrivals::Poisson {
+            rate: p.request_rate,
+            seed,
+        }),
+        (_, None, ArrivalsArg::Constant) => None,
+    }
+}
+
+fn metrics(args: &Args) -> Result<MetricsOptions, clap::Error> {
+    let convention = match args.convention {
+        ConventionArg::Vllm => Convention::Vllm,
+        ConventionArg::Guidellm => Convention::Guidellm,
+    };
+    let mut m = MetricsOptions::new(convention);
+    if let Some(p) = &args.percentiles {
+        m.percentiles = p.clone();
+    }
+    if let Some(g) = &args.goodput {
+        let slo: Slo = g
+            .join(" ")
+            .parse()
+            .map_err(|e| usage(format!("--goodput: {e}")))?;
+        m.goodput = Some(slo);
+    }
+    Ok(m)
+}
+
+fn style(
+    args: &Args,
+    convention: Convention,
+) -> Result<servebench::format::text::Style, clap::Error> {
+    use servebench::format::text::Style;
+    let style = match (args.style, convention) {
+        (Some(s), _) => s.into(),
+        (None, Convention::Vllm) => Style::Vllm,
+        (None, Convention::Guidellm) => Style::Gpustack,
+    };
+    if style == Style::Vllm
+        && convention == Convention::Guidellm
+        && args.format == OutputFormat::Text
+    {
+        return Err(usage(
+            "--style vllm cannot print --convention guidellm: vLLM's rows say \"Time per Output \
+             Token (excl. 1st token)\" and guidellm's TPOT includes the first token; use \
+             --style gpustack, or --convention vllm",
+        ));
+    }
+    Ok(style)
+}
+
+fn seconds(v: f64) -> Duration {
+    Duration::try_from_secs_f64(v).unwrap_or(Duration::MAX)
+}
+
+fn output_path(args: &Args) -> Option<PathBuf> {
+    let dir = args.result_dir.clone();
+    match (&args.output, args.save_result) {
+        (Some(p), _) => Some(match (&dir, p.is_relative()) {
+            (Some(d), true) => d.join(p),
+            _ => p.clone(),
+        }),
+        (None, true) => {
+            let name = format!(
+                "servebench-run-{}.json",
+                chrono::Local::now().format("%Y%m%d-%H%M%S")
+            );
+            Some(dir.map_or_else(|| PathBuf::from(&name), |d| d.join(&name)))
+        }
+        (None, false) => None,
+    }
 }
 
 fn progress_bar(total: u64, quiet: bool) -> indicatif::ProgressBar {
@@ -160,9 +390,48 @@ fn progress_line(p: &Progress, total: u64) -> String {
     )
 }
 
-/// Run the benchmark; the output is the report block.
-pub fn run(args: &Args) -> Result<String, InputError> {
+/// Run the benchmark: the report on stdout, the exit status (0; 1 for bad input or a run in
+/// which nothing succeeded; 2 for usage; 130/143 when SIGINT/SIGTERM interrupted it).
+pub fn main(args: &Args) -> ExitCode {
+    match run(args) {
+        Ok((text, status)) => {
+            crate::print_stdout(&text).map_or(ExitCode::from(1), |()| ExitCode::from(status))
+        }
+        Err(Failure::Usage(e)) => e.exit(),
+        Err(Failure::Input(e)) => {
+            eprintln!("servebench: {e}");
+            ExitCode::from(1)
+        }
+    }
+}
+
+enum Failure {
+    Usage(clap::Error),
+    Input(InputError),
+}
+
+impl From<clap::Error> for Failure {
+    fn from(e: clap::Error) -> Self {
+        Failure::Usage(e)
+    }
+}
+
+impl From<InputError> for Failure {
+    fn from(e: InputError) -> Self {
+        Failure::Input(e)
+    }
+}
+
+fn run(args: &Args) -> Result<(String, u8), Failure> {
     let profile = profile(args)?;
+    let arrivals = arrivals(args, &profile);
+    let metrics = metrics(args)?;
+    let style = style(args, metrics.convention)?;
+    let out_path = output_path(args);
+    // Before anything is sent: a run that cannot be saved is not started.
+    if let Some(path) = &out_path {
+        bench::check_output(path).map_err(|e| InputError(format!("--output: {e}")))?;
+    }
     let mut http = HttpConfig::new(args.target.clone());
     http.endpoint = match args.endpoint {
         EndpointArg::Completions => Endpoint::Completions,
@@ -174,21 +443,36 @@ pub fn run(args: &Args) -> Result<String, InputError> {
         .clone()
         .or_else(|| std::env::var("OPENAI_API_KEY").ok())
         .filter(|k| !k.is_empty());
-    http.request_timeout = Some(seconds("timeout", args.timeout)?);
+    http.request_timeout = Some(seconds(args.timeout));
     http.continuous_usage = !args.no_continuous_usage;
-    let bench_args = BenchArgs {
-        http,
-        profile: profile.clone(),
-        max_requests: args.max_requests,
-        max_duration: args
-            .max_seconds
-            .map(|s| seconds("max-seconds", s))
-            .transpose()?,
-        max_concurrency: args.max_concurrency,
-        discover_model: true,
-        style: args.style.into(),
+    let stop = StopSignal::new();
+    let mut bench_args = BenchArgs::new(args.target.clone(), profile.clone());
+    bench_args.http = http;
+    bench_args.arrivals = arrivals;
+    bench_args.workload = WorkloadOptions {
+        range_ratio: args.range_ratio.unwrap_or(0.0),
+        sharegpt_seed: args.seed.unwrap_or(42),
+        ..WorkloadOptions::default()
     };
-    let total = profile.total_requests;
+    bench_args.max_requests = args.max_requests;
+    bench_args.max_duration = args.max_seconds.map(seconds);
+    bench_args.max_concurrency = args
+        .max_concurrency
+        .map(|c| usize::try_from(c).unwrap_or(usize::MAX));
+    bench_args.metrics = metrics;
+    bench_args.warmup_requests = args.warmup_requests;
+    bench_args.stop = Some(stop.clone());
+    bench_args.drain = seconds(args.drain_timeout);
+    bench_args.shard = args.shard;
+    bench_args.start_at = crate::shard::start_instant(args.shard, args.start_at.as_ref())?;
+
+    // A shard sends its part of the requests.
+    let total = match args.shard {
+        Some(shard) => shard
+            .indices(usize::try_from(profile.total_requests).unwrap_or(usize::MAX))
+            .count() as u64,
+        None => profile.total_requests,
+    };
     let bar = progress_bar(total, args.quiet);
     // Without a terminal the bar draws nothing: print a plain line now and then instead.
     let plain = !args.quiet && !std::io::stderr().is_terminal();
@@ -208,27 +492,29 @@ pub fn run(args: &Args) -> Result<String, InputError> {
             last = Some(*p);
         }
     };
+    let watch = signals::watch(stop.clone(), args.drain_timeout)
+        .map_err(|e| InputError(format!("bench: cannot watch for Ctrl-C: {e}")))?;
     let outcome = bench::run(&bench_args, &mut report);
+    drop(watch);
     bar.finish_and_clear();
     let mut run = outcome.map_err(|e| InputError(format!("bench: {e}")))?;
+    run.file.command_line = std::env::args().collect();
     if args.ci {
         let opts = servebench::noise::within::IntervalOptions::default();
+        let file = &mut run.file;
         if let Err(e) =
-            servebench::noise::within::attach_intervals(&run.records, &mut run.result, &opts)
+            servebench::noise::within::attach_intervals(&file.records, &mut file.result, &opts)
         {
             eprintln!("servebench: no confidence intervals: {e}");
         }
     }
+    let records = &run.file.records;
     if plain {
-        let failed = run
-            .records
-            .iter()
-            .filter(|r| !r.outcome.is_success())
-            .count();
+        let failed = records.iter().filter(|r| !r.outcome.is_success()).count();
         eprintln!(
             "servebench: finished: {} requests sent, {} succeeded, {failed} failed or incomplete",
-            run.records.len(),
-            run.records.len() - failed,
+            records.len(),
+            records.len() - failed,
         );
     }
     if let Some(why) = &run.aborted {
@@ -240,19 +526,37 @@ pub fn run(args: &Args) -> Result<String, InputError> {
     for f in &run.findings {
         eprintln!("{f}");
     }
-    if let Some(path) = &args.output {
+    if let Some(path) = &out_path {
         bench::save(path, &run).map_err(|e| InputError(e.to_string()))?;
         eprintln!(
-            "servebench: {} request records saved to {}",
-            run.records.len(),
-            path.display()
+            "servebench: {} request records saved to {}{}",
+            records.len(),
+            path.display(),
+            if run.file.status.is_complete() {
+                ""
+            } else {
+                " (marked interrupted)"
+            }
         );
+    }
+    let mut status = 0;
+    if let RunStatus::Interrupted { reason } = &run.file.status {
+        if let Some(sig) = stop.reason() {
+            eprintln!(
+                "servebench: interrupted by {sig}: the figures cover the requests sent before it"
+            );
+            status = signals::exit_status(&sig);
+        } else {
+            eprintln!("servebench: interrupted: {reason}");
+        }
     }
     // Nothing succeeded (an unreachable target, a wrong model, a server that fails every
     // request): that is an error, naming the target and the first reason.
-    if !run.records.is_empty() && run.records.iter().all(|r| !r.outcome.is_success()) {
-        let first = run
-            .records
+    if stop.reason().is_none()
+        && !records.is_empty()
+        && records.iter().all(|r| !r.outcome.is_success())
+    {
+        let first = records
             .iter()
             .find_map(|r| match &r.outcome {
                 servebench::record::Outcome::Error { message, .. } => Some(message.as_str()),
@@ -263,15 +567,15 @@ pub fn run(args: &Args) -> Result<String, InputError> {
         return Err(InputError(format!(
             "bench: no request to {} succeeded ({} failed; first: {first})",
             args.target,
-            run.records.len()
-        )));
+            records.len()
+        ))
+        .into());
     }
-    let block = text::render(&run.result, args.style.into()) + "\n";
+    let mut text = bench_output::render(&run.file.result, args.format, style)
+        .map_err(|e| InputError(format!("bench: {e}")))?;
     if args.ci {
-        return Ok(format!(
-            "{block}\n{}",
-            servebench::format::intervals::render(&run.result)
-        ));
+        text.push('\n');
+        text.push_str(&servebench::format::intervals::render(&run.file.result));
     }
-    Ok(block)
+    Ok((text, status))
 }

@@ -70,6 +70,14 @@ fn is_json(text: &str) -> bool {
 pub fn load(path: &str) -> Result<Vec<Loaded>, InputError> {
     let name = display_name(path);
     let text = read(path)?;
+    if crate::runfile_in::sniff(text.as_bytes()) {
+        let file = crate::runfile_in::read(&name, text.as_bytes())?;
+        return Ok(vec![Loaded {
+            result: file.result,
+            layout: None,
+            origin: name,
+        }]);
+    }
     if is_json(&text) {
         load_json(&name, &text)
     } else {

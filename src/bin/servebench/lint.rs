@@ -57,6 +57,16 @@ pub fn run(args: &Args) -> ExitCode {
                 return ExitCode::from(lint::EXIT_BAD_INPUT as u8);
             }
         };
+        if crate::runfile_in::sniff(&bytes) {
+            match crate::runfile_in::read(&name, &bytes) {
+                Ok(f) => runs.push(crate::runfile_in::lint(&name, &f, &opts)),
+                Err(e) => {
+                    eprintln!("servebench: {e}");
+                    return ExitCode::from(lint::EXIT_BAD_INPUT as u8);
+                }
+            }
+            continue;
+        }
         match lint::lint_bytes(&name, &bytes, &opts) {
             Ok(r) => runs.extend(r),
             Err(e) => {

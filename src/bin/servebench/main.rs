@@ -6,15 +6,24 @@
 
 #[cfg(feature = "http")]
 mod bench;
+#[cfg(feature = "http")]
+mod bench_output;
 mod compare;
 mod input;
 mod lint;
+mod merge;
 mod parse;
 mod profiles;
 mod render;
 mod report;
+mod runfile_in;
+#[cfg(feature = "http")]
+mod shard;
+#[cfg(feature = "http")]
+mod signals;
 #[cfg(all(feature = "study", unix))]
 mod study;
+mod values;
 
 use std::io::Write as _;
 use std::process::ExitCode;
@@ -46,7 +55,9 @@ enum Command {
     Lint(lint::Args),
     /// Benchmark an OpenAI-compatible server (vLLM, SGLang, the h200_server example).
     #[cfg(feature = "http")]
-    Bench(bench::Args),
+    Bench(Box<bench::Args>),
+    /// Merge the run files of a sharded run (`bench --shard K/N`) into one run file.
+    Merge(merge::Args),
     /// Run a tuning study (launching servers or on the simulator) and write its document.
     #[cfg(all(feature = "study", unix))]
     Study(study::Args),
@@ -65,25 +76,33 @@ fn main() -> ExitCode {
         // `study` has its own exit statuses (0, 1, 2, 130 when interrupted).
         #[cfg(all(feature = "study", unix))]
         Command::Study(a) => return study::run(&a),
+        // `bench` has its own exit statuses (130/143 when interrupted) and usage errors.
         #[cfg(feature = "http")]
-        Command::Bench(a) => bench::run(&a),
+        Command::Bench(a) => return bench::main(&a),
+        Command::Merge(a) => merge::run(&a),
     };
     match output {
-        Ok(text) => {
-            let mut out = std::io::stdout().lock();
-            match out.write_all(text.as_bytes()).and_then(|()| out.flush()) {
-                Ok(()) => ExitCode::SUCCESS,
-                // A closed pipe (`servebench parse … | head`) is not an error.
-                Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => ExitCode::SUCCESS,
-                Err(e) => {
-                    eprintln!("servebench: cannot write to stdout: {e}");
-                    ExitCode::from(1)
-                }
-            }
-        }
+        Ok(text) => match print_stdout(&text) {
+            Ok(()) => ExitCode::SUCCESS,
+            Err(()) => ExitCode::from(1),
+        },
         Err(e) => {
             eprintln!("servebench: {e}");
             ExitCode::from(1)
+        }
+    }
+}
+
+/// Writes `text` to stdout. A closed pipe (`servebench parse … | head`) is not an error;
+/// any other failure is reported on stderr and gives `Err`.
+fn print_stdout(text: &str) -> Result<(), ()> {
+    let mut out = std::io::stdout().lock();
+    match out.write_all(text.as_bytes()).and_then(|()| out.flush()) {
+        Ok(()) => Ok(()),
+        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Ok(()),
+        Err(e) => {
+            eprintln!("servebench: cannot write to stdout: {e}");
+            Err(())
         }
     }
 }

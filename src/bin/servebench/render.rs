@@ -30,7 +30,9 @@ pub struct Args {
     /// `-` or /dev/stdin reads stdin.
     #[arg(value_name = "FILE")]
     file: String,
-    /// Report style; default: the style each result was parsed from (GPUStack if none).
+    /// Report style; default: the style each result was parsed from, else the one whose
+    /// labels match its convention (vLLM's for vLLM's numbers), else GPUStack's. The vLLM
+    /// style refuses guidellm-convention numbers (its labels would misdescribe them).
     #[arg(long, value_enum)]
     style: Option<StyleArg>,
 }
@@ -44,21 +46,25 @@ pub fn run(args: &Args) -> Result<String, InputError> {
             input::display_name(&args.file)
         )));
     }
-    let blocks: Vec<String> = loaded
-        .iter()
-        .map(|l| match args.style {
-            // The block's own layout when it is of the style asked for (or none was asked).
-            Some(s) => match &l.layout {
-                Some(layout) if layout.style == Style::from(s) => {
-                    text::render_with(&l.result, layout)
-                }
-                _ => text::render(&l.result, s.into()),
-            },
-            None => match &l.layout {
-                Some(layout) => text::render_with(&l.result, layout),
-                None => text::render(&l.result, Style::Gpustack),
-            },
-        })
-        .collect();
+    let mut blocks: Vec<String> = Vec::with_capacity(loaded.len());
+    for l in &loaded {
+        // Without --style: the style the block was parsed from, else the one whose labels
+        // match the result's convention. A block is printed with its own layout when it is
+        // of the style asked for.
+        let style = match (args.style, &l.layout) {
+            (Some(s), _) => s.into(),
+            (None, Some(layout)) => layout.style,
+            (None, None) if l.result.meta.convention.is_some() => {
+                crate::runfile_in::style_for(l.result.meta.convention)
+            }
+            (None, None) => Style::Gpustack,
+        };
+        servebench::format::labels::check(&l.result, style)
+            .map_err(|e| InputError(format!("{}: {e}", l.origin)))?;
+        blocks.push(match &l.layout {
+            Some(layout) if layout.style == style => text::render_with(&l.result, layout),
+            _ => text::render(&l.result, style),
+        });
+    }
     Ok(blocks.join("\n\n") + "\n")
 }

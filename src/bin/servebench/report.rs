@@ -40,8 +40,10 @@ pub struct Args {
     /// printing the file's own aggregates.
     #[arg(long, value_enum)]
     convention: Option<ConventionArg>,
-    /// Percentiles for recomputed vLLM-style blocks (default: 99).
-    #[arg(long, value_delimiter = ',', value_name = "P,...")]
+    /// Percentiles for recomputed blocks (default: 99 for vllm, 95,99 for guidellm); each
+    /// in (0, 100].
+    #[arg(long, value_delimiter = ',', value_name = "P,...", requires = "convention",
+          allow_negative_numbers = true, value_parser = crate::values::percentile)]
     percentiles: Option<Vec<f64>>,
     /// Goodput SLOs for recomputed blocks, vLLM's syntax in ms (`"ttft:500 tpot:50 e2el:2000"`,
     /// inclusive); adds the `Request goodput (req/s)` row.
@@ -65,7 +67,12 @@ pub fn run(args: &Args) -> Result<String, InputError> {
         percentiles: args.percentiles.clone(),
         goodput: args.goodput,
     };
-    let blocks = report_bytes(&bytes, &opts).map_err(|e| InputError(format!("{name}: {e}")))?;
+    let blocks = if crate::runfile_in::sniff(&bytes) {
+        let file = crate::runfile_in::read(&name, &bytes)?;
+        vec![crate::runfile_in::report(&file, &opts)]
+    } else {
+        report_bytes(&bytes, &opts).map_err(|e| InputError(format!("{name}: {e}")))?
+    };
     match args.format {
         FormatArg::Text => Ok(render_report(&blocks)),
         FormatArg::Json => {

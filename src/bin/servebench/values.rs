@@ -1,0 +1,51 @@
+//! Value parsers for numeric flags: a bad value is a usage error (exit 2) naming the flag
+//! and saying what is expected.
+
+/// A positive finite number; `name` is for the message.
+pub fn positive_f64(name: &'static str) -> impl Fn(&str) -> Result<f64, String> + Clone {
+    move |s: &str| {
+        let v: f64 = s
+            .trim()
+            .parse()
+            .map_err(|e| format!("`{s}` is not a number: {e}"))?;
+        if v.is_finite() && v > 0.0 {
+            Ok(v)
+        } else {
+            Err(format!("{name} must be a positive number, got `{s}`"))
+        }
+    }
+}
+
+/// A request rate: a positive number, or `inf` (everything at once).
+pub fn rate(s: &str) -> Result<f64, String> {
+    if s.trim().eq_ignore_ascii_case("inf") {
+        return Ok(f64::INFINITY);
+    }
+    positive_f64("the request rate")(s).map_err(|e| format!("{e} (or `inf`: all at once)"))
+}
+
+/// A percentile in (0, 100].
+pub fn percentile(s: &str) -> Result<f64, String> {
+    let v: f64 = s
+        .trim()
+        .parse()
+        .map_err(|e| format!("`{s}` is not a number: {e}"))?;
+    if (0.0..=100.0).contains(&v) && v > 0.0 {
+        Ok(v)
+    } else {
+        Err(format!("a percentile is in (0, 100], got `{s}`"))
+    }
+}
+
+/// vLLM's range ratio, in [0, 1).
+pub fn range_ratio(s: &str) -> Result<f64, String> {
+    let v: f64 = s
+        .trim()
+        .parse()
+        .map_err(|e| format!("`{s}` is not a number: {e}"))?;
+    if (0.0..1.0).contains(&v) {
+        Ok(v)
+    } else {
+        Err(format!("the range ratio is in [0, 1), got `{s}`"))
+    }
+}
