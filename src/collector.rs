@@ -58,8 +58,7 @@ use std::time::{Duration, Instant};
 
 use serde::{Deserialize, Serialize};
 
-use crate::engine::Usage;
-use crate::record::{Chunk, ErrorKind, Outcome, RequestRecord};
+use crate::record::{Chunk, ErrorKind, Outcome, RequestRecord, Usage};
 use crate::stats::{nanos_u64, StatsError, Streaming};
 
 /// A source of timestamps: offsets from the run's start.

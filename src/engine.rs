@@ -44,14 +44,8 @@ pub struct EngineRequest {
     pub shared_prefix_tokens: u64,
 }
 
-/// Token usage as reported by the server.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct Usage {
-    /// `usage.prompt_tokens`.
-    pub prompt_tokens: Option<u64>,
-    /// `usage.completion_tokens`.
-    pub completion_tokens: Option<u64>,
-}
+/// Token usage as reported by the server (defined with the records that keep it).
+pub use crate::record::Usage;
 
 /// Something that happened to a request, stamped with engine-clock time.
 #[derive(Debug, Clone, PartialEq)]

@@ -79,6 +79,7 @@ pub mod format;
 pub mod http;
 pub mod import;
 pub mod lint;
+pub mod load;
 pub mod merge;
 pub mod metrics;
 pub mod noise;

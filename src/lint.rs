@@ -26,6 +26,7 @@
 //! | `inconsistent-totals` | warning | Token totals, request count, duration and the reported throughputs disagree by more than 2 % (tokens/duration vs output, total-token and request throughput). |
 //! | `percentile-order` | error | A summary whose percentiles are not non-decreasing, whose median is outside its neighbouring percentiles or differs from its p50, or whose mean/percentiles fall outside [min, max]. |
 //! | `zero-latency` | error | A TTFT or E2E latency mean/median of 0: impossible for requests that succeeded. |
+//! | `invalid-value` | error | A latency statistic, the duration or a throughput that is negative or infinite, or NaN although requests succeeded (a text report can print `nan`/`inf`, a Python client writes `NaN`). |
 //!
 //! [`lint_bytes`] / [`lint_path`] lint whole files as `servebench lint` does (text reports
 //! with the metadata written around each block, servebench JSON results, guidellm, vLLM and
@@ -89,11 +90,13 @@ pub enum Code {
     PercentileOrder,
     /// A zero TTFT or E2E latency.
     ZeroLatency,
+    /// A negative or non-finite latency, duration or throughput.
+    InvalidValue,
 }
 
 impl Code {
     /// Every code, in documentation order.
-    pub const ALL: [Code; 11] = [
+    pub const ALL: [Code; 12] = [
         Code::SingleIterationStreams,
         Code::TpotFromTtft,
         Code::ImpossiblePeak,
@@ -105,6 +108,7 @@ impl Code {
         Code::InconsistentTotals,
         Code::PercentileOrder,
         Code::ZeroLatency,
+        Code::InvalidValue,
     ];
 
     /// The stable kebab-case name (`single-iteration-streams`).
@@ -121,6 +125,7 @@ impl Code {
             Code::InconsistentTotals => "inconsistent-totals",
             Code::PercentileOrder => "percentile-order",
             Code::ZeroLatency => "zero-latency",
+            Code::InvalidValue => "invalid-value",
         }
     }
 }
@@ -271,7 +276,70 @@ pub fn lint_result(r: &BenchmarkResult, opts: &LintOptions) -> Vec<Finding> {
         }
     }
     zero_latency(r, &mut out);
+    invalid_values(r, &mut out);
     out
+}
+
+/// Negative or non-finite figures ([`Code::InvalidValue`]); NaN only where some request
+/// succeeded (vLLM prints `nan` for the latencies of a run without any).
+fn invalid_values(r: &BenchmarkResult, out: &mut Vec<Finding>) {
+    let none_succeeded = r.successful_requests == Some(0);
+    let mut check = |what: String, v: Option<f64>| {
+        let Some(v) = v else { return };
+        let why = if v.is_nan() {
+            if none_succeeded {
+                return;
+            }
+            "is NaN although requests succeeded"
+        } else if v.is_infinite() {
+            "is infinite"
+        } else if v < 0.0 {
+            "is negative"
+        } else {
+            return;
+        };
+        out.push(finding(
+            Code::InvalidValue,
+            Severity::Error,
+            format!("{what} {why}: no measurement gives that"),
+            vec![ev(&what, v)],
+        ));
+    };
+    check("duration_ms".into(), r.duration_ms);
+    for (name, v) in [
+        ("request_throughput_per_s", r.request_throughput_per_s),
+        ("output_throughput_per_s", r.output_throughput_per_s),
+        (
+            "total_token_throughput_per_s",
+            r.total_token_throughput_per_s,
+        ),
+        (
+            "peak_output_throughput_per_s",
+            r.peak_output_throughput_per_s,
+        ),
+    ] {
+        check(name.into(), v);
+    }
+    for (name, s) in [
+        ("E2EL", &r.e2el),
+        ("TTFT", &r.ttft),
+        ("TPOT", &r.tpot),
+        ("ITL", &r.itl),
+    ] {
+        let Some(s) = s else { continue };
+        for (stat, v) in [
+            ("mean", s.mean),
+            ("median", s.median),
+            ("std", s.std),
+            ("min", s.min),
+            ("max", s.max),
+        ] {
+            check(format!("{stat} {name} (ms)"), v);
+        }
+        for p in &s.percentiles {
+            check(format!("P{} {name} (ms)", p.p), p.value);
+        }
+    }
 }
 
 fn single_iteration_from_result(r: &BenchmarkResult, out: &mut Vec<Finding>) {
@@ -767,28 +835,13 @@ pub struct RunFindings {
     pub findings: Vec<Finding>,
 }
 
-/// Why a file could not be linted.
-#[derive(Debug, thiserror::Error)]
-pub enum LintInputError {
-    /// A result file that could not be imported.
-    #[error(transparent)]
-    Import(#[from] crate::import::ImportError),
-    /// A text report whose blocks could not be parsed.
-    #[error("{source_name}: {error}")]
-    Text {
-        /// The file.
-        source_name: String,
-        /// The parse error (with its line).
-        error: crate::format::text::ParseError,
-    },
-    /// No benchmark in the input.
-    #[error("{0}: no \"Serving Benchmark Result\" block or benchmark run found")]
-    Nothing(String),
-}
+/// Why a file could not be linted: the loader's error (see [`crate::load`]).
+pub type LintInputError = crate::load::LoadError;
 
-/// Lint every run in `bytes`: text reports ("Serving Benchmark Result" blocks, with the
-/// profile and parameters written around them), servebench JSON results, guidellm, vLLM
-/// and SGLang files (with their records when they have them).
+/// Lint every run in `bytes`, a file called `source_name`: everything [`crate::load`]
+/// reads (text reports with the profile and parameters written around each block,
+/// servebench results and run files, guidellm, vLLM, SGLang and aiperf files, with their
+/// records when they have them).
 ///
 /// ```
 /// let bytes = std::fs::read("tests/fixtures/seed.txt").unwrap();
@@ -797,62 +850,53 @@ pub enum LintInputError {
 /// assert_eq!(runs[0].run, "line 131");
 /// assert!(runs[0].findings.iter().any(|f| f.code.as_str() == "single-iteration-streams"));
 /// ```
+///
+/// # Errors
+///
+/// The loader's [`crate::load::LoadError`]: the file, what it was read as, and why it did
+/// not fit.
 pub fn lint_bytes(
     source_name: &str,
     bytes: &[u8],
     opts: &LintOptions,
 ) -> Result<Vec<RunFindings>, LintInputError> {
-    use crate::import::{detect, import_bytes, Format};
-    let runs = match detect(bytes) {
-        Some(Format::Text) | None => {
-            let text = String::from_utf8_lossy(bytes);
-            let blocks =
-                crate::format::text::parse(&text).map_err(|error| LintInputError::Text {
-                    source_name: source_name.to_string(),
-                    error,
-                })?;
-            let spans: Vec<(usize, usize)> =
-                blocks.iter().map(|b| (b.start_line, b.end_line)).collect();
-            let contexts = crate::format::doc::contexts(&text, &spans);
-            blocks
-                .into_iter()
-                .zip(contexts)
-                .map(|(b, ctx)| {
-                    let mut r = b.result;
-                    ctx.apply(&mut r.meta);
-                    RunFindings {
-                        source: source_name.to_string(),
-                        run: format!("line {}", b.start_line),
-                        findings: lint_result(&r, opts),
-                    }
-                })
-                .collect::<Vec<_>>()
-        }
-        Some(_) => import_bytes(bytes)?
-            .into_iter()
-            .map(|run| RunFindings {
-                source: source_name.to_string(),
-                findings: lint_run(&run.result, run.records.as_deref(), opts),
-                run: run.name,
-            })
-            .collect(),
-    };
-    if runs.is_empty() {
-        return Err(LintInputError::Nothing(source_name.to_string()));
-    }
-    Ok(runs)
+    let runs = crate::load::load(source_name, bytes)?;
+    Ok(lint_runs(&runs, opts))
+}
+
+/// Lint runs already loaded.
+pub fn lint_runs(runs: &[crate::load::Run], opts: &LintOptions) -> Vec<RunFindings> {
+    runs.iter()
+        .map(|run| RunFindings {
+            source: run.provenance.file.clone(),
+            findings: match &run.records {
+                Some(recs) if recs.interrupted.is_some() && opts.expected_requests.is_none() => {
+                    // An interrupted run is judged on the requests it sent.
+                    let sent = LintOptions {
+                        expected_requests: Some(recs.all.len() as u64),
+                        ..opts.clone()
+                    };
+                    lint_run(&run.result, Some(&recs.measured()), &sent)
+                }
+                Some(recs) => lint_run(&run.result, Some(&recs.measured()), opts),
+                None => lint_run(&run.result, None, opts),
+            },
+            run: run.name.clone(),
+        })
+        .collect()
 }
 
 /// [`lint_bytes`] on a file.
+///
+/// # Errors
+///
+/// As [`lint_bytes`], or the file cannot be read.
 pub fn lint_path(
     path: &std::path::Path,
     opts: &LintOptions,
 ) -> Result<Vec<RunFindings>, LintInputError> {
-    let bytes = std::fs::read(path).map_err(|source| crate::import::ImportError::Io {
-        file: path.to_path_buf(),
-        source,
-    })?;
-    lint_bytes(&path.display().to_string(), &bytes, opts)
+    let runs = crate::load::load_path(path)?;
+    Ok(lint_runs(&runs, opts))
 }
 
 /// One finding per line: `source: run: severity[code]: message (evidence)`.

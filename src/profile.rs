@@ -163,7 +163,8 @@ impl Profile {
 
     /// The seed's "Open-Source Replacement" command (`guidellm benchmark …`, guidellm ≤ 0.7),
     /// with `target` and `model_path` filled in. Pass `"${target}"` and `"${model_path}"` to
-    /// get the template as the seed prints it.
+    /// get the template as the seed prints it. A concurrency cap is set through guidellm's
+    /// `GUIDELLM__MAX_CONCURRENCY` setting (that command has no flag for it).
     ///
     /// ```
     /// use servebench::profile::Profile;
@@ -196,13 +197,16 @@ impl Profile {
             }
         }
         if let Some(c) = self.max_concurrency {
-            lines.insert(5, format!("  --max-concurrency {c}"));
+            // `guidellm benchmark` has no concurrency flag: its cap on requests in flight is
+            // the setting `max_concurrency` (512 in 0.5–0.6), read from the environment.
+            lines[0] = format!("GUIDELLM__MAX_CONCURRENCY={c} guidellm benchmark");
         }
         lines.join(" \\\n")
     }
 
     /// The same run in guidellm 0.8's `guidellm run` syntax (registry-typed `kind=…`
-    /// arguments), with `model_path` as the tokenizer.
+    /// arguments), with `model_path` as the tokenizer. A concurrency cap goes on the rate
+    /// profile (`--profile kind=constant,rate=R,max_concurrency=C`).
     ///
     /// ```
     /// use servebench::profile::Profile;
@@ -217,17 +221,19 @@ impl Profile {
             format!("  --backend kind=openai_http,target={target}"),
             format!("  --tokenizer kind=hf_auto,model={model_path}"),
             format!(
-                "  --profile kind=constant,rate={}",
-                crate::format::pyfmt::int_or_repr(self.request_rate)
+                "  --profile kind=constant,rate={}{}",
+                crate::format::pyfmt::int_or_repr(self.request_rate),
+                // The cap belongs to the rate profile; guidellm 0.8 has no
+                // `max_concurrency` constraint ("invalid kind 'max_concurrency'").
+                self.max_concurrency
+                    .map(|c| format!(",max_concurrency={c}"))
+                    .unwrap_or_default()
             ),
             format!(
                 "  --constraint kind=max_requests,count={}",
                 self.total_requests
             ),
         ];
-        if let Some(c) = self.max_concurrency {
-            lines.push(format!("  --constraint kind=max_concurrency,count={c}"));
-        }
         match &self.dataset {
             Dataset::ShareGpt { path } => lines.push(format!("  --data {}", sharegpt_arg(path))),
             Dataset::Random {

@@ -21,6 +21,15 @@ use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 
+/// Token usage as reported by the server (the `usage` object of the last SSE event).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Usage {
+    /// `usage.prompt_tokens`.
+    pub prompt_tokens: Option<u64>,
+    /// `usage.completion_tokens`.
+    pub completion_tokens: Option<u64>,
+}
+
 /// One streamed chunk (an SSE event carrying output): when it arrived and how many tokens
 /// it carried (1 for plain decoding, more with speculative decoding or stream intervals).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]

@@ -16,6 +16,8 @@
 //! `serde_json::to_string(&result)` is the documented, versioned JSON form; the field
 //! `schema_version` is [`SCHEMA_VERSION`] and readers reject versions outside
 //! [`MIN_SCHEMA_VERSION`]`..=`[`SCHEMA_VERSION`].
+//! Non-finite values (a text report can print `nan`, `inf`, `-inf`) are written as the
+//! strings `"nan"`, `"inf"` and `"-inf"`, so parse → JSON → render keeps them.
 //!
 //! | version | change |
 //! |---|---|
@@ -25,6 +27,8 @@
 use serde::{Deserialize, Serialize};
 
 use crate::profile::Profile;
+
+mod float;
 
 /// Version of the JSON form written by this crate. Bump on incompatible changes.
 pub const SCHEMA_VERSION: u32 = 2;
@@ -52,19 +56,19 @@ pub enum Convention {
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct Summary {
     /// Arithmetic mean, ms.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none", with = "float")]
     pub mean: Option<f64>,
     /// Median, ms.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none", with = "float")]
     pub median: Option<f64>,
     /// Standard deviation, ms (population std for the vLLM convention).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none", with = "float")]
     pub std: Option<f64>,
     /// Minimum, ms.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none", with = "float")]
     pub min: Option<f64>,
     /// Maximum, ms.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none", with = "float")]
     pub max: Option<f64>,
     /// Percentiles in the order a report lists them (p50, p90, p95, p99, p99.9, …).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
@@ -94,6 +98,7 @@ pub struct Percentile {
     /// The percentile rank, in percent (0–100).
     pub p: f64,
     /// The value, ms; `None` where the source printed `N/A`.
+    #[serde(default, with = "float")]
     pub value: Option<f64>,
 }
 
@@ -102,7 +107,7 @@ pub struct Percentile {
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct ExactFigures {
     /// Largest number of output tokens in any sliding 1-second window, tokens/s.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none", with = "float")]
     pub peak_output_tokens_per_s: Option<f64>,
     /// Largest number of requests in flight at one instant (sweep line over [send, end)).
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -161,10 +166,10 @@ pub struct BenchmarkResult {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub max_concurrency: Option<u64>,
     /// Configured request rate, requests/s (`None` for an infinite rate or when unknown).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none", with = "float")]
     pub request_rate_configured: Option<f64>,
     /// Benchmark duration, ms.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none", with = "float")]
     pub duration_ms: Option<f64>,
     /// Total prompt tokens of the successful requests.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -173,25 +178,25 @@ pub struct BenchmarkResult {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub total_output_tokens: Option<u64>,
     /// Successful requests per second.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none", with = "float")]
     pub request_throughput_per_s: Option<f64>,
     /// Requests per second that met the goodput SLOs.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none", with = "float")]
     pub request_goodput_per_s: Option<f64>,
     /// Input tokens per second (old vLLM reports print it).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none", with = "float")]
     pub input_throughput_per_s: Option<f64>,
     /// Output tokens per second.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none", with = "float")]
     pub output_throughput_per_s: Option<f64>,
     /// Peak output token throughput, tokens/s, as the convention defines it.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none", with = "float")]
     pub peak_output_throughput_per_s: Option<f64>,
     /// Peak concurrent requests, as the convention defines it.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none", with = "float")]
     pub peak_concurrent_requests: Option<f64>,
     /// Input + output tokens per second.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none", with = "float")]
     pub total_token_throughput_per_s: Option<f64>,
     /// End-to-end request latency, ms.
     #[serde(default, skip_serializing_if = "Option::is_none")]

@@ -193,7 +193,7 @@ fn bench_run_files_read_back_through_every_verb() {
 
 /// Starts a long bench, waits until the server has answered some requests, sends
 /// `signal`, and returns the process output and the run file.
-fn interrupted(signal: &str, drain: &str) -> (Output, RunFile, Duration) {
+fn interrupted(signal: &str, drain: &str) -> (Output, RunFile, Duration, String) {
     let server = Server::start(&["--speed", "1"]);
     let dir = temp_dir(&format!("sig-{signal}"));
     let out = dir.join("run.jsonl");
@@ -227,13 +227,14 @@ fn interrupted(signal: &str, drain: &str) -> (Output, RunFile, Duration) {
     let o = child.wait_with_output().unwrap();
     let waited = t0.elapsed();
     let run = RunFile::read(&out).unwrap_or_else(|e| panic!("{e}\n{}", out_err(&o).1));
+    let lint = out_err(&sb(&["lint", out.to_str().unwrap()])).0;
     let _ = std::fs::remove_dir_all(&dir);
-    (o, run, waited)
+    (o, run, waited, lint)
 }
 
 #[test]
 fn sigint_stops_sending_and_saves_the_run_marked_interrupted() {
-    let (o, run, waited) = interrupted("INT", "0.3");
+    let (o, run, waited, lint) = interrupted("INT", "0.3");
     let (stdout, stderr) = out_err(&o);
     assert_eq!(o.status.code(), Some(130), "{stderr}");
     assert_eq!(
@@ -265,6 +266,9 @@ fn sigint_stops_sending_and_saves_the_run_marked_interrupted() {
     assert_eq!(again.ttft, run.result.ttft);
     // The lints count an interrupted run against what it sent, not the 200 of the profile.
     assert!(!stderr.contains("requests=200"), "{stderr}");
+    // `servebench lint` of the saved file says the same.
+    assert!(lint.contains("run (interrupted: SIGINT)"), "{lint}");
+    assert!(!lint.contains("requests=200"), "{lint}");
     if stderr.contains("[partial-success]") {
         assert!(stderr.contains(&format!("requests={n}")), "{stderr}");
     }
@@ -272,7 +276,7 @@ fn sigint_stops_sending_and_saves_the_run_marked_interrupted() {
 
 #[test]
 fn sigterm_is_handled_like_sigint() {
-    let (o, run, _) = interrupted("TERM", "5");
+    let (o, run, _, _) = interrupted("TERM", "5");
     let (_, stderr) = out_err(&o);
     assert_eq!(o.status.code(), Some(143), "{stderr}");
     assert_eq!(
@@ -473,6 +477,44 @@ fn vllm_flag_names_formats_warmup_and_arrivals() {
     let p = run.result.ttft.as_ref().unwrap().percentile(99.9).unwrap();
     assert_eq!(col("p99.9_ttft_ms").parse::<f64>().unwrap(), p);
 
+    // --rate inf: everything scheduled at once; a burst of 20 above the cap of 4 shows
+    // vLLM's per-second peak above the cap, and bench says why.
+    let o = Command::new(BIN)
+        .args([
+            "bench",
+            "--quiet",
+            "--target",
+            &server.url,
+            "--result-filename",
+        ])
+        .arg(&out)
+        .args([
+            "--input-tokens",
+            "16",
+            "--output-tokens",
+            "32",
+            "--num-prompts",
+            "20",
+        ])
+        .args(["--request-rate", "inf", "--max-concurrency", "4"])
+        .output()
+        .unwrap();
+    let (_, stderr) = out_err(&o);
+    assert!(o.status.success(), "{stderr}");
+    let run = RunFile::read(&out).unwrap();
+    assert_eq!(
+        run.arrivals,
+        Some(servebench::driver::arrivals::Arrivals::AllAtOnce)
+    );
+    let first = run.records[0].scheduled_at;
+    assert!(first.is_some() && run.records.iter().all(|r| r.scheduled_at == first));
+    let peak = run.result.peak_concurrent_requests.unwrap();
+    if peak > 4.0 {
+        assert!(
+            stderr.contains("1-second bucket; the most in flight at one instant was 4"),
+            "{stderr}"
+        );
+    }
     // --format json: the result, as saved.
     let o = Command::new(BIN)
         .args(["bench", "--quiet", "--target", &server.url])
@@ -592,10 +634,11 @@ fn h200_server_help_is_not_an_error() {
     let o = Command::new(example_bin()).arg("--help").output().unwrap();
     let (stdout, stderr) = out_err(&o);
     assert_eq!(o.status.code(), Some(0), "{stderr}");
-    assert!(stdout.contains("--serve HOST:PORT"), "{stdout}");
+    assert!(stdout.contains("--serve <HOST:PORT>"), "{stdout}");
     assert!(stderr.is_empty(), "{stderr}");
     // A real mistake is still a usage error on stderr.
     let o = Command::new(example_bin()).arg("--bogus").output().unwrap();
     assert_eq!(o.status.code(), Some(2));
-    assert!(String::from_utf8_lossy(&o.stderr).contains("unknown argument"));
+    // clap's wording since the example parses its flags with clap.
+    assert!(String::from_utf8_lossy(&o.stderr).contains("unexpected argument '--bogus'"));
 }

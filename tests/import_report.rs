@@ -59,7 +59,7 @@ fn vllm_file_default_is_its_printed_report() {
     )
     .unwrap_err();
     assert!(
-        matches!(err.innermost(), ImportError::NoRecords { .. }),
+        matches!(err.import_error(), Some(ImportError::NoRecords { .. })),
         "{err}"
     );
     assert!(err.to_string().contains("--save-detailed"), "{err}");

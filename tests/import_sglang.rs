@@ -1,6 +1,7 @@
 //! SGLang bench_serving JSON Lines importer.
 
-use servebench::import::{self, sglang, Format, ImportError};
+use servebench::import::{sglang, ImportError};
+use servebench::load::{sniff, Format};
 use servebench::record::Outcome;
 
 /// Two runs as SGLang 0.5.x appends them (keys from `bench_serving.py`); the first with
@@ -14,7 +15,10 @@ const RUNS: &str = concat!(
 
 #[test]
 fn reads_runs_summaries_and_details() {
-    assert_eq!(import::detect(RUNS.as_bytes()), Some(Format::Sglang));
+    assert_eq!(
+        sniff("runs.jsonl", RUNS.as_bytes()).ok(),
+        Some(Format::SglangJsonl)
+    );
     let runs = sglang::from_slice(RUNS.as_bytes()).unwrap();
     assert_eq!(runs.len(), 2);
     let a = &runs[0].result;

@@ -3,7 +3,8 @@
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use servebench::import::{self, vllm, Format, ImportError, JsonErrorKind};
+use servebench::import::{vllm, ImportError, JsonErrorKind};
+use servebench::load::{sniff, Format};
 use servebench::record::Outcome;
 use servebench::result::Convention;
 
@@ -74,8 +75,8 @@ fn ascend_result_reads_every_row_of_its_report() {
     assert_eq!(run.metric_order, ["ttft", "tpot", "itl"]);
     assert!(run.records.is_none());
     assert_eq!(
-        import::detect(&std::fs::read(fixture(ASCEND)).unwrap()),
-        Some(Format::Vllm)
+        sniff(ASCEND, &std::fs::read(fixture(ASCEND)).unwrap()).ok(),
+        Some(Format::VllmJson)
     );
 }
 

@@ -535,6 +535,6 @@ fn cli_lint_exit_codes_and_formats() {
     assert_eq!(code, 1, "{err}");
     assert_eq!(
         err.trim_end(),
-        "servebench: <stdin>: no \"Serving Benchmark Result\" block or benchmark run found"
+        "servebench: <stdin>: line 1: not UTF-8 text (invalid byte at offset 0)"
     );
 }

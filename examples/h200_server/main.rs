@@ -1,285 +1,104 @@
-//! Simulated H200 serving Qwen3.5-35B-A3B with vLLM 0.17: runs the seed study end to end.
+//! Simulated vLLM 0.17 serving a Qwen3.5-family model on an H100 or H200: runs the seed
+//! study end to end, or any model, GPU, vLLM flags and load.
 //!
 //! ```text
 //! cargo run --release --example h200_server                  # the seed's study, its document
 //! cargo run --release --example h200_server -- --study studies/qwen3.5-h200-latency.toml
 //! cargo run --release --example h200_server -- --profile throughput --config optimized
 //! cargo run --release --example h200_server -- --fidelity    # simulated vs seed figures
+//! cargo run --release --example h200_server -- --model qwen3.5-9b --gpu h100 \
+//!     --profile sharegpt --rate 8 --requests 1000 \
+//!     --engine-args "--max-num-seqs=256 --speculative-config={\"method\":\"mtp\",\"num_speculative_tokens\":1}" \
+//!     --format json
 //! cargo run --release --example h200_server -- --serve 127.0.0.1:8000 --speed 10  # over HTTP
 //! ```
 //!
-//! Without `--profile`/`--config` (and without `--format json`, `--as-guidellm`,
-//! `--sharegpt`) it runs the study file `studies/qwen3.5-h200-throughput.toml` (or `--study
-//! FILE`) on the embedded simulator with [`servebench::study`] and prints the document in
-//! the seed's structure (what `servebench study run` writes as `STUDY.md`).
+//! Without a profile, configuration, other model, GPU, load or flags (and without `--format
+//! json`, `--as-guidellm`, `--sharegpt`, `--fidelity`) it runs the study file
+//! `studies/qwen3.5-h200-throughput.toml` (or `--study FILE`) on the embedded simulator with
+//! [`servebench::study`] and prints the document in the seed's structure (what `servebench
+//! study run` writes as `STUDY.md`).
 //!
-//! Flags: `--profile NAME` (sharegpt, throughput, long-context, generation-heavy, latency),
-//! `--config NAME` (baseline, quantization, prefix-cache, performance-mode, kv-fp8,
-//! optimized), `--seed N`, `--format text|json|markdown`, `--as-guidellm` (what guidellm +
-//! GPUStack would have reported), `--warm` (no cold start, see `starts_cold`), `--fidelity`
-//! (the simulated-vs-seed table), `--sharegpt FILE` (the real
-//! `ShareGPT_V3_unfiltered_cleaned_split.json` instead of the built-in length distribution;
-//! token counts are approximated, see `servebench::driver::workload`; `--sharegpt-filter
-//! vllm` applies `vllm bench serve`'s length filter, the default `none` keeps every
-//! two-turn conversation as guidellm did); `--serve HOST:PORT
-//! [--speed X] [--delta content|reasoning|reasoning_content] [--fault 500:N|cut:N:K|error:N:K]
-//! [--max-connections N] [--api-key KEY]` serves the simulator (`--config`, default baseline;
-//! warm) as an OpenAI-compatible streaming server (at most N connections at once, default
-//! 8192; with a key, `/v1/…` requests need `Authorization: Bearer KEY`).
+//! `--help` lists every flag. The simulator's flags are
+//! [`servebench::sim::cli::SimArgs`], the same as `servebench simulate`'s; `--serve
+//! HOST:PORT [--speed X] [--delta content|reasoning|reasoning_content] [--fault
+//! 500:N|cut:N:K|error:N:K] [--max-connections N] [--api-key KEY]` serves the simulator
+//! (the configuration the flags select, default baseline; warm) as an OpenAI-compatible
+//! streaming server (at most N connections at once, default 8192; with a key, `/v1/…`
+//! requests need `Authorization: Bearer KEY`).
 
-/// `writeln!` into the report buffer (a `String`: writing cannot fail).
-macro_rules! out {
-    ($w:expr) => {{
-        $w.push('\n');
-    }};
-    ($w:expr, $($t:tt)*) => {{
-        use std::fmt::Write as _;
-        let _ = writeln!($w, $($t)*);
-    }};
-}
-
-/// `write!` into the report buffer.
-macro_rules! outp {
-    ($w:expr, $($t:tt)*) => {{
-        use std::fmt::Write as _;
-        let _ = write!($w, $($t)*);
-    }};
-}
-
-mod report;
 #[cfg(feature = "http")]
 mod serve;
 
 use std::process::ExitCode;
 
-use servebench::compare::gpustack::{conclusion_row, speed_summary, ConclusionTable};
-use servebench::driver::{workload::ShareGptFilter, DriverError, RunOutput};
-use servebench::format::text::{self, Style};
-use servebench::profile::{Dataset, Profile};
-use servebench::result::BenchmarkResult;
-use servebench::sim::run::{
-    guidellm_view, simulate, simulate_with, SEED_BASELINE_S, SEED_OPTIMIZED_S,
-};
-use servebench::sim::{Config, CONFIG_NAMES};
+use clap::Parser;
+use servebench::sim::cli::{report, Format, SimArgs};
 
 /// `--max-connections` default of `--serve`: thousands of open streams (the library's own
 /// default is 1024); the file-descriptor limit is raised to fit where the hard limit allows.
 #[cfg(feature = "http")]
 const DEFAULT_MAX_CONNECTIONS: usize = 8192;
 
-#[derive(Debug, Clone, Copy, PartialEq)]
-enum Format {
-    Text,
-    Json,
-    Markdown,
-}
-
-#[derive(Debug)]
+/// Simulated vLLM serving Qwen3.5 on an H100/H200: the seed study, any load, or an
+/// OpenAI-compatible server.
+#[derive(Debug, Parser)]
+#[command(name = "h200_server")]
 struct Args {
-    profile: Option<String>,
-    config: Option<String>,
-    seed: u64,
-    format: Format,
-    as_guidellm: bool,
-    fidelity: bool,
-    warm: bool,
-    sharegpt: Option<std::path::PathBuf>,
-    sharegpt_filter: ShareGptFilter,
+    #[command(flatten)]
+    sim: SimArgs,
+    /// Serve the simulator over HTTP at HOST:PORT instead of running a study.
+    #[arg(long, value_name = "HOST:PORT")]
     serve: Option<std::net::SocketAddr>,
+    /// Run this study file on the simulator and print its document (default: the seed's,
+    /// studies/qwen3.5-h200-throughput.toml, when no profile, configuration or load is
+    /// asked for).
+    #[arg(long, value_name = "FILE")]
     study: Option<std::path::PathBuf>,
+    /// With --serve: virtual seconds per wall second.
+    #[arg(long, default_value_t = 1.0, value_parser = positive_speed)]
     speed: f64,
+    /// With --serve: the chat delta field reasoning tokens stream in.
     #[cfg(feature = "http")]
+    #[arg(long, value_parser = servebench::sim::serve::parse_delta)]
     delta: Option<servebench::http::server::DeltaField>,
+    /// With --serve: inject a fault (500:N, cut:N:K, error:N:K).
     #[cfg(feature = "http")]
+    #[arg(long, value_parser = parse_fault)]
     fault: Option<servebench::http::server::Fault>,
+    /// With --serve: connections served at once.
     #[cfg(feature = "http")]
+    #[arg(long, default_value_t = DEFAULT_MAX_CONNECTIONS, value_parser = positive_usize)]
     max_connections: usize,
+    /// With --serve: require `Authorization: Bearer KEY` on /v1/ routes.
     #[cfg(feature = "http")]
+    #[arg(long)]
     api_key: Option<String>,
+    /// With --serve: record every request's server-side timeline, serve it at
+    /// `GET /timeline` and write it to FILE (JSON Lines) on SIGTERM/SIGINT.
+    #[cfg(feature = "http")]
+    #[arg(long, value_name = "FILE")]
+    timeline: Option<std::path::PathBuf>,
 }
 
-const USAGE: &str = "usage: h200_server [--study FILE]\n       h200_server [--profile NAME] [--config NAME] [--seed N] [--format text|json|markdown] [--as-guidellm] [--warm] [--sharegpt FILE [--sharegpt-filter none|vllm]] [--fidelity]\n       h200_server --serve HOST:PORT [--speed X] [--config NAME] [--delta content|reasoning|reasoning_content] [--fault 500:N|cut:N:K|error:N:K] [--max-connections N] [--api-key KEY]";
-
-fn parse_args(it: impl Iterator<Item = String>) -> Result<Args, String> {
-    // `--flag=value` is `--flag value` (as vLLM accepts both; study files use `=`).
-    let mut it = it
-        .flat_map(|a| match a.split_once('=') {
-            Some((k, v)) if k.starts_with("--") => vec![k.to_string(), v.to_string()],
-            _ => vec![a],
-        })
-        .collect::<Vec<_>>()
-        .into_iter();
-    let mut a = Args {
-        profile: None,
-        config: None,
-        seed: 0,
-        format: Format::Text,
-        as_guidellm: false,
-        fidelity: false,
-        warm: false,
-        sharegpt: None,
-        sharegpt_filter: ShareGptFilter::None,
-        serve: None,
-        study: None,
-        speed: 1.0,
-        #[cfg(feature = "http")]
-        delta: None,
-        #[cfg(feature = "http")]
-        fault: None,
-        #[cfg(feature = "http")]
-        max_connections: DEFAULT_MAX_CONNECTIONS,
-        #[cfg(feature = "http")]
-        api_key: None,
-    };
-    while let Some(arg) = it.next() {
-        let mut value = |name: &str| it.next().ok_or(format!("{name} needs a value"));
-        match arg.as_str() {
-            "--profile" => {
-                let v = value("--profile")?;
-                Profile::preset(&v).map_err(|e| e.to_string())?;
-                a.profile = Some(v);
-            }
-            "--config" => {
-                let v = value("--config")?;
-                if Config::named(&v).is_none() {
-                    return Err(format!(
-                        "unknown config `{v}` (known: {})",
-                        CONFIG_NAMES.join(", ")
-                    ));
-                }
-                a.config = Some(v);
-            }
-            "--seed" => {
-                let v = value("--seed")?;
-                a.seed = v
-                    .parse()
-                    .map_err(|_| format!("--seed: not a number: `{v}`"))?;
-            }
-            "--format" => {
-                a.format = match value("--format")?.as_str() {
-                    "text" => Format::Text,
-                    "json" => Format::Json,
-                    "markdown" => Format::Markdown,
-                    other => {
-                        return Err(format!(
-                            "--format: unknown format `{other}` (text, json, markdown)"
-                        ))
-                    }
-                }
-            }
-            "--as-guidellm" => a.as_guidellm = true,
-            "--fidelity" => a.fidelity = true,
-            "--warm" => a.warm = true,
-            "--sharegpt" => a.sharegpt = Some(value("--sharegpt")?.into()),
-            "--study" => a.study = Some(value("--study")?.into()),
-            "--sharegpt-filter" => {
-                a.sharegpt_filter = match value("--sharegpt-filter")?.as_str() {
-                    "none" => ShareGptFilter::None,
-                    "vllm" => ShareGptFilter::Vllm,
-                    other => {
-                        return Err(format!(
-                            "--sharegpt-filter: `{other}` is not one of none, vllm"
-                        ))
-                    }
-                }
-            }
-            "--serve" => {
-                let v = value("--serve")?;
-                a.serve = Some(
-                    v.parse()
-                        .map_err(|_| format!("--serve: not an address (HOST:PORT): `{v}`"))?,
-                );
-            }
-            "--speed" => {
-                let v = value("--speed")?;
-                a.speed = v
-                    .parse()
-                    .ok()
-                    .filter(|s: &f64| s.is_finite() && *s > 0.0)
-                    .ok_or(format!("--speed: not a positive number: `{v}`"))?;
-            }
-            #[cfg(feature = "http")]
-            "--delta" => a.delta = Some(servebench::sim::serve::parse_delta(&value("--delta")?)?),
-            #[cfg(feature = "http")]
-            "--fault" => {
-                let v = value("--fault")?;
-                a.fault = Some(v.parse().map_err(|e| format!("--fault: {e}"))?);
-            }
-            #[cfg(feature = "http")]
-            "--max-connections" => {
-                let v = value("--max-connections")?;
-                a.max_connections = v
-                    .parse()
-                    .ok()
-                    .filter(|&n: &usize| n >= 1)
-                    .ok_or(format!("--max-connections: not a positive integer: `{v}`"))?;
-            }
-            #[cfg(feature = "http")]
-            "--api-key" => a.api_key = Some(value("--api-key")?).filter(|k| !k.is_empty()),
-            "-h" | "--help" => return Err(USAGE.to_string()),
-            other => return Err(format!("unknown argument `{other}`\n{USAGE}")),
-        }
-    }
-    Ok(a)
+fn positive_speed(v: &str) -> Result<f64, String> {
+    v.parse()
+        .ok()
+        .filter(|s: &f64| s.is_finite() && *s > 0.0)
+        .ok_or(format!("not a positive number: `{v}`"))
 }
 
-fn preset(name: &str) -> Profile {
-    match Profile::preset(name) {
-        Ok(p) => p,
-        Err(e) => panic!("{e}"),
-    }
+#[cfg(feature = "http")]
+fn positive_usize(v: &str) -> Result<usize, String> {
+    v.parse()
+        .ok()
+        .filter(|&n: &usize| n >= 1)
+        .ok_or(format!("not a positive integer: `{v}`"))
 }
 
-fn config(name: &str) -> Config {
-    match Config::named(name) {
-        Some(c) => c,
-        None => panic!("unknown config {name}"),
-    }
-}
-
-/// The result to print: servebench's true figures, or guidellm's view of the same run.
-fn shown(out: &RunOutput, profile: &Profile, seed: u64, as_guidellm: bool) -> BenchmarkResult {
-    if as_guidellm {
-        guidellm_view(out, profile, seed)
-    } else {
-        out.result.clone()
-    }
-}
-
-fn print_result(w: &mut String, r: &BenchmarkResult, format: Format) {
-    match format {
-        Format::Text => out!(w, "{}", text::render(r, Style::Gpustack)),
-        Format::Markdown => outp!(w, "{}", report::markdown(r)),
-        Format::Json => {}
-    }
-}
-
-/// The simulated-vs-seed fidelity table (Markdown).
-fn fidelity(seed: u64) -> Result<String, DriverError> {
-    let mut w = String::new();
-    let w = &mut w;
-    out!(w, "| Profile | duration sim / seed (s) | mean TTFT sim / seed (s) | mean E2E sim / seed (s) | optimized duration sim / seed (s) |");
-    out!(w, "|---|---|---|---|---|");
-    for ((name, dur, ttft, e2e), (_, odur)) in SEED_BASELINE_S.iter().zip(SEED_OPTIMIZED_S.iter()) {
-        let p = preset(name);
-        let bo = simulate(&p, &config("baseline"), seed, false)?;
-        let b = bo.result;
-        let o = simulate(&p, &config("optimized"), seed, false)?.result;
-        let pct = |a: f64, b: f64| (a / b - 1.0) * 100.0;
-        let bd = b.duration_s().unwrap_or(0.0);
-        let bt = b.ttft.as_ref().and_then(|s| s.mean).unwrap_or(0.0) / 1000.0;
-        let be = b.e2el.as_ref().and_then(|s| s.mean).unwrap_or(0.0) / 1000.0;
-        let od = o.duration_s().unwrap_or(0.0);
-        out!(w,
-            "| {} | {bd:.2} / {dur:.2} ({:+.1}%) | {bt:.2} / {ttft:.2} ({:+.1}%) | {be:.2} / {e2e:.2} ({:+.1}%) | {od:.2} / {odur:.2} ({:+.1}%) |",
-            p.title(),
-            pct(bd, *dur),
-            pct(bt, *ttft),
-            pct(be, *e2e),
-            pct(od, *odur)
-        );
-    }
-    Ok(std::mem::take(w))
+#[cfg(feature = "http")]
+fn parse_fault(v: &str) -> Result<servebench::http::server::Fault, String> {
+    v.parse().map_err(|e| format!("{e}"))
 }
 
 /// The seed's study file, shipped in the repository.
@@ -288,15 +107,25 @@ const SEED_STUDY: &str = include_str!(concat!(
     "/studies/qwen3.5-h200-throughput.toml"
 ));
 
-/// Whether the arguments ask for the study document (no single profile or config, no JSON,
-/// no guidellm view, no ShareGPT file).
+/// Whether the arguments ask for the study document: `--study FILE`, or none of a single
+/// profile or config, another model, GPU, load or flags, JSON, the guidellm view, a ShareGPT
+/// file or the fidelity table.
 fn wants_document(args: &Args) -> bool {
+    let s = &args.sim;
     args.study.is_some()
-        || (args.profile.is_none()
-            && args.config.is_none()
-            && args.format != Format::Json
-            && !args.as_guidellm
-            && args.sharegpt.is_none())
+        || (s.profile.is_none()
+            && s.config.is_none()
+            && s.engine_args.is_none()
+            && s.model == "qwen3.5-35b-a3b"
+            && s.gpu == "h200"
+            && s.rate.is_none()
+            && s.requests.is_none()
+            && s.input_tokens.is_none()
+            && s.output_tokens.is_none()
+            && s.format != Format::Json
+            && !s.as_guidellm
+            && !s.fidelity
+            && s.sharegpt.is_none())
 }
 
 /// Runs the study file (the seed's, or `--study FILE`) on the simulator: its document.
@@ -319,116 +148,8 @@ fn study_document(_: &Args) -> Result<String, String> {
     Err("the study document needs the `study` feature (on by default)".into())
 }
 
-/// The study's whole report: every run's block, then (for two configs) the conclusion
-/// table and the summary lines.
-fn study(args: &Args) -> Result<String, DriverError> {
-    let mut w = String::new();
-    let w = &mut w;
-    let mut profiles: Vec<Profile> = match &args.profile {
-        Some(p) => vec![preset(p)],
-        None => Profile::seed_study(),
-    };
-    if let Some(path) = &args.sharegpt {
-        for p in &mut profiles {
-            if let Dataset::ShareGpt { path: slot } = &mut p.dataset {
-                *slot = Some(path.clone());
-            }
-        }
-    }
-    let configs: Vec<Config> = match &args.config {
-        Some(c) => vec![config(c)],
-        None => vec![config("baseline"), config("optimized")],
-    };
-    let single = profiles.len() == 1 && configs.len() == 1;
-    let headings = !single && args.format != Format::Json;
-    let mut table = Vec::new();
-    let mut all = Vec::new();
-    for p in &profiles {
-        let mut results = Vec::new();
-        if headings {
-            out!(w, "{} Profile\n", p.title());
-        }
-        for c in &configs {
-            let out = simulate_with(p, c, args.seed, args.warm, args.sharegpt_filter)?;
-            if headings {
-                let who = match c.name {
-                    "baseline" => "Baseline",
-                    "optimized" => "Optimized",
-                    other => other,
-                };
-                out!(w, "{who} Backend Parameters:\n");
-                for b in c.backend_parameters() {
-                    out!(w, "{b}");
-                }
-                out!(w, "\n{who} benchmark result\n");
-            }
-            let r = shown(&out, p, args.seed, args.as_guidellm);
-            print_result(w, &r, args.format);
-            if headings {
-                out!(w);
-            }
-            results.push(r);
-        }
-        table.push((p.title(), results));
-    }
-    if args.format == Format::Json {
-        for (_, rs) in &table {
-            all.extend(rs.iter().cloned());
-        }
-        let json = if single {
-            all.first().map(serde_json::to_string_pretty)
-        } else {
-            Some(serde_json::to_string_pretty(&all))
-        };
-        match json {
-            Some(Ok(s)) => out!(w, "{s}"),
-            Some(Err(e)) => eprintln!("h200_server: cannot serialize the results: {e}"),
-            None => {}
-        }
-        return Ok(std::mem::take(w));
-    }
-    if single || configs.len() < 2 {
-        return Ok(std::mem::take(w));
-    }
-    let rows: Vec<_> = table
-        .iter()
-        .map(|(title, r)| conclusion_row(&format!("{title} Profile"), &r[0], &r[1]))
-        .collect();
-    let conclusion = ConclusionTable::new(rows);
-    out!(
-        w,
-        "Comparison of benchmark results before and after optimization:\n"
-    );
-    match args.format {
-        Format::Markdown => outp!(w, "{}", conclusion.markdown()),
-        _ => outp!(w, "{}", conclusion.text()),
-    }
-    out!(w);
-    for (title, r) in &table {
-        let runs = [(configs[0].name, &r[0]), (configs[1].name, &r[1])];
-        if let Some(s) = speed_summary(&runs) {
-            match args.format {
-                Format::Markdown => out!(w, "{title}: {}", s.markdown()),
-                _ => out!(w, "{title} Profile {}", s.text()),
-            }
-        }
-    }
-    Ok(std::mem::take(w))
-}
-
 fn main() -> ExitCode {
-    let args = match parse_args(std::env::args().skip(1)) {
-        Ok(a) => a,
-        // `--help` is not an error: the usage on stdout, status 0.
-        Err(msg) if msg == USAGE => {
-            println!("{USAGE}");
-            return ExitCode::SUCCESS;
-        }
-        Err(msg) => {
-            eprintln!("h200_server: {msg}");
-            return ExitCode::from(2);
-        }
-    };
+    let args = Args::parse();
     if let Some(addr) = args.serve {
         #[cfg(not(feature = "http"))]
         {
@@ -444,28 +165,35 @@ fn main() -> ExitCode {
                 delta: args.delta,
                 fault: args.fault,
                 max_connections: args.max_connections,
-                api_key: args.api_key.clone(),
+                api_key: args.api_key.clone().filter(|k| !k.is_empty()),
             };
-            let config = config(args.config.as_deref().unwrap_or("baseline"));
-            if let Err(e) = serve::run(config, &serve_args) {
+            let config = match args.sim.configs() {
+                Ok(c) => c.into_iter().next(),
+                Err(e) => {
+                    eprintln!("h200_server: {e}");
+                    return ExitCode::from(2);
+                }
+            };
+            let Some(config) = config else {
+                return ExitCode::from(2);
+            };
+            if let Err(e) = serve::run(config, &serve_args, args.timeline.as_deref()) {
                 eprintln!("h200_server: {e}");
                 return ExitCode::from(1);
             }
             return ExitCode::SUCCESS;
         }
     }
-    let res = if args.fidelity {
-        fidelity(args.seed).map_err(|e| e.to_string())
-    } else if wants_document(&args) {
+    let res = if wants_document(&args) {
         study_document(&args)
     } else {
-        study(&args).map_err(|e| e.to_string())
+        report(&args.sim, &mut std::io::stderr()).map_err(|e| e.to_string())
     };
     match res {
-        Ok(report) => {
+        Ok(text) => {
             use std::io::Write as _;
             // A closed stdout (`| head`) is not an error.
-            let _ = std::io::stdout().lock().write_all(report.as_bytes());
+            let _ = std::io::stdout().lock().write_all(text.as_bytes());
             ExitCode::SUCCESS
         }
         Err(e) => {
@@ -481,10 +209,29 @@ mod tests {
     //! `tests/sim_fidelity.rs`.
 
     use super::*;
+    use servebench::format::text::{self, Style};
+    use servebench::profile::Profile;
+    use servebench::result::BenchmarkResult;
+    use servebench::sim::cli::FilterArg;
+    use servebench::sim::run::simulate;
+    use servebench::sim::Config;
+
+    fn parse_args(argv: impl Iterator<Item = String>) -> Result<Args, String> {
+        Args::try_parse_from(std::iter::once("h200_server".to_string()).chain(argv))
+            .map_err(|e| e.to_string())
+    }
+
+    fn preset(name: &str) -> Profile {
+        Profile::preset(name).unwrap()
+    }
+
+    fn config(name: &str) -> Config {
+        Config::named(name).unwrap()
+    }
 
     fn report_for(argv: &[&str]) -> String {
         let args = parse_args(argv.iter().map(|s| s.to_string())).unwrap();
-        study(&args).unwrap()
+        report(&args.sim, &mut Vec::new()).unwrap()
     }
 
     #[test]
@@ -564,6 +311,11 @@ mod tests {
             &["--profile", "latency"],
             &["--config", "baseline"],
             &["--as-guidellm"],
+            &["--fidelity"],
+            &["--model", "qwen3.5-9b"],
+            &["--gpu", "h100"],
+            &["--rate", "8"],
+            &["--engine-args", "--max-num-seqs=256"],
         ] {
             assert!(!wants_document(&a(argv)), "{argv:?}");
         }
@@ -664,9 +416,9 @@ mod tests {
             "json",
         ])
         .unwrap();
-        assert_eq!(ok.profile.as_deref(), Some("throughput"));
-        assert_eq!(ok.config.as_deref(), Some("kv-fp8"));
-        assert_eq!((ok.seed, ok.format), (7, Format::Json));
+        assert_eq!(ok.sim.profile.as_deref(), Some("throughput"));
+        assert_eq!(ok.sim.config.as_deref(), Some("kv-fp8"));
+        assert_eq!((ok.sim.seed, ok.sim.format), (7, Format::Json));
         assert!(a(&["--config", "turbo"])
             .unwrap_err()
             .contains("unknown config"));
@@ -690,14 +442,92 @@ mod tests {
         assert!(a(&["--speed", "0"]).is_err());
         assert!(a(&["--sharegpt"]).is_err());
         assert_eq!(
-            a(&["--sharegpt-filter", "vllm"]).unwrap().sharegpt_filter,
-            ShareGptFilter::Vllm
+            a(&["--sharegpt-filter", "vllm"])
+                .unwrap()
+                .sim
+                .sharegpt_filter,
+            FilterArg::Vllm
         );
         assert!(a(&["--sharegpt-filter", "sglang"]).is_err());
-        assert!(a(&["--warm"]).unwrap().warm);
-        // `--flag=value` is `--flag value`.
+        assert!(a(&["--warm"]).unwrap().sim.warm);
+        // `--flag=value` is `--flag value` (study files write flags with `=`).
         let eq = a(&["--config=optimized", "--seed=3"]).unwrap();
-        assert_eq!((eq.config.as_deref(), eq.seed), (Some("optimized"), 3));
+        assert_eq!(
+            (eq.sim.config.as_deref(), eq.sim.seed),
+            (Some("optimized"), 3)
+        );
         assert!(a(&["--seed"]).is_err());
+        // clap's --help is a "success" error (exit 0, on stdout) listing the new flags.
+        let help = Args::try_parse_from(["h200_server", "--help"]).unwrap_err();
+        assert_eq!(help.kind(), clap::error::ErrorKind::DisplayHelp);
+        assert_eq!(help.exit_code(), 0);
+        for flag in [
+            "--engine-args",
+            "--model",
+            "--gpu",
+            "--rate",
+            "--input-tokens",
+        ] {
+            assert!(help.to_string().contains(flag), "{flag}");
+        }
+        let custom = a(&[
+            "--model",
+            "qwen3.5-9b",
+            "--gpu",
+            "h100",
+            "--rate",
+            "8",
+            "--requests",
+            "1000",
+            "--engine-args",
+            "--max-num-seqs=256 --frobnicate",
+        ])
+        .unwrap();
+        assert_eq!(
+            custom.sim.engine_args.as_deref(),
+            Some("--max-num-seqs=256 --frobnicate")
+        );
+        assert!(a(&["--rate", "0"]).is_err());
+        assert!(a(&["--requests", "0"]).is_err());
+    }
+
+    #[test]
+    fn a_custom_model_gpu_load_and_flags_print_one_result_and_list_ignored_flags() {
+        let args = parse_args(
+            [
+                "--model",
+                "Qwen/Qwen3.5-9B",
+                "--gpu",
+                "h100",
+                "--profile",
+                "sharegpt",
+                "--rate",
+                "8",
+                "--requests",
+                "40",
+                "--engine-args",
+                "--max-num-seqs=256 --frobnicate",
+                "--format",
+                "json",
+            ]
+            .iter()
+            .map(|s| s.to_string()),
+        )
+        .unwrap();
+        let mut notes = Vec::new();
+        let json = report(&args.sim, &mut notes).unwrap();
+        let r: BenchmarkResult = serde_json::from_str(&json).unwrap();
+        assert_eq!(r.successful_requests, Some(40));
+        assert_eq!(r.meta.model.as_deref(), Some("Qwen/Qwen3.5-9B"));
+        assert_eq!(
+            r.meta.backend_parameters,
+            vec!["--max-num-seqs=256".to_string()]
+        );
+        assert!(r.meta.engine.as_deref().unwrap_or("").contains("H100"));
+        let notes = String::from_utf8(notes).unwrap();
+        assert!(notes.contains("(ignored): --frobnicate"), "{notes}");
+        // 40 requests at 8 req/s: about 5 s of arrivals plus the last request's latency.
+        let d = r.duration_s().unwrap();
+        assert!((4.8..40.0).contains(&d), "{d}");
     }
 }

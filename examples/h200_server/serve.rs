@@ -3,8 +3,14 @@
 //! not use) and serving until the process is stopped. The server itself is
 //! [`servebench::sim::serve`].
 
+use std::path::Path;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::time::Duration;
+
+use servebench::http::{server, timeline};
 use servebench::sim::serve::{self, ServeArgs};
-use servebench::sim::Config;
+use servebench::sim::{Config, H200Sim};
 
 /// File descriptors the server needs beside its connections (listener, runtime, stdio).
 const SPARE_FDS: u64 = 64;
@@ -64,25 +70,36 @@ pub fn connection_cap(max_connections: usize) -> (usize, Option<String>) {
     }
 }
 
-/// Serve until the process is stopped.
-pub fn run(config: Config, args: &ServeArgs) -> Result<(), String> {
+/// Serve until the process is stopped. With `timeline`, the server records every request
+/// (`GET /timeline` serves them) and, on SIGTERM or SIGINT, writes them to that file
+/// (atomically, JSON Lines; see `servebench::http::timeline`) before exiting.
+pub fn run(config: Config, args: &ServeArgs, timeline: Option<&Path>) -> Result<(), String> {
     let mut args = args.clone();
     let (cap, warning) = connection_cap(args.max_connections);
     args.max_connections = cap;
     if let Some(w) = warning {
         eprintln!("h200_server: {w}");
     }
-    let opts = serve::options(&config, &args);
-    let handle = serve::spawn(&config, &args)?;
+    let mut opts = serve::options(&config, &args);
+    opts.record_timeline = timeline.is_some();
+    // Served warm, like `serve::spawn`: a server someone is already talking to.
+    let handle = server::spawn(
+        H200Sim::new(config.clone()).warmed_up(),
+        args.addr,
+        args.speed,
+        opts.clone(),
+    )
+    .map_err(|e| e.to_string())?;
     eprintln!(
         "h200_server: serving {} ({} config) on http://{} at {}x speed; chat deltas in `{:?}`; \
-         routes /health /metrics /v1/models /v1/completions /v1/chat/completions; \
+         routes /health /metrics /v1/models /v1/completions /v1/chat/completions{}; \
          at most {} connections{}",
         opts.model,
         config.name,
         handle.local_addr(),
         args.speed,
         opts.delta_field,
+        if timeline.is_some() { " /timeline" } else { "" },
         opts.max_connections,
         if opts.api_key.is_some() {
             "; API key required"
@@ -90,8 +107,40 @@ pub fn run(config: Config, args: &ServeArgs) -> Result<(), String> {
             ""
         }
     );
-    handle.wait();
+    let Some(path) = timeline else {
+        handle.wait();
+        return Ok(());
+    };
+    let stop = stop_flag()?;
+    while !stop.load(Ordering::Relaxed) {
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let entries = timeline::entries(&handle.timeline(), handle.origin(), handle.speed());
+    handle.shutdown();
+    timeline::write_file(path, &entries).map_err(|e| format!("--timeline: {e}"))?;
+    eprintln!(
+        "h200_server: wrote {} requests to {}",
+        entries.len(),
+        path.display()
+    );
     Ok(())
+}
+
+/// A flag raised by SIGTERM or SIGINT.
+#[cfg(unix)]
+fn stop_flag() -> Result<Arc<AtomicBool>, String> {
+    let stop = Arc::new(AtomicBool::new(false));
+    for sig in [signal_hook::consts::SIGTERM, signal_hook::consts::SIGINT] {
+        signal_hook::flag::register(sig, Arc::clone(&stop))
+            .map_err(|e| format!("cannot handle signal {sig}: {e}"))?;
+    }
+    Ok(stop)
+}
+
+/// Without Unix signals the timeline cannot be written on a stop.
+#[cfg(not(unix))]
+fn stop_flag() -> Result<Arc<AtomicBool>, String> {
+    Err("--timeline needs Unix signals (SIGTERM/SIGINT); use GET /timeline".into())
 }
 
 #[cfg(test)]

@@ -146,11 +146,28 @@ pub fn requests_sent(result: &BenchmarkResult) -> Option<u64> {
 }
 
 /// Success rate of `candidate` in a comparison against `baseline`: successful / total, the
-/// total from the candidate's profile when it carries one, else from the baseline
-/// ([`requests_sent`]): the seed's MTP run, 516 successful where the ShareGPT baseline sent
-/// 1000, is 51.6%.
+/// total from the candidate's profile when it carries one, else its own successful + failed
+/// when it counts its failures, else the baseline's ([`requests_sent`]): the seed's MTP
+/// block, 516 successful and no failure count where the ShareGPT baseline sent 1000, is
+/// 51.6%; a candidate with 200 successful and 0 failed is 100% whatever the baseline sent.
+///
+/// ```
+/// use servebench::compare::gpustack::success_rate;
+/// use servebench::result::BenchmarkResult;
+/// let base = BenchmarkResult { successful_requests: Some(1000), failed_requests: Some(0), ..Default::default() };
+/// let cand = BenchmarkResult { successful_requests: Some(200), failed_requests: Some(0), ..Default::default() };
+/// assert_eq!(success_rate(&cand, &base), Some(1.0));
+/// let cand = BenchmarkResult { successful_requests: Some(60), failed_requests: Some(40), ..Default::default() };
+/// assert_eq!(success_rate(&cand, &base), Some(0.6));
+/// let cand = BenchmarkResult { successful_requests: Some(516), ..Default::default() };
+/// assert_eq!(success_rate(&cand, &base), Some(0.516));
+/// ```
 pub fn success_rate(candidate: &BenchmarkResult, baseline: &BenchmarkResult) -> Option<f64> {
-    candidate.success_rate(requests_sent(baseline))
+    let fallback = match candidate.failed_requests {
+        Some(_) => None,
+        None => requests_sent(baseline),
+    };
+    candidate.success_rate(fallback)
 }
 
 /// GPUStack's `throughput_annotation`: the success-rate skip when fewer than all requests

@@ -51,7 +51,7 @@ pub struct DocBlock {
     pub context: BlockContext,
 }
 
-/// Finds every block of `text` with [`text::parse`] and attaches each block's
+/// Finds every block of `text` with [`text::parse`](fn@text::parse) and attaches each block's
 /// [`BlockContext`] to its result's metadata.
 ///
 /// ```
@@ -66,7 +66,7 @@ pub struct DocBlock {
 ///
 /// # Errors
 ///
-/// Any [`ParseError`] of [`text::parse`]; it names the 1-based line.
+/// Any [`ParseError`] of [`text::parse`](fn@text::parse); it names the 1-based line.
 pub fn parse(text: &str) -> Result<Vec<DocBlock>, ParseError> {
     let blocks = text::parse(text)?;
     if blocks.is_empty() {

@@ -8,6 +8,7 @@ pub mod bench;
 pub mod client;
 pub mod server;
 pub mod sse;
+pub mod timeline;
 
 pub use client::{HttpConfig, HttpEngine};
 pub use server::{serve, spawn, ServeOptions, ServerHandle};

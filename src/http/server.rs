@@ -276,6 +276,11 @@ impl Counters {
 pub struct ServedRequest {
     /// The client's `x-request-id` header, if it sent one.
     pub request_id: Option<String>,
+    /// The response's `id` (`cmpl-N` / `chatcmpl-N`), which every chunk carries.
+    pub response_id: String,
+    /// Wall time since [`ServerHandle::origin`] at which the request's head reached the
+    /// server's handler (before its body was read and parsed).
+    pub received_wall: Duration,
     /// The engine's timeline: `sent_at` is the submission time, chunks and end as the engine
     /// reported them (virtual time, offsets from the engine's clock at server start).
     pub record: RequestRecord,
@@ -300,6 +305,8 @@ enum Control {
         request: EngineRequest,
         tx: tokio_mpsc::Sender<Item>,
         tag: Option<String>,
+        response_id: String,
+        received: Instant,
     },
     Cancel(u64),
     Shutdown,
@@ -414,18 +421,19 @@ pub fn spawn<E: Engine + Send + 'static>(
     if !(speed.is_finite() && speed > 0.0) {
         return Err(ServeError::BadSpeed(speed));
     }
-    let listener =
-        std::net::TcpListener::bind(addr).map_err(|source| ServeError::Bind { addr, source })?;
-    let local = listener
-        .local_addr()
-        .map_err(|source| ServeError::Bind { addr, source })?;
-    listener.set_nonblocking(true).map_err(ServeError::Setup)?;
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(options.worker_threads.max(1))
         .thread_name("servebench-serve")
         .enable_all()
         .build()
         .map_err(ServeError::Setup)?;
+    let listener = {
+        let _guard = runtime.enter();
+        listen(addr, options.max_connections)?
+    };
+    let local = listener
+        .local_addr()
+        .map_err(|source| ServeError::Bind { addr, source })?;
     let counters = Arc::new(Counters::default());
     let timeline = Arc::new(Mutex::new(Vec::new()));
     let (ctrl_tx, ctrl_rx) = std_mpsc::channel();
@@ -455,6 +463,7 @@ pub fn spawn<E: Engine + Send + 'static>(
         .duration_since(SystemTime::UNIX_EPOCH)
         .map(|d| d.as_secs())
         .unwrap_or(0);
+    let ctx_timeline = options.record_timeline.then(|| Arc::clone(&timeline));
     let ctx = Arc::new(Ctx {
         model_json: Value::String(options.model.clone()).to_string(),
         options,
@@ -463,11 +472,10 @@ pub fn spawn<E: Engine + Send + 'static>(
         counter: AtomicU64::new(0),
         counters: Arc::clone(&counters),
         created,
+        timeline: ctx_timeline,
+        origin,
+        speed,
     });
-    let listener = {
-        let _guard = runtime.enter();
-        tokio::net::TcpListener::from_std(listener).map_err(ServeError::Setup)?
-    };
     runtime.spawn(accept_loop(listener, ctx));
     Ok(ServerHandle {
         addr: local,
@@ -481,6 +489,28 @@ pub fn spawn<E: Engine + Send + 'static>(
     })
 }
 
+/// Bind `addr` with a listen backlog of `max_connections` (the kernel caps it at
+/// `net.core.somaxconn`, 4096 by default on Linux ≥ 5.4). With the usual backlog of 128, a
+/// burst of more connections than that overflows the SYN/accept queue and the surplus
+/// clients wait for a SYN retransmit (~1 s): a delay of the server, not of the engine.
+fn listen(addr: SocketAddr, max_connections: usize) -> Result<tokio::net::TcpListener, ServeError> {
+    let socket = if addr.is_ipv4() {
+        tokio::net::TcpSocket::new_v4()
+    } else {
+        tokio::net::TcpSocket::new_v6()
+    }
+    .map_err(ServeError::Setup)?;
+    #[cfg(unix)]
+    socket.set_reuseaddr(true).map_err(ServeError::Setup)?;
+    socket
+        .bind(addr)
+        .map_err(|source| ServeError::Bind { addr, source })?;
+    let backlog = u32::try_from(max_connections.max(128)).unwrap_or(u32::MAX);
+    socket
+        .listen(backlog)
+        .map_err(|source| ServeError::Bind { addr, source })
+}
+
 // ---------------------------------------------------------------------------------------------
 // The engine thread.
 
@@ -491,6 +521,8 @@ struct Slot {
     end: Option<End>,
     dirty: bool,
     tag: Option<String>,
+    response_id: String,
+    received: Instant,
     record: Option<RequestRecord>,
 }
 
@@ -543,6 +575,8 @@ impl<E: Engine> EngineLoop<E> {
                         mut request,
                         tx,
                         tag,
+                        response_id,
+                        received,
                     } => {
                         if let Some(reason) = &self.dead {
                             let _ = tx.try_send(Item {
@@ -571,6 +605,8 @@ impl<E: Engine> EngineLoop<E> {
                                         end: None,
                                         dirty: false,
                                         tag,
+                                        response_id,
+                                        received,
                                         record,
                                     },
                                 );
@@ -754,6 +790,8 @@ impl<E: Engine> EngineLoop<E> {
             if let Ok(mut t) = timeline.lock() {
                 t.push(ServedRequest {
                     request_id: slot.tag,
+                    response_id: slot.response_id,
+                    received_wall: slot.received.saturating_duration_since(self.origin),
                     record,
                 });
             }
@@ -772,6 +810,10 @@ struct Ctx {
     counter: AtomicU64,
     counters: Arc<Counters>,
     created: u64,
+    /// The finished requests, for `GET /timeline` (with `record_timeline`).
+    timeline: Option<Arc<Mutex<Vec<ServedRequest>>>>,
+    origin: Instant,
+    speed: f64,
 }
 
 impl Ctx {
@@ -1006,6 +1048,19 @@ async fn handle(req: Request<Incoming>, ctx: Arc<Ctx>) -> Response<ServerBody> {
             let body = json!({"object": "list", "data": [model]}).to_string();
             full(StatusCode::OK, "application/json", body)
         }
+        (Method::GET, "/timeline") if ctx.timeline.is_some() => {
+            let served = ctx
+                .timeline
+                .as_ref()
+                .and_then(|t| t.lock().ok().map(|t| t.clone()))
+                .unwrap_or_default();
+            let entries = super::timeline::entries(&served, ctx.origin, ctx.speed);
+            full(
+                StatusCode::OK,
+                "application/jsonl",
+                super::timeline::to_jsonl(&entries),
+            )
+        }
         (Method::POST, "/v1/completions") => generate(req, ctx, Endpoint::Completions).await,
         (Method::POST, "/v1/chat/completions") => generate(req, ctx, Endpoint::Chat).await,
         (_, "/health" | "/metrics" | "/v1/models" | "/v1/completions" | "/v1/chat/completions") => {
@@ -1177,6 +1232,7 @@ async fn generate(
     ctx: Arc<Ctx>,
     endpoint: Endpoint,
 ) -> Response<ServerBody> {
+    let received = Instant::now();
     let tag = req
         .headers()
         .get("x-request-id")
@@ -1231,10 +1287,16 @@ async fn generate(
         arrival: Duration::ZERO,
         shared_prefix_tokens: 0,
     };
+    let response_id = match endpoint {
+        Endpoint::Completions => format!("cmpl-{id}"),
+        Endpoint::Chat => format!("chatcmpl-{id}"),
+    };
     if !ctx.send(Control::Submit {
         request,
         tx,
         tag: tag.clone(),
+        response_id,
+        received,
     }) {
         return full(
             StatusCode::SERVICE_UNAVAILABLE,

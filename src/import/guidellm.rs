@@ -72,7 +72,9 @@ use serde::Deserialize;
 
 use super::{json, read_file, round_count, ImportError};
 
+pub mod csv;
 mod parallel;
+pub mod yaml;
 use crate::record::{Chunk, ErrorKind, Outcome, RequestRecord};
 use crate::result::{BenchmarkResult, Convention, Percentile, RunMeta, Summary};
 

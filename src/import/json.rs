@@ -160,6 +160,64 @@ impl<R: Read> Read for NonFinite<R> {
     }
 }
 
+/// The keys of the top-level object in `bytes` whose value is a bare non-finite token
+/// (Python's `json.dumps` of `nan`, `inf`, `-inf`: `NaN`, `Infinity`, `-Infinity`), with
+/// that value, in order. Strings are skipped, so `"NaN"` is not one.
+///
+/// ```
+/// use servebench::import::json::bare_non_finite_keys;
+/// let keys = bare_non_finite_keys(br#"{"a": NaN, "b": {"c": NaN}, "d": "NaN", "e" : -Infinity}"#);
+/// assert_eq!(keys.len(), 2);
+/// assert!(keys[0].0 == "a" && keys[0].1.is_nan());
+/// assert_eq!(keys[1], ("e".to_string(), f64::NEG_INFINITY));
+/// ```
+pub fn bare_non_finite_keys(bytes: &[u8]) -> Vec<(String, f64)> {
+    let mut out = Vec::new();
+    if !may_contain_non_finite(bytes) {
+        return out;
+    }
+    let (mut depth, mut i) = (0usize, 0usize);
+    let mut key: Option<(usize, usize)> = None;
+    while let Some(&b) = bytes.get(i) {
+        match b {
+            b'"' => {
+                let start = i + 1;
+                i = start;
+                while let Some(&c) = bytes.get(i) {
+                    match c {
+                        b'\\' => i += 2,
+                        b'"' => break,
+                        _ => i += 1,
+                    }
+                }
+                if depth == 1 {
+                    key = Some((start, i.min(bytes.len())));
+                }
+            }
+            b'{' | b'[' => depth += 1,
+            b'}' | b']' => depth = depth.saturating_sub(1),
+            b'N' | b'I' | b'-' if depth == 1 => {
+                let token: Option<(&[u8], f64)> = [
+                    (&b"NaN"[..], f64::NAN),
+                    (&b"Infinity"[..], f64::INFINITY),
+                    (&b"-Infinity"[..], f64::NEG_INFINITY),
+                ]
+                .into_iter()
+                .find(|(t, _)| bytes.get(i..i + t.len()) == Some(*t));
+                if let Some((t, v)) = token {
+                    if let Some((a, z)) = key.take() {
+                        out.push((String::from_utf8_lossy(&bytes[a..z]).into_owned(), v));
+                    }
+                    i += t.len() - 1;
+                }
+            }
+            _ => {}
+        }
+        i += 1;
+    }
+    out
+}
+
 /// `true` when `bytes` may contain a bare non-finite token (a cheap over-approximation:
 /// the words appear anywhere, strings included).
 pub fn may_contain_non_finite(bytes: &[u8]) -> bool {

@@ -4,16 +4,16 @@
 //!
 //! Each importer produces two things per benchmark run:
 //!
-//! * the file's **own aggregates** as a [`BenchmarkResult`] (with `meta.convention` saying
+//! * the file's **own aggregates** as a [`BenchmarkResult`](crate::result::BenchmarkResult) (with `meta.convention` saying
 //!   whose definitions they follow), so that `servebench report` prints what the tool
 //!   measured;
-//! * the **per-request records** ([`RequestRecord`]s) when the file holds them, so that
+//! * the **per-request records** ([`RequestRecord`](crate::record::RequestRecord)s) when the file holds them, so that
 //!   every metric can be recomputed under another convention.
 //!
-//! [`report`] prints every benchmark of a file as report blocks, from the file's own
-//! aggregates or recomputed under a convention (`servebench report`); [`import_path`]
-//! reads any supported file (what `servebench lint` does); [`detect`] tells the formats
-//! apart.
+//! Also aiperf's exports ([`aiperf`]) and guidellm's YAML and CSV reports
+//! ([`guidellm::yaml`], [`guidellm::csv`]). [`crate::load`] tells the formats apart and
+//! turns any file into runs; [`report`] prints every benchmark of a file as report blocks,
+//! from the file's own aggregates or recomputed under a convention (`servebench report`).
 //!
 //! Large files: the importers parse the bytes once, straight into typed structures that
 //! skip what they do not need (prompts, outputs, tracebacks) — never into a generic JSON
@@ -38,9 +38,7 @@
 
 use std::path::{Path, PathBuf};
 
-use crate::record::RequestRecord;
-use crate::result::BenchmarkResult;
-
+pub mod aiperf;
 pub mod guidellm;
 pub mod json;
 pub mod report;
@@ -118,6 +116,34 @@ pub enum ImportError {
         /// Why, and how to get them.
         hint: String,
     },
+    /// A recomputation the run's records cannot support faithfully.
+    #[error("{run}: cannot recompute: {reason}")]
+    CannotRecompute {
+        /// The run.
+        run: String,
+        /// Why.
+        reason: String,
+    },
+    /// A CSV file that does not have the expected rows or columns.
+    #[error("line {line}{}: {message}", column.as_ref().map(|c| format!(", column `{c}`")).unwrap_or_default())]
+    Csv {
+        /// 1-based line.
+        line: usize,
+        /// The column's header, when the error is about one cell.
+        column: Option<String>,
+        /// What is wrong.
+        message: String,
+    },
+    /// A YAML file that could not be parsed.
+    #[error("line {line}, column {column}: {message}")]
+    Yaml {
+        /// 1-based line.
+        line: usize,
+        /// 1-based column.
+        column: usize,
+        /// What the YAML parser said.
+        message: String,
+    },
     /// The input is none of the formats this crate reads.
     #[error("unrecognised input: {0}")]
     UnknownFormat(String),
@@ -164,160 +190,6 @@ pub(crate) fn in_file(path: &Path, e: ImportError) -> ImportError {
     }
 }
 
-/// The file formats [`detect`] recognises.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Format {
-    /// A guidellm JSON report (any supported version).
-    Guidellm,
-    /// `vllm bench serve` / `benchmark_serving.py` saved JSON, one object or JSON Lines.
-    Vllm,
-    /// SGLang `bench_serving` JSON Lines.
-    Sglang,
-    /// servebench's own JSON result (a [`BenchmarkResult`]).
-    ServebenchJson,
-    /// A text report ("Serving Benchmark Result" blocks).
-    Text,
-}
-
-/// Guess the format of `bytes` from its first object's keys (without parsing the rest).
-///
-/// ```
-/// use servebench::import::{detect, Format};
-/// assert_eq!(detect(br#"{"metadata": {"version": 2}, "benchmarks": []}"#), Some(Format::Guidellm));
-/// assert_eq!(detect(br#"{"date": "20250101-000000", "backend": "vllm", "completed": 1}"#), Some(Format::Vllm));
-/// assert_eq!(detect(br#"{"backend": "sglang-oai", "dataset_name": "random", "completed": 1}"#), Some(Format::Sglang));
-/// assert_eq!(detect(b"============ Serving Benchmark Result ============\n"), Some(Format::Text));
-/// ```
-pub fn detect(bytes: &[u8]) -> Option<Format> {
-    let text = String::from_utf8_lossy(&bytes[..bytes.len().min(4096)]);
-    let trimmed = text.trim_start();
-    if trimmed.starts_with('[') && text.contains("\"schema_version\"") {
-        return Some(Format::ServebenchJson);
-    }
-    if !trimmed.starts_with('{') {
-        return if text.contains("Serving Benchmark Result") {
-            Some(Format::Text)
-        } else {
-            None
-        };
-    }
-    let has = |k: &str| text.contains(&format!("\"{k}\""));
-    if has("schema_version") && has("meta") {
-        Some(Format::ServebenchJson)
-    } else if has("benchmarks") {
-        Some(Format::Guidellm)
-    } else if has("dataset_name") && !has("endpoint_type") && !has("tokenizer_id") {
-        Some(Format::Sglang)
-    } else if has("completed") || has("request_throughput") || has("date") {
-        Some(Format::Vllm)
-    } else {
-        None
-    }
-}
-
-/// One benchmark run read from a file: the file's aggregates and, when the file holds
-/// them, the per-request records.
-#[derive(Debug, Clone, PartialEq)]
-pub struct ImportedRun {
-    /// A short name for the run (`constant@20.00`, `line 3`, …).
-    pub name: String,
-    /// The file's own figures, under the tool's convention.
-    pub result: BenchmarkResult,
-    /// Per-request records, when the file has them (guidellm reports; vLLM/SGLang files
-    /// saved with detailed lists). For guidellm these are only the requests inside the
-    /// measured window.
-    pub records: Option<Vec<RequestRecord>>,
-}
-
-/// Import any supported file: guidellm, vLLM, SGLang or servebench JSON.
-///
-/// Text reports are not handled here (see `format::text`); they give
-/// [`ImportError::UnknownFormat`].
-pub fn import_path(path: &Path) -> Result<Vec<ImportedRun>, ImportError> {
-    let bytes = read_file(path)?;
-    import_bytes(&bytes).map_err(|e| in_file(path, e))
-}
-
-/// [`import_path`] on bytes already in memory.
-pub fn import_bytes(bytes: &[u8]) -> Result<Vec<ImportedRun>, ImportError> {
-    match detect(bytes) {
-        Some(Format::Guidellm) => {
-            let report = guidellm::from_slice(bytes)?;
-            Ok(report
-                .benchmarks
-                .into_iter()
-                .map(|b| {
-                    let records = b.measured_records();
-                    ImportedRun {
-                        name: b.name,
-                        result: b.result,
-                        records: Some(records),
-                    }
-                })
-                .collect())
-        }
-        Some(Format::Vllm) => Ok(vllm::from_slice(bytes)?
-            .into_iter()
-            .map(|r| ImportedRun {
-                name: r.name,
-                result: r.result,
-                records: r.records,
-            })
-            .collect()),
-        Some(Format::Sglang) => Ok(sglang::from_slice(bytes)?
-            .into_iter()
-            .map(|r| ImportedRun {
-                name: r.name,
-                result: r.result,
-                records: r.records,
-            })
-            .collect()),
-        Some(Format::ServebenchJson) => {
-            let array = bytes.trim_ascii_start().starts_with(b"[");
-            let results: Vec<BenchmarkResult> = if array {
-                json::parse_slice(bytes, 0)?
-            } else {
-                vec![json::parse_slice(bytes, 0)?]
-            };
-            results
-                .into_iter()
-                .enumerate()
-                .map(|(i, result)| {
-                    if !(crate::result::MIN_SCHEMA_VERSION..=crate::result::SCHEMA_VERSION)
-                        .contains(&result.schema_version)
-                    {
-                        return Err(ImportError::UnsupportedSchema {
-                            format: "servebench",
-                            path: if array {
-                                format!("$[{i}].schema_version")
-                            } else {
-                                "$.schema_version".into()
-                            },
-                            found: result.schema_version.to_string(),
-                        });
-                    }
-                    let name = match (&result.meta.label, array) {
-                        (Some(l), _) => l.clone(),
-                        (None, true) => format!("[{i}]"),
-                        (None, false) => "result".into(),
-                    };
-                    Ok(ImportedRun {
-                        name,
-                        result,
-                        records: None,
-                    })
-                })
-                .collect()
-        }
-        Some(Format::Text) => Err(ImportError::UnknownFormat(
-            "a text report (read it with format::text)".into(),
-        )),
-        None => Err(ImportError::UnknownFormat(
-            "not a guidellm, vLLM, SGLang or servebench JSON file".into(),
-        )),
-    }
-}
-
 /// Whether parsing a whole file as one JSON value failed the way JSON Lines fail: a complete
 /// first value followed by more ("trailing characters"). Any other error (a truncated or
 /// broken pretty-printed file) is the file's real error, at its real line.
@@ -332,6 +204,18 @@ pub(crate) fn json_lines(bytes: &[u8]) -> impl Iterator<Item = (usize, &[u8])> {
         .enumerate()
         .map(|(i, l)| (i + 1, l))
         .filter(|(_, l)| l.iter().any(|b| !b.is_ascii_whitespace()))
+}
+
+/// The 1-based line where a CSV record at byte `offset` of `bytes` starts. The csv reader
+/// may give a record's position before the previous record's line terminator (and its line
+/// count then names the previous line), so line endings at `offset` are skipped: a record
+/// never starts with one.
+pub(crate) fn line_at(bytes: &[u8], offset: u64) -> usize {
+    let mut end = usize::try_from(offset).map_or(bytes.len(), |o| o.min(bytes.len()));
+    while matches!(bytes.get(end), Some(b'\r' | b'\n')) {
+        end += 1;
+    }
+    1 + memchr::memchr_iter(b'\n', &bytes[..end]).count()
 }
 
 /// Round half to even, as Python's `format(x, ".0f")` does, to a non-negative integer.

@@ -23,10 +23,10 @@
 
 use std::path::Path;
 
-use super::{guidellm, read_file, sglang, vllm, Format, ImportError};
+use super::ImportError;
 use crate::format::text::{render, render_with, Layout, Style};
+use crate::load::{self, Format, LoadError, LoadErrorKind, Run};
 use crate::metrics::{compute, exact_figures, MetricsOptions, Slo};
-use crate::record::RequestRecord;
 use crate::result::{BenchmarkResult, Convention};
 
 /// Which numbers a report prints.
@@ -39,7 +39,7 @@ pub enum Numbers {
     Recompute(Convention),
 }
 
-/// Options of [`report_bytes`].
+/// Options of [`report_runs`].
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct ReportOptions {
     /// File aggregates or a recomputation.
@@ -59,8 +59,8 @@ pub struct ReportBlock {
     pub result: BenchmarkResult,
     /// The style to print in.
     pub style: Style,
-    /// The block the tool itself printed for these numbers, when the file tells (vLLM's
-    /// aggregates); followed when it is of [`ReportBlock::style`].
+    /// How the numbers were printed, when the file tells (a text block, a `servebench
+    /// parse` block, vLLM's aggregates); followed when it is of [`ReportBlock::style`].
     pub layout: Option<Layout>,
     /// Rows that could not be computed (or only approximately) from what the file holds.
     pub notes: Vec<String>,
@@ -76,44 +76,198 @@ impl ReportBlock {
     }
 }
 
-/// Report on a file (see the module docs).
-pub fn report_path(path: &Path, opts: &ReportOptions) -> Result<Vec<ReportBlock>, ImportError> {
-    let bytes = read_file(path)?;
-    report_bytes(&bytes, opts).map_err(|e| super::in_file(path, e))
+/// Report on a file (see the module docs); the first run that cannot be reported on is
+/// the error.
+pub fn report_path(path: &Path, opts: &ReportOptions) -> Result<Vec<ReportBlock>, LoadError> {
+    let runs = load::load_path(path)?;
+    collect(&path.display().to_string(), &runs, opts)
 }
 
-/// Report on bytes already in memory.
-pub fn report_bytes(bytes: &[u8], opts: &ReportOptions) -> Result<Vec<ReportBlock>, ImportError> {
-    match super::detect(bytes) {
-        Some(Format::Guidellm) => {
-            let report = guidellm::from_slice(bytes)?;
-            report
-                .benchmarks
-                .iter()
-                .map(|b| guidellm_block(b, opts))
-                .collect()
-        }
-        Some(Format::Vllm) => vllm::from_slice(bytes)?
-            .into_iter()
-            .map(|r| {
-                tool_block(
-                    r.name,
-                    r.result,
-                    Some(r.layout),
-                    r.records,
-                    opts,
-                    "--save-detailed",
-                )
+/// [`report_path`] on bytes already in memory.
+pub fn report_bytes(bytes: &[u8], opts: &ReportOptions) -> Result<Vec<ReportBlock>, LoadError> {
+    let runs = load::load("input", bytes)?;
+    collect("input", &runs, opts)
+}
+
+fn collect(file: &str, runs: &[Run], opts: &ReportOptions) -> Result<Vec<ReportBlock>, LoadError> {
+    report_runs(runs, opts)
+        .into_iter()
+        .zip(runs)
+        .map(|(b, run)| {
+            b.map_err(|e| {
+                LoadError::new(file, Some(run.provenance.format), LoadErrorKind::Import(e))
             })
-            .collect(),
-        Some(Format::Sglang) => sglang::from_slice(bytes)?
-            .into_iter()
-            .map(|r| tool_block(r.name, r.result, None, r.records, opts, "--output-details"))
-            .collect(),
-        Some(Format::ServebenchJson) | Some(Format::Text) | None => {
-            Err(ImportError::UnknownFormat(
-                "`report` reads guidellm, vLLM and SGLang result files".into(),
-            ))
+        })
+        .collect()
+}
+
+/// One block per run, or why that run cannot be reported on as asked (a recomputation
+/// from a run without records, or guidellm's definitions without send times): one run's
+/// failure does not hide the others.
+pub fn report_runs(runs: &[Run], opts: &ReportOptions) -> Vec<Result<ReportBlock, ImportError>> {
+    runs.iter().map(|r| report_run(r, opts)).collect()
+}
+
+/// The report block of one run.
+///
+/// # Errors
+///
+/// [`ImportError::NoRecords`] when a recomputation is asked of a run without records;
+/// [`ImportError::CannotRecompute`] for guidellm's definitions on records without send
+/// times (SGLang's): its duration, rates and concurrency would be made up.
+pub fn report_run(run: &Run, opts: &ReportOptions) -> Result<ReportBlock, ImportError> {
+    let format = run.provenance.format;
+    let Numbers::Recompute(convention) = opts.numbers else {
+        let mut result = run.result.clone();
+        let style = match (&run.layout, result.meta.convention) {
+            (Some(l), _) => l.style,
+            (None, Some(Convention::Guidellm)) => Style::Gpustack,
+            (None, Some(Convention::Vllm)) => Style::Vllm,
+            (None, None) if matches!(format, Format::Text | Format::ServebenchJson) => {
+                Style::Gpustack
+            }
+            (None, None) => Style::Vllm,
+        };
+        if let (Some(recs), Format::GuidellmJson | Format::GuidellmYaml) = (&run.records, format) {
+            result.exact = Some(exact_figures(&recs.measured()));
+        }
+        return Ok(ReportBlock {
+            name: run.name.clone(),
+            result,
+            style,
+            layout: run.layout.clone(),
+            notes: Vec::new(),
+        });
+    };
+    let Some(records) = &run.records else {
+        return Err(ImportError::NoRecords {
+            run: run.name.clone(),
+            hint: no_records_hint(format).into(),
+        });
+    };
+    let guidellm_file = matches!(format, Format::GuidellmJson | Format::GuidellmYaml);
+    if convention == Convention::Guidellm && !records.send_times {
+        return Err(ImportError::CannotRecompute {
+            run: run.name.clone(),
+            reason: format!(
+                "guidellm's definitions need each request's send time and {} saves none \
+                 (every request would start at 0 s: the duration would be the longest \
+                 request and the concurrency every request); use --convention vllm",
+                format.tool()
+            ),
+        });
+    }
+    let mut notes = Vec::new();
+    if let Some(of) = records.sampled_of.filter(|_| guidellm_file) {
+        notes.push(format!(
+            "the file lists {} of the {of} requests its metrics count (guidellm sampled them): \
+             every recomputed row covers that sample only",
+            records.measured().len()
+        ));
+    }
+    notes.extend(records.notes.iter().cloned());
+    let mut m = MetricsOptions::new(convention);
+    if let (Convention::Vllm, Some(p)) = (convention, &opts.percentiles) {
+        m.percentiles = p.clone();
+    }
+    m.goodput = opts.goodput;
+    let window_len = records.window.map(|(a, b)| b.saturating_sub(a));
+    let mut r = match convention {
+        Convention::Vllm => {
+            // vLLM's duration is the run's wall time; guidellm's comparable figure is the
+            // measured window.
+            m.duration = window_len;
+            if !records.send_times {
+                // No send times: keep the file's duration so rates stay meaningful.
+                m.duration = run
+                    .result
+                    .duration_ms
+                    .and_then(|ms| std::time::Duration::try_from_secs_f64(ms / 1000.0).ok());
+                notes.push(
+                    "Peak output token throughput and Peak concurrent requests: the file has no send \
+                     times (only vLLM 0.34 saves start_times), so the buckets are not the run's"
+                        .into(),
+                );
+            }
+            if guidellm_file {
+                notes.extend(GUIDELLM_VLLM_NOTES.iter().map(|n| n.to_string()));
+                notes.push(if opts.goodput.is_some() {
+                    "Maximum request concurrency: the file records no client cap in vLLM's sense"
+                        .into()
+                } else {
+                    "Maximum request concurrency and Request goodput: the file records no client \
+                     cap in vLLM's sense and no SLOs (give --goodput)"
+                        .into()
+                });
+            }
+            compute(&records.measured(), &m)
+        }
+        Convention::Guidellm => {
+            m.duration = window_len;
+            m.window = records.window;
+            m.time_origin_s = records.time_origin_unix_s;
+            compute(&records.all, &m)
+        }
+    };
+    carry_meta(&mut r, &run.result, convention, guidellm_file);
+    Ok(ReportBlock {
+        name: run.name.clone(),
+        result: r,
+        style: match convention {
+            Convention::Vllm => Style::Vllm,
+            Convention::Guidellm => Style::Gpustack,
+        },
+        layout: None,
+        notes,
+    })
+}
+
+const GUIDELLM_VLLM_NOTES: [&str; 2] = [
+    "Inter-token latency: guidellm keeps no per-chunk timestamps; ITL uses its \
+     evenly spaced reconstruction of each request's token iterations",
+    "Peak output token throughput and Peak concurrent requests: 1-second buckets \
+     over the reconstructed iterations (vLLM counts chunks)",
+];
+
+/// How to get records, per format.
+fn no_records_hint(format: Format) -> &'static str {
+    match format {
+        Format::VllmJson => "the file was saved without --save-detailed",
+        Format::SglangJsonl => "the file was saved without --output-details",
+        Format::GuidellmCsv => "guidellm's CSV holds aggregates only; use its JSON or YAML report",
+        Format::AiperfJson | Format::AiperfCsv => {
+            "aiperf's aggregate exports hold no requests; use profile_export.jsonl"
+        }
+        Format::Text | Format::ServebenchJson => {
+            "a report block holds aggregates only; `servebench bench --output` writes a run file with every record"
+        }
+        _ => "the file holds aggregates only",
+    }
+}
+
+/// The recomputed result keeps the run's identity (label, model, engine, source) and, for
+/// vLLM's definitions, its configuration rows.
+fn carry_meta(
+    r: &mut BenchmarkResult,
+    file: &BenchmarkResult,
+    convention: Convention,
+    guidellm_file: bool,
+) {
+    r.meta.label.clone_from(&file.meta.label);
+    r.meta.model.clone_from(&file.meta.model);
+    r.meta.source.clone_from(&file.meta.source);
+    if !guidellm_file {
+        r.meta.engine.clone_from(&file.meta.engine);
+        r.meta.profile.clone_from(&file.meta.profile);
+        if convention == Convention::Vllm {
+            // vLLM prints its client cap there: the profile's, else a vLLM-convention
+            // result's (a guidellm-convention result holds the observed peak instead).
+            let cap = file.meta.profile.as_ref().and_then(|p| p.max_concurrency);
+            r.max_concurrency = cap.or(match file.meta.convention {
+                Some(Convention::Guidellm) => None,
+                _ => file.max_concurrency,
+            });
+            r.request_rate_configured = file.request_rate_configured;
         }
     }
 }
@@ -171,148 +325,4 @@ fn exact_line(b: &ReportBlock) -> Option<String> {
         "exact: {} — servebench's figures from the records{basis}",
         parts.join(", ")
     ))
-}
-
-/// The options a recomputation under `convention` starts from: the report's goodput SLOs,
-/// and its percentiles for vLLM-style blocks.
-fn recompute_options(convention: Convention, opts: &ReportOptions) -> MetricsOptions {
-    let mut m = MetricsOptions::new(convention);
-    if let (Convention::Vllm, Some(p)) = (convention, &opts.percentiles) {
-        m.percentiles = p.clone();
-    }
-    m.goodput = opts.goodput;
-    m
-}
-
-fn guidellm_block(
-    b: &guidellm::GuidellmBenchmark,
-    opts: &ReportOptions,
-) -> Result<ReportBlock, ImportError> {
-    let mut notes = Vec::new();
-    if b.is_sampled() && opts.numbers != Numbers::File {
-        let reported = b.counts.reported.map(|r| r.total()).unwrap_or(0);
-        notes.push(format!(
-            "the file lists {} of the {reported} requests its metrics count (guidellm sampled them): \
-             every recomputed row covers that sample only",
-            b.counts.in_window.total()
-        ));
-    }
-    let (result, style) = match opts.numbers {
-        Numbers::File => {
-            let mut r = b.result.clone();
-            r.exact = Some(exact_figures(&b.measured_records()));
-            (r, Style::Gpustack)
-        }
-        Numbers::Recompute(Convention::Vllm) => {
-            let mut m = recompute_options(Convention::Vllm, opts);
-            // vLLM's duration is the run's wall time; guidellm's comparable figure is the
-            // measured window.
-            m.duration = Some(b.window());
-            let mut r = compute(&b.measured_records(), &m);
-            r.meta.label.clone_from(&b.result.meta.label);
-            r.meta.model.clone_from(&b.result.meta.model);
-            r.meta.source.clone_from(&b.result.meta.source);
-            notes.push(
-                "Inter-token latency: guidellm keeps no per-chunk timestamps; ITL uses its \
-                 evenly spaced reconstruction of each request's token iterations"
-                    .into(),
-            );
-            notes.push(
-                "Peak output token throughput and Peak concurrent requests: 1-second buckets \
-                 over the reconstructed iterations (vLLM counts chunks)"
-                    .into(),
-            );
-            notes.push(if opts.goodput.is_some() {
-                "Maximum request concurrency: the file records no client cap in vLLM's sense".into()
-            } else {
-                "Maximum request concurrency and Request goodput: the file records no client \
-                 cap in vLLM's sense and no SLOs (give --goodput)"
-                    .into()
-            });
-            (r, Style::Vllm)
-        }
-        Numbers::Recompute(Convention::Guidellm) => {
-            let mut m = recompute_options(Convention::Guidellm, opts);
-            guidellm_measurement(b, &mut m);
-            let mut r = compute(&b.records, &m);
-            r.meta.label.clone_from(&b.result.meta.label);
-            r.meta.model.clone_from(&b.result.meta.model);
-            r.meta.source.clone_from(&b.result.meta.source);
-            (r, Style::Gpustack)
-        }
-    };
-    Ok(ReportBlock {
-        name: b.name.clone(),
-        result,
-        style,
-        layout: None,
-        notes,
-    })
-}
-
-/// guidellm's measurement: the file's window and time origin.
-fn guidellm_measurement(b: &guidellm::GuidellmBenchmark, m: &mut MetricsOptions) {
-    m.duration = Some(b.window());
-    // guidellm's measured window, and its epoch timestamps for bit-exact float arithmetic.
-    m.window = Some((b.window_start, b.window_end));
-    m.time_origin_s = Some(b.origin_unix_s);
-}
-
-fn tool_block(
-    name: String,
-    result: BenchmarkResult,
-    layout: Option<Layout>,
-    records: Option<Vec<RequestRecord>>,
-    opts: &ReportOptions,
-    flag: &str,
-) -> Result<ReportBlock, ImportError> {
-    let Numbers::Recompute(convention) = opts.numbers else {
-        return Ok(ReportBlock {
-            name,
-            result,
-            style: Style::Vllm,
-            layout,
-            notes: Vec::new(),
-        });
-    };
-    let Some(records) = records else {
-        return Err(ImportError::NoRecords {
-            run: name,
-            hint: format!("the file was saved without {flag}"),
-        });
-    };
-    let mut notes = Vec::new();
-    let timed = records.iter().any(|r| !r.sent_at.is_zero());
-    let mut m = recompute_options(convention, opts);
-    if !timed {
-        // No send times: keep the file's duration so rates stay meaningful.
-        m.duration = result
-            .duration_ms
-            .and_then(|ms| std::time::Duration::try_from_secs_f64(ms / 1000.0).ok());
-        notes.push(
-            "Peak output token throughput and Peak concurrent requests: the file has no send \
-             times (only vLLM 0.34 saves start_times), so the buckets are not the run's"
-                .into(),
-        );
-    }
-    let mut r = compute(&records, &m);
-    r.meta.label = result.meta.label.clone();
-    r.meta.model = result.meta.model.clone();
-    r.meta.engine = result.meta.engine.clone();
-    r.meta.source = result.meta.source.clone();
-    if convention == Convention::Vllm {
-        r.max_concurrency = result.max_concurrency;
-        r.request_rate_configured = result.request_rate_configured;
-    }
-    let style = match convention {
-        Convention::Vllm => Style::Vllm,
-        Convention::Guidellm => Style::Gpustack,
-    };
-    Ok(ReportBlock {
-        name,
-        result: r,
-        style,
-        layout: None,
-        notes,
-    })
 }

@@ -64,7 +64,7 @@ pub fn from_slice(bytes: &[u8]) -> Result<Vec<SglangRun>, ImportError> {
         });
     }
     match json::parse_slice::<OrderedObject>(bytes, 0) {
-        Ok(obj) => return Ok(vec![convert(&obj, lines[0].0)?]),
+        Ok(obj) => return Ok(vec![convert(&obj, lines[0].0, bytes)?]),
         // A truncated or broken single document: its own error, at its own line.
         Err(whole) if lines.len() == 1 || !super::looks_like_json_lines(&whole) => {
             return Err(whole)
@@ -75,13 +75,13 @@ pub fn from_slice(bytes: &[u8]) -> Result<Vec<SglangRun>, ImportError> {
         .into_iter()
         .map(|(n, l)| {
             let obj = json::parse_slice::<OrderedObject>(l, n - 1)?;
-            convert(&obj, n)
+            convert(&obj, n, l)
         })
         .collect()
 }
 
-fn convert(obj: &OrderedObject, line: usize) -> Result<SglangRun, ImportError> {
-    let c = Ctx::new(Some(line));
+fn convert(obj: &OrderedObject, line: usize, text: &[u8]) -> Result<SglangRun, ImportError> {
+    let c = Ctx::with_non_finite(Some(line), text);
     let completed = c.u64(obj, "completed")?;
     if completed.is_none() && obj.get("duration").is_none() {
         return Err(ImportError::UnknownFormat(format!(

@@ -76,7 +76,7 @@ pub fn from_path(path: &std::path::Path) -> Result<Vec<VllmRun>, ImportError> {
 /// ```
 pub fn from_slice(bytes: &[u8]) -> Result<Vec<VllmRun>, ImportError> {
     match json::parse_slice::<OrderedObject>(bytes, 0) {
-        Ok(obj) => Ok(vec![convert(&obj, None)?]),
+        Ok(obj) => Ok(vec![convert(&obj, Ctx::with_non_finite(None, bytes))?]),
         Err(whole) => {
             let lines: Vec<(usize, &[u8])> = json_lines(bytes).collect();
             if lines.len() < 2 || !super::looks_like_json_lines(&whole) {
@@ -86,7 +86,7 @@ pub fn from_slice(bytes: &[u8]) -> Result<Vec<VllmRun>, ImportError> {
                 .into_iter()
                 .map(|(n, l)| {
                     let obj = json::parse_slice::<OrderedObject>(l, n - 1)?;
-                    convert(&obj, Some(n))
+                    convert(&obj, Ctx::with_non_finite(Some(n), l))
                 })
                 .collect()
         }
@@ -98,11 +98,21 @@ pub const METRICS: [&str; 4] = ["ttft", "tpot", "itl", "e2el"];
 
 pub(crate) struct Ctx {
     line: Option<usize>,
+    /// Top-level keys whose value was a bare `NaN`/`Infinity`/`-Infinity` (read as `null`
+    /// by the JSON filter), with that value.
+    non_finite: Vec<(String, f64)>,
 }
 
 impl Ctx {
-    pub(crate) fn new(line: Option<usize>) -> Self {
-        Ctx { line }
+    /// A context for the object at `line`, knowing which top-level keys of the object's
+    /// text held a bare non-finite token (see [`json::bare_non_finite_keys`]): a latency
+    /// statistic that Python wrote as `NaN` is kept as NaN (and printed `nan`, as vLLM
+    /// printed it), an infinite one is an error; neither is dropped.
+    pub(crate) fn with_non_finite(line: Option<usize>, text: &[u8]) -> Self {
+        Ctx {
+            line,
+            non_finite: json::bare_non_finite_keys(text),
+        }
     }
 
     pub(crate) fn path(&self, key: &str) -> String {
@@ -218,10 +228,14 @@ impl Ctx {
                 };
                 let v = match value {
                     Value::Number(n) => n.as_f64(),
-                    Value::Null => None,
+                    Value::Null => self
+                        .non_finite
+                        .iter()
+                        .find(|(k, _)| k == key)
+                        .map(|&(_, v)| v),
                     other => return Err(self.type_error(key, "a number", other)),
                 };
-                if let Some(x) = v {
+                if let Some(x) = v.filter(|x| !x.is_nan()) {
                     if !x.is_finite() || x < 0.0 {
                         return Err(ImportError::invalid(
                             self.path(key),
@@ -306,8 +320,7 @@ const KNOWN: [&str; 40] = [
     "ramp_up_end_rps",
 ];
 
-fn convert(obj: &OrderedObject, line: Option<usize>) -> Result<VllmRun, ImportError> {
-    let c = Ctx::new(line);
+fn convert(obj: &OrderedObject, c: Ctx) -> Result<VllmRun, ImportError> {
     let completed = c.u64(obj, "completed")?;
     let failed = c.u64(obj, "failed")?;
     if completed.is_none() && obj.get("duration").is_none() {
@@ -415,7 +428,7 @@ fn convert(obj: &OrderedObject, line: Option<usize>) -> Result<VllmRun, ImportEr
         .or_else(|| backend.clone())
         .unwrap_or_else(|| "vllm".into());
     Ok(VllmRun {
-        name: match line {
+        name: match c.line {
             Some(n) => format!("{base} (line {n})"),
             None => base,
         },

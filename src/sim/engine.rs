@@ -1,9 +1,9 @@
-//! The simulated server: a discrete-event model of vLLM 0.17 serving Qwen3.5-35B-A3B on one
-//! H200 — a serial API-server frontend (render + tokenize per request), the V1 scheduler
+//! The simulated server: a discrete-event model of vLLM 0.17 serving a [`Config`] (a
+//! Qwen3.5-family model on one H100/H200 under vLLM flags) — a serial API-server frontend (render + tokenize per request), the V1 scheduler
 //! (running requests first, then waiting ones FCFS under `max_num_batched_tokens`,
 //! `max_num_seqs` and the KV/GDN-state block pool, preempting the newest request when blocks
-//! run out, chunked prefill) and the roofline step time of [`super::model`]. It implements
-//! [`Engine`] in virtual time.
+//! run out, chunked prefill, MTP speculative decoding's verification and acceptance) and the
+//! roofline step time of [`super::model`]. It implements [`Engine`] in virtual time.
 
 use std::collections::{HashSet, VecDeque};
 use std::time::Duration;
@@ -11,164 +11,9 @@ use std::time::Duration;
 use crate::engine::{Engine, EngineError, EngineEvent, EngineRequest, Usage};
 use crate::record::ErrorKind;
 
+pub use super::config::{Config, Params, CONFIG_NAMES, MTP_ACCEPTANCE, NON_KV_RESERVE_FRACTION};
 use super::frontend::Frontend;
-use super::model::{StepLoad, StepModel, Weights, BLOCK_BYTES, BLOCK_TOKENS, STATE_BLOCKS_PER_SEQ};
-
-/// A serving configuration, named after the seed's optimization steps.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Config {
-    /// Name (`baseline`, `quantization`, …).
-    pub name: &'static str,
-    /// Weight precision.
-    pub weights: Weights,
-    /// `--kv-cache-dtype=fp8`.
-    pub kv_fp8: bool,
-    /// `--performance-mode=throughput`: doubles the batch defaults.
-    pub performance_mode: bool,
-    /// `--enable-prefix-caching`.
-    pub prefix_caching: bool,
-}
-
-/// Configuration names, in the seed's order.
-pub const CONFIG_NAMES: [&str; 6] = [
-    "baseline",
-    "quantization",
-    "prefix-cache",
-    "performance-mode",
-    "kv-fp8",
-    "optimized",
-];
-
-impl Config {
-    /// The configuration called `name`.
-    pub fn named(name: &str) -> Option<Config> {
-        let (name, weights, kv_fp8, performance_mode, prefix_caching) = match name {
-            "baseline" => ("baseline", Weights::Bf16, false, false, false),
-            "quantization" => ("quantization", Weights::Fp8, false, false, false),
-            "prefix-cache" => ("prefix-cache", Weights::Fp8, false, false, true),
-            "performance-mode" => ("performance-mode", Weights::Fp8, false, true, true),
-            "kv-fp8" => ("kv-fp8", Weights::Fp8, true, true, true),
-            "optimized" => ("optimized", Weights::Fp8, false, true, true),
-            _ => return None,
-        };
-        Some(Config {
-            name,
-            weights,
-            kv_fp8,
-            performance_mode,
-            prefix_caching,
-        })
-    }
-
-    /// The model the configuration serves.
-    pub fn model(&self) -> &'static str {
-        match self.weights {
-            Weights::Bf16 => "Qwen/Qwen3.5-35B-A3B",
-            Weights::Fp8 => "Qwen/Qwen3.5-35B-A3B-FP8",
-        }
-    }
-
-    /// The backend parameters, as the seed lists them.
-    pub fn backend_parameters(&self) -> Vec<String> {
-        let mut v = vec!["--reasoning-parser=qwen3".to_string()];
-        if self.performance_mode {
-            v.push("--performance-mode=throughput".into());
-        }
-        v.push("--max-model-len=32768".into());
-        if self.prefix_caching {
-            v.push("--enable-prefix-caching".into());
-        }
-        if self.kv_fp8 {
-            v.push("--kv-cache-dtype=fp8".into());
-        }
-        if self.name == "optimized" {
-            v.push("--async-scheduling".into());
-        }
-        v
-    }
-}
-
-/// KV + GDN-state pool of the BF16 deployment, bytes: 26 GB (2,333 blocks). Fitted: with it
-/// the Throughput profile (512 × (3 state + 3 attention) blocks) is capacity-bound, which
-/// reproduces its duration, TTFT and the seed's FP8 speed-up. It is far below the
-/// back-of-envelope 55–60 GB of the reference notes (0.9 × 140 GiB − 65 GiB weights −
-/// activations); the difference would be profiling activations, the multimodal encoder's
-/// budget and CUDA graphs — a hypothesis a real "GPU KV cache size" log line would settle.
-pub const KV_POOL_BF16_BYTES: f64 = 26e9;
-/// Memory the FP8 checkpoint frees for the pool: 69.3 GB BF16 − 36.8 GB FP8 weights.
-pub const FP8_WEIGHT_SAVINGS_BYTES: f64 = 32.5e9;
-
-/// Everything the simulator needs besides the configuration's switches.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Params {
-    /// The step-time model.
-    pub step: StepModel,
-    /// `max_num_batched_tokens`.
-    pub max_batched_tokens: u64,
-    /// `max_num_seqs`.
-    pub max_seqs: usize,
-    /// `--max-model-len`.
-    pub max_model_len: u64,
-    /// KV + state pool, bytes.
-    pub kv_pool_bytes: f64,
-    /// Client → API server latency, s.
-    pub net_in_s: f64,
-    /// API server → client latency for output chunks, s (must not exceed `net_in_s`).
-    pub net_out_s: f64,
-    /// Serial admission cost per request (render, tokenize, multimodal processor path), s.
-    pub admission_s: f64,
-    /// Admission slow-down per request already in the engine (the reference's prototype
-    /// used 0.004; with the capacity-bound KV pool the fit needs none, so it is 0).
-    pub admission_load: f64,
-    /// Requests the frontend admits concurrently (processor sharing); 1 is a serial FIFO.
-    pub admission_concurrency: usize,
-    /// Tokens the chat template adds to every prompt.
-    pub chat_template_tokens: u64,
-    /// Serial API-server cost per streamed output chunk (detokenize, reasoning parser, SSE),
-    /// s: staggers the chunks of one step and caps the chunk rate at `1 / chunk_s` across
-    /// all streams. The calibrated 10 µs only staggers (the reference's optional 140 µs cap
-    /// did not improve the fit).
-    pub chunk_s: f64,
-    /// One-time cost of the first engine step on a fresh deployment (kernel JIT and
-    /// autotuning for the first batch shapes), s. A hypothesis fitted to the seed: its
-    /// ShareGPT runs (the first benchmark on each fresh deployment) show no first token for
-    /// about 6.5 s, then first tokens at the prefill rate (median TTFT above the mean, P95 ≈
-    /// P99 when the prefill budget doubles); the later profiles show no such gap.
-    pub cold_start_s: f64,
-    /// Run-to-run variation ([`super::noise`]); `None` (the default) replays one run
-    /// exactly.
-    pub noise: Option<super::noise::NoiseModel>,
-}
-
-impl Params {
-    /// The calibrated parameters for a configuration (reference §6).
-    pub fn for_config(c: &Config) -> Params {
-        let (tokens, seqs) = if c.performance_mode {
-            (16_384, 2048)
-        } else {
-            (8192, 1024)
-        };
-        Params {
-            step: StepModel::new(c.weights, c.kv_fp8),
-            max_batched_tokens: tokens,
-            max_seqs: seqs,
-            max_model_len: 32_768,
-            kv_pool_bytes: match c.weights {
-                Weights::Bf16 => KV_POOL_BF16_BYTES,
-                Weights::Fp8 => KV_POOL_BF16_BYTES + FP8_WEIGHT_SAVINGS_BYTES,
-            },
-            net_in_s: 2e-3,
-            net_out_s: 1e-3,
-            admission_s: 18e-3,
-            admission_load: 0.0,
-            admission_concurrency: 1,
-            chat_template_tokens: 10,
-            chunk_s: 10e-6,
-            cold_start_s: 6.5,
-            noise: None,
-        }
-    }
-}
+use super::model::StepLoad;
 
 #[derive(Debug, Clone)]
 struct Req {
@@ -201,9 +46,12 @@ pub struct H200Sim {
     output_free_s: f64,
     total_blocks: u64,
     free_blocks: u64,
-    /// Tokens per block: [`BLOCK_TOKENS`], doubled with an fp8 KV cache (the same page
-    /// bytes hold twice the attention tokens; the GDN state pages are unchanged).
+    /// Tokens per block: the model's hybrid page ([`super::spec::ModelSpec::hybrid_layout`]), doubled
+    /// with an fp8 KV cache (the same page bytes hold twice the attention tokens; the GDN
+    /// state pages are unchanged).
     block_tokens: u64,
+    /// Blocks of linear-attention state each running sequence holds.
+    state_blocks_per_seq: u64,
     /// Admitted by the frontend, not yet seen by the scheduler (arrival order).
     arriving: VecDeque<Req>,
     waiting: VecDeque<Req>,
@@ -224,6 +72,30 @@ pub struct H200Sim {
     noise: Option<super::noise::NoiseState>,
 }
 
+/// How many of `k` draft tokens are accepted for request `id` at output position
+/// `generated`: each with probability `p` given the previous one was, drawn from a hash of
+/// (id, position) so a run is deterministic whatever the batch order.
+fn accepted_drafts(id: u64, generated: u64, k: u64, p: f64) -> u64 {
+    let mut x = id
+        .wrapping_mul(0x9E37_79B9_7F4A_7C15)
+        .wrapping_add(generated.wrapping_mul(0xD1B5_4A32_D192_ED03));
+    let mut accepted = 0;
+    for _ in 0..k {
+        // splitmix64
+        x = x.wrapping_add(0x9E37_79B9_7F4A_7C15);
+        let mut z = x;
+        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+        z ^= z >> 31;
+        let u = (z >> 11) as f64 / (1u64 << 53) as f64;
+        if u >= p {
+            break;
+        }
+        accepted += 1;
+    }
+    accepted
+}
+
 fn dur(s: f64) -> Duration {
     Duration::from_secs_f64(s.max(0.0))
 }
@@ -238,13 +110,14 @@ impl H200Sim {
 
     /// A fresh server with explicit parameters.
     pub fn with_params(config: Config, params: Params) -> H200Sim {
-        let total_blocks = (params.kv_pool_bytes / BLOCK_BYTES) as u64;
+        let layout = config.model.hybrid_layout();
+        let total_blocks = (params.kv_pool_bytes / layout.block_bytes) as u64;
         let k = params.admission_concurrency;
         let params_noise = params.noise;
         let block_tokens = if config.kv_fp8 {
-            2 * BLOCK_TOKENS
+            2 * layout.block_tokens
         } else {
-            BLOCK_TOKENS
+            layout.block_tokens
         };
         H200Sim {
             config,
@@ -256,6 +129,7 @@ impl H200Sim {
             total_blocks,
             free_blocks: total_blocks,
             block_tokens,
+            state_blocks_per_seq: layout.state_blocks_per_seq,
             arriving: VecDeque::new(),
             waiting: VecDeque::new(),
             running: Vec::new(),
@@ -272,7 +146,7 @@ impl H200Sim {
 
     /// A server that has already served traffic: no cold-start cost.
     pub fn warmed_up(mut self) -> H200Sim {
-        self.warm = true;
+        self.warm = !self.params.cold_start_when_warm;
         self
     }
 
@@ -299,7 +173,9 @@ impl H200Sim {
             };
             // Counts come from the request: saturate (a huge one is rejected below).
             let total = r.prompt.saturating_add(r.max_out);
-            let need = self.blocks_for(total).saturating_add(STATE_BLOCKS_PER_SEQ);
+            let need = self
+                .blocks_for(total)
+                .saturating_add(self.state_blocks_per_seq);
             let reason = if total > self.params.max_model_len {
                 Some(format!(
                     "This model's maximum context length is {} tokens. However, you requested {} tokens ({} in the messages, {} in the completion).",
@@ -355,7 +231,9 @@ impl H200Sim {
             let n = if r.computed < r.prefill_target {
                 (r.prefill_target - r.computed).min(budget)
             } else {
-                1
+                // A decode step verifies the draft tokens too (none past the output budget).
+                let left = r.max_out.saturating_sub(r.generated + 1);
+                (1 + self.params.spec_tokens.min(left)).min(budget)
             };
             let need = self.blocks_for(r.computed + n).saturating_sub(r.blocks);
             let mut gone = false;
@@ -397,7 +275,7 @@ impl H200Sim {
                 } else {
                     0
                 };
-                let need = self.blocks_for(cached + n) + STATE_BLOCKS_PER_SEQ + extra_state;
+                let need = self.blocks_for(cached + n) + self.state_blocks_per_seq + extra_state;
                 if need > self.free_blocks {
                     break;
                 }
@@ -406,7 +284,7 @@ impl H200Sim {
                 };
                 self.free_blocks -= need;
                 r.blocks = self.blocks_for(cached + n);
-                r.state_blocks = STATE_BLOCKS_PER_SEQ + extra_state;
+                r.state_blocks = self.state_blocks_per_seq + extra_state;
                 r.computed = cached;
                 self.running.push(r);
                 self.scheduled.push((self.running.len() - 1, n));
@@ -416,11 +294,22 @@ impl H200Sim {
         if self.scheduled.is_empty() {
             return false;
         }
+        let mut emitting = 0u64;
         for &(idx, n) in &self.scheduled {
             let r = &self.running[idx];
-            load.add(n, r.computed, r.computed < r.prefill_target);
+            let prefill = r.computed < r.prefill_target;
+            let rows = if prefill { 1 } else { n };
+            emitting += u64::from(!prefill || r.computed + n >= r.prefill_target);
+            load.add_sampled(n, r.computed, prefill, rows);
         }
-        let mut step_s = self.params.step.step_seconds(&load);
+        let step = &self.params.step;
+        let mut step_s = step.step_seconds(&load)
+            + step.draft_seconds(
+                self.params.spec_tokens,
+                load.tokens,
+                emitting,
+                load.kv_tokens,
+            );
         if let Some(n) = &mut self.noise {
             step_s = n.step_seconds(step_s);
         }
@@ -437,21 +326,24 @@ impl H200Sim {
         for k in 0..self.scheduled.len() {
             let (idx, n) = self.scheduled[k];
             let r = &mut self.running[idx];
-            let emits = if r.computed < r.prefill_target {
+            let emitted = if r.computed < r.prefill_target {
                 r.computed += n;
-                r.computed >= r.prefill_target
+                u64::from(r.computed >= r.prefill_target)
             } else {
-                r.computed += 1;
-                true
+                // The verified token plus the accepted prefix of the n − 1 draft tokens.
+                let accepted =
+                    accepted_drafts(r.id, r.generated, n - 1, self.params.spec_acceptance);
+                r.computed += 1 + accepted;
+                1 + accepted
             };
-            if emits {
+            if emitted > 0 {
                 out_s += self.params.chunk_s;
                 let at = dur(out_s + self.params.net_out_s);
-                r.generated += 1;
+                r.generated += emitted;
                 self.pending.push_back(EngineEvent::Chunk {
                     id: r.id,
                     at,
-                    tokens: 1,
+                    tokens: u32::try_from(emitted).unwrap_or(u32::MAX),
                 });
                 if r.generated >= r.max_out {
                     finished += 1;
@@ -673,6 +565,7 @@ mod tests {
     use crate::driver::arrivals::Arrivals;
     use crate::driver::{run, workload, RunOptions};
     use crate::record::Outcome;
+    use crate::sim::model::BLOCK_BYTES;
 
     fn run_with_pool(blocks: u64, n: usize) -> (H200Sim, Vec<crate::record::RequestRecord>) {
         run_config_with_pool("baseline", blocks, n)

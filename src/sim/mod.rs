@@ -1,10 +1,14 @@
-//! The embedded simulator: a discrete-event model of vLLM 0.17 serving Qwen3.5-35B-A3B on
-//! one H200, in virtual time, behind the same [`Engine`](crate::engine::Engine) trait as a
-//! real server. It owns the engine step physics ([`model`]), the API server's admission
-//! queue ([`frontend`]), the scheduler and KV pool ([`engine`]), running the seed's
-//! profiles on it ([`run`]), its seeded run-to-run variation ([`noise`]), what guidellm
-//! would have reported of a run ([`guidellm`]) and,
-//! with the `http` feature, serving it as an OpenAI-compatible streaming server ([`serve`]).
+//! The embedded simulator: a discrete-event model of vLLM 0.17 serving a Qwen3.5-family
+//! model on one H100 or H200, in virtual time, behind the same
+//! [`Engine`](crate::engine::Engine) trait as a real server. It owns the model and GPU
+//! descriptions ([`spec`]), vLLM's flags ([`engine_args`]) and the configuration they make
+//! ([`config`]), the engine
+//! step physics incl. MTP speculative decoding ([`model`]), the API server's admission queue
+//! ([`frontend`]), the scheduler and KV pool ([`engine`]), running load profiles on it
+//! ([`run`]), its seeded run-to-run variation ([`noise`]), what guidellm would have
+//! reported of a run ([`guidellm`]), Markdown rows ([`markdown`]), with `cli` the shared
+//! command line ([`cli`](self#modules)) and, with `http`, serving it as an OpenAI-compatible
+//! streaming server ([`serve`]).
 //!
 //! ```
 //! use servebench::profile::Profile;
@@ -16,14 +20,22 @@
 //! assert_eq!(out.result.successful_requests, Some(20));
 //! ```
 
+#[cfg(feature = "cli")]
+pub mod cli;
+pub mod config;
 pub mod engine;
+pub mod engine_args;
 pub mod frontend;
 pub mod guidellm;
+pub mod markdown;
 pub mod model;
 pub mod noise;
 pub mod run;
 #[cfg(feature = "http")]
 pub mod serve;
+pub mod spec;
 
 pub use engine::{Config, H200Sim, Params, CONFIG_NAMES};
-pub use model::{StepLoad, StepModel, Weights};
+pub use engine_args::{from_engine_args, EngineArgs, SimConfig, SimConfigError};
+pub use model::{Efficiencies, StepLoad, StepModel, Weights, EFFICIENCIES};
+pub use spec::{GpuSpec, ModelSpec};

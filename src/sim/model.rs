@@ -1,141 +1,267 @@
-//! The physics of one vLLM engine step for Qwen3.5-35B-A3B on one H200: a roofline over
-//! weight/state streaming and GEMM/attention compute, calibrated against the seed's BF16
-//! baseline (`../shared/reference/h200-step-model.md` §6).
+//! The physics of one vLLM engine step: a roofline over weight/state streaming and
+//! GEMM/attention compute for any model of the Qwen3.5 family ([`ModelSpec`]) on any GPU
+//! ([`GpuSpec`]), with one set of achieved-efficiency constants ([`EFFICIENCIES`]) shared by
+//! every model and GPU. The constants were fitted once, to the seed's Qwen3.5-35B-A3B
+//! runs on an H200 (`../shared/reference/h200-step-model.md` §6); see the README's table of
+//! fitted constants. MTP speculative decoding adds the draft passes of the model's MTP
+//! layer ([`StepModel::draft_seconds`]); the verification is an ordinary step over
+//! `1 + k` tokens per sequence.
 
-/// Full-attention layers (the other 30 are Gated DeltaNet).
+use super::spec::{GpuSpec, ModelSpec};
+
+/// Qwen3.5-35B-A3B's full-attention layers (the other 30 are Gated DeltaNet); kept for
+/// callers of the first, single-model simulator — the step model reads [`ModelSpec`].
 pub const FULL_ATTENTION_LAYERS: f64 = 10.0;
-/// Routed experts per MoE layer.
-pub const EXPERTS: f64 = 256.0;
-/// Experts each token is routed to.
-pub const TOP_K: f64 = 8.0;
-/// MoE layers (every layer).
-pub const MOE_LAYERS: f64 = 40.0;
-/// Parameters of one routed expert: 3 × 2048 × 512.
-pub const EXPERT_PARAMS: f64 = 3.0 * 2048.0 * 512.0;
-/// lm_head parameters: vocabulary 248,320 × hidden 2048.
-pub const LM_HEAD_PARAMS: f64 = 248_320.0 * 2048.0;
-/// Active non-expert parameters per token: GDN + attention + shared expert + routers.
-pub const DENSE_ACTIVE_PARAMS: f64 = 1.011e9 + 0.273e9 + 0.126e9 + 0.021e9;
-/// Full-attention KV bytes per token in BF16: 10 layers × K,V × 2 heads × 256 × 2 B.
-pub const KV_BYTES_PER_TOKEN: f64 = 20_480.0;
-/// Gated-DeltaNet recurrent + conv state per sequence, BF16: 30 × (32·128·128 + 3·8192) × 2 B.
-pub const GDN_STATE_BYTES: f64 = 30.0 * (32.0 * 128.0 * 128.0 + 3.0 * 8192.0) * 2.0;
-/// Attention FLOPs per (query token × context token): 4 · 16 heads · 256 · 10 layers.
-pub const ATTENTION_FLOPS_PER_PAIR: f64 = 4.0 * 16.0 * 256.0 * FULL_ATTENTION_LAYERS;
-/// Tokens per KV block (the hybrid allocator's unified page: 544 tokens).
+/// Qwen3.5-35B-A3B's tokens per KV block (the hybrid allocator's unified page: 544 tokens);
+/// see [`ModelSpec::hybrid_layout`].
 pub const BLOCK_TOKENS: u64 = 544;
-/// Bytes of one block id (10 layer pages of 544 × 2048 B).
+/// Bytes of one Qwen3.5-35B-A3B block id (10 layer pages of 544 × 2048 B).
 pub const BLOCK_BYTES: f64 = 544.0 * 2048.0 * 10.0;
-/// Blocks of GDN state each running sequence holds (3 GDN layer groups).
+/// Blocks of GDN state each running Qwen3.5-35B-A3B sequence holds (3 GDN layer groups).
 pub const STATE_BLOCKS_PER_SEQ: u64 = 3;
-
-/// H200 SXM peaks.
-pub const PEAK_BF16_FLOPS: f64 = 989e12;
-/// Dense FP8 tensor peak.
-pub const PEAK_FP8_FLOPS: f64 = 1979e12;
-/// HBM3e bandwidth, bytes/s.
-pub const HBM_BYTES_PER_S: f64 = 4.8e12;
 
 /// Weight precision.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Weights {
-    /// `Qwen/Qwen3.5-35B-A3B` (the seed's baseline).
+    /// BF16 (e.g. `Qwen/Qwen3.5-35B-A3B`, the seed's baseline).
     Bf16,
-    /// `Qwen/Qwen3.5-35B-A3B-FP8`.
+    /// FP8 linear layers (`Qwen/Qwen3.5-35B-A3B-FP8`, or `--quantization fp8`); embedding,
+    /// lm_head and the vision tower stay BF16.
     Fp8,
 }
 
-/// The per-step cost constants (see the reference §6.1 and §6.4).
+/// Achieved fractions of the data-sheet peaks and the fixed costs, shared by every model
+/// and GPU. Each was fitted to the seed's Qwen3.5-35B-A3B BF16/FP8 runs on one H200
+/// (reference §6); the README lists them with the data behind each.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Efficiencies {
+    /// Fixed cost per decoder layer per step (kernel launches of a CUDA-graph replay,
+    /// norms, the sampler's share), s: 4.5 ms over the 35B model's 40 layers.
+    pub t_layer_s: f64,
+    /// Achieved fraction of HBM bandwidth when streaming weights, KV and state.
+    pub eta_bw: f64,
+    /// Achieved fraction of the BF16 dense peak in ordinary (dense) GEMMs: projections,
+    /// dense MLPs, shared experts, lm_head. Assumed, not fitted: the common 60 % rule of
+    /// thumb for large cuBLAS GEMMs.
+    pub eta_dense: f64,
+    /// Achieved fraction of the BF16 dense peak in the routed experts' grouped GEMMs
+    /// (tiny N = 512 experts, Triton fused-MoE): derived from the fitted 30 % of the
+    /// seed's whole linear path with `eta_dense` for its dense share.
+    pub eta_moe: f64,
+    /// The FP8 path reaches this fraction of the BF16 path's efficiency (of the FP8 peak):
+    /// fitted, 0.20 / 0.30 on the seed's FP8 runs.
+    pub fp8_eta_factor: f64,
+    /// Achieved fraction of the BF16 peak in attention.
+    pub eta_att: f64,
+    /// Extra cost per running sequence in a step that runs outside a full CUDA graph (any
+    /// prefill tokens, or more tokens than the largest captured graph), s.
+    pub t_mix_s: f64,
+    /// FP8 block-scaled expert reads reach this fraction of the BF16 streaming rate.
+    pub fp8_expert_bw_factor: f64,
+}
+
+/// The shared constants (reference §6.1, §6.4; `t_mix` 0.21 ms where the reference's
+/// Little's-law estimate is 0.17–0.20 ms).
+pub const EFFICIENCIES: Efficiencies = Efficiencies {
+    t_layer_s: 4.5e-3 / 40.0,
+    eta_bw: 0.80,
+    eta_dense: 0.60,
+    // 2.438 / 0.30 = 1.007 / eta_moe + 1.431 / 0.60 (active GFLOP/2 per token of the 35B).
+    eta_moe: 1.007 / (2.438 / 0.30 - 1.431 / 0.60),
+    fp8_eta_factor: 0.20 / 0.30,
+    eta_att: 0.60,
+    t_mix_s: 0.21e-3,
+    fp8_expert_bw_factor: 0.7,
+};
+
+/// The per-step cost model of one deployment (model × GPU × precision × KV dtype).
 #[derive(Debug, Clone, PartialEq)]
 pub struct StepModel {
     /// Fixed cost of a step, s.
     pub t0_s: f64,
     /// Achieved fraction of HBM bandwidth.
     pub eta_bw: f64,
-    /// Achieved fraction of the weight precision's GEMM peak.
+    /// Achieved fraction of the weight precision's GEMM peak in dense GEMMs.
     pub eta_mm: f64,
+    /// Achieved fraction of the weight precision's GEMM peak in the routed experts.
+    pub eta_moe: f64,
     /// Achieved fraction of the BF16 peak in attention.
     pub eta_att: f64,
-    /// Extra cost per running sequence in a step that contains prefill tokens, s (0.21 ms;
-    /// the reference's Little's-law estimate is 0.17–0.20 ms).
+    /// Extra cost per running sequence in a step outside a full CUDA graph, s.
     pub t_mix_s: f64,
-    /// Bytes per weight (2 BF16, 1 FP8).
+    /// Bytes per linear-layer weight (2 BF16, 1 FP8).
     pub weight_bytes: f64,
     /// GEMM peak for the weight precision, FLOP/s.
     pub peak_mm: f64,
-    /// Expert-read bandwidth efficiency relative to `eta_bw` (FP8 block-scaled MoE: 0.7).
+    /// Expert-read bandwidth efficiency relative to `eta_bw`.
     pub expert_bw_factor: f64,
     /// KV bytes per token (halved by an FP8 KV cache).
     pub kv_bytes_per_token: f64,
+    /// BF16 peak (attention), FLOP/s.
+    pub peak_bf16: f64,
+    /// HBM bandwidth, bytes/s.
+    pub hbm_bytes_per_s: f64,
+    /// Non-expert parameters every token runs through.
+    pub dense_active_params: f64,
+    /// lm_head parameters (always BF16).
+    pub lm_head_params: f64,
+    /// Routed experts per layer (0: dense).
+    pub experts: f64,
+    /// Experts per token.
+    pub top_k: f64,
+    /// Parameters of one routed expert.
+    pub expert_params: f64,
+    /// Layers with routed experts.
+    pub moe_layers: f64,
+    /// Linear-attention state per sequence, bytes (read and written every step).
+    pub state_bytes: f64,
+    /// Attention FLOPs per (query token × context token).
+    pub attention_flops_per_pair: f64,
+    /// Fixed cost of one MTP draft pass, s.
+    pub draft_t0_s: f64,
+    /// Non-expert parameters of the MTP layer(s).
+    pub draft_dense_params: f64,
+    /// MTP layers (each with the model's routed experts).
+    pub draft_layers: f64,
+    /// KV bytes per token of the MTP layer(s).
+    pub draft_kv_bytes_per_token: f64,
+    /// Largest decode batch (tokens) replayed as a full CUDA graph.
+    pub max_cudagraph_tokens: u64,
 }
 
 impl StepModel {
-    /// The calibrated model for a weight precision and KV-cache dtype.
-    pub fn new(weights: Weights, kv_fp8: bool) -> StepModel {
-        let kv = if kv_fp8 {
-            KV_BYTES_PER_TOKEN / 2.0
-        } else {
-            KV_BYTES_PER_TOKEN
+    /// The step model of `model` on `gpu`.
+    pub fn for_deployment(
+        model: &ModelSpec,
+        gpu: &GpuSpec,
+        weights: Weights,
+        kv_fp8: bool,
+        e: &Efficiencies,
+    ) -> StepModel {
+        let (weight_bytes, peak_mm, precision, expert_bw_factor) = match weights {
+            Weights::Bf16 => (2.0, gpu.peak_bf16_flops, 1.0, 1.0),
+            Weights::Fp8 => (
+                1.0,
+                gpu.peak_fp8_flops,
+                e.fp8_eta_factor,
+                e.fp8_expert_bw_factor,
+            ),
         };
-        match weights {
-            Weights::Bf16 => StepModel {
-                t0_s: 4.5e-3,
-                eta_bw: 0.80,
-                eta_mm: 0.30,
-                eta_att: 0.60,
-                t_mix_s: 0.21e-3,
-                weight_bytes: 2.0,
-                peak_mm: PEAK_BF16_FLOPS,
-                expert_bw_factor: 1.0,
-                kv_bytes_per_token: kv,
+        let kv_value_bytes = if kv_fp8 { 1.0 } else { 2.0 };
+        let per_layer_kv =
+            model.kv_bytes_per_token(kv_value_bytes) / model.full_attention_layers.max(1) as f64;
+        let h = model.hidden as f64;
+        StepModel {
+            t0_s: e.t_layer_s * model.layers() as f64,
+            eta_bw: e.eta_bw,
+            eta_mm: e.eta_dense * precision,
+            eta_moe: e.eta_moe * precision,
+            eta_att: e.eta_att,
+            t_mix_s: e.t_mix_s,
+            weight_bytes,
+            peak_mm,
+            expert_bw_factor,
+            kv_bytes_per_token: model.kv_bytes_per_token(kv_value_bytes),
+            peak_bf16: gpu.peak_bf16_flops,
+            hbm_bytes_per_s: gpu.hbm_bytes_per_s,
+            dense_active_params: model.dense_active_params(),
+            lm_head_params: model.lm_head_params(),
+            experts: model.experts as f64,
+            top_k: model.top_k as f64,
+            expert_params: model.expert_params(),
+            moe_layers: if model.experts > 0 {
+                model.layers() as f64
+            } else {
+                0.0
             },
-            Weights::Fp8 => StepModel {
-                t0_s: 4.5e-3,
-                eta_bw: 0.80,
-                eta_mm: 0.20,
-                eta_att: 0.60,
-                t_mix_s: 0.21e-3,
-                weight_bytes: 1.0,
-                peak_mm: PEAK_FP8_FLOPS,
-                expert_bw_factor: 0.7,
-                kv_bytes_per_token: kv,
-            },
+            state_bytes: model.linear_state_bytes(),
+            attention_flops_per_pair: model.attention_flops_per_pair(),
+            draft_t0_s: e.t_layer_s * model.mtp_layers as f64,
+            draft_dense_params: model.mtp_layers as f64
+                * (model.attention_params() + model.dense_mlp_params() + 2.0 * h * h),
+            draft_layers: model.mtp_layers as f64,
+            draft_kv_bytes_per_token: per_layer_kv * model.mtp_layers as f64,
+            max_cudagraph_tokens: 512,
         }
     }
 
-    /// Seconds the GPU spends on a step with this load.
+    /// Distinct experts per layer that `tokens` routed tokens touch (uniform routing).
+    fn experts_touched(&self, tokens: f64) -> f64 {
+        if self.experts == 0.0 {
+            return 0.0;
+        }
+        self.experts * (1.0 - (1.0 - self.top_k / self.experts).powf(tokens))
+    }
+
+    /// Seconds the GPU spends on a step with this load (the target model's forward; see
+    /// [`StepModel::draft_seconds`] for speculative decoding's draft passes).
     pub fn step_seconds(&self, load: &StepLoad) -> f64 {
         let n = load.tokens as f64;
         let s = load.seqs as f64;
-        let f_lin = 2.0 * n * (DENSE_ACTIVE_PARAMS + TOP_K * EXPERT_PARAMS * MOE_LAYERS)
-            + 2.0 * s * LM_HEAD_PARAMS;
-        let experts = EXPERTS * (1.0 - (1.0 - TOP_K / EXPERTS).powf(n));
-        let w_bytes = self.weight_bytes * (DENSE_ACTIVE_PARAMS + LM_HEAD_PARAMS)
-            + self.weight_bytes * MOE_LAYERS * experts * EXPERT_PARAMS / self.expert_bw_factor;
-        let bw = HBM_BYTES_PER_S * self.eta_bw;
-        let t_lin = (f_lin / (self.peak_mm * self.eta_mm)).max(w_bytes / bw);
-        let m_att = self.kv_bytes_per_token * load.kv_tokens as f64 + s * 2.0 * GDN_STATE_BYTES;
-        let t_att = (load.attention_flops / (PEAK_BF16_FLOPS * self.eta_att)).max(m_att / bw);
-        let mix = if load.has_prefill {
-            self.t_mix_s * s
-        } else {
-            0.0
-        };
+        let rows = load.sampled_rows.max(load.seqs) as f64;
+        let f_dense = 2.0 * n * self.dense_active_params + 2.0 * rows * self.lm_head_params;
+        let f_moe = 2.0 * n * self.top_k * self.expert_params * self.moe_layers;
+        let experts = self.experts_touched(n);
+        let w_bytes = self.weight_bytes * self.dense_active_params
+            + 2.0 * self.lm_head_params
+            + self.weight_bytes * self.moe_layers * experts * self.expert_params
+                / self.expert_bw_factor;
+        let bw = self.hbm_bytes_per_s * self.eta_bw;
+        let t_lin = (f_dense / (self.peak_mm * self.eta_mm)
+            + f_moe / (self.peak_mm * self.eta_moe))
+            .max(w_bytes / bw);
+        let m_att = self.kv_bytes_per_token * load.kv_tokens as f64 + s * 2.0 * self.state_bytes;
+        let f_att = self.attention_flops_per_pair * load.attention_pairs;
+        let t_att = (f_att / (self.peak_bf16 * self.eta_att)).max(m_att / bw);
+        let graphed = !load.has_prefill && load.tokens <= self.max_cudagraph_tokens;
+        let mix = if graphed { 0.0 } else { self.t_mix_s * s };
         self.t0_s + t_lin + t_att + mix
+    }
+
+    /// Seconds of the MTP drafter in a step: `k` sequential passes of the MTP layer(s)
+    /// (each pass: the layer's weights — attention, MLP or touched experts, the 2h → h input
+    /// projection —, the shared BF16 lm_head for every drafting sequence, and the layer's
+    /// KV), the first over all of the step's `tokens`, the others over one token per
+    /// drafting sequence. 0 when `k` is 0 or the model has no MTP layer.
+    pub fn draft_seconds(&self, k: u64, tokens: u64, seqs: u64, kv_tokens: u64) -> f64 {
+        if k == 0 || self.draft_layers == 0.0 || seqs == 0 {
+            return 0.0;
+        }
+        let bw = self.hbm_bytes_per_s * self.eta_bw;
+        let s = seqs as f64;
+        let pass = |n: f64| {
+            let f_dense = 2.0 * n * self.draft_dense_params + 2.0 * s * self.lm_head_params;
+            let f_moe = 2.0 * n * self.draft_layers * self.top_k * self.expert_params;
+            let t_flops =
+                f_dense / (self.peak_mm * self.eta_mm) + f_moe / (self.peak_mm * self.eta_moe);
+            let bytes = self.weight_bytes * self.draft_dense_params
+                + self.weight_bytes
+                    * self.draft_layers
+                    * self.experts_touched(n)
+                    * self.expert_params
+                    / self.expert_bw_factor
+                + 2.0 * self.lm_head_params
+                + self.draft_kv_bytes_per_token * kv_tokens as f64;
+            self.draft_t0_s + t_flops.max(bytes / bw)
+        };
+        pass(tokens as f64) + (k - 1) as f64 * pass(s)
     }
 }
 
 /// What one step computes.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct StepLoad {
-    /// Tokens scheduled (decode tokens + prefill chunk tokens).
+    /// Tokens scheduled (decode tokens, speculative tokens to verify, prefill chunk tokens).
     pub tokens: u64,
     /// Sequences in the batch.
     pub seqs: u64,
+    /// Positions whose logits are computed (one per sequence, `1 + k` per sequence
+    /// verifying `k` draft tokens).
+    pub sampled_rows: u64,
     /// KV tokens read (context + new), summed over sequences.
     pub kv_tokens: u64,
-    /// Causal attention FLOPs.
-    pub attention_flops: f64,
+    /// Causal (query token × context token) pairs; × the model's FLOPs per pair.
+    pub attention_pairs: f64,
     /// Whether any sequence is prefilling.
     pub has_prefill: bool,
 }
@@ -143,11 +269,18 @@ pub struct StepLoad {
 impl StepLoad {
     /// Adds a sequence computing `n` new tokens after `c` cached ones.
     pub fn add(&mut self, n: u64, c: u64, prefill: bool) {
+        self.add_sampled(n, c, prefill, 1);
+    }
+
+    /// [`StepLoad::add`] with `rows` positions sampled (`1 + k` when verifying `k` draft
+    /// tokens).
+    pub fn add_sampled(&mut self, n: u64, c: u64, prefill: bool, rows: u64) {
         self.tokens += n;
         self.seqs += 1;
+        self.sampled_rows += rows;
         self.kv_tokens += c + n;
         let nf = n as f64;
-        self.attention_flops += ATTENTION_FLOPS_PER_PAIR * nf * (c as f64 + (nf + 1.0) / 2.0);
+        self.attention_pairs += nf * (c as f64 + (nf + 1.0) / 2.0);
         self.has_prefill |= prefill;
     }
 }
@@ -156,12 +289,19 @@ impl StepLoad {
 mod tests {
     use super::*;
 
+    /// Qwen3.5-35B-A3B on one H200.
+    fn h200_35b(weights: Weights) -> StepModel {
+        let m = ModelSpec::resolve("qwen3.5-35b-a3b").unwrap();
+        let g = GpuSpec::resolve("h200").unwrap();
+        StepModel::for_deployment(&m, &g, weights, false, &EFFICIENCIES)
+    }
+
     fn decode(b: u64, ctx: u64) -> f64 {
         let mut l = StepLoad::default();
         for _ in 0..b {
             l.add(1, ctx, false);
         }
-        StepModel::new(Weights::Bf16, false).step_seconds(&l) * 1000.0
+        h200_35b(Weights::Bf16).step_seconds(&l) * 1000.0
     }
 
     /// The reference's decode anchors (§6.1): measured 6.4–6.9, 11.7, 18.9, 27.8 ms.
@@ -178,14 +318,14 @@ mod tests {
     fn prefill_chunk_rate_and_fp8_is_faster_at_decode() {
         let mut l = StepLoad::default();
         l.add(8192, 0, true);
-        let t = StepModel::new(Weights::Bf16, false).step_seconds(&l);
+        let t = h200_35b(Weights::Bf16).step_seconds(&l);
         assert!((0.14..0.16).contains(&t), "{t}");
         let mut d = StepLoad::default();
         for _ in 0..40 {
             d.add(1, 600, false);
         }
-        let bf = StepModel::new(Weights::Bf16, false).step_seconds(&d);
-        let fp = StepModel::new(Weights::Fp8, false).step_seconds(&d);
+        let bf = h200_35b(Weights::Bf16).step_seconds(&d);
+        let fp = h200_35b(Weights::Fp8).step_seconds(&d);
         assert!(fp < bf * 0.8, "{fp} vs {bf}");
     }
 }

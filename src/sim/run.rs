@@ -38,9 +38,11 @@ pub const SEED_OPTIMIZED_S: [(&str, f64); 4] = [
 
 /// Whether `profile` runs on a freshly deployed server: in the seed's order each
 /// configuration is deployed, benchmarked with ShareGPT first, then with the other profiles
-/// on the same (warm) server. `warm` makes every run warm.
+/// on the same (warm) server. `warm` makes every run warm. Constant-rate loads below the
+/// presets' burst rate (GPUStack's latency studies, `--rate`) run warm: their published
+/// low-rate TTFTs (46–126 ms) leave no room for a seconds-long first step.
 pub fn starts_cold(profile: &Profile, warm: bool) -> bool {
-    !warm && profile.name.as_deref() == Some("sharegpt")
+    !warm && profile.name.as_deref() == Some("sharegpt") && profile.request_rate >= 1000.0
 }
 
 /// Runs `profile` against a fresh simulator in `config` (cold or warm, see [`starts_cold`]).
@@ -80,7 +82,7 @@ pub fn simulate_with(
     })?;
     let meta = &mut out.result.meta;
     meta.label = Some(config.name.to_string());
-    meta.engine = Some("h200-sim (vLLM 0.17.1 model)".into());
+    meta.engine = Some(format!("h200-sim (vLLM 0.17.1 model, {})", config.gpu.name));
     meta.engine_version = Some("0.17.1".into());
     meta.model = Some(config.model().into());
     meta.backend_parameters = config.backend_parameters();

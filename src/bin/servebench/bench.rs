@@ -390,6 +390,27 @@ fn progress_line(p: &Progress, total: u64) -> String {
     )
 }
 
+/// Why vLLM's "Peak concurrent requests" can exceed the client's cap, when it does.
+fn peak_note(r: &servebench::BenchmarkResult) -> Option<String> {
+    if r.meta.convention != Some(Convention::Vllm) {
+        return None;
+    }
+    let (peak, cap) = (r.peak_concurrent_requests?, r.max_concurrency?);
+    if peak <= cap as f64 {
+        return None;
+    }
+    let exact = r
+        .exact
+        .as_ref()
+        .and_then(|e| e.peak_in_flight)
+        .map(|n| format!("; the most in flight at one instant was {n}"))
+        .unwrap_or_default();
+    Some(format!(
+        "\"Peak concurrent requests\" ({peak:.0}) is above the cap of {cap}: vLLM counts every \
+         request active at any time during a 1-second bucket{exact}"
+    ))
+}
+
 /// Run the benchmark: the report on stdout, the exit status (0; 1 for bad input or a run in
 /// which nothing succeeded; 2 for usage; 130/143 when SIGINT/SIGTERM interrupted it).
 pub fn main(args: &Args) -> ExitCode {
@@ -525,6 +546,9 @@ fn run(args: &Args) -> Result<(String, u8), Failure> {
     }
     for f in &run.findings {
         eprintln!("{f}");
+    }
+    if let Some(note) = peak_note(&run.file.result) {
+        eprintln!("servebench: note: {note}");
     }
     if let Some(path) = &out_path {
         bench::save(path, &run).map_err(|e| InputError(e.to_string()))?;

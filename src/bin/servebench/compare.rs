@@ -11,10 +11,11 @@ use servebench::noise::verdict::{
 };
 use servebench::noise::within::{attach_intervals, IntervalOptions};
 use servebench::profile::{Profile, PRESET_NAMES};
-use servebench::record::RequestRecord;
 use servebench::result::BenchmarkResult;
 
-use crate::input::{self, InputError, Loaded};
+use servebench::load::{Format as LoadFormat, Run};
+
+use crate::input::{self, InputError};
 
 /// Output formats.
 #[derive(Debug, Clone, Copy, Default, clap::ValueEnum)]
@@ -29,10 +30,10 @@ pub enum Format {
 /// Arguments of `servebench compare`.
 #[derive(Debug, clap::Args)]
 pub struct Args {
-    /// The baseline: a text report or a JSON result (`-` reads stdin).
+    /// The baseline: any file servebench reads (`-` reads stdin).
     #[arg(value_name = "BASE")]
     base: String,
-    /// The candidate: a text report or a JSON result.
+    /// The candidate: any file servebench reads.
     #[arg(value_name = "CANDIDATE")]
     candidate: String,
     /// Output format.
@@ -79,64 +80,42 @@ fn effect(s: &str) -> Result<f64, String> {
     }
 }
 
-/// A run file written by `servebench bench --output FILE.json`: `{"result", "records"}`.
-/// `None` when `path` is not one (any other input goes through [`input::load`]).
-fn load_run_file(path: &str) -> Result<Option<(BenchmarkResult, Vec<RequestRecord>)>, InputError> {
-    if path == "-" || !path.ends_with(".json") {
-        return Ok(None);
-    }
-    let name = input::display_name(path);
-    let text = input::read(path)?;
-    let value: serde_json::Value = match serde_json::from_str(&text) {
-        Ok(v) => v,
-        Err(_) => return Ok(None),
-    };
-    let (Some(result), Some(records)) = (value.get("result"), value.get("records")) else {
-        return Ok(None);
-    };
-    let result: BenchmarkResult = serde_json::from_value(result.clone())
-        .map_err(|e| InputError(format!("{name}: $.result: not a servebench result: {e}")))?;
-    let records: Vec<RequestRecord> = serde_json::from_value(records.clone())
-        .map_err(|e| InputError(format!("{name}: $.records: not request records: {e}")))?;
-    Ok(Some((result, records)))
-}
-
 /// One side of a single-run comparison: the result, with intervals computed from its
-/// records when it has records and no intervals yet. The second value says why intervals
-/// could not be computed, if they could not.
+/// records when it is a servebench run file (`bench --output`) with records and no
+/// intervals yet. The second value says why intervals could not be computed, if they could
+/// not.
 fn single(
     path: &str,
     block: Option<u64>,
     confidence: f64,
 ) -> Result<(BenchmarkResult, Option<String>), InputError> {
-    match load_run_file(path)? {
-        Some((mut result, records)) => {
-            let mut why = None;
-            if result.intervals.is_none() && !records.is_empty() {
-                let opts = IntervalOptions {
-                    confidence,
-                    ..IntervalOptions::default()
-                };
-                if let Err(e) = attach_intervals(&records, &mut result, &opts) {
-                    why = Some(format!("{}: {e}", input::display_name(path)));
-                }
-            }
-            Ok((result, why))
+    let run = pick(path, block)?;
+    let mut result = run.result;
+    let mut why = None;
+    let records = run
+        .records
+        .filter(|_| run.provenance.format == LoadFormat::ServebenchRun)
+        .map(|r| r.measured())
+        .unwrap_or_default();
+    if result.intervals.is_none() && !records.is_empty() {
+        let opts = IntervalOptions {
+            confidence,
+            ..IntervalOptions::default()
+        };
+        if let Err(e) = attach_intervals(&records, &mut result, &opts) {
+            why = Some(format!("{}: {e}", input::display_name(path)));
         }
-        None => Ok((pick(path, block)?.result, None)),
     }
+    Ok((result, why))
 }
 
 /// Every result of `path`, for --repetitions.
 fn all_runs(path: &str) -> Result<Vec<BenchmarkResult>, InputError> {
-    if let Some((result, _)) = load_run_file(path)? {
-        return Ok(vec![result]);
-    }
     Ok(input::load(path)?.into_iter().map(|l| l.result).collect())
 }
 
 /// The one result of `path`, or its `block`-th.
-fn pick(path: &str, block: Option<u64>) -> Result<Loaded, InputError> {
+fn pick(path: &str, block: Option<u64>) -> Result<Run, InputError> {
     let name = input::display_name(path);
     let mut all = input::load(path)?;
     let n = all.len();
@@ -152,9 +131,16 @@ fn pick(path: &str, block: Option<u64>) -> Result<Loaded, InputError> {
         }
         None if n == 1 => Ok(all.swap_remove(0)),
         None => {
-            let at: Vec<&str> = all
+            let at: Vec<String> = all
                 .iter()
-                .map(|l| l.origin.strip_prefix(name.as_str()).unwrap_or(&l.origin))
+                .map(|l| {
+                    let origin = l.provenance.origin();
+                    origin
+                        .strip_prefix(name.as_str())
+                        .unwrap_or(&origin)
+                        .trim()
+                        .to_string()
+                })
                 .collect();
             Err(InputError(format!(
                 "{name}: holds {n} results (at {}); choose one with --base-block/--candidate-block N",

@@ -11,7 +11,6 @@ use std::process::ExitCode;
 use servebench::lint::{self, LintOptions, RunFindings};
 
 use crate::input;
-use crate::report::read_bytes;
 
 /// Output formats.
 #[derive(Debug, Clone, Copy, Default, clap::ValueEnum)]
@@ -49,34 +48,10 @@ pub fn run(args: &Args) -> ExitCode {
     };
     let mut runs: Vec<RunFindings> = Vec::new();
     for file in &args.files {
-        let name = input::display_name(file);
-        let bytes = match read_bytes(file) {
-            Ok(b) => b,
+        match input::load(file) {
+            Ok(loaded) => runs.extend(lint::lint_runs(&loaded, &opts)),
             Err(e) => {
                 eprintln!("servebench: {e}");
-                return ExitCode::from(lint::EXIT_BAD_INPUT as u8);
-            }
-        };
-        if crate::runfile_in::sniff(&bytes) {
-            match crate::runfile_in::read(&name, &bytes) {
-                Ok(f) => runs.push(crate::runfile_in::lint(&name, &f, &opts)),
-                Err(e) => {
-                    eprintln!("servebench: {e}");
-                    return ExitCode::from(lint::EXIT_BAD_INPUT as u8);
-                }
-            }
-            continue;
-        }
-        match lint::lint_bytes(&name, &bytes, &opts) {
-            Ok(r) => runs.extend(r),
-            Err(e) => {
-                // Some errors name the file already: name it once.
-                let msg = e.to_string();
-                if msg.starts_with(&format!("{name}:")) {
-                    eprintln!("servebench: {msg}");
-                } else {
-                    eprintln!("servebench: {name}: {msg}");
-                }
                 return ExitCode::from(lint::EXIT_BAD_INPUT as u8);
             }
         }

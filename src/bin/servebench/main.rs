@@ -16,11 +16,12 @@ mod parse;
 mod profiles;
 mod render;
 mod report;
-mod runfile_in;
 #[cfg(feature = "http")]
 mod shard;
 #[cfg(feature = "http")]
 mod signals;
+#[cfg(feature = "sim")]
+mod simulate;
 #[cfg(all(feature = "study", unix))]
 mod study;
 mod values;
@@ -61,6 +62,10 @@ enum Command {
     /// Run a tuning study (launching servers or on the simulator) and write its document.
     #[cfg(all(feature = "study", unix))]
     Study(study::Args),
+    /// Simulate vLLM serving a Qwen3.5 model on an H100/H200 (the h200_server example's
+    /// flags): any model, GPU, vLLM flags and load.
+    #[cfg(feature = "sim")]
+    Simulate(simulate::Args),
 }
 
 fn main() -> ExitCode {
@@ -80,6 +85,8 @@ fn main() -> ExitCode {
         #[cfg(feature = "http")]
         Command::Bench(a) => return bench::main(&a),
         Command::Merge(a) => merge::run(&a),
+        #[cfg(feature = "sim")]
+        Command::Simulate(a) => simulate::run(&a),
     };
     match output {
         Ok(text) => match print_stdout(&text) {

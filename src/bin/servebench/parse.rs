@@ -1,5 +1,5 @@
-//! `servebench parse FILE...`: text reports → one JSON document on stdout, a
-//! [`BlocksFile`]: every block's result with its layout beside it.
+//! `servebench parse FILE...`: text reports (or any file `servebench` reads) → one JSON
+//! document on stdout, a [`BlocksFile`]: every run's result with its layout beside it.
 
 use servebench::format::text::{BlockEntry, BlocksFile};
 
@@ -8,7 +8,7 @@ use crate::input::{self, InputError};
 /// Arguments of `servebench parse`.
 #[derive(Debug, clap::Args)]
 pub struct Args {
-    /// Text reports (or JSON results) to read; `-` or /dev/stdin reads stdin.
+    /// Text reports (or any result file servebench reads) ; `-` or /dev/stdin reads stdin.
     #[arg(required = true, value_name = "FILE")]
     files: Vec<String>,
     /// Write the JSON on one line instead of pretty-printed.
@@ -16,7 +16,7 @@ pub struct Args {
     compact: bool,
 }
 
-/// Every block of every file, in order, as one [`BlocksFile`] (each result carries the run
+/// Every run of every file, in order, as one [`BlocksFile`] (each result carries the run
 /// metadata found around its block and `meta.source` = the file it came from; its layout
 /// and origin stand beside it).
 pub fn run(args: &Args) -> Result<String, InputError> {
@@ -27,9 +27,9 @@ pub fn run(args: &Args) -> Result<String, InputError> {
                 l.result.meta.source = Some(input::display_name(f));
             }
             blocks.push(BlockEntry {
+                origin: Some(l.provenance.origin()),
                 result: l.result,
                 layout: l.layout,
-                origin: Some(l.origin),
             });
         }
     }

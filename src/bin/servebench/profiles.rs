@@ -1,4 +1,5 @@
-//! `servebench profiles [NAME...] [--guidellm TARGET MODEL [--syntax benchmark|run]]`: the
+//! `servebench profiles [NAME...] [--guidellm TARGET MODEL [--syntax benchmark|run]
+//! [--max-concurrency N]]`: the
 //! load-profile presets as the seed lists them, or the guidellm command of each.
 
 use servebench::profile::{Profile, PRESET_NAMES};
@@ -28,6 +29,10 @@ pub struct Args {
     /// guidellm command syntax (with --guidellm).
     #[arg(long, value_enum, default_value_t = Syntax::Benchmark, requires = "guidellm")]
     syntax: Syntax,
+    /// A client-side cap on requests in flight for the printed commands (with --guidellm).
+    #[arg(long, value_name = "N", requires = "guidellm", allow_negative_numbers = true,
+          value_parser = clap::value_parser!(u64).range(1..))]
+    max_concurrency: Option<u64>,
 }
 
 /// Each preset: its title, a blank line, then its listing (or command); presets separated
@@ -40,7 +45,10 @@ pub fn run(args: &Args) -> Result<String, InputError> {
     };
     let mut sections = Vec::with_capacity(names.len());
     for name in names {
-        let p = Profile::preset(name).map_err(|e| InputError(e.to_string()))?;
+        let mut p = Profile::preset(name).map_err(|e| InputError(e.to_string()))?;
+        if args.max_concurrency.is_some() {
+            p.max_concurrency = args.max_concurrency;
+        }
         let body = match args.guidellm.as_deref() {
             Some([target, model]) => match args.syntax {
                 Syntax::Benchmark => p.guidellm_command(target, model),

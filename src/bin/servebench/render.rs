@@ -1,7 +1,9 @@
-//! `servebench render FILE [--style gpustack|vllm]`: results → "Serving Benchmark Result"
-//! blocks, separated by one blank line.
+//! `servebench render FILE [--style gpustack|vllm]`: any file servebench reads → "Serving
+//! Benchmark Result" blocks, separated by one blank line (default style: the block's own,
+//! else GPUStack's for guidellm-convention numbers and vLLM's for vLLM-convention ones).
 
 use servebench::format::text::{self, Style};
+use servebench::result::Convention;
 
 use crate::input::{self, InputError};
 
@@ -26,13 +28,14 @@ impl From<StyleArg> for Style {
 /// Arguments of `servebench render`.
 #[derive(Debug, clap::Args)]
 pub struct Args {
-    /// A JSON result or array of results (as `servebench parse` writes), or a text report;
-    /// `-` or /dev/stdin reads stdin.
+    /// Any file servebench reads: a JSON result or array of results (as `servebench parse`
+    /// writes), a text report, a run file, a guidellm, vLLM, SGLang or aiperf file; `-` or
+    /// /dev/stdin reads stdin.
     #[arg(value_name = "FILE")]
     file: String,
     /// Report style; default: the style each result was parsed from, else the one whose
-    /// labels match its convention (vLLM's for vLLM's numbers), else GPUStack's. The vLLM
-    /// style refuses guidellm-convention numbers (its labels would misdescribe them).
+    /// labels fit its convention (vLLM's for vLLM's numbers). The vLLM style refuses
+    /// guidellm-convention numbers (its labels would misdescribe them).
     #[arg(long, value_enum)]
     style: Option<StyleArg>,
 }
@@ -40,27 +43,19 @@ pub struct Args {
 /// Each result rendered, blocks separated by a blank line, the output ending in a newline.
 pub fn run(args: &Args) -> Result<String, InputError> {
     let loaded = input::load(&args.file)?;
-    if loaded.is_empty() {
-        return Err(InputError(format!(
-            "{}: no results",
-            input::display_name(&args.file)
-        )));
-    }
     let mut blocks: Vec<String> = Vec::with_capacity(loaded.len());
     for l in &loaded {
-        // Without --style: the style the block was parsed from, else the one whose labels
-        // match the result's convention. A block is printed with its own layout when it is
-        // of the style asked for.
-        let style = match (args.style, &l.layout) {
-            (Some(s), _) => s.into(),
-            (None, Some(layout)) => layout.style,
-            (None, None) if l.result.meta.convention.is_some() => {
-                crate::runfile_in::style_for(l.result.meta.convention)
-            }
-            (None, None) => Style::Gpustack,
+        let style = match (args.style, &l.layout, l.result.meta.convention) {
+            (Some(s), _, _) => s.into(),
+            (None, Some(layout), _) => layout.style,
+            // An imported file or a run file: the style of its numbers' convention.
+            (None, None, Some(Convention::Vllm)) => Style::Vllm,
+            (None, None, _) => Style::Gpustack,
         };
+        // Never one convention's numbers under the other's labels.
         servebench::format::labels::check(&l.result, style)
-            .map_err(|e| InputError(format!("{}: {e}", l.origin)))?;
+            .map_err(|e| InputError(format!("{}: {e}", l.provenance.origin())))?;
+        // The block's own layout when it is of the style asked for (or none was asked).
         blocks.push(match &l.layout {
             Some(layout) if layout.style == style => text::render_with(&l.result, layout),
             _ => text::render(&l.result, style),

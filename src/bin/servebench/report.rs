@@ -5,7 +5,7 @@
 //! field mapping; vLLM → the report vLLM printed); `--convention` recomputes from the
 //! per-request records and lists the rows it could not compute (`note: …` lines).
 
-use servebench::import::report::{render_report, report_bytes, Numbers, ReportOptions};
+use servebench::import::report::{render_report, report_runs, Numbers, ReportOptions};
 use servebench::result::Convention;
 
 use crate::input::{self, InputError};
@@ -32,8 +32,9 @@ pub enum FormatArg {
 /// Arguments of `servebench report`.
 #[derive(Debug, clap::Args)]
 pub struct Args {
-    /// A guidellm report (JSON), a `vllm bench serve` result (JSON or JSON Lines) or an
-    /// SGLang `bench_serving` JSON Lines file; `-` reads stdin.
+    /// Any file servebench reads: a guidellm report (JSON, YAML, CSV), a `vllm bench serve`
+    /// result, an SGLang JSON Lines file, an aiperf export, a servebench run file, result or
+    /// text report; `-` reads stdin.
     #[arg(value_name = "FILE")]
     file: String,
     /// Recompute every row from the per-request records under this convention instead of
@@ -55,9 +56,13 @@ pub struct Args {
 }
 
 /// The report text (blocks, or JSON results), ending in a newline.
+///
+/// Every run that can be reported on is printed; a run that cannot (a recomputation asked
+/// of a run without records, guidellm's definitions without send times) is named on stderr
+/// and the command then exits 1 after printing the others.
 pub fn run(args: &Args) -> Result<String, InputError> {
     let name = input::display_name(&args.file);
-    let bytes = read_bytes(&args.file)?;
+    let runs = input::load(&args.file)?;
     let opts = ReportOptions {
         numbers: match args.convention {
             None => Numbers::File,
@@ -67,33 +72,38 @@ pub fn run(args: &Args) -> Result<String, InputError> {
         percentiles: args.percentiles.clone(),
         goodput: args.goodput,
     };
-    let blocks = if crate::runfile_in::sniff(&bytes) {
-        let file = crate::runfile_in::read(&name, &bytes)?;
-        vec![crate::runfile_in::report(&file, &opts)]
-    } else {
-        report_bytes(&bytes, &opts).map_err(|e| InputError(format!("{name}: {e}")))?
-    };
-    match args.format {
-        FormatArg::Text => Ok(render_report(&blocks)),
+    let mut blocks = Vec::new();
+    let mut failed = Vec::new();
+    for (b, run) in report_runs(&runs, &opts).into_iter().zip(&runs) {
+        match b {
+            Ok(b) => blocks.push(b),
+            Err(e) => failed.push(format!("{}: {e}", run.provenance.origin())),
+        }
+    }
+    let out = match args.format {
+        FormatArg::Text => render_report(&blocks),
         FormatArg::Json => {
             let results: Vec<_> = blocks.iter().map(|b| &b.result).collect();
             serde_json::to_string_pretty(&results)
                 .map(|s| s + "\n")
-                .map_err(|e| InputError(format!("{name}: cannot write JSON: {e}")))
+                .map_err(|e| InputError(format!("{name}: cannot write JSON: {e}")))?
         }
-    }
-}
-
-/// Reads `path` (`-`: stdin) as bytes.
-pub fn read_bytes(path: &str) -> Result<Vec<u8>, InputError> {
-    use std::io::Read as _;
-    let name = input::display_name(path);
-    let mut bytes = Vec::new();
-    let res = if path == "-" {
-        std::io::stdin().read_to_end(&mut bytes).map(|_| ())
-    } else {
-        std::fs::read(path).map(|b| bytes = b)
     };
-    res.map_err(|e| InputError(format!("{name}: cannot read: {e}")))?;
-    Ok(bytes)
+    if failed.is_empty() {
+        return Ok(out);
+    }
+    // Print what could be reported, then fail naming every run that could not.
+    if !blocks.is_empty() {
+        use std::io::Write as _;
+        let mut stdout = std::io::stdout().lock();
+        let _ = stdout
+            .write_all(out.as_bytes())
+            .and_then(|()| stdout.flush());
+    }
+    Err(InputError(format!(
+        "{} of {} runs not reported:\n  {}",
+        failed.len(),
+        runs.len(),
+        failed.join("\n  ")
+    )))
 }

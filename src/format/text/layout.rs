@@ -113,26 +113,13 @@ pub fn canonical_rows(result: &BenchmarkResult, style: Style) -> Vec<Row> {
             rows
         }
         Style::Vllm => {
-            let mut rows: Vec<Row> = [
-                Field::SuccessfulRequests,
-                Field::FailedRequests,
-                Field::MaxConcurrency,
-                Field::RequestRateConfigured,
-                Field::Duration,
-                Field::TotalInputTokens,
-                Field::TotalGeneratedTokens,
-                Field::RequestThroughput,
-                Field::RequestGoodput,
-                Field::InputTokenThroughput,
-                Field::OutputTokenThroughput,
-                Field::PeakOutputThroughput,
-                Field::PeakConcurrentRequests,
-                Field::TotalTokenThroughput,
-            ]
-            .into_iter()
-            .map(Row::Field)
-            .filter(|row| value_of(result, row) != Value::Missing)
-            .collect();
+            // Every field in vLLM's order, in the 0.13+ spelling.
+            let mut rows: Vec<Row> = Field::ALL
+                .into_iter()
+                .filter(|f| *f != Field::TotalTokenThroughputCapital)
+                .map(Row::Field)
+                .filter(|row| value_of(result, row) != Value::Missing)
+                .collect();
             for s in [Section::Ttft, Section::Tpot, Section::Itl, Section::E2el] {
                 let Some(summary) = s.metric().get(result) else {
                     continue;

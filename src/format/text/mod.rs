@@ -13,17 +13,17 @@
 //!   them, one `P{p}` row per chosen percentile, optional `End-to-end Latency` section (in
 //!   ms), `Total Token` (≤ 0.12) or `Total token` (≥ 0.13) spelling.
 //!
-//! [`parse`] finds every block in any text (markdown, an indented admonition, a log) and
+//! [`parse`](fn@parse) finds every block in any text (markdown, an indented admonition, a log) and
 //! records in a [`Layout`] everything needed to print the block again byte for byte: the
 //! style, the rows and their order (hence the optional rows and the percentile list of each
 //! metric and the spelling), the leading indent, the line ending and whether vLLM's trailing
-//! pad spaces were stripped. [`render`] follows that layout, so for every block `x` found in
+//! pad spaces were stripped. [`render`](fn@render) follows that layout, so for every block `x` found in
 //! a text, `parse(text)?[i].render() == x`.
 //!
 //! Rendered blocks have **no trailing newline**: the text ends with the closing `=====`
 //! line, and a [`ParsedBlock`]'s span likewise excludes the closing line's line ending.
 //!
-//! Values are stored in the units of [`BenchmarkResult`] (ms); the seconds printed by the
+//! Values are stored in the units of [`BenchmarkResult`](crate::result::BenchmarkResult) (ms); the seconds printed by the
 //! `Benchmark duration (s):` and `… Latency(s):` rows are converted at the edge by shifting
 //! the decimal point of the printed text (`30.19` s → `30190` ms exactly), so that printing
 //! the value again gives the same text. A value whose text would not come back identical

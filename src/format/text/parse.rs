@@ -279,7 +279,7 @@ pub fn parse(text: &str) -> Result<Vec<ParsedBlock>, ParseError> {
 }
 
 /// Parses a text that is exactly one block (optionally followed by one line ending), as
-/// [`render`] writes it.
+/// [`render`](fn@super::render) writes it.
 ///
 /// # Errors
 ///
@@ -354,7 +354,16 @@ pub(super) fn parse_at(
     // vLLM padding evidence: Some(true) = stripped.
     let mut stripped: Option<bool> = None;
 
+    // The text's last line when it ends with a line ending: the file's last real line.
+    let last_line = match lines.last() {
+        Some(l) if !l.nl && l.body.is_empty() && lines.len() > 1 => l.no - 1,
+        Some(l) => l.no,
+        None => title.no,
+    };
     for (idx, line) in lines.iter().enumerate().skip(title_idx + 1) {
+        if line.no > last_line {
+            break; // the empty "line" after a final line ending: the block was cut
+        }
         let Some(body) = line.body.strip_prefix(indent) else {
             return Err(ParseError::Misaligned {
                 line: line.no,
@@ -409,7 +418,7 @@ pub(super) fn parse_at(
     }
     Err(ParseError::Unterminated {
         line: title.no,
-        reached: lines.last().map_or(title.no, |l| l.no),
+        reached: last_line,
     })
 }
 

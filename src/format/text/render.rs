@@ -1,4 +1,4 @@
-//! Rendering a result as a block into any sink: [`write`] / [`render`] in a style's
+//! Rendering a result as a block into any sink: [`write`](fn@write) / [`render`](fn@render) in a style's
 //! canonical layout, [`write_with`] / [`render_with`] following a [`Layout`] exactly.
 
 use super::layout::{canonical_rows, Layout};
@@ -23,7 +23,7 @@ pub fn write<W: std::fmt::Write + ?Sized>(
     write_with(w, result, &Layout::canonical(result, style))
 }
 
-/// [`write`] into a new `String`.
+/// [`write`](fn@write) into a new `String`.
 ///
 /// ```
 /// use servebench::format::text::{render, Style};

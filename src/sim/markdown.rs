@@ -1,7 +1,8 @@
-//! The block's rows as a Markdown table (`--format markdown`); text blocks come from
-//! `servebench::format::text`, tables from `servebench::compare`.
+//! A run's "Serving Benchmark Result" rows as a Markdown table (the simulator's
+//! `--format markdown`); text blocks come from [`crate::format::text`], tables from
+//! [`crate::compare`].
 
-use servebench::result::{BenchmarkResult, Summary};
+use crate::result::{BenchmarkResult, Summary};
 
 fn f2(v: Option<f64>) -> String {
     v.map_or("N/A".to_string(), |x| format!("{x:.2}"))
@@ -64,6 +65,11 @@ fn rows(r: &BenchmarkResult) -> Vec<(String, String)> {
 }
 
 /// The block's rows as a Markdown table.
+///
+/// ```
+/// let r = servebench::result::BenchmarkResult::default();
+/// assert!(servebench::sim::markdown::markdown(&r).starts_with("| Metric | Value |"));
+/// ```
 pub fn markdown(r: &BenchmarkResult) -> String {
     let mut out = String::from("| Metric | Value |\n|---|---|\n");
     for (label, value) in rows(r) {

@@ -1,0 +1,237 @@
+//! The README's "Architecture" rules, checked on the source: which library module may refer
+//! to which (`crate::module` paths in code, doc comments and tests aside). A rule broken by a
+//! change fails here with the file and line that broke it.
+
+use std::collections::BTreeSet;
+use std::path::{Path, PathBuf};
+
+/// (module, modules it must not refer to, why).
+const RULES: &[(&str, &[&str], &str)] = &[
+    (
+        "result",
+        &[
+            "format",
+            "metrics",
+            "compare",
+            "lint",
+            "import",
+            "http",
+            "sim",
+            "driver",
+            "collector",
+            "runfile",
+        ],
+        "the schema holds numbers and metadata only: it knows no renderer, metric or producer",
+    ),
+    (
+        "record",
+        &[
+            "format",
+            "metrics",
+            "compare",
+            "lint",
+            "import",
+            "http",
+            "sim",
+            "driver",
+            "collector",
+            "engine",
+            "result",
+        ],
+        "raw timings depend on nothing",
+    ),
+    (
+        "collector",
+        &[
+            "metrics", "format", "compare", "lint", "import", "http", "sim", "driver", "engine",
+        ],
+        "collection knows no metric definition and no producer",
+    ),
+    (
+        "engine",
+        &[
+            "metrics", "format", "compare", "lint", "import", "http", "sim", "driver",
+        ],
+        "the engine trait sits below the driver and the metrics",
+    ),
+    (
+        "metrics",
+        &[
+            "format", "compare", "lint", "import", "http", "sim", "driver",
+        ],
+        "metrics are computed from records, whoever made them, and rendered elsewhere",
+    ),
+    (
+        "stats",
+        &[
+            "format", "compare", "lint", "import", "http", "sim", "driver", "metrics",
+        ],
+        "statistics know no metric or renderer",
+    ),
+    (
+        "format",
+        &["http", "sim", "driver", "collector", "engine"],
+        "renderers and parsers know no producer",
+    ),
+    (
+        "compare",
+        &["http", "sim", "driver", "collector", "engine", "import"],
+        "comparisons work on results, wherever they came from",
+    ),
+    (
+        "lint",
+        &["http", "sim", "driver", "collector", "engine"],
+        "lints work on results and records, wherever they came from",
+    ),
+    (
+        "profile",
+        &[
+            "metrics",
+            "compare",
+            "lint",
+            "import",
+            "http",
+            "sim",
+            "driver",
+            "collector",
+        ],
+        "a profile describes load only",
+    ),
+];
+
+/// Every `.rs` file under `dir`.
+fn rust_files(dir: &Path, out: &mut Vec<PathBuf>) {
+    for entry in std::fs::read_dir(dir).unwrap() {
+        let path = entry.unwrap().path();
+        if path.is_dir() {
+            rust_files(&path, out);
+        } else if path.extension().is_some_and(|e| e == "rs") {
+            out.push(path);
+        }
+    }
+}
+
+/// The top-level module a file under `src/` belongs to (`src/format/text/parse.rs` → `format`).
+fn module_of(src: &Path, file: &Path) -> Option<String> {
+    let rel = file.strip_prefix(src).ok()?;
+    let first = rel.components().next()?.as_os_str().to_str()?;
+    Some(first.trim_end_matches(".rs").to_string())
+}
+
+/// The text of `source` without comments and without `#[cfg(test)]` modules (tests may use
+/// anything), line numbers kept.
+fn code_lines(source: &str) -> Vec<(usize, String)> {
+    let mut out = Vec::new();
+    let mut skip_depth: Option<i64> = None;
+    let mut depth: i64 = 0;
+    let mut pending_test = false;
+    for (i, line) in source.lines().enumerate() {
+        let code = line.split("//").next().unwrap_or("");
+        let trimmed = code.trim();
+        if trimmed.starts_with("#[cfg(test)]") {
+            pending_test = true;
+        }
+        let opens = code.matches('{').count() as i64;
+        let closes = code.matches('}').count() as i64;
+        if pending_test && opens > 0 && skip_depth.is_none() {
+            skip_depth = Some(depth);
+            pending_test = false;
+        }
+        if skip_depth.is_none() {
+            out.push((i + 1, code.to_string()));
+        }
+        depth += opens - closes;
+        if let Some(d) = skip_depth {
+            if depth <= d {
+                skip_depth = None;
+            }
+        }
+    }
+    out
+}
+
+/// The top-level modules a line refers to through `crate::`, including `use crate::{a, b::c}`.
+fn referenced(code: &str) -> BTreeSet<String> {
+    let mut found = BTreeSet::new();
+    let mut rest = code;
+    while let Some(at) = rest.find("crate::") {
+        let after = &rest[at + "crate::".len()..];
+        if let Some(group) = after.strip_prefix('{') {
+            let inner = group.split('}').next().unwrap_or("");
+            for part in inner.split(',') {
+                let name: String = part
+                    .trim()
+                    .chars()
+                    .take_while(|c| c.is_alphanumeric() || *c == '_')
+                    .collect();
+                if !name.is_empty() {
+                    found.insert(name);
+                }
+            }
+        } else {
+            let name: String = after
+                .chars()
+                .take_while(|c| c.is_alphanumeric() || *c == '_')
+                .collect();
+            if !name.is_empty() {
+                found.insert(name);
+            }
+        }
+        rest = after;
+    }
+    found
+}
+
+#[test]
+fn library_modules_refer_only_to_what_the_architecture_allows() {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    let mut files = Vec::new();
+    rust_files(&src, &mut files);
+    files.sort();
+    let mut broken = Vec::new();
+    let mut checked = 0;
+    for file in &files {
+        if file.starts_with(src.join("bin")) {
+            continue;
+        }
+        let Some(module) = module_of(&src, file) else {
+            continue;
+        };
+        let Some((_, forbidden, why)) = RULES.iter().find(|(m, _, _)| *m == module) else {
+            continue;
+        };
+        checked += 1;
+        let source = std::fs::read_to_string(file).unwrap();
+        for (line, code) in code_lines(&source) {
+            for used in referenced(&code) {
+                if forbidden.contains(&used.as_str()) {
+                    broken.push(format!(
+                        "{}:{line}: `{module}` refers to `crate::{used}` ({why})",
+                        file.strip_prefix(env!("CARGO_MANIFEST_DIR"))
+                            .unwrap()
+                            .display()
+                    ));
+                }
+            }
+        }
+    }
+    assert!(
+        checked >= 10,
+        "only {checked} files checked: the scan lost its way"
+    );
+    assert!(broken.is_empty(), "{}", broken.join("\n"));
+}
+
+#[test]
+fn the_scanner_sees_grouped_uses_and_skips_comments_and_tests() {
+    let code = "use crate::{metrics, format::text::Layout};\nlet x = crate::record::Chunk; // crate::http\n#[cfg(test)]\nmod tests {\n    use crate::sim;\n}\nuse crate::stats;";
+    let seen: BTreeSet<String> = code_lines(code)
+        .iter()
+        .flat_map(|(_, c)| referenced(c))
+        .collect();
+    let want: BTreeSet<String> = ["metrics", "format", "record", "stats"]
+        .iter()
+        .map(|s| s.to_string())
+        .collect();
+    assert_eq!(seen, want);
+}
