@@ -7,6 +7,7 @@ use std::process::{Command, Output};
 
 use servebench::driver::RunOutput;
 use servebench::profile::Profile;
+use servebench::runfile::RunFile;
 use servebench::sim::noise::{simulate_repetition, NoiseModel};
 use servebench::sim::Config;
 
@@ -26,7 +27,7 @@ fn path(name: &str) -> PathBuf {
 }
 
 /// A run of the latency profile (1 req/s, open loop: intervals are estimable) on the
-/// simulator with noise, saved as `bench --output` saves a run.
+/// simulator with noise, saved as `bench --output` saves a run (a servebench-run file).
 fn run_file(name: &str, config: &str, seed: u64) -> PathBuf {
     let mut profile = Profile::preset("latency").unwrap();
     profile.total_requests = 300;
@@ -35,8 +36,10 @@ fn run_file(name: &str, config: &str, seed: u64) -> PathBuf {
     let out: RunOutput =
         simulate_repetition(&profile, &cfg, true, &NoiseModel::typical(seed)).unwrap();
     let p = path(name);
-    let v = serde_json::json!({"result": out.result, "records": out.records});
-    std::fs::write(&p, serde_json::to_string(&v).unwrap()).unwrap();
+    let started = chrono::DateTime::parse_from_rfc3339("2026-01-01T00:00:00Z").unwrap();
+    RunFile::new(out.result, out.records, profile, started)
+        .write_atomic(&p)
+        .unwrap();
     p
 }
 
