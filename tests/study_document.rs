@@ -117,10 +117,11 @@ fn the_main_jobs_document_has_the_seeds_sections_tables_and_step_order() {
     for s in &steps {
         assert!(ours.contains(s), "no section for step {s}");
     }
-    // Every block parses back, and there is one per run shown: the engine baseline, four
-    // modelled steps, and baseline + optimized on the four profiles.
+    // Every block parses back, and there is one per run shown: the engine baseline, the five
+    // steps (MTP included: the simulator models it), and baseline + optimized on the four
+    // profiles.
     let blocks = text::parse(md).unwrap();
-    assert_eq!(blocks.len(), 1 + 4 + 8, "{}", blocks.len());
+    assert_eq!(blocks.len(), 1 + 5 + 8, "{}", blocks.len());
     // The recommended command is `vllm serve` with the FP8 model and the kept flags.
     let cmd = doc.json.serving_command.clone().unwrap();
     assert!(
@@ -128,8 +129,16 @@ fn the_main_jobs_document_has_the_seeds_sections_tables_and_step_order() {
         "{cmd}"
     );
     assert!(cmd.ends_with("--async-scheduling"), "{cmd}");
-    // MTP is not modelled: the step says so instead of showing a made-up number.
-    assert!(md.contains("not run: the simulator does not model `--speculative-config="));
+    // MTP is simulated (draft passes and verification): its step shows a run of its own, on
+    // the flags it names, and nothing is reported as not run.
+    let mtp = md
+        .split("### Speculative Decoding && Quantization\n")
+        .nth(1)
+        .and_then(|s| s.split("\n## ").next())
+        .expect("the MTP step's section");
+    assert!(mtp.contains("--speculative-config={\"method\":\"mtp\",\"num_speculative_tokens\":4}"));
+    assert_eq!(text::parse(mtp).unwrap().len(), 1, "{mtp}");
+    assert!(!md.contains("not run:"), "every step is modelled");
     // The final verdicts come from the noise module where it has intervals.
     assert!(
         doc.json
@@ -181,8 +190,13 @@ fn the_latency_study_decides_on_mean_latency_with_repetitions() {
             "Speculative Decoding (MTP, 1 token)"
         ]
     );
-    // Steps the simulator cannot model are reported, naming the flag.
-    assert!(md.contains("does not model `--max-cudagraph-capture-size=512`"));
+    // Every step is modelled (CUDA-graph capture size and MTP included): each has a run.
+    assert!(!md.contains("not run:"), "{md}");
+    assert_eq!(
+        text::parse(md).unwrap().len(),
+        1 + steps.len() + 2 * 4,
+        "one block per case shown: engine, steps, baseline and optimized on four profiles"
+    );
 }
 
 #[test]
@@ -196,10 +210,10 @@ fn the_plan_lists_every_run_with_a_time_estimate() {
         "{first}"
     );
     assert!(first.contains("estimated wall time"), "{first}");
-    // engine, 5 steps (one not modelled), then the final sessions with their runs.
+    // engine, 5 steps (all modelled, MTP included), then the final sessions with their runs.
     assert!(plan.contains("engine vLLM"));
     assert!(plan.contains("step Speculative Decoding && Quantization"));
-    assert!(plan.contains("unknown (not run: the simulator does not model"));
+    assert!(!plan.contains("unknown (not run"), "{plan}");
     assert!(plan.contains("final: baseline"));
     assert!(plan.contains("throughput r1"));
 }
