@@ -153,4 +153,10 @@ pub trait Engine {
         let _ = id;
         false
     }
+
+    /// The engine's own metrics in Prometheus' text format (what a real server shows on
+    /// `/metrics`), if it keeps any; the simulator shows vLLM's. The default: `None`.
+    fn metrics_text(&self) -> Option<String> {
+        None
+    }
 }

@@ -22,6 +22,7 @@
 //! | comparing runs, GPUStack's conclusion and optimization tables | [`compare`] |
 //! | other tools' result files (guidellm, vLLM, SGLang) | [`import`] |
 //! | measurements that cannot be true | [`lint`] |
+//! | server metrics, time slices, explained deltas, plots (feature `plot`) | [`observe`] |
 //! | OpenAI-compatible HTTP client, server and `bench` (feature `http`) | `http` |
 //! | the embedded simulated H200 (feature `sim`) | `sim` |
 //!
@@ -83,6 +84,7 @@ pub mod load;
 pub mod merge;
 pub mod metrics;
 pub mod noise;
+pub mod observe;
 pub mod profile;
 pub mod record;
 pub mod result;

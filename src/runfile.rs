@@ -156,6 +156,9 @@ pub struct RunFile {
     pub metrics_options: Option<MetricsOptions>,
     /// The figures, computed from `records` (warm-up records excluded).
     pub result: BenchmarkResult,
+    /// The server's `/metrics` scraped during the run ([`crate::observe`]), when scraped.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub server_metrics: Option<crate::observe::ServerSeries>,
     /// Warm-up requests: sent before the measured ones and excluded from `result`.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub warmup_records: Vec<RequestRecord>,
@@ -399,6 +402,7 @@ impl RunFile {
             metrics_options: None,
             result,
             warmup_records: Vec::new(),
+            server_metrics: None,
             records,
         }
     }
@@ -545,6 +549,7 @@ impl RunFile {
             metrics_options: self.metrics_options.clone(),
             result: self.result.clone(),
             warmup_records: self.warmup_records.clone(),
+            server_metrics: self.server_metrics.clone(),
             records: Vec::new(),
         }
     }

@@ -63,6 +63,9 @@ pub struct BenchArgs {
     /// Start the measured schedule at this wall-clock instant (the shards of a run agree on
     /// it); `None`: as soon as the warm-up is done. An instant already past starts at once.
     pub start_at: Option<SystemTime>,
+    /// Scrape the server's `/metrics` this often during the run, into
+    /// [`RunFile::server_metrics`] (`None`: don't).
+    pub scrape_interval: Option<Duration>,
 }
 
 impl BenchArgs {
@@ -84,9 +87,13 @@ impl BenchArgs {
             drain: DEFAULT_DRAIN,
             shard: None,
             start_at: None,
+            scrape_interval: Some(DEFAULT_SCRAPE_INTERVAL),
         }
     }
 }
+
+/// How often `bench` scrapes `/metrics` by default.
+pub const DEFAULT_SCRAPE_INTERVAL: Duration = Duration::from_secs(1);
 
 /// Live counters for a progress bar.
 #[derive(Debug, Clone, Copy, Default, PartialEq)]
@@ -313,6 +320,11 @@ pub fn run(args: &BenchArgs, progress: &mut dyn FnMut(&Progress)) -> Result<Benc
         let engine_zero = SystemTime::from(started_at);
         t.duration_since(engine_zero).unwrap_or(zero.elapsed())
     });
+    // The server's metrics, on the records' clock (the engine's origin); stopped (with a
+    // last scrape) when the run ends, or when an error returns early (the handle drops).
+    let scraper = args
+        .scrape_interval
+        .map(|every| crate::observe::scrape::Scraper::start(&target, every, zero));
     let mut engine = Progressed::new(engine, progress);
     let mut warmup_records = Vec::new();
     if args.warmup_requests > 0 {
@@ -357,6 +369,7 @@ pub fn run(args: &BenchArgs, progress: &mut dyn FnMut(&Progress)) -> Result<Benc
         })?)
     };
     engine.tick(true);
+    let server_metrics = scraper.map(|s| s.stop());
     let server_clock = engine.into_inner().server_clock();
     let (records, aborted, stopped) = match out {
         Some(o) => (o.records, o.aborted, o.stopped),
@@ -400,6 +413,7 @@ pub fn run(args: &BenchArgs, progress: &mut dyn FnMut(&Progress)) -> Result<Benc
         .start_at
         .map(|t| chrono::DateTime::<chrono::Utc>::from(t).fixed_offset());
     file.server_clock = (server_clock.samples > 0).then_some(server_clock);
+    file.server_metrics = server_metrics;
     let findings = file.lint();
     Ok(BenchRun {
         file,

@@ -2,7 +2,7 @@
 //! [`Engine`] in real time: virtual time = wall time elapsed × `speed`.
 //!
 //! Routes: `GET /health`, `GET /metrics` (the [`ServeStats`] counters in Prometheus' text
-//! format), `GET /v1/models`, `POST /v1/completions`,
+//! format, then the engine's own [`Engine::metrics_text`]: the simulator's are vLLM's), `GET /v1/models`, `POST /v1/completions`,
 //! `POST /v1/chat/completions` (streaming SSE in OpenAI's chunk format with
 //! `stream_options.include_usage` / `continuous_usage_stats`, or one JSON response with
 //! `stream: false`). Malformed requests get a 4xx JSON error
@@ -309,6 +309,8 @@ enum Control {
         received: Instant,
     },
     Cancel(u64),
+    /// `GET /metrics`: the engine's own metrics text, at the current virtual time.
+    Metrics(tokio::sync::oneshot::Sender<Option<String>>),
     Shutdown,
 }
 
@@ -571,6 +573,9 @@ impl<E: Engine> EngineLoop<E> {
             for m in msgs.drain(..) {
                 match m {
                     Control::Shutdown => return,
+                    Control::Metrics(tx) => {
+                        let _ = tx.send(self.engine.metrics_text());
+                    }
                     Control::Submit {
                         mut request,
                         tx,
@@ -1029,11 +1034,18 @@ async fn handle(req: Request<Incoming>, ctx: Arc<Ctx>) -> Response<ServerBody> {
     }
     match (method, path.as_str()) {
         (Method::GET, "/health") => full(StatusCode::OK, "text/plain", Bytes::new()),
-        (Method::GET, "/metrics") => full(
-            StatusCode::OK,
-            "text/plain; version=0.0.4",
-            metrics_text(&ctx.counters.snapshot()),
-        ),
+        (Method::GET, "/metrics") => {
+            let mut text = metrics_text(&ctx.counters.snapshot());
+            // The engine's own metrics (the simulator's are vLLM's), asked of the engine
+            // thread so they are current.
+            let (tx, rx) = tokio::sync::oneshot::channel();
+            if ctx.send(Control::Metrics(tx)) {
+                if let Ok(Some(engine)) = rx.await {
+                    text.push_str(&engine);
+                }
+            }
+            full(StatusCode::OK, "text/plain; version=0.0.4", text)
+        }
         (Method::GET, "/v1/models") => {
             let mut model = json!({
                 "id": ctx.options.model,

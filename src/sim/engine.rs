@@ -13,6 +13,7 @@ use crate::record::ErrorKind;
 
 pub use super::config::{Config, Params, CONFIG_NAMES, MTP_ACCEPTANCE, NON_KV_RESERVE_FRACTION};
 use super::frontend::Frontend;
+use super::metrics::{Gauges, SimMetrics};
 use super::model::StepLoad;
 
 #[derive(Debug, Clone)]
@@ -30,6 +31,12 @@ struct Req {
     state_blocks: u64,
     cached_prefix: u64,
     arrival_s: f64,
+    /// Arrival at the API server (metrics).
+    enter_s: f64,
+    /// First scheduled (metrics).
+    scheduled_s: Option<f64>,
+    /// First token output (metrics).
+    first_token_s: f64,
 }
 
 /// The simulated server. See the module docs.
@@ -70,6 +77,8 @@ pub struct H200Sim {
     preemptions: u64,
     /// Run-to-run variation, when [`Params::noise`] is set.
     noise: Option<super::noise::NoiseState>,
+    /// vLLM's Prometheus counters and histograms ([`super::metrics`]).
+    metrics: SimMetrics,
 }
 
 /// How many of `k` draft tokens are accepted for request `id` at output position
@@ -120,6 +129,7 @@ impl H200Sim {
             layout.block_tokens
         };
         H200Sim {
+            metrics: SimMetrics::new(config.model()),
             config,
             params,
             now_s: 0.0,
@@ -153,6 +163,34 @@ impl H200Sim {
     /// The configuration served.
     pub fn config(&self) -> &Config {
         &self.config
+    }
+
+    /// Samples the metrics every `interval` of virtual time from 0 (see
+    /// [`H200Sim::metrics_series`]).
+    pub fn sample_metrics_every(mut self, interval: Duration) -> H200Sim {
+        self.metrics.sample_every(interval.as_secs_f64());
+        self
+    }
+
+    /// The metrics sampled so far, plus a sample now; `None` without
+    /// [`H200Sim::sample_metrics_every`].
+    pub fn metrics_series(&self) -> Option<crate::observe::ServerSeries> {
+        self.metrics.series(self.now_s, &self.gauges())
+    }
+
+    /// The counters and histograms behind `/metrics`.
+    pub fn metrics(&self) -> &SimMetrics {
+        &self.metrics
+    }
+
+    /// What the scheduler gauges show now.
+    pub fn gauges(&self) -> Gauges {
+        Gauges {
+            running: self.running.len(),
+            waiting: self.waiting.len(),
+            kv_cache_usage: 1.0 - self.free_blocks as f64 / self.total_blocks.max(1) as f64,
+            preemptions: self.preemptions,
+        }
     }
 
     fn blocks_for(&self, tokens: u64) -> u64 {
@@ -220,6 +258,8 @@ impl H200Sim {
     /// Runs one engine step starting at `start`; returns false when there was nothing to
     /// schedule.
     fn step(&mut self, start: f64) -> bool {
+        let g = self.gauges();
+        self.metrics.sample_to(start, &g);
         let budget_total = self.params.max_batched_tokens;
         let mut budget = budget_total;
         let mut load = StepLoad::default();
@@ -286,6 +326,15 @@ impl H200Sim {
                 r.blocks = self.blocks_for(cached + n);
                 r.state_blocks = self.state_blocks_per_seq + extra_state;
                 r.computed = cached;
+                if r.scheduled_s.is_none() {
+                    r.scheduled_s = Some(start);
+                    let queried = if self.config.prefix_caching {
+                        r.prompt
+                    } else {
+                        0
+                    };
+                    self.metrics.admitted(start - r.arrival_s, queried, cached);
+                }
                 self.running.push(r);
                 self.scheduled.push((self.running.len() - 1, n));
                 budget -= n;
@@ -333,13 +382,25 @@ impl H200Sim {
                 // The verified token plus the accepted prefix of the n − 1 draft tokens.
                 let accepted =
                     accepted_drafts(r.id, r.generated, n - 1, self.params.spec_acceptance);
+                if n > 1 {
+                    self.metrics.spec_drafts += 1;
+                    self.metrics.spec_draft_tokens += n - 1;
+                    self.metrics.spec_accepted_tokens += accepted;
+                }
                 r.computed += 1 + accepted;
                 1 + accepted
             };
             if emitted > 0 {
                 out_s += self.params.chunk_s;
                 let at = dur(out_s + self.params.net_out_s);
+                if r.generated == 0 {
+                    let prefill_s = end - r.scheduled_s.unwrap_or(start);
+                    self.metrics
+                        .first_token(r.prompt, out_s - r.enter_s, prefill_s);
+                    r.first_token_s = out_s;
+                }
                 r.generated += emitted;
+                self.metrics.generation_tokens += emitted;
                 self.pending.push_back(EngineEvent::Chunk {
                     id: r.id,
                     at,
@@ -347,6 +408,9 @@ impl H200Sim {
                 });
                 if r.generated >= r.max_out {
                     finished += 1;
+                    let decode_s = out_s - r.first_token_s;
+                    self.metrics
+                        .finished(out_s - r.enter_s, decode_s, r.generated);
                     self.pending.push_back(EngineEvent::Finished {
                         id: r.id,
                         at,
@@ -446,6 +510,9 @@ impl Engine for H200Sim {
                 state_blocks: 0,
                 cached_prefix,
                 arrival_s: 0.0,
+                enter_s: enter,
+                scheduled_s: None,
+                first_token_s: 0.0,
             },
         );
         self.in_flight += 1;
@@ -553,6 +620,10 @@ impl Engine for H200Sim {
 
     fn in_flight(&self) -> usize {
         self.in_flight
+    }
+
+    fn metrics_text(&self) -> Option<String> {
+        Some(self.metrics.render(&self.gauges()))
     }
 }
 

@@ -28,6 +28,8 @@ pub mod engine_args;
 pub mod frontend;
 pub mod guidellm;
 pub mod markdown;
+
+pub mod metrics;
 pub mod model;
 pub mod noise;
 pub mod run;

@@ -67,6 +67,36 @@ pub fn simulate_with(
     if !starts_cold(profile, warm) {
         engine = engine.warmed_up();
     }
+    simulate_on(&mut engine, profile, config, seed, sharegpt_filter)
+}
+
+/// [`simulate`] that also samples the simulator's vLLM metrics every `interval` of
+/// virtual time, as a scraper would have seen them (see [`super::metrics`]).
+pub fn simulate_observed(
+    profile: &Profile,
+    config: &Config,
+    seed: u64,
+    warm: bool,
+    interval: Duration,
+) -> Result<(RunOutput, crate::observe::ServerSeries), DriverError> {
+    let mut engine = H200Sim::new(config.clone()).sample_metrics_every(interval);
+    if !starts_cold(profile, warm) {
+        engine = engine.warmed_up();
+    }
+    let out = simulate_on(&mut engine, profile, config, seed, ShareGptFilter::None)?;
+    let series = engine
+        .metrics_series()
+        .unwrap_or_else(|| crate::observe::ServerSeries::new("h200-sim", interval.as_secs_f64()));
+    Ok((out, series))
+}
+
+fn simulate_on(
+    engine: &mut H200Sim,
+    profile: &Profile,
+    config: &Config,
+    seed: u64,
+    sharegpt_filter: ShareGptFilter,
+) -> Result<RunOutput, DriverError> {
     let opts = WorkloadOptions {
         sharegpt_seed: seed,
         sharegpt_filter,
@@ -74,7 +104,7 @@ pub fn simulate_with(
     };
     let synthetic = matches!(profile.dataset, Dataset::Random { .. });
     let cap = (profile.total_requests as usize).min(GUIDELLM_MAX_CONCURRENCY);
-    let mut out = run_profile(&mut engine, profile, &opts, |o| {
+    let mut out = run_profile(engine, profile, &opts, |o| {
         o.max_concurrency = Some(cap);
         if synthetic {
             o.client_prep_per_prompt_token = PROMPT_SYNTHESIS;

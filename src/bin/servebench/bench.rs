@@ -176,6 +176,14 @@ pub struct Args {
     /// chunk then counts as one token.
     #[arg(long)]
     no_continuous_usage: bool,
+    /// Scrape the server's /metrics every this many seconds during the run (kept in the run
+    /// file as server_metrics; a server without /metrics is noted, not an error).
+    #[arg(long, default_value_t = 1.0, allow_negative_numbers = true,
+          value_parser = positive_f64("--scrape-interval"))]
+    scrape_interval: f64,
+    /// Do not scrape /metrics.
+    #[arg(long)]
+    no_scrape: bool,
     /// No progress output (the bar on a terminal; plain lines every few seconds otherwise).
     #[arg(long)]
     quiet: bool,
@@ -486,6 +494,7 @@ fn run(args: &Args) -> Result<(String, u8), Failure> {
     bench_args.drain = seconds(args.drain_timeout);
     bench_args.shard = args.shard;
     bench_args.start_at = crate::shard::start_instant(args.shard, args.start_at.as_ref())?;
+    bench_args.scrape_interval = (!args.no_scrape).then(|| seconds(args.scrape_interval));
 
     // A shard sends its part of the requests.
     let total = match args.shard {
@@ -540,6 +549,19 @@ fn run(args: &Args) -> Result<(String, u8), Failure> {
     }
     if let Some(why) = &run.aborted {
         eprintln!("servebench: the run stopped early: {why}");
+    }
+    if let Some(s) = &run.file.server_metrics {
+        for n in &s.notes {
+            eprintln!("servebench: metrics: {n}");
+        }
+        if !s.is_empty() {
+            eprintln!(
+                "servebench: {} scrapes of {} ({} series)",
+                s.len(),
+                s.target,
+                s.series.len()
+            );
+        }
     }
     if !run.findings.is_empty() {
         eprintln!("servebench: lints ({}):", run.findings.len());

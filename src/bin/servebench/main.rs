@@ -12,6 +12,7 @@ mod compare;
 mod input;
 mod lint;
 mod merge;
+mod observe;
 mod parse;
 mod profiles;
 mod render;
@@ -66,6 +67,14 @@ enum Command {
     /// flags): any model, GPU, vLLM flags and load.
     #[cfg(feature = "sim")]
     Simulate(simulate::Args),
+
+    /// Explain a change of mean TTFT and TPOT between two runs from their server metrics.
+    Explain(observe::ExplainArgs),
+    /// A run's metrics per time window and its steady state.
+    Slices(observe::SlicesArgs),
+    /// Draw runs as SVG charts and a self-contained DIR/index.html.
+    #[cfg(feature = "plot")]
+    Plot(observe::PlotArgs),
 }
 
 fn main() -> ExitCode {
@@ -87,6 +96,11 @@ fn main() -> ExitCode {
         Command::Merge(a) => merge::run(&a),
         #[cfg(feature = "sim")]
         Command::Simulate(a) => simulate::run(&a),
+
+        Command::Explain(a) => observe::run_explain(&a),
+        Command::Slices(a) => observe::run_slices(&a),
+        #[cfg(feature = "plot")]
+        Command::Plot(a) => observe::run_plot(&a),
     };
     match output {
         Ok(text) => match print_stdout(&text) {

@@ -1,0 +1,226 @@
+//! `servebench explain BASE CANDIDATE`, `servebench slices RUN [--slice 5s]` and
+//! `servebench plot RUN… --out DIR`: seeing inside runs (see `servebench::observe`). A run
+//! is a run file (`bench --output`) or, with the simulator, `sim:PROFILE:CONFIG` (the
+//! seed's profile on a simulator configuration, its vLLM metrics sampled every second).
+
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use servebench::observe::explain::{explain, RunView};
+use servebench::observe::slices;
+use servebench::observe::ServerSeries;
+use servebench::record::RequestRecord;
+use servebench::result::BenchmarkResult;
+
+use crate::input::InputError;
+
+/// A run as these commands read it.
+pub struct Run {
+    /// Its name (the configuration, else the file name).
+    pub label: String,
+    /// Its figures.
+    pub result: BenchmarkResult,
+    /// Its records.
+    pub records: Vec<RequestRecord>,
+    /// Its server metrics.
+    pub server: Option<ServerSeries>,
+}
+
+/// The run-file shape `bench --output` wrote before run files were versioned.
+#[derive(serde::Deserialize)]
+struct Legacy {
+    result: BenchmarkResult,
+    records: Vec<RequestRecord>,
+    #[serde(default)]
+    server_metrics: Option<ServerSeries>,
+}
+
+fn stem(path: &str) -> String {
+    Path::new(path)
+        .file_stem()
+        .map_or(path.to_string(), |s| s.to_string_lossy().into_owned())
+}
+
+/// Loads `spec`: a run file or `sim:PROFILE:CONFIG`.
+pub fn load(spec: &str) -> Result<Run, InputError> {
+    if let Some(rest) = spec.strip_prefix("sim:") {
+        return load_sim(spec, rest);
+    }
+    match servebench::runfile::RunFile::read(spec) {
+        Ok(f) => Ok(Run {
+            label: f.result.meta.label.clone().unwrap_or_else(|| stem(spec)),
+            result: f.result,
+            records: f.records,
+            server: f.server_metrics,
+        }),
+        Err(e) => {
+            // An unversioned {"result", "records"} file from an older `bench --output`.
+            let bytes = std::fs::read(spec).map_err(|io| InputError(format!("{spec}: {io}")))?;
+            let legacy: Legacy =
+                serde_json::from_slice(&bytes).map_err(|_| InputError(e.to_string()))?;
+            Ok(Run {
+                label: legacy
+                    .result
+                    .meta
+                    .label
+                    .clone()
+                    .unwrap_or_else(|| stem(spec)),
+                result: legacy.result,
+                records: legacy.records,
+                server: legacy.server_metrics,
+            })
+        }
+    }
+}
+
+#[cfg(feature = "sim")]
+fn load_sim(spec: &str, rest: &str) -> Result<Run, InputError> {
+    use servebench::sim::{run::simulate_observed, Config, CONFIG_NAMES};
+    let (profile, config) = rest.split_once(':').ok_or_else(|| {
+        InputError(format!(
+            "{spec}: expected sim:PROFILE:CONFIG, e.g. sim:throughput:baseline"
+        ))
+    })?;
+    let p = servebench::profile::Profile::preset(profile)
+        .map_err(|e| InputError(format!("{spec}: {e}")))?;
+    let c = Config::named(config).ok_or_else(|| {
+        InputError(format!(
+            "{spec}: unknown configuration `{config}` ({})",
+            CONFIG_NAMES.join(", ")
+        ))
+    })?;
+    let (out, series) = simulate_observed(&p, &c, 0, false, Duration::from_secs(1))
+        .map_err(|e| InputError(format!("{spec}: {e}")))?;
+    Ok(Run {
+        label: config.to_string(),
+        result: out.result,
+        records: out.records,
+        server: Some(series),
+    })
+}
+
+#[cfg(not(feature = "sim"))]
+fn load_sim(spec: &str, _: &str) -> Result<Run, InputError> {
+    Err(InputError(format!(
+        "{spec}: this build has no simulator (feature `sim`)"
+    )))
+}
+
+impl Run {
+    fn view(&self) -> RunView<'_> {
+        RunView {
+            label: &self.label,
+            records: &self.records,
+            server: self.server.as_ref(),
+        }
+    }
+}
+
+/// Arguments of `servebench explain`.
+#[derive(Debug, clap::Args)]
+pub struct ExplainArgs {
+    /// The base run (a run file, or sim:PROFILE:CONFIG).
+    base: String,
+    /// The candidate run.
+    candidate: String,
+}
+
+/// Explains the change of mean TTFT and TPOT from BASE to CANDIDATE.
+pub fn run_explain(a: &ExplainArgs) -> Result<String, InputError> {
+    let (b, c) = (load(&a.base)?, load(&a.candidate)?);
+    Ok(explain(&b.view(), &c.view()).render())
+}
+
+/// Parses `5s`, `500ms`, `2m` or a number of seconds.
+pub fn parse_duration(flag: &str, v: &str) -> Result<Duration, InputError> {
+    let v = v.trim();
+    let (num, scale) = if let Some(n) = v.strip_suffix("ms") {
+        (n, 1e-3)
+    } else if let Some(n) = v.strip_suffix('s') {
+        (n, 1.0)
+    } else if let Some(n) = v.strip_suffix('m') {
+        (n, 60.0)
+    } else {
+        (v, 1.0)
+    };
+    num.trim()
+        .parse::<f64>()
+        .ok()
+        .and_then(|x| Duration::try_from_secs_f64(x * scale).ok())
+        .filter(|d| !d.is_zero())
+        .ok_or_else(|| {
+            InputError(format!(
+                "{flag}: not a positive duration: `{v}` (e.g. 5s, 500ms)"
+            ))
+        })
+}
+
+/// Arguments of `servebench slices`.
+#[derive(Debug, clap::Args)]
+pub struct SlicesArgs {
+    /// The run (a run file, or sim:PROFILE:CONFIG).
+    run: String,
+    /// Window width (5s, 500ms, 1m).
+    #[arg(long, default_value = "5s")]
+    slice: String,
+    /// Print JSON (the windows and the steady state) instead of a table.
+    #[arg(long)]
+    json: bool,
+}
+
+/// Prints the run's windows and steady state.
+pub fn run_slices(a: &SlicesArgs) -> Result<String, InputError> {
+    let width = parse_duration("--slice", &a.slice)?;
+    let r = load(&a.run)?;
+    let s = slices::slices(&r.records, width).map_err(|e| InputError(e.to_string()))?;
+    if a.json {
+        let v = serde_json::json!({"slices": s, "steady_state": slices::steady_state(&s)});
+        return Ok(format!("{v}\n"));
+    }
+    Ok(slices::render(&s))
+}
+
+/// Arguments of `servebench plot`.
+#[cfg(feature = "plot")]
+#[derive(Debug, clap::Args)]
+pub struct PlotArgs {
+    /// Runs to draw (run files, or sim:PROFILE:CONFIG), one configuration each.
+    #[arg(required = true)]
+    runs: Vec<String>,
+    /// Where to write the SVGs and index.html.
+    #[arg(long)]
+    out: PathBuf,
+    /// The report's title.
+    #[arg(long, default_value = "servebench report")]
+    title: String,
+}
+
+/// Writes the charts and the HTML report; explains each run against the first.
+#[cfg(feature = "plot")]
+pub fn run_plot(a: &PlotArgs) -> Result<String, InputError> {
+    use servebench::observe::html::{write_report, Section};
+    use servebench::observe::plot::PlotRun;
+    let runs = a
+        .runs
+        .iter()
+        .map(|s| load(s))
+        .collect::<Result<Vec<_>, _>>()?;
+    let plot_runs: Vec<PlotRun> = runs
+        .iter()
+        .map(|r| PlotRun {
+            server: r.server.as_ref(),
+            ..PlotRun::new(&r.label, &r.result, &r.records)
+        })
+        .collect();
+    let sections: Vec<Section> = runs
+        .iter()
+        .skip(1)
+        .map(|c| {
+            let e = explain(&runs[0].view(), &c.view());
+            Section::text(format!("{} → {}", runs[0].label, c.label), e.render())
+        })
+        .collect();
+    let path = write_report(&a.out, &a.title, &plot_runs, &sections)
+        .map_err(|e| InputError(e.to_string()))?;
+    Ok(format!("{}\n", path.display()))
+}

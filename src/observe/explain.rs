@@ -1,0 +1,532 @@
+//! Why a latency changed between two runs: a change of mean TTFT split into waiting for
+//! admission (the API server, then the scheduler's queue) and prefill, and a change of mean
+//! TPOT split into the batch size and the time each sequence costs a step, from the client
+//! records and the server's metrics ([`ServerSeries`]).
+//!
+//! # How
+//!
+//! **TTFT.** The server's histograms give per-run means of its own TTFT (arrival at the API
+//! server → first token: `vllm:time_to_first_token_seconds`), of the time queued in the
+//! scheduler (`vllm:request_queue_time_seconds`) and of prefill (first scheduled → first
+//! token: `vllm:request_prefill_time_seconds`). The API server's share is the server TTFT
+//! less the other two. The client's mean TTFT also holds the network and the client; that
+//! part is *assumed unchanged* between the runs, so what the parts leave of the measured
+//! change is reported as "not explained".
+//!
+//! **TPOT.** The server's mean per-request TPOT (`vllm:request_time_per_output_token_seconds`)
+//! is the time of one engine step as a decoding request saw it. The batch it was in is the
+//! mean of `vllm:num_requests_running` weighted by the tokens generated between scrapes. The
+//! step time is read as batch × time per sequence (the *assumption*: a step costs each
+//! running sequence the same; every running request gains one token per step, i.e. no
+//! speculative decoding). The change then splits exactly into a batch part (Δbatch × mean
+//! time per sequence) and a step-cost part (Δtime per sequence × mean batch). What the
+//! server's TPOT leaves of the client's (vLLM's definition) is "not explained".
+//!
+//! On the simulator every quantity is known: the parts add up to the measured changes within
+//! 1 % (`tests/observe_explain.rs`).
+
+use std::fmt::Write as _;
+
+use serde::{Deserialize, Serialize};
+
+use super::series::{Known, ServerSeries};
+use crate::record::RequestRecord;
+
+/// One run as [`explain`] reads it.
+#[derive(Debug, Clone, Copy)]
+pub struct RunView<'a> {
+    /// A name for the run (its configuration).
+    pub label: &'a str,
+    /// The client's records.
+    pub records: &'a [RequestRecord],
+    /// The server's metrics, if scraped.
+    pub server: Option<&'a ServerSeries>,
+}
+
+/// One share of a change.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Part {
+    /// What it is (`"prefill"`, `"batch size"`, …).
+    pub name: String,
+    /// Its value in the base run (ms, or the part's own unit for factors).
+    pub base: f64,
+    /// Its value in the candidate run.
+    pub candidate: f64,
+    /// Its contribution to the change of the metric, ms.
+    pub delta_ms: f64,
+}
+
+/// A metric's change and its parts.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Breakdown {
+    /// `"TTFT"` or `"TPOT"`.
+    pub metric: String,
+    /// The client's mean in the base run, ms.
+    pub base_ms: f64,
+    /// The client's mean in the candidate run, ms.
+    pub candidate_ms: f64,
+    /// The parts; their `delta_ms` add up to the measured change less `unexplained_ms`.
+    pub parts: Vec<Part>,
+    /// Measured change − Σ parts, ms.
+    pub unexplained_ms: f64,
+    /// What the split assumes.
+    pub assumptions: Vec<String>,
+}
+
+impl Breakdown {
+    /// The measured change, ms.
+    pub fn delta_ms(&self) -> f64 {
+        self.candidate_ms - self.base_ms
+    }
+
+    /// Σ of the parts' contributions, ms.
+    pub fn explained_ms(&self) -> f64 {
+        self.parts.iter().map(|p| p.delta_ms).sum()
+    }
+}
+
+/// Both breakdowns, or why one is missing.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Explanation {
+    /// The base run's label.
+    pub base: String,
+    /// The candidate run's label.
+    pub candidate: String,
+    /// The TTFT breakdown, if both runs have the data.
+    pub ttft: Option<Breakdown>,
+    /// The TPOT breakdown, if both runs have the data.
+    pub tpot: Option<Breakdown>,
+    /// Why a breakdown is missing.
+    pub notes: Vec<String>,
+}
+
+fn mean(v: impl Iterator<Item = f64>) -> Option<f64> {
+    let (s, n) = v.fold((0.0, 0usize), |(s, n), x| (s + x, n + 1));
+    (n > 0).then(|| s / n as f64)
+}
+
+/// The client's mean TTFT over successful requests, ms.
+pub fn client_ttft_ms(records: &[RequestRecord]) -> Option<f64> {
+    mean(
+        records
+            .iter()
+            .filter(|r| r.outcome.is_success())
+            .filter_map(|r| r.ttft())
+            .map(|d| d.as_secs_f64() * 1e3),
+    )
+}
+
+/// The client's mean TPOT (vLLM's: (last − first token) ÷ (tokens − 1)) over successful
+/// requests with more than one token, ms.
+pub fn client_tpot_ms(records: &[RequestRecord]) -> Option<f64> {
+    mean(
+        records
+            .iter()
+            .filter(|r| r.outcome.is_success())
+            .filter_map(|r| {
+                let n = r.output_tokens();
+                let (first, last) = (r.chunks.first()?, r.chunks.last()?);
+                (n > 1)
+                    .then(|| last.at.saturating_sub(first.at).as_secs_f64() * 1e3 / (n - 1) as f64)
+            }),
+    )
+}
+
+/// The mean running batch as generated tokens saw it: `vllm:num_requests_running` at each
+/// scrape, weighted by the tokens generated until the next.
+pub fn token_weighted_batch(s: &ServerSeries) -> Option<f64> {
+    let running = s.known(Known::Running)?;
+    let gen = s.known(Known::GenerationTokens)?;
+    let (mut num, mut den) = (0.0, 0.0);
+    for i in 0..s.len().saturating_sub(1) {
+        if let (Some(b), Some(g0), Some(g1)) = (running[i], gen[i], gen[i + 1]) {
+            let tokens = (g1 - g0).max(0.0);
+            // The batch during the interval: the mean of its two ends.
+            let b = running[i + 1].map_or(b, |b1| (b + b1) / 2.0);
+            num += b * tokens;
+            den += tokens;
+        }
+    }
+    (den > 0.0).then(|| num / den)
+}
+
+struct TtftServer {
+    ttft_ms: f64,
+    queue_ms: f64,
+    prefill_ms: f64,
+}
+
+fn ttft_server(s: &ServerSeries) -> Option<TtftServer> {
+    Some(TtftServer {
+        ttft_ms: s.histogram_mean("vllm:time_to_first_token_seconds")? * 1e3,
+        queue_ms: s.histogram_mean("vllm:request_queue_time_seconds")? * 1e3,
+        prefill_ms: s.histogram_mean("vllm:request_prefill_time_seconds")? * 1e3,
+    })
+}
+
+fn part(name: &str, base: f64, candidate: f64, delta_ms: f64) -> Part {
+    Part {
+        name: name.into(),
+        base,
+        candidate,
+        delta_ms,
+    }
+}
+
+/// Explains the change from `base` to `candidate`; see the module docs.
+pub fn explain(base: &RunView, candidate: &RunView) -> Explanation {
+    let mut notes = Vec::new();
+    let servers = match (base.server, candidate.server) {
+        (Some(a), Some(b)) => Some((a, b)),
+        _ => {
+            notes.push(
+                "no server metrics for one of the runs: the changes cannot be split (scrape /metrics during the runs)"
+                    .into(),
+            );
+            None
+        }
+    };
+    let ttft = (|| {
+        let (sa, sb) = servers?;
+        let (ca, cb) = (
+            client_ttft_ms(base.records)?,
+            client_ttft_ms(candidate.records)?,
+        );
+        let (Some(a), Some(b)) = (ttft_server(sa), ttft_server(sb)) else {
+            notes.push("TTFT: a run lacks vllm:time_to_first_token_seconds, vllm:request_queue_time_seconds or vllm:request_prefill_time_seconds".into());
+            return None;
+        };
+        let api = |x: &TtftServer| x.ttft_ms - x.queue_ms - x.prefill_ms;
+        let parts = vec![
+            part(
+                "admission wait: API server",
+                api(&a),
+                api(&b),
+                api(&b) - api(&a),
+            ),
+            part(
+                "admission wait: scheduler queue",
+                a.queue_ms,
+                b.queue_ms,
+                b.queue_ms - a.queue_ms,
+            ),
+            part(
+                "prefill",
+                a.prefill_ms,
+                b.prefill_ms,
+                b.prefill_ms - a.prefill_ms,
+            ),
+        ];
+        let explained: f64 = parts.iter().map(|p| p.delta_ms).sum();
+        Some(Breakdown {
+            metric: "TTFT".into(),
+            base_ms: ca,
+            candidate_ms: cb,
+            parts,
+            unexplained_ms: (cb - ca) - explained,
+            assumptions: vec![
+                "the network and the client add the same time to TTFT in both runs".into(),
+                "the server's histograms cover the same requests as the client's records".into(),
+            ],
+        })
+    })();
+    let tpot = (|| {
+        let (sa, sb) = servers?;
+        let (ca, cb) = (
+            client_tpot_ms(base.records)?,
+            client_tpot_ms(candidate.records)?,
+        );
+        let name = "vllm:request_time_per_output_token_seconds";
+        let (Some(ta), Some(tb)) = (sa.histogram_mean(name), sb.histogram_mean(name)) else {
+            notes.push(format!("TPOT: a run lacks {name}"));
+            return None;
+        };
+        let (Some(ba), Some(bb)) = (token_weighted_batch(sa), token_weighted_batch(sb)) else {
+            notes.push(
+                "TPOT: a run lacks vllm:num_requests_running or vllm:generation_tokens_total"
+                    .into(),
+            );
+            return None;
+        };
+        for (label, s) in [(base.label, sa), (candidate.label, sb)] {
+            if let Some(r) = s.summary().spec_decode_acceptance_rate {
+                notes.push(format!(
+                    "TPOT: {label} used speculative decoding (acceptance {:.0} %): a step then yields more than one token per request and the batch/step split overstates the step time",
+                    r * 100.0
+                ));
+            }
+        }
+        let (ta, tb) = (ta * 1e3, tb * 1e3);
+        let (pa, pb) = (ta / ba, tb / bb);
+        let parts = vec![
+            part("batch size", ba, bb, (bb - ba) * (pa + pb) / 2.0),
+            part(
+                "step time per sequence",
+                pa,
+                pb,
+                (pb - pa) * (ba + bb) / 2.0,
+            ),
+        ];
+        let explained: f64 = parts.iter().map(|p| p.delta_ms).sum();
+        Some(Breakdown {
+            metric: "TPOT".into(),
+            base_ms: ca,
+            candidate_ms: cb,
+            parts,
+            unexplained_ms: (cb - ca) - explained,
+            assumptions: vec![
+                "TPOT is the engine's step time: a step costs each running sequence the same, batch × time per sequence".into(),
+                "every running request gains one token per step (no speculative decoding)".into(),
+                "the batch is vllm:num_requests_running weighted by the tokens generated between scrapes".into(),
+            ],
+        })
+    })();
+    Explanation {
+        base: base.label.into(),
+        candidate: candidate.label.into(),
+        ttft,
+        tpot,
+        notes,
+    }
+}
+
+fn signed(ms: f64) -> String {
+    // No "-0.0": a change under the printed precision is zero.
+    let ms = if ms.abs() < 0.05 { 0.0 } else { ms };
+    if ms.abs() >= 1000.0 {
+        format!("{:+.2} s", ms / 1e3)
+    } else {
+        format!("{ms:+.1} ms")
+    }
+}
+
+fn plain(ms: f64) -> String {
+    if ms.abs() >= 1000.0 {
+        format!("{:.2} s", ms / 1e3)
+    } else if ms.abs() < 1.0 {
+        format!("{ms:.3} ms")
+    } else {
+        format!("{ms:.1} ms")
+    }
+}
+
+/// A part's share of the change; blank when the change is under 1 % of the base (shares
+/// of a near-zero change mean nothing).
+fn share(part: f64, whole: f64, base: f64) -> String {
+    if whole.abs() > 0.01 * base.abs() && whole.abs() > 0.0 {
+        let pct = 100.0 * part / whole;
+        format!("{:.0} %", if pct.abs() < 0.5 { 0.0 } else { pct })
+    } else {
+        "-".into()
+    }
+}
+
+impl Explanation {
+    /// A text table per metric, with the assumptions (what `servebench explain` prints).
+    pub fn render(&self) -> String {
+        let mut out = String::new();
+        let _ = writeln!(out, "{} → {}", self.base, self.candidate);
+        for b in self.ttft.iter().chain(self.tpot.iter()) {
+            let d = b.delta_ms();
+            let _ = writeln!(
+                out,
+                "\nmean {}: {} → {} ({}, measured by the client)",
+                b.metric,
+                plain(b.base_ms),
+                plain(b.candidate_ms),
+                signed(d)
+            );
+            let unit_is_ms = b.metric == "TTFT";
+            for p in &b.parts {
+                let (x, y) = if unit_is_ms || p.name.contains("time") {
+                    (plain(p.base), plain(p.candidate))
+                } else {
+                    (format!("{:.1}", p.base), format!("{:.1}", p.candidate))
+                };
+                let _ = writeln!(
+                    out,
+                    "  {:<34} {:>10} → {:>10}  {:>11}  {:>5}",
+                    p.name,
+                    x,
+                    y,
+                    signed(p.delta_ms),
+                    share(p.delta_ms, d, b.base_ms)
+                );
+            }
+            let _ = writeln!(
+                out,
+                "  {:<34} {:>10}   {:>10}  {:>11}  {:>5}",
+                "not explained",
+                "",
+                "",
+                signed(b.unexplained_ms),
+                share(b.unexplained_ms, d, b.base_ms)
+            );
+            for a in &b.assumptions {
+                let _ = writeln!(out, "  assumes: {a}");
+            }
+        }
+        for n in &self.notes {
+            let _ = writeln!(out, "note: {n}");
+        }
+        out
+    }
+
+    /// One paragraph (Markdown) for a study document's step.
+    pub fn paragraph(&self) -> String {
+        let mut s = String::new();
+        if let Some(b) = &self.ttft {
+            let p = |i: usize| b.parts.get(i).map_or(0.0, |p| p.delta_ms);
+            let _ = write!(
+                s,
+                "Mean TTFT went from {} ({}) to {} ({}, {}): waiting for admission {} (scheduler queue {}, API server {}), prefill {}, not explained {}. ",
+                plain(b.base_ms),
+                self.base,
+                plain(b.candidate_ms),
+                self.candidate,
+                signed(b.delta_ms()),
+                signed(p(0) + p(1)),
+                signed(p(1)),
+                signed(p(0)),
+                signed(p(2)),
+                signed(b.unexplained_ms),
+            );
+        }
+        if let Some(b) = &self.tpot {
+            let (batch, step) = (&b.parts[0], &b.parts[1]);
+            let _ = write!(
+                s,
+                "Mean TPOT went from {} to {} ({}): the running batch went from {:.1} to {:.1} requests ({}), the step time per sequence from {} to {} ({}), not explained {}. ",
+                plain(b.base_ms),
+                plain(b.candidate_ms),
+                signed(b.delta_ms()),
+                batch.base,
+                batch.candidate,
+                signed(batch.delta_ms),
+                plain(step.base),
+                plain(step.candidate),
+                signed(step.delta_ms),
+                signed(b.unexplained_ms),
+            );
+        }
+        if self.ttft.is_some() || self.tpot.is_some() {
+            s.push_str("(Assumed: the network and client add the same time in both runs; a step costs each running sequence the same.)");
+        }
+        for n in &self.notes {
+            let _ = write!(s, " Note: {n}.");
+        }
+        s.trim().to_string()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::observe::prom::Sample;
+    use crate::record::Chunk;
+    use std::time::Duration;
+
+    fn records(ttft_ms: u64, tpot_ms: u64) -> Vec<RequestRecord> {
+        (0..4)
+            .map(|i| {
+                let mut r = RequestRecord::new(i, Duration::ZERO);
+                for k in 0..5 {
+                    r.chunks.push(Chunk {
+                        at: Duration::from_millis(ttft_ms + k * tpot_ms),
+                        tokens: 1,
+                    });
+                }
+                r.ended_at = r.chunks.last().map(|c| c.at);
+                r
+            })
+            .collect()
+    }
+
+    fn hist(name: &str, mean_s: f64, out: &mut Vec<Sample>, n: f64) {
+        out.push(Sample::new(format!("{name}_sum"), mean_s * n));
+        out.push(Sample::new(format!("{name}_count"), n));
+    }
+
+    fn series(ttft: f64, queue: f64, prefill: f64, tpot: f64, batch: f64) -> ServerSeries {
+        let mut s = ServerSeries::new("x", 1.0);
+        for (t, n) in [(0.0, 0.0), (1.0, 4.0)] {
+            let mut v = vec![
+                Sample::new("vllm:num_requests_running", batch),
+                Sample::new("vllm:generation_tokens_total", 20.0 * n),
+            ];
+            hist("vllm:time_to_first_token_seconds", ttft, &mut v, n);
+            hist("vllm:request_queue_time_seconds", queue, &mut v, n);
+            hist("vllm:request_prefill_time_seconds", prefill, &mut v, n);
+            hist(
+                "vllm:request_time_per_output_token_seconds",
+                tpot,
+                &mut v,
+                n,
+            );
+            s.push(t, v);
+        }
+        s
+    }
+
+    #[test]
+    fn parts_are_the_server_means_and_the_rest_is_unexplained() {
+        let (ra, rb) = (records(1000, 40), records(700, 30));
+        // Server: TTFT 0.99 s = 0.05 API + 0.6 queue + 0.34 prefill; then 0.69 = 0.05 + 0.4 + 0.24.
+        let sa = series(0.99, 0.6, 0.34, 0.040, 8.0);
+        let sb = series(0.69, 0.4, 0.24, 0.030, 12.0);
+        let e = explain(
+            &RunView {
+                label: "a",
+                records: &ra,
+                server: Some(&sa),
+            },
+            &RunView {
+                label: "b",
+                records: &rb,
+                server: Some(&sb),
+            },
+        );
+        let t = e.ttft.as_ref().unwrap();
+        assert_eq!((t.base_ms, t.candidate_ms), (1000.0, 700.0));
+        let d: Vec<f64> = t
+            .parts
+            .iter()
+            .map(|p| (p.delta_ms * 1e6).round() / 1e6)
+            .collect();
+        assert_eq!(d, vec![0.0, -200.0, -100.0]);
+        assert!(t.unexplained_ms.abs() < 1e-9, "{}", t.unexplained_ms);
+        let p = e.tpot.as_ref().unwrap();
+        assert_eq!((p.base_ms, p.candidate_ms), (40.0, 30.0));
+        // 40 ms / 8 = 5 ms per sequence; 30 / 12 = 2.5. Batch: +4 × 3.75 = +15 ms;
+        // per sequence: −2.5 × 10 = −25 ms.
+        assert!((p.parts[0].delta_ms - 15.0).abs() < 1e-9);
+        assert!((p.parts[1].delta_ms + 25.0).abs() < 1e-9);
+        assert!(p.unexplained_ms.abs() < 1e-9);
+        let text = e.render();
+        assert!(text.contains("admission wait: scheduler queue"), "{text}");
+        assert!(
+            e.paragraph().contains("prefill -100.0 ms"),
+            "{}",
+            e.paragraph()
+        );
+    }
+
+    #[test]
+    fn without_server_metrics_it_says_so() {
+        let r = records(100, 10);
+        let e = explain(
+            &RunView {
+                label: "a",
+                records: &r,
+                server: None,
+            },
+            &RunView {
+                label: "b",
+                records: &r,
+                server: None,
+            },
+        );
+        assert!(e.ttft.is_none() && e.tpot.is_none());
+        assert!(e.render().contains("no server metrics"), "{}", e.render());
+    }
+}

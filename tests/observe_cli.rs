@@ -1,0 +1,112 @@
+//! `servebench bench` → `explain`, `slices`, `plot` through the binary, against the
+//! simulator served over HTTP: the saved run carries the scraped series, and every verb
+//! reads it back; bad input names the file or flag.
+#![cfg(all(feature = "http", feature = "sim", feature = "cli", feature = "plot"))]
+
+use std::process::{Command, Output};
+
+use servebench::sim::serve::{self, ServeArgs};
+use servebench::sim::Config;
+
+const BIN: &str = env!("CARGO_BIN_EXE_servebench");
+
+fn sb(args: &[&str]) -> Output {
+    Command::new(BIN)
+        .args(args)
+        .output()
+        .expect("servebench runs")
+}
+
+fn text(o: &Output) -> String {
+    format!(
+        "{}{}",
+        String::from_utf8_lossy(&o.stdout),
+        String::from_utf8_lossy(&o.stderr)
+    )
+}
+
+#[test]
+fn a_benched_run_is_explained_sliced_and_plotted() {
+    let args = ServeArgs {
+        addr: "127.0.0.1:0".parse().unwrap(),
+        speed: 20.0,
+        delta: None,
+        fault: None,
+        max_connections: 256,
+        api_key: None,
+    };
+    let server = serve::spawn(&Config::named("baseline").unwrap(), &args).unwrap();
+    let target = format!("http://{}", server.local_addr());
+    let dir = std::env::temp_dir().join(format!("observe_cli_{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    let run = dir.join("run.json");
+    let run_s = run.to_str().unwrap();
+    let o = sb(&[
+        "bench",
+        "--target",
+        &target,
+        "--input-tokens",
+        "256",
+        "--output-tokens",
+        "32",
+        "--max-requests",
+        "30",
+        "--rate",
+        "30",
+        "--scrape-interval",
+        "0.2",
+        "--output",
+        run_s,
+        "--quiet",
+    ]);
+    assert!(o.status.success(), "{}", text(&o));
+    assert!(text(&o).contains("scrapes of http://"), "{}", text(&o));
+
+    // The same run on both sides: nothing changed, every part is zero.
+    let o = sb(&["explain", run_s, run_s]);
+    assert!(o.status.success(), "{}", text(&o));
+    let t = text(&o);
+    assert!(
+        t.contains("mean TTFT") && t.contains("admission wait: scheduler queue"),
+        "{t}"
+    );
+    assert!(t.contains("mean TPOT") && t.contains("batch size"), "{t}");
+
+    let o = sb(&["slices", run_s, "--slice", "500ms", "--json"]);
+    assert!(o.status.success(), "{}", text(&o));
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    let completed: u64 = v["slices"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| s["requests_completed"].as_u64().unwrap())
+        .sum();
+    assert_eq!(completed, 30);
+    assert!(v["steady_state"]["level_tokens_per_s"].as_f64().unwrap() > 0.0);
+
+    let out = dir.join("report");
+    let o = sb(&["plot", run_s, run_s, "--out", out.to_str().unwrap()]);
+    assert!(o.status.success(), "{}", text(&o));
+    let html = std::fs::read_to_string(out.join("index.html")).unwrap();
+    // KV-cache usage comes from the scraped series.
+    assert!(html.contains("id=\"kv_cache_over_time\""));
+    assert_eq!(html.matches("<svg").count(), 7);
+
+    // Bad input: the file, the flag.
+    let missing = dir.join("missing.json");
+    let o = sb(&["explain", missing.to_str().unwrap(), run_s]);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(text(&o).contains("missing.json"), "{}", text(&o));
+    let o = sb(&["slices", run_s, "--slice", "0s"]);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(text(&o).contains("--slice"), "{}", text(&o));
+    let o = sb(&["explain", "sim:throughput:nope", run_s]);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(
+        text(&o).contains("unknown configuration `nope`"),
+        "{}",
+        text(&o)
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}
