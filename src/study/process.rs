@@ -231,6 +231,21 @@ impl Server {
         }
     }
 
+    /// [`Server::exited`], waiting up to `grace` for the exit to show (a process killed by a
+    /// signal closes its sockets before its parent can reap it).
+    pub fn exited_within(&mut self, grace: std::time::Duration) -> Option<String> {
+        let until = std::time::Instant::now() + grace;
+        loop {
+            if let Some(how) = self.exited() {
+                return Some(how);
+            }
+            if std::time::Instant::now() >= until {
+                return None;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(20));
+        }
+    }
+
     /// Stops the whole process group: the stop signal, then `SIGKILL` after the timeout.
     /// Leaves no process of the group behind.
     pub fn stop(&mut self) -> Exit {

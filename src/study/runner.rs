@@ -23,6 +23,10 @@ use crate::runfile::RunFile;
 use crate::sim::run::{starts_cold, PROMPT_SYNTHESIS};
 use crate::sim::H200Sim;
 
+/// How long a failed run waits for a crashed server's exit to show before the failure is put
+/// down to the run itself.
+const EXIT_GRACE: Duration = Duration::from_secs(2);
+
 /// A study in progress: the file, its directory (none: in memory only, simulator engines
 /// only) and what has happened.
 #[derive(Debug)]
@@ -504,7 +508,12 @@ impl Runner {
             if cancel.load(Ordering::SeqCst) {
                 return Ok(None);
             }
-            if let Some(how) = server.exited() {
+            // A killed server resets its connections before its parent can reap it: when the
+            // run failed, give the exit a moment to show so the reason names the crash.
+            let failed = res.as_ref().map_or(true, |r| r.aborted.is_some());
+            if let Some(how) =
+                server.exited_within(if failed { EXIT_GRACE } else { Duration::ZERO })
+            {
                 return Ok(Some(format!(
                     "the server exited ({how}) during {pname} repetition {rep}"
                 )));
