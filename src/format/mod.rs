@@ -1,6 +1,7 @@
 //! Text and table renderers/parsers for benchmark reports.
 
 pub mod doc;
+pub mod intervals;
 pub mod labels;
 pub mod pyfmt;
 pub mod text;

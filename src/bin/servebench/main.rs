@@ -23,6 +23,8 @@ mod shard;
 mod signals;
 #[cfg(feature = "sim")]
 mod simulate;
+#[cfg(all(feature = "study", unix))]
+mod study;
 mod sweep_cmd;
 mod values;
 mod workload_args;
@@ -60,6 +62,9 @@ enum Command {
     Bench(Box<bench::Args>),
     /// Merge the run files of a sharded run (`bench --shard K/N`) into one run file.
     Merge(merge::Args),
+    /// Run a tuning study (launching servers or on the simulator) and write its document.
+    #[cfg(all(feature = "study", unix))]
+    Study(study::Args),
     /// Simulate vLLM serving a Qwen3.5 model on an H100/H200 (the h200_server example's
     /// flags): any model, GPU, vLLM flags and load.
     #[cfg(feature = "sim")]
@@ -84,6 +89,9 @@ fn main() -> ExitCode {
         Command::Report(a) => report::run(&a),
         // `lint` prints its own findings and has its own exit statuses (0, 1, 3).
         Command::Lint(a) => return lint::run(&a),
+        // `study` has its own exit statuses (0, 1, 2, 130 when interrupted).
+        #[cfg(all(feature = "study", unix))]
+        Command::Study(a) => return study::run(&a),
         // `bench` has its own exit statuses (130/143 when interrupted) and usage errors.
         #[cfg(feature = "http")]
         Command::Bench(a) => return bench::main(&a),
