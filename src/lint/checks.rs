@@ -136,14 +136,19 @@ pub(super) fn impossible_peak(r: &BenchmarkResult, out: &mut Vec<Finding>) {
     let Some(peak) = r.peak_output_throughput_per_s else {
         return;
     };
+    let whose = match r.meta.convention {
+        Some(Convention::Guidellm) => "guidellm's instantaneous peak output rate",
+        _ => "peak output token throughput",
+    };
     if let Some(total) = r.total_output_tokens {
         if peak > total as f64 {
             out.push(finding(
                 Code::ImpossiblePeak,
                 Severity::Error,
-                "peak output token throughput exceeds the run's total output tokens: no \
-                 1-second window can hold more tokens than were generated"
-                    .into(),
+                format!(
+                    "{whose} exceeds the run's total output tokens: no 1-second window can \
+                     hold more tokens than were generated"
+                ),
                 vec![
                     ev("peak_output_tok_per_s", peak),
                     ev("total_output_tokens", total as f64),
@@ -152,9 +157,33 @@ pub(super) fn impossible_peak(r: &BenchmarkResult, out: &mut Vec<Finding>) {
             return;
         }
     }
+    // servebench's exact figures, when computed from records: the most tokens any
+    // 1-second window holds, the most requests in flight at one instant.
+    let exact = r.exact.as_ref();
+    let window = exact.and_then(|e| e.peak_output_tokens_per_s);
+    if let Some(window) = window.filter(|w| *w > 0.0) {
+        if peak > window * (1.0 + TOLERANCE) + 1.0 {
+            out.push(finding(
+                Code::ImpossiblePeak,
+                Severity::Warning,
+                format!(
+                    "{whose} is above the most output tokens any 1-second window of the \
+                     records holds: a rate over an instant, never sustained for a second"
+                ),
+                vec![
+                    ev("peak_output_tok_per_s", peak),
+                    ev("max_tokens_in_1s_window", window),
+                ],
+            ));
+            return;
+        }
+    }
     let itl_median = r.itl.as_ref().and_then(|s| s.median).filter(|m| *m > 0.5);
-    let streams = r
-        .peak_concurrent_requests
+    // Never vLLM's per-1-second-bucket count when the exact peak is known.
+    let streams = exact
+        .and_then(|e| e.peak_in_flight)
+        .map(|p| p as f64)
+        .or(r.peak_concurrent_requests)
         .or(r.max_concurrency.map(|c| c as f64));
     if let (Some(itl), Some(streams)) = (itl_median, streams) {
         let bound = 2.0 * streams * 1000.0 / itl;
@@ -201,7 +230,7 @@ pub(super) fn concurrency(r: &BenchmarkResult, opts: &LintOptions, out: &mut Vec
         .as_ref()
         .and_then(|e| e.peak_in_flight)
         .map(|p| p as f64);
-    let observed = exact.or_else(|| match r.meta.convention {
+    let file_peak = || match r.meta.convention {
         Some(Convention::Vllm) => None,
         _ => r.peak_concurrent_requests.or_else(|| {
             // GPUStack blocks print the observed peak as "Maximum request concurrency".
@@ -209,8 +238,15 @@ pub(super) fn concurrency(r: &BenchmarkResult, opts: &LintOptions, out: &mut Vec
                 .then_some(r.max_concurrency.map(|c| c as f64))
                 .flatten()
         }),
-    });
-    let Some(observed) = observed else { return };
+    };
+    // The evidence names which figure it is: the exact peak in flight, or the file's.
+    let (observed, name) = match exact {
+        Some(p) => (p, "peak_in_flight"),
+        None => match file_peak() {
+            Some(p) => (p, "peak_concurrent_requests"),
+            None => return,
+        },
+    };
     let total = total_requests(r, opts).or(r.successful_requests);
     if let Some(total) = total {
         if total > 1 && observed >= total as f64 {
@@ -220,10 +256,7 @@ pub(super) fn concurrency(r: &BenchmarkResult, opts: &LintOptions, out: &mut Vec
                 "every request was in flight at once: the run measures one burst, not a \
                  steady state"
                     .into(),
-                vec![
-                    ev("peak_concurrent_requests", observed),
-                    ev("requests", total as f64),
-                ],
+                vec![ev(name, observed), ev("requests", total as f64)],
             ));
             return;
         }
@@ -237,10 +270,7 @@ pub(super) fn concurrency(r: &BenchmarkResult, opts: &LintOptions, out: &mut Vec
         });
     let Some(cap) = cap else { return };
     if cap > 0 && observed >= cap as f64 && total.is_none_or(|t| t > cap) {
-        let mut evidence = vec![
-            ev("peak_concurrent_requests", observed),
-            ev("client_cap", cap as f64),
-        ];
+        let mut evidence = vec![ev(name, observed), ev("client_cap", cap as f64)];
         if let Some(t) = total {
             evidence.push(ev("requests", t as f64));
         }

@@ -6,7 +6,8 @@
 //! iteration per request. Its "Median ITL" is 0.00, its "Mean TPOT" is ΣTTFT/Σoutput, its
 //! "Peak output token throughput" is 3×10⁷ tok/s, and its "Total TPS" is not
 //! tokens/duration. [`lint_result`] finds all of that from the printed block alone;
-//! [`lint_records`] finds the cause from per-request records.
+//! [`lint_records`] finds the cause from per-request records, and [`lint_run`] with records
+//! reasons from servebench's exact figures over them (see `client-capped`).
 //!
 //! Every [`Finding`] has a stable [`Code`], a [`Severity`], a message and the numbers it
 //! is based on ([`Evidence`]).
@@ -17,8 +18,8 @@
 //! |---|---|---|
 //! | `single-iteration-streams` | error | Most requests streamed a single counted token iteration (first token = last token). Seen from records (≤ 1 chunk for > 50 % of successful multi-token requests) or from a result whose Median ITL is 0: ITL and TPOT then measure nothing but the TTFT. |
 //! | `tpot-from-ttft` | error | Mean TPOT equals ΣTTFT/Σoutput (within 2 %): with guidellm's TPOT (which includes the TTFT) this happens exactly when no decode time was observed. |
-//! | `impossible-peak` | error / warning | Peak output token throughput above the run's total output tokens (no 1-second window can hold more tokens than exist: error); above what the peak number of concurrent streams can emit at the median ITL (×2 slack), or more than 20× the mean output throughput (warning). |
-//! | `client-capped` | warning | Observed peak concurrency (servebench's exact peak in flight when the result has it; never vLLM's per-1-second-bucket count) reached the client's concurrency cap while more requests were waiting: the client, not the server, limited the load. The cap is [`LintOptions::client_cap`], else the profile's, else guidellm's default 512 for guidellm results, else a vLLM result's `max_concurrency`. |
+//! | `impossible-peak` | error / warning | Peak output token throughput above the run's total output tokens (no 1-second window can hold more tokens than exist: error); above the most tokens any 1-second window of the records holds (guidellm's instantaneous peak: a rate over an instant, never sustained for a second), above what the peak number of concurrent streams (the exact peak in flight when known) can emit at the median ITL (×2 slack), or more than 20× the mean output throughput (warning). |
+//! | `client-capped` | warning | Observed peak concurrency (servebench's exact peak in flight when the result has it or the run has records with send times — evidence `peak_in_flight`; else the file's figure, `peak_concurrent_requests`; never vLLM's per-1-second-bucket count) reached the client's concurrency cap while more requests were waiting: the client, not the server, limited the load. The cap is [`LintOptions::client_cap`], else the profile's, else guidellm's default 512 for guidellm results, else a vLLM result's `max_concurrency`. |
 //! | `single-burst` | warning | Peak concurrency (as for `client-capped`) equals the number of requests: every request was in flight at once, so the run measures one burst, not a steady state. |
 //! | `partial-success` | error below 90 %, else warning | Fewer successful requests than requests sent. |
 //! | `partial-success-comparison` | error | A comparison uses a run with partial success (see [`lint_comparison`]). |
@@ -332,6 +333,24 @@ pub fn lint_run(
     let mut out = match records {
         Some(recs) => lint_records(recs),
         None => Vec::new(),
+    };
+    // With records that carry send times, the concurrency and peak lints reason from
+    // servebench's exact figures over them (the most requests in flight at one instant,
+    // the most tokens in any 1-second window), never from a per-second-bucket count.
+    let with_exact;
+    let r = match records {
+        Some(recs)
+            if recs.iter().any(|x| !x.sent_at.is_zero())
+                && r.exact.as_ref().is_none_or(|e| {
+                    e.peak_in_flight.is_none() || e.peak_output_tokens_per_s.is_none()
+                }) =>
+        {
+            let mut copy = r.clone();
+            copy.exact = Some(crate::metrics::exact_figures(recs));
+            with_exact = copy;
+            &with_exact
+        }
+        _ => r,
     };
     for f in lint_result(r, opts) {
         // The records say how many token iterations each stream had; the result's "Median
