@@ -99,6 +99,8 @@ fn real_aiperf_and_guidellm_files_join_fully_to_their_sessions_timeline() {
         assert!((pct - t.output_error_pct.unwrap()).abs() < 1e-9);
     }
     assert_eq!(guidellm.throughput.intended_concurrency, Some(4));
+    // The fixture's timeline predates the first chunk's release time: read, not split.
+    assert!(aiperf.ttft_server_late.is_none() && aiperf.ttft_after_release.is_none());
 
     // The same join done by hand from aiperf's own JSON: x_request_id → the timeline's
     // request id, aiperf's time_to_first_token against first token − arrival.
@@ -280,6 +282,11 @@ fn a_servebench_run_against_the_example_server_matches_its_timeline() {
     // stays far below the server's own TTFT scale.
     assert!(min > -0.5 && med >= min, "{ttft}");
     assert!(med < 100.0, "{ttft}");
+    // The server's own part: its engine thread releases a chunk at or after producing it.
+    let late = &a["ttft_server_late"];
+    assert_eq!(late["count"], 24);
+    assert!(late["min_ms"].as_f64().unwrap() > -0.05, "{late}");
+    assert_eq!(a["ttft_after_release"]["count"], 24);
     // 16 tokens, one per chunk: 15 gaps per request.
     assert_eq!(a["itl"]["count"], 15 * 24);
     let t = &a["throughput"];

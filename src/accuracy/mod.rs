@@ -9,7 +9,11 @@
 //! error holds everything outside the engine: the client's scheduling and connection, the
 //! request and response on the wire, the client's parsing and time-stamping.
 //!
-//! * **TTFT**: client TTFT − (first chunk − arrival), per request.
+//! * **TTFT**: client TTFT − (first chunk − arrival), per request. Where the timeline has
+//!   the first chunk's release (`first_release_unix_s`), the error is split in two: the
+//!   server's own lateness ([`ClientAccuracy::ttft_server_late`]: release − first chunk, the
+//!   engine thread's tick and wake-up) and what remains after the release
+//!   ([`ClientAccuracy::ttft_after_release`]: client TTFT − (release − arrival)).
 //! * **E2E**: client (end, else last chunk) − send − (end − arrival), per request.
 //! * **TPOT** (vLLM's): (last chunk − first chunk) / (output tokens − 1), client − server,
 //!   per request with at least two tokens (the server's output count).
@@ -36,7 +40,8 @@
 //!     arrival_s: 0.0, admitted_s: 0.0, first_token_s: Some(0.02), chunk_s: vec![0.02, 0.03],
 //!     end_s: Some(0.03), arrival_unix_s: t0, admitted_unix_s: t0,
 //!     first_token_unix_s: Some(t0 + 0.020), chunk_unix_s: vec![t0 + 0.020, t0 + 0.030],
-//!     end_unix_s: Some(t0 + 0.030), chunk_tokens: vec![1, 1], output_tokens: 2,
+//!     end_unix_s: Some(t0 + 0.030), first_release_unix_s: Some(t0 + 0.0203),
+//!     chunk_tokens: vec![1, 1], output_tokens: 2,
 //!     prompt_tokens: Some(4), outcome: servebench::record::Outcome::Success,
 //! }]);
 //! // The client saw the first token 1.5 ms later than the server sent it.
@@ -59,6 +64,9 @@
 //! let ttft = a.ttft.unwrap();
 //! assert!((ttft.median_ms - 1.5).abs() < 1e-3);
 //! assert!(a.itl.unwrap().max_ms.abs() < 1e-3);
+//! // 0.3 ms of it was the server's (its engine thread released the chunk late), 1.2 ms after.
+//! assert!((a.ttft_server_late.unwrap().median_ms - 0.3).abs() < 1e-3);
+//! assert!((a.ttft_after_release.unwrap().median_ms - 1.2).abs() < 1e-3);
 //! ```
 
 pub mod keys;
@@ -212,6 +220,10 @@ pub struct ClientAccuracy {
     pub truth_unmatched: usize,
     /// TTFT error.
     pub ttft: Option<ErrorStats>,
+    /// The server's part of the TTFT error: first chunk's release − its engine time.
+    pub ttft_server_late: Option<ErrorStats>,
+    /// The rest: client TTFT − (release of the first chunk − arrival).
+    pub ttft_after_release: Option<ErrorStats>,
     /// ITL error, per chunk gap.
     pub itl: Option<ErrorStats>,
     /// Requests whose chunk counts differ between client and server (no ITL comparison).
@@ -273,6 +285,8 @@ pub fn measure(truth: &Truth, run: &Run, keys: &[RequestKeys]) -> ClientAccuracy
         failed: 0,
         truth_unmatched: 0,
         ttft: None,
+        ttft_server_late: None,
+        ttft_after_release: None,
         itl: None,
         itl_skipped: 0,
         tpot: None,
@@ -280,6 +294,7 @@ pub fn measure(truth: &Truth, run: &Run, keys: &[RequestKeys]) -> ClientAccuracy
         throughput: Throughput::default(),
     };
     let (mut ttft, mut itl, mut tpot, mut e2e) = (Vec::new(), Vec::new(), Vec::new(), Vec::new());
+    let (mut late, mut after) = (Vec::new(), Vec::new());
     let mut used = vec![false; truth.entries.len()];
     let mut served: Vec<&TimelineEntry> = Vec::new();
     let ms = |d: std::time::Duration| d.as_secs_f64() * 1e3;
@@ -316,6 +331,11 @@ pub fn measure(truth: &Truth, run: &Run, keys: &[RequestKeys]) -> ClientAccuracy
         served.push(e);
         let s_ttft = (t_first - e.arrival_unix_s) * 1e3;
         ttft.push((ms(c_ttft), s_ttft));
+        if let Some(release) = e.first_release_unix_s {
+            let s_release = (release - e.arrival_unix_s) * 1e3;
+            late.push((s_release, s_ttft));
+            after.push((ms(c_ttft), s_release));
+        }
         let t_last = e.chunk_unix_s.last().copied().unwrap_or(t_first);
         let t_end = e.end_unix_s.unwrap_or(t_last);
         let c_end = rec
@@ -345,6 +365,8 @@ pub fn measure(truth: &Truth, run: &Run, keys: &[RequestKeys]) -> ClientAccuracy
     }
     out.truth_unmatched = used.iter().filter(|u| !**u).count();
     out.ttft = ErrorStats::from_pairs(&ttft);
+    out.ttft_server_late = ErrorStats::from_pairs(&late);
+    out.ttft_after_release = ErrorStats::from_pairs(&after);
     out.itl = ErrorStats::from_pairs(&itl);
     out.tpot = ErrorStats::from_pairs(&tpot);
     out.e2e = ErrorStats::from_pairs(&e2e);

@@ -100,9 +100,21 @@ fn text(truth: &Path, all: &[ClientAccuracy]) -> String {
             "", "n", "median", "p99", "max", "server p50"
         );
         row(&mut out, "TTFT", a.ttft.as_ref());
+        if a.ttft_server_late.is_some() {
+            row(&mut out, " srv", a.ttft_server_late.as_ref());
+            row(&mut out, " rest", a.ttft_after_release.as_ref());
+        }
         row(&mut out, "ITL", a.itl.as_ref());
         row(&mut out, "TPOT", a.tpot.as_ref());
         row(&mut out, "E2E", a.e2e.as_ref());
+        if a.ttft_server_late.is_some() {
+            let _ = writeln!(
+                out,
+                "  (TTFT = srv + rest: srv is the server's own lateness, its engine thread \
+                 releasing the first chunk after the engine produced it; rest is everything \
+                 after that release)"
+            );
+        }
         if a.itl_skipped > 0 {
             let _ = writeln!(
                 out,
