@@ -650,6 +650,7 @@ pub(crate) fn detailed_records(
             } else {
                 Outcome::Success
             },
+            turn: None,
         });
     }
     Ok(Some(out))
