@@ -71,6 +71,8 @@
     deny(clippy::unwrap_used, clippy::expect_used, clippy::panic)
 )]
 
+#[cfg(feature = "http")]
+pub mod accuracy;
 pub mod collector;
 pub mod compare;
 pub mod driver;

@@ -84,6 +84,19 @@ const RULES: &[(&str, &[&str], &str)] = &[
         "lints work on results and records, wherever they came from",
     ),
     (
+        "accuracy",
+        &[
+            "sim",
+            "driver",
+            "collector",
+            "engine",
+            "format",
+            "compare",
+            "lint",
+        ],
+        "accuracy joins client files to the server's timeline, whoever produced them",
+    ),
+    (
         "profile",
         &[
             "metrics",

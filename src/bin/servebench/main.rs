@@ -5,6 +5,8 @@
 //! (clap's own exit code for bad arguments); `lint` also exits 3 when it has findings.
 
 #[cfg(feature = "http")]
+mod accuracy;
+#[cfg(feature = "http")]
 mod bench;
 #[cfg(feature = "http")]
 mod bench_output;
@@ -60,6 +62,10 @@ enum Command {
     /// Benchmark an OpenAI-compatible server (vLLM, SGLang, the h200_server example).
     #[cfg(feature = "http")]
     Bench(Box<bench::Args>),
+    /// How far clients' figures are from the server's own: join client files to the
+    /// example server's timeline (`h200_server --timeline`) and report each one's errors.
+    #[cfg(feature = "http")]
+    Accuracy(accuracy::Args),
     /// Merge the run files of a sharded run (`bench --shard K/N`) into one run file.
     Merge(merge::Args),
     /// Run a tuning study (launching servers or on the simulator) and write its document.
@@ -95,6 +101,8 @@ fn main() -> ExitCode {
         // `bench` has its own exit statuses (130/143 when interrupted) and usage errors.
         #[cfg(feature = "http")]
         Command::Bench(a) => return bench::main(&a),
+        #[cfg(feature = "http")]
+        Command::Accuracy(a) => accuracy::run(&a),
         Command::Merge(a) => merge::run(&a),
         #[cfg(feature = "sim")]
         Command::Simulate(a) => simulate::run(&a),
