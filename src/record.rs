@@ -169,6 +169,22 @@ impl RequestRecord {
     }
 }
 
+/// Live accumulation of finished requests, in hdrhistogram's `Recorder` shape: record one
+/// request at a time, merge what another accumulator (another thread, process or host) has
+/// recorded. The collector feeds one without knowing what it computes; what a request
+/// contributes (a metric definition) is the implementor's, e.g.
+/// `servebench::metrics::VllmHistograms`.
+pub trait Accumulator: Default {
+    /// Why two accumulators could not be merged.
+    type Error;
+
+    /// Take one finished request into account.
+    fn record(&mut self, r: &RequestRecord);
+
+    /// Add everything `other` recorded.
+    fn merge(&mut self, other: &Self) -> Result<(), Self::Error>;
+}
+
 /// Errors reading or writing JSON Lines records.
 #[derive(Debug, thiserror::Error)]
 pub enum RecordError {
