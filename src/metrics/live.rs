@@ -6,7 +6,7 @@ use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 
-use super::request::{duration_from_s, vllm_itl_gaps, vllm_success, vllm_tpot_s};
+use super::request::{vllm_itl_gaps, vllm_success, vllm_tpot};
 use crate::record::{Accumulator, RequestRecord};
 use crate::result::{BenchmarkResult, Convention};
 use crate::stats::{StatsError, Streaming};
@@ -68,8 +68,8 @@ impl VllmHistograms {
         self.output_tokens = self.output_tokens.saturating_add(output_len);
         self.ttft.record(ttft);
         self.e2el.record(latency);
-        if let Some(tpot) = vllm_tpot_s(ttft.as_secs_f64(), latency.as_secs_f64(), output_len) {
-            self.tpot.record(duration_from_s(tpot));
+        if let Some(tpot) = vllm_tpot(r) {
+            self.tpot.record(tpot);
         }
         for gap in vllm_itl_gaps(r) {
             self.itl.record(gap);

@@ -8,7 +8,7 @@
 //!
 //! ```
 //! use std::time::Duration;
-//! use servebench::metrics::request::{vllm_itl_gaps, vllm_success, vllm_tpot_of_s, vllm_tpot_s};
+//! use servebench::metrics::request::{vllm_itl_gaps, vllm_success, vllm_tpot, vllm_tpot_s};
 //! use servebench::record::{Chunk, RequestRecord};
 //!
 //! let ms = Duration::from_millis;
@@ -16,8 +16,8 @@
 //! r.chunks = vec![Chunk { at: ms(100), tokens: 1 }, Chunk { at: ms(150), tokens: 2 }];
 //! assert!(vllm_success(&r));
 //! // (e2el − ttft) / (output − 1) = (0.150 − 0.100) / 2
-//! assert_eq!(vllm_tpot_of_s(&r), vllm_tpot_s(0.100, 0.150, 3));
-//! assert!((vllm_tpot_of_s(&r).unwrap() - 0.025).abs() < 1e-15);
+//! assert_eq!(vllm_tpot(&r), Some(ms(25)));
+//! assert!((vllm_tpot_s(0.100, 0.150, 3).unwrap() - 0.025).abs() < 1e-15);
 //! assert_eq!(vllm_tpot_s(0.1, 0.2, 1), None);
 //! assert_eq!(vllm_itl_gaps(&r).collect::<Vec<_>>(), vec![ms(50)]);
 //! ```
@@ -42,29 +42,26 @@ pub fn vllm_tpot_s(ttft_s: f64, e2el_s: f64, output_tokens: u64) -> Option<f64> 
     (output_tokens > 1).then(|| (e2el_s - ttft_s) / (output_tokens - 1) as f64)
 }
 
-/// [`vllm_tpot_s`] of a record: its TTFT ([`RequestRecord::ttft`]), E2EL
-/// ([`RequestRecord::latency`]) and output length ([`RequestRecord::output_tokens`]);
-/// `None` without a chunk or with fewer than two output tokens.
-pub fn vllm_tpot_of_s(r: &RequestRecord) -> Option<f64> {
-    let ttft = r.ttft()?.as_secs_f64();
-    let e2el = r.latency()?.as_secs_f64();
-    vllm_tpot_s(ttft, e2el, r.output_tokens())
+/// [`vllm_tpot_s`]'s definition on a record's integer nanoseconds: (E2EL − TTFT) ÷
+/// (output tokens − 1), with TTFT ([`RequestRecord::ttft`]), E2EL
+/// ([`RequestRecord::latency`]) and the output length ([`RequestRecord::output_tokens`]);
+/// the difference is exact and the division truncates to whole nanoseconds. `None`
+/// without a chunk or with fewer than two output tokens. For histograms and plots; the
+/// reported statistics use [`vllm_tpot_s`], whose float arithmetic is vLLM's.
+pub fn vllm_tpot(r: &RequestRecord) -> Option<Duration> {
+    let n = r.output_tokens();
+    if n <= 1 {
+        return None;
+    }
+    let decode = r.latency()?.saturating_sub(r.ttft()?);
+    let per = decode.as_nanos() / u128::from(n - 1);
+    Some(Duration::from_nanos(u64::try_from(per).unwrap_or(u64::MAX)))
 }
 
 /// vLLM's inter-token latencies of one request: every gap between consecutive chunks,
 /// never divided by the chunk's token count (a chunk earlier than the one before gives 0).
 pub fn vllm_itl_gaps(r: &RequestRecord) -> impl Iterator<Item = Duration> + '_ {
     r.chunks.windows(2).map(|w| w[1].at.saturating_sub(w[0].at))
-}
-
-/// A non-negative number of seconds as a [`Duration`]: negative or NaN → zero, too large
-/// → [`Duration::MAX`] (for histograms of per-request figures).
-pub(crate) fn duration_from_s(s: f64) -> Duration {
-    Duration::try_from_secs_f64(s).unwrap_or(if s > 0.0 {
-        Duration::MAX
-    } else {
-        Duration::ZERO
-    })
 }
 
 #[cfg(test)]
@@ -89,12 +86,14 @@ mod tests {
     fn vllm_tpot_uses_the_server_count_and_skips_single_tokens() {
         // ttft 0.09 s, e2el 0.39 s, 4 tokens by usage (2 chunks seen): 0.3 / 3.
         let r = record(&[100, 400], Some(4));
-        assert_eq!(vllm_tpot_of_s(&r), Some((0.39 - 0.09) / 3.0));
-        assert_eq!(vllm_tpot_of_s(&record(&[100], None)), None);
-        assert_eq!(vllm_tpot_of_s(&record(&[], Some(5))), None);
-        // Chunk count when usage is 0 (not reported by the server).
-        let r = record(&[100, 200, 300], Some(0));
-        assert_eq!(vllm_tpot_of_s(&r), vllm_tpot_s(0.09, 0.29, 3));
+        assert_eq!(vllm_tpot(&r), Some(Duration::from_millis(100)));
+        assert_eq!(vllm_tpot_s(0.09, 0.39, 4), Some((0.39 - 0.09) / 3.0));
+        assert_eq!(vllm_tpot_s(0.09, 0.39, 1), None);
+        assert_eq!(vllm_tpot(&record(&[100], None)), None);
+        assert_eq!(vllm_tpot(&record(&[], Some(5))), None);
+        // Chunk count when usage is 0 (not reported by the server); 200 ms / 3 truncated.
+        let r = record(&[100, 150, 200, 300], Some(0));
+        assert_eq!(vllm_tpot(&r), Some(Duration::from_nanos(66_666_666)));
     }
 
     #[test]
@@ -113,13 +112,5 @@ mod tests {
         let r = record(&[100, 130, 120, 200], None);
         let gaps: Vec<u64> = vllm_itl_gaps(&r).map(|d| d.as_millis() as u64).collect();
         assert_eq!(gaps, vec![30, 0, 80]);
-    }
-
-    #[test]
-    fn durations_from_seconds_clamp() {
-        assert_eq!(duration_from_s(-1.0), Duration::ZERO);
-        assert_eq!(duration_from_s(f64::NAN), Duration::ZERO);
-        assert_eq!(duration_from_s(1e30), Duration::MAX);
-        assert_eq!(duration_from_s(0.25), Duration::from_millis(250));
     }
 }
