@@ -21,6 +21,8 @@ use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 
+pub mod synthetic;
+
 /// Token usage as reported by the server (the `usage` object of the last SSE event).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct Usage {
