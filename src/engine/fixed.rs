@@ -10,7 +10,16 @@
 //! use servebench::engine::{Engine, EngineEvent, EngineRequest};
 //!
 //! let mut e = FixedEngine::new(100, 10, 2);
-//! e.submit(EngineRequest { id: 1, prompt_tokens: 8, prompt: None, max_output_tokens: 3, ignore_eos: true }).unwrap();
+//! e.submit(EngineRequest {
+//!     id: 1,
+//!     prompt_tokens: 8,
+//!     prompt: None,
+//!     max_output_tokens: 3,
+//!     ignore_eos: true,
+//!     arrival: Duration::ZERO,
+//!     shared_prefix_tokens: 0,
+//! })
+//! .unwrap();
 //! let mut events = Vec::new();
 //! while e.in_flight() > 0 {
 //!     e.advance(None, &mut events).unwrap();
