@@ -70,6 +70,15 @@
 //! assert!((ttft.mean.unwrap() - 100.0).abs() < 1e-9);
 //! assert!((res.tpot.unwrap().mean.unwrap() - 50.0).abs() < 1e-9);
 //! ```
+//!
+//! # Where each part lives
+//!
+//! [`request`]: the per-request quantities, one function per formula; `vllm`: vLLM's
+//! reference computation and bucket peaks, with `fast`, its one-pass equivalent;
+//! [`guidellm`]: guidellm's distributions; `peaks`: the exact figures; `slo`: goodput;
+//! `live`: bounded-memory histograms ([`VllmHistograms`], [`from_histograms`]).
+//!
+//! [`ExactFigures`]: crate::result::ExactFigures
 
 use std::time::Duration;
 

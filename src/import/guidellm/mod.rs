@@ -63,6 +63,9 @@
 //! [`GuidellmBenchmark::counts`] shows listed, in-window and reported counts. When guidellm
 //! sampled the lists (`sample_size`), fewer requests are listed than counted:
 //! [`GuidellmBenchmark::is_sampled`] says so and recomputation from records is partial.
+//!
+//! [`Convention::Guidellm`]: crate::result::Convention::Guidellm
+//! [`Chunk`]: crate::record::Chunk
 
 use std::time::Duration;
 
