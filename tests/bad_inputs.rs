@@ -587,7 +587,7 @@ fn example_server_rejects_bad_flags() {
         (&["--serve", "nope"][..], "--serve"),
         (&["--serve", "127.0.0.1:0", "--speed", "-1"][..], "--speed"),
         (&["--serve", "127.0.0.1:0", "--speed", "inf"][..], "--speed"),
-        (&["--bogus"][..], "unknown argument"),
+        (&["--bogus"][..], "unexpected argument '--bogus'"),
         (
             &["--serve", "127.0.0.1:0", "--fault", "500:x"][..],
             "--fault",

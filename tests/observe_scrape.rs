@@ -103,9 +103,20 @@ fn a_server_without_metrics_is_noted_not_an_error() {
         listener.set_nonblocking(false).unwrap();
         for stream in listener.incoming().take(1) {
             let mut s = stream.unwrap();
+            // Read the whole request head first: closing with unread bytes would reset the
+            // connection instead of answering.
+            let mut head = Vec::new();
             let mut buf = [0u8; 1024];
-            let _ = s.read(&mut buf);
+            while !head.windows(4).any(|w| w == b"\r\n\r\n") {
+                match s.read(&mut buf) {
+                    Ok(0) | Err(_) => break,
+                    Ok(n) => head.extend_from_slice(&buf[..n]),
+                }
+            }
             let _ = s.write_all(b"HTTP/1.1 404 Not Found\r\nContent-Length: 0\r\n\r\n");
+            let _ = s.shutdown(std::net::Shutdown::Write);
+            let _ = s.set_read_timeout(Some(Duration::from_millis(500)));
+            while matches!(s.read(&mut buf), Ok(n) if n > 0) {}
         }
     });
     let scraper = Scraper::start(

@@ -44,7 +44,7 @@ struct Args {
     #[arg(long, value_name = "HOST:PORT")]
     serve: Option<std::net::SocketAddr>,
     /// With --serve: virtual seconds per wall second.
-    #[arg(long, default_value_t = 1.0, value_parser = positive_speed)]
+    #[arg(long, default_value_t = 1.0, value_parser = positive_speed, allow_negative_numbers = true)]
     speed: f64,
     /// With --serve: the chat delta field reasoning tokens stream in.
     #[cfg(feature = "http")]
