@@ -145,9 +145,17 @@ impl RequestRecord {
     /// Output tokens: the server's `usage` when reported (and non-zero), else the client's
     /// count — vLLM's rule (`output_tokens or re-tokenize`).
     pub fn output_tokens(&self) -> u64 {
+        self.output_tokens_or(|| self.client_output_tokens())
+    }
+
+    /// [`output_tokens`](Self::output_tokens) with the client's count given by the caller
+    /// (asked for only when the server reported none), for code that has summed the chunks
+    /// already.
+    #[inline]
+    pub fn output_tokens_or(&self, client_tokens: impl FnOnce() -> u64) -> u64 {
         match self.usage_output_tokens {
             Some(n) if n > 0 => n,
-            _ => self.client_output_tokens(),
+            _ => client_tokens(),
         }
     }
 

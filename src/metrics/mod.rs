@@ -86,6 +86,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::record::RequestRecord;
 use crate::result::{BenchmarkResult, Convention};
+use crate::stats::nanos_u64;
 
 mod fast;
 pub mod guidellm;
@@ -190,11 +191,3 @@ pub fn default_duration(records: &[RequestRecord]) -> Duration {
 }
 
 const NANOS_PER_S: u64 = 1_000_000_000;
-
-/// Nanoseconds as u64 (saturating after ~584 years), without u128 arithmetic.
-#[inline]
-fn duration_nanos(d: Duration) -> u64 {
-    d.as_secs()
-        .saturating_mul(NANOS_PER_S)
-        .saturating_add(u64::from(d.subsec_nanos()))
-}

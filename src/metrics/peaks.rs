@@ -2,7 +2,7 @@
 //! 1-second window (binned prefix sums, an exact sweep only where a better window can
 //! start) and the most requests in flight at one instant.
 
-use super::{duration_nanos, record_end, NANOS_PER_S};
+use super::{nanos_u64, record_end, NANOS_PER_S};
 use crate::record::RequestRecord;
 use crate::result::ExactFigures;
 
@@ -51,7 +51,7 @@ fn bin_tokens<'a, I: Iterator<Item = &'a crate::record::Chunk>>(
     // prefix[i] = tokens in cells 0..i (cells past the last one are empty).
     let mut prefix = vec![0u64; ncells + k + 2];
     for c in chunks() {
-        let t = duration_nanos(c.at);
+        let t = nanos_u64(c.at);
         if t < lo || t > hi {
             return None;
         }
@@ -75,7 +75,7 @@ fn sorted_sweep_peak_tokens(records: &[RequestRecord]) -> u64 {
         .filter(|r| r.outcome.is_success())
         .flat_map(|r| r.chunks.iter())
         .filter(|c| c.tokens > 0)
-        .map(|c| (duration_nanos(c.at), c.tokens))
+        .map(|c| (nanos_u64(c.at), c.tokens))
         .collect();
     ev.sort_unstable();
     let (mut best, mut sum, mut lo) = (0u64, 0u64, 0usize);
@@ -112,8 +112,8 @@ fn sliding_window_peak_tokens(records: &[RequestRecord]) -> u64 {
     let (mut lo, mut hi) = (u64::MAX, 0u64);
     for r in records.iter().filter(|r| r.outcome.is_success()) {
         if let (Some(f), Some(l)) = (r.chunks.first(), r.chunks.last()) {
-            lo = lo.min(duration_nanos(f.at));
-            hi = hi.max(duration_nanos(l.at));
+            lo = lo.min(nanos_u64(f.at));
+            hi = hi.max(nanos_u64(l.at));
         }
     }
     let (prefix, lo, cell_ns, k, ncells) = match bin_tokens(&chunks, lo, hi) {
@@ -121,7 +121,7 @@ fn sliding_window_peak_tokens(records: &[RequestRecord]) -> u64 {
         None => {
             let (mut lo, mut hi) = (u64::MAX, 0u64);
             for c in chunks() {
-                let t = duration_nanos(c.at);
+                let t = nanos_u64(c.at);
                 lo = lo.min(t);
                 hi = hi.max(t);
             }
@@ -139,7 +139,7 @@ fn sliding_window_peak_tokens(records: &[RequestRecord]) -> u64 {
     }
     let mut groups = CandidateGroups::new(&candidates, k, ncells);
     for c in chunks() {
-        let t = duration_nanos(c.at);
+        let t = nanos_u64(c.at);
         groups.push(cell_of(t), t, c.tokens);
     }
     groups.sweep(&prefix, k, &candidates, best)
@@ -255,8 +255,8 @@ impl CandidateGroups {
 fn peak_in_flight(records: &[RequestRecord]) -> u64 {
     let mut ev: Vec<(u64, i8)> = Vec::with_capacity(records.len() * 2);
     for r in records {
-        let s = duration_nanos(r.sent_at);
-        let e = duration_nanos(record_end(r));
+        let s = nanos_u64(r.sent_at);
+        let e = nanos_u64(record_end(r));
         if e > s {
             ev.push((s, 1));
             ev.push((e, -1));
@@ -315,7 +315,7 @@ mod tests {
             .iter()
             .filter(|r| r.outcome.is_success())
             .flat_map(|r| r.chunks.iter())
-            .map(|c| (duration_nanos(c.at), c.tokens))
+            .map(|c| (nanos_u64(c.at), c.tokens))
             .collect();
         ev.sort_unstable();
         let (mut best, mut sum, mut lo) = (0u64, 0u64, 0usize);

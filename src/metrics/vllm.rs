@@ -7,7 +7,7 @@ use std::time::Duration;
 use super::peaks::{with_exact_figures, PARALLEL_CHUNKS};
 use super::request::{vllm_itl_gaps, vllm_success, vllm_tpot_s};
 use super::slo::goodput_count;
-use super::{default_duration, duration_nanos, fast, MetricsOptions, NANOS_PER_S};
+use super::{default_duration, fast, nanos_u64, MetricsOptions, NANOS_PER_S};
 use crate::record::RequestRecord;
 use crate::result::{BenchmarkResult, Convention, ExactFigures, Percentile, Summary};
 use crate::stats::{numpy_summary, Moments, NumpySummary};
@@ -104,7 +104,7 @@ impl VllmPeaks {
             .filter_map(|r| r.chunks.last().map(|c| c.at))
             .max()
             .unwrap_or(min_start);
-        let span = duration_nanos(max_end.saturating_sub(min_start));
+        let span = nanos_u64(max_end.saturating_sub(min_start));
         let n = span.div_ceil(NANOS_PER_S) + 1;
         let events: usize = successes.iter().map(|r| r.chunks.len() + 1).sum();
         let dense_limit = DENSE_BUCKETS_MIN.max((events as u64).saturating_mul(4));
@@ -113,7 +113,7 @@ impl VllmPeaks {
             _ => (Vec::new(), Vec::new(), Some(SparsePeaks::default())),
         };
         VllmPeaks {
-            min_ns: duration_nanos(min_start),
+            min_ns: nanos_u64(min_start),
             n,
             tokens,
             conc,
@@ -123,7 +123,7 @@ impl VllmPeaks {
 
     #[inline]
     fn bucket(&self, t: Duration) -> u64 {
-        duration_nanos(t).saturating_sub(self.min_ns) / NANOS_PER_S
+        nanos_u64(t).saturating_sub(self.min_ns) / NANOS_PER_S
     }
 
     fn add(&mut self, r: &RequestRecord) {
@@ -132,7 +132,7 @@ impl VllmPeaks {
         let last = r.chunks.last().map(|l| self.bucket(l.at));
         if let Some(SparsePeaks { tokens, conc }) = &mut self.sparse {
             for c in &r.chunks {
-                let b = duration_nanos(c.at).saturating_sub(self.min_ns) / NANOS_PER_S;
+                let b = nanos_u64(c.at).saturating_sub(self.min_ns) / NANOS_PER_S;
                 if b < n {
                     tokens.push(b);
                 }

@@ -188,10 +188,7 @@ impl<'a> Worker<'a> {
             self.bad = true;
             return;
         };
-        let output_len = match r.usage_output_tokens {
-            Some(n) if n > 0 => n,
-            _ => tokens,
-        };
+        let output_len = r.output_tokens_or(|| tokens);
         self.total_output = self.total_output.saturating_add(output_len);
         self.total_input = self
             .total_input
