@@ -195,6 +195,17 @@ pub trait Accumulator: Default {
     fn merge(&mut self, other: &Self) -> Result<(), Self::Error>;
 }
 
+/// No live accumulation: records nothing, merges always.
+impl Accumulator for () {
+    type Error = std::convert::Infallible;
+
+    fn record(&mut self, _: &RequestRecord) {}
+
+    fn merge(&mut self, _: &()) -> Result<(), Self::Error> {
+        Ok(())
+    }
+}
+
 /// Errors reading or writing JSON Lines records.
 #[derive(Debug, thiserror::Error)]
 pub enum RecordError {
