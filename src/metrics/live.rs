@@ -225,6 +225,25 @@ mod tests {
         assert_eq!((whole.tpot.count(), whole.itl.count()), (2, 4));
     }
 
+    /// usage token counts come from the server (or a JSONL file): u64::MAX must saturate
+    /// the totals, not overflow them.
+    #[test]
+    fn token_totals_saturate() {
+        let mut r = RequestRecord::new(0, Duration::ZERO);
+        r.chunks.push(Chunk {
+            at: Duration::from_millis(1),
+            tokens: 1,
+        });
+        r.usage_output_tokens = Some(u64::MAX);
+        let mut h = VllmHistograms::new();
+        h.record(&r);
+        h.record(&r);
+        assert_eq!((h.output_tokens, h.requests), (u64::MAX, 2));
+        let other = h.clone();
+        h.merge(&other).unwrap();
+        assert_eq!((h.output_tokens, h.requests), (u64::MAX, 4));
+    }
+
     /// The histograms hold the reference definitions' values, within their resolution.
     #[test]
     fn histograms_match_the_reference_definitions() {
