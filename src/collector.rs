@@ -591,6 +591,13 @@ impl<C: Clock> RequestHandle<'_, C> {
         }
     }
 
+    /// Set the conversation and turn the request belongs to (multi-turn workloads).
+    pub fn set_turn(&mut self, turn: crate::record::TurnRef) {
+        if let Some(r) = self.record.as_mut() {
+            r.turn = Some(turn);
+        }
+    }
+
     /// Pre-allocate room for `n` chunks (avoids regrowing the Vec on the hot path).
     pub fn reserve_chunks(&mut self, n: usize) {
         if let Some(r) = self.record.as_mut() {

@@ -42,7 +42,9 @@ pub struct EngineRequest {
     pub ignore_eos: bool,
     /// When the request arrived at the client (scheduled arrival), engine-clock time.
     pub arrival: Duration,
-    /// Tokens of the prompt shared with other requests (prefix-cache hits), if known.
+    /// Tokens at the start of the prompt the workload shares with other requests, if known
+    /// (informational: the simulator's prefix cache finds shared blocks by hashing
+    /// `prompt`, as a server does).
     pub shared_prefix_tokens: u64,
 }
 
@@ -154,6 +156,13 @@ pub trait Engine {
     fn cancel(&mut self, id: u64) -> bool {
         let _ = id;
         false
+    }
+
+    /// Empty the engine's prefix cache (vLLM's `POST /reset_prefix_cache`): `Some(true)`
+    /// when it is empty afterwards, `Some(false)` when blocks in use kept it from emptying,
+    /// `None` when the engine keeps no prefix cache (the default).
+    fn reset_prefix_cache(&mut self) -> Option<bool> {
+        None
     }
 
     /// The engine's own metrics in Prometheus' text format (what a real server shows on

@@ -42,6 +42,10 @@ pub enum Dataset {
         /// Random seed.
         seed: u64,
     },
+    /// A structured dataset: trace replay, shared prefixes, multi-turn conversations or a
+    /// JSON Lines prompt file ([`DatasetSpec`]); on the wire `dataset_name` is its
+    /// [`DatasetSpec::name`] and `dataset` holds its parameters.
+    Structured(DatasetSpec),
 }
 
 /// A load profile. Construct one directly, or take a [`preset`](Profile::preset).
@@ -76,15 +80,23 @@ pub enum ProfileError {
     /// No preset with that name.
     #[error("unknown profile `{0}` (known: sharegpt, throughput, long-context, generation-heavy, latency)")]
     UnknownPreset(String),
-    /// `dataset_name` is neither ShareGPT nor Random.
-    #[error("unknown dataset_name `{0}` (expected ShareGPT or Random)")]
+    /// `dataset_name` is none of ShareGPT, Random, mooncake, shared-prefix, multi-turn, jsonl.
+    #[error("unknown dataset_name `{0}` (expected ShareGPT, Random, mooncake, shared-prefix, multi-turn or jsonl)")]
     UnknownDataset(String),
-    /// A Random dataset without its token counts.
-    #[error("dataset_name Random needs `{0}`")]
+    /// A Random dataset without its token counts, or a structured one without `dataset`.
+    #[error("this dataset_name needs `{0}`")]
     MissingField(&'static str),
     /// The rate is not a positive finite number.
     #[error("request_rate must be a positive number, got {0}")]
     BadRate(f64),
+    /// `dataset_name` and the kind of `dataset` disagree.
+    #[error("dataset_name `{name}` but dataset.kind `{kind}`")]
+    DatasetMismatch {
+        /// `dataset_name`.
+        name: String,
+        /// `dataset.kind`.
+        kind: &'static str,
+    },
 }
 
 fn random(input_tokens: u64, output_tokens: u64) -> Dataset {
@@ -157,6 +169,7 @@ impl Profile {
                     output_tokens,
                     ..
                 } => format!("Random {input_tokens}/{output_tokens}"),
+                Dataset::Structured(spec) => spec.name().into(),
             },
         }
     }
@@ -195,6 +208,7 @@ impl Profile {
                 ));
                 lines.push(format!("  --random-seed {seed}"));
             }
+            Dataset::Structured(spec) => lines.push(guidellm_data(spec)),
         }
         if let Some(c) = self.max_concurrency {
             // `guidellm benchmark` has no concurrency flag: its cap on requests in flight is
@@ -246,8 +260,21 @@ impl Profile {
                     "  --data kind=synthetic_text,prompt_tokens={input_tokens},output_tokens={output_tokens}"
                 ));
             }
+            Dataset::Structured(spec) => lines.push(guidellm_data(spec)),
         }
         lines.join(" \\\n")
+    }
+}
+
+/// The `--data` line for a structured dataset: the file for a JSON Lines prompt file;
+/// the others have no guidellm equivalent, which the line says.
+fn guidellm_data(spec: &DatasetSpec) -> String {
+    match spec {
+        DatasetSpec::Jsonl { path, .. } => format!("  --data {}", path.display()),
+        other => format!(
+            "  --data \"servebench dataset `{}`: no guidellm equivalent\"",
+            other.name()
+        ),
     }
 }
 
@@ -272,6 +299,11 @@ impl fmt::Display for Profile {
                 writeln!(f, "dataset_input_tokens: {input_tokens}")?;
                 writeln!(f, "dataset_output_tokens: {output_tokens}")?;
                 writeln!(f, "dataset_seed: {seed}")?;
+            }
+            Dataset::Structured(spec) => {
+                writeln!(f, "dataset_name: {}", spec.name())?;
+                let json = serde_json::to_string(spec).map_err(|_| fmt::Error)?;
+                writeln!(f, "dataset: {json}")?;
             }
         }
         writeln!(
@@ -310,6 +342,9 @@ struct ProfileWire {
     dataset_output_tokens: Option<u64>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     dataset_seed: Option<u64>,
+    /// A structured dataset's parameters.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    dataset: Option<DatasetSpec>,
     request_rate: WireRate,
     total_requests: u64,
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -331,6 +366,7 @@ impl From<Profile> for ProfileWire {
             dataset_input_tokens: None,
             dataset_output_tokens: None,
             dataset_seed: None,
+            dataset: None,
             request_rate: rate,
             total_requests: p.total_requests,
             max_concurrency: p.max_concurrency,
@@ -349,6 +385,10 @@ impl From<Profile> for ProfileWire {
                 w.dataset_input_tokens = Some(input_tokens);
                 w.dataset_output_tokens = Some(output_tokens);
                 w.dataset_seed = Some(seed);
+            }
+            Dataset::Structured(spec) => {
+                w.dataset_name = spec.name().into();
+                w.dataset = Some(spec);
             }
         }
         w
@@ -378,7 +418,19 @@ impl TryFrom<ProfileWire> for Profile {
                     .ok_or(ProfileError::MissingField("dataset_output_tokens"))?,
                 seed: w.dataset_seed.unwrap_or(42),
             },
-            _ => return Err(ProfileError::UnknownDataset(w.dataset_name)),
+            name => match w.dataset {
+                Some(spec) if spec.name() == name => Dataset::Structured(spec),
+                Some(spec) => {
+                    return Err(ProfileError::DatasetMismatch {
+                        name: w.dataset_name,
+                        kind: spec.name(),
+                    })
+                }
+                None if ["mooncake", "shared-prefix", "multi-turn", "jsonl"].contains(&name) => {
+                    return Err(ProfileError::MissingField("dataset"))
+                }
+                None => return Err(ProfileError::UnknownDataset(w.dataset_name)),
+            },
         };
         Ok(Profile {
             name: w.name,
@@ -387,6 +439,86 @@ impl TryFrom<ProfileWire> for Profile {
             total_requests: w.total_requests,
             max_concurrency: w.max_concurrency,
         })
+    }
+}
+
+fn one() -> f64 {
+    1.0
+}
+
+/// A structured dataset: trace replay, shared prefixes, multi-turn conversations or a JSON
+/// Lines prompt file. `driver::datasets` builds its requests (`DatasetSpec::build`); its
+/// docs say how the prompts are made.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "kebab-case", deny_unknown_fields)]
+pub enum DatasetSpec {
+    /// A Mooncake trace (JSON Lines: `timestamp` ms, `input_length`, `output_length`,
+    /// `hash_ids` of 512-token blocks), sent at `timestamp × time_scale`.
+    Mooncake {
+        /// The trace file.
+        path: PathBuf,
+        /// Multiplies the trace's times (0.5 sends twice as fast).
+        #[serde(default = "one")]
+        time_scale: f64,
+    },
+    /// `groups × prompts_per_group` prompts: each group shares a `prefix_tokens` prefix,
+    /// followed by a unique `input_tokens` suffix; shuffled with `seed`.
+    SharedPrefix {
+        /// Prefix groups (vLLM `--prefix-repetition-num-prefixes`).
+        groups: u64,
+        /// Prompts per group.
+        prompts_per_group: u64,
+        /// Shared prefix length, tokens (`--prefix-repetition-prefix-len`).
+        prefix_tokens: u64,
+        /// Unique suffix length, tokens (`--prefix-repetition-suffix-len`).
+        input_tokens: u64,
+        /// Output tokens per request (`--prefix-repetition-output-len`).
+        output_tokens: u64,
+        /// Seed of the text and the order.
+        seed: u64,
+    },
+    /// `conversations × turns` requests: turn `k` sends turns `1..k` (user message and
+    /// answer each) plus the next user message, after the previous turn ended and
+    /// `think_time_s` passed. With `path`, the conversations come from a multi-turn
+    /// ShareGPT file instead (user and assistant turns as written there).
+    MultiTurn {
+        /// Conversations.
+        conversations: u64,
+        /// Turns per conversation (at most, with a file).
+        turns: u32,
+        /// Tokens of each user message (generated conversations).
+        input_tokens: u64,
+        /// Output tokens of each answer (generated conversations).
+        output_tokens: u64,
+        /// Seconds between a turn's end and the next turn's send.
+        #[serde(default)]
+        think_time_s: f64,
+        /// Seed of the text (and of the file's conversation order).
+        seed: u64,
+        /// A ShareGPT JSON file with multi-turn conversations.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        path: Option<PathBuf>,
+    },
+    /// One prompt per line: `{"prompt": "…", "output_tokens": N}` (`output_tokens`
+    /// optional; `default_output_tokens` otherwise).
+    Jsonl {
+        /// The file.
+        path: PathBuf,
+        /// Output budget of lines without `output_tokens`.
+        default_output_tokens: u64,
+    },
+}
+
+impl DatasetSpec {
+    /// vLLM's `--dataset-name` for the dataset (`mooncake`, `shared-prefix`, `multi-turn`,
+    /// `jsonl`).
+    pub fn name(&self) -> &'static str {
+        match self {
+            DatasetSpec::Mooncake { .. } => "mooncake",
+            DatasetSpec::SharedPrefix { .. } => "shared-prefix",
+            DatasetSpec::MultiTurn { .. } => "multi-turn",
+            DatasetSpec::Jsonl { .. } => "jsonl",
+        }
     }
 }
 

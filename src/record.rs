@@ -119,6 +119,18 @@ pub struct RequestRecord {
     pub usage_output_tokens: Option<u64>,
     /// How the request ended.
     pub outcome: Outcome,
+    /// The conversation and turn the request belongs to (multi-turn workloads).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub turn: Option<TurnRef>,
+}
+
+/// Where a request sits in a multi-turn conversation.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub struct TurnRef {
+    /// Conversation id, unique within a run.
+    pub conversation: u64,
+    /// 1-based turn number within the conversation.
+    pub turn: u32,
 }
 
 impl RequestRecord {
@@ -134,6 +146,7 @@ impl RequestRecord {
             usage_prompt_tokens: None,
             usage_output_tokens: None,
             outcome: Outcome::Success,
+            turn: None,
         }
     }
 

@@ -121,7 +121,6 @@ fn render_single_result_in_both_styles() {
     // A vLLM-convention result renders in both styles.
     let mut vllm = v["blocks"][1]["result"].clone();
     vllm["meta"]["convention"] = serde_json::json!("vllm");
-    vllm.as_object_mut().unwrap().remove("layout");
     let one = scratch("one-vllm.json", &vllm.to_string());
     let vl = stdout(&run(&["render", one.to_str().unwrap(), "--style", "vllm"]));
     assert!(

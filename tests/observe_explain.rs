@@ -7,7 +7,8 @@
 use std::time::Duration;
 
 use servebench::driver::arrivals::Arrivals;
-use servebench::driver::{run, workload, RunOptions};
+use servebench::driver::datasets::DatasetSpec;
+use servebench::driver::{run, RunOptions};
 use servebench::observe::explain::{client_ttft_ms, explain, RunView};
 use servebench::observe::series::Known;
 use servebench::profile::Profile;
@@ -63,18 +64,26 @@ fn baseline_vs_fp8_parts_add_up_to_the_measured_change() {
 
 #[test]
 fn the_summary_equals_the_simulators_own_counters() {
-    // Prefix caching on, prompts sharing a 1536-token prefix, a small pool: preemptions and
-    // prefix hits both happen.
+    // Prefix caching on, 2048-token prompts whose text shares a 1900-token prefix (the
+    // simulator's cache finds it by hashing the text), a small pool: preemptions and prefix
+    // hits both happen.
     let config = Config::named("prefix-cache").unwrap();
     let mut params = servebench::sim::Params::for_config(&config);
     params.kv_pool_bytes /= 8.0;
     let mut sim = H200Sim::with_params(config, params)
         .warmed_up()
         .sample_metrics_every(Duration::from_millis(500));
-    let mut work = workload::random(300, 2048, 512, 0.0, 1, false).unwrap();
-    for w in &mut work {
-        w.shared_prefix_tokens = 1536;
+    let work = DatasetSpec::SharedPrefix {
+        groups: 1,
+        prompts_per_group: 300,
+        prefix_tokens: 1900,
+        input_tokens: 148,
+        output_tokens: 512,
+        seed: 1,
     }
+    .build(None)
+    .unwrap()
+    .items;
     let opts = RunOptions {
         arrivals: Arrivals::AllAtOnce,
         ..RunOptions::default()

@@ -44,22 +44,29 @@
 //! ```
 
 pub mod arrivals;
+pub mod conversations;
+pub mod datasets;
 pub mod rng;
+pub mod saturation;
 pub mod shard;
 pub mod start;
 pub mod stop;
+pub mod sweep;
 pub mod workload;
 
-use std::collections::HashMap;
+use std::cmp::Reverse;
+use std::collections::{BinaryHeap, HashMap};
 use std::time::Duration;
 
 use crate::collector::{Collector, ManualClock, RequestHandle};
 use crate::engine::{Engine, EngineError, EngineEvent, EngineRequest};
 use crate::metrics::{self, MetricsOptions};
-use crate::record::{ErrorKind, RequestRecord};
+use crate::record::{ErrorKind, RequestRecord, TurnRef};
 use crate::result::{BenchmarkResult, Convention};
 use crate::Profile;
 use arrivals::{Arrivals, ArrivalsError};
+use datasets::{DatasetError, TurnPlan};
+use saturation::{OverSaturation, SaturationWatch};
 use shard::{Shard, ShardError};
 use stop::StopSignal;
 use workload::{WorkItem, WorkloadError, WorkloadOptions};
@@ -88,12 +95,22 @@ pub struct RunOptions {
     /// Send only this shard's part of the workload ([`shard`]): the whole workload and
     /// schedule are built, request `i` is sent by shard `i mod N + 1` at its original offset
     /// with its original id, and `max_concurrency` is split over the shards
-    /// ([`Shard::cap_share`]). `None`: the whole run.
+    /// ([`Shard::cap_share`]). `None`: the whole run. (Multi-turn runs cannot be sharded.)
     pub shard: Option<Shard>,
     /// The engine-clock instant the schedule counts from (a start agreed between shards):
     /// the driver waits for it; request `i` is scheduled at `start_at + offset_i` (the
     /// records keep the engine's clock). `None`: now.
     pub start_at: Option<Duration>,
+    /// Fixed send offsets, one per request (trace replay): they replace `arrivals`.
+    pub send_at: Option<Vec<Duration>>,
+    /// Conversation structure, one per request (multi-turn): turn `k > 1` is sent when turn
+    /// `k − 1` of its conversation ended plus its think time, and `max_concurrency` counts
+    /// conversations (a conversation holds its slot from its first turn's send to its last
+    /// turn's end). First turns arrive by `arrivals`, one arrival per conversation.
+    pub turns: Option<Vec<TurnPlan>>,
+    /// Stop the run early when the server falls behind for good (see
+    /// [`saturation`]); requests in flight are then recorded as incomplete.
+    pub over_saturation: Option<OverSaturation>,
     /// Polled while the run goes on: once raised nothing more is sent, and the requests in
     /// flight get [`drain`](Self::drain) to finish before they are cut off (at once for
     /// [`StopSignal::stop_now`]). `None`: the run cannot be stopped from outside.
@@ -118,6 +135,9 @@ impl Default for RunOptions {
             client_prep_per_prompt_token: Duration::ZERO,
             shard: None,
             start_at: None,
+            send_at: None,
+            turns: None,
+            over_saturation: None,
             stop: None,
             drain: DEFAULT_DRAIN,
         }
@@ -152,7 +172,8 @@ pub struct RunOutput {
     pub result: BenchmarkResult,
     /// Set when the engine failed fatally and the run stopped early: the engine's message.
     pub aborted: Option<String>,
-    /// Set when [`RunOptions::stop`] stopped the run: its reason.
+    /// Set when [`RunOptions::stop`] or the over-saturation detector
+    /// ([`RunOptions::over_saturation`]) stopped the run: the reason.
     pub stopped: Option<String>,
 }
 
@@ -174,6 +195,13 @@ pub enum DriverError {
     /// The shard cannot take its part of the run.
     #[error(transparent)]
     Shard(#[from] ShardError),
+    /// A structured dataset could not be built.
+    #[error(transparent)]
+    Dataset(#[from] DatasetError),
+    /// `send_at` or `turns` does not have one entry per request, or a conversation's turns
+    /// are out of order.
+    #[error("bad run plan: {0}")]
+    BadPlan(String),
 }
 
 /// Builds `profile`'s workload and runs it with [`RunOptions::for_profile`] (adjusted by
@@ -184,8 +212,15 @@ pub fn run_profile<E: Engine + ?Sized>(
     workload_options: &WorkloadOptions,
     adjust: impl FnOnce(&mut RunOptions),
 ) -> Result<RunOutput, DriverError> {
-    let work = workload::build(profile, workload_options)?;
     let mut opts = RunOptions::for_profile(profile);
+    let work = match &profile.dataset {
+        crate::profile::Dataset::Structured(spec) => {
+            let plan = spec.build(Some(profile.total_requests))?;
+            plan.apply(&mut opts);
+            plan.items
+        }
+        _ => workload::build(profile, workload_options)?,
+    };
     adjust(&mut opts);
     let mut out = run(engine, &work, &opts)?;
     out.result.meta.profile = Some(profile.clone());
@@ -210,41 +245,75 @@ pub fn run<E: Engine + ?Sized>(
     if opts.max_concurrency.is_some() {
         cap = shard.cap_share(cap)?;
     }
+    if opts.turns.is_some() && shard != Shard::WHOLE {
+        return Err(DriverError::BadPlan(
+            "multi-turn runs cannot be sharded (a conversation's turns would be split)".into(),
+        ));
+    }
     let n = opts
         .max_requests
         .and_then(|m| usize::try_from(m).ok())
         .map_or(work.len(), |m| m.min(work.len()));
-    // The whole run's schedule; this shard sends `ids` (positions in the workload) of it.
-    let mut sched = opts.arrivals.schedule(n)?;
-    let ids: Vec<usize> = shard.indices(n).collect();
+    let links = Links::new(n, opts.turns.as_deref())?;
+    let conversations = opts.turns.is_some();
+    // First turns (every request without conversations) arrive by the schedule.
+    let all_roots: Vec<usize> = (0..n).filter(|&i| links.prev[i].is_none()).collect();
+    // The whole run's schedule; this shard sends its own part of it.
+    let all_at = match &opts.send_at {
+        Some(s) if s.len() < n => {
+            return Err(DriverError::BadPlan(format!(
+                "{} send times for {n} requests",
+                s.len()
+            )))
+        }
+        Some(s) => all_roots.iter().map(|&i| s[i]).collect(),
+        None => opts.arrivals.schedule(all_roots.len())?,
+    };
+    let (roots, mut root_at): (Vec<usize>, Vec<Duration>) = all_roots
+        .iter()
+        .zip(all_at)
+        .filter(|(&i, _)| shard.owns(i))
+        .map(|(&i, t)| (i, t))
+        .unzip();
     if !opts.client_prep_per_prompt_token.is_zero() {
-        // Prompt preparation is serial per client process: over this shard's requests only.
         let mut ready = Duration::ZERO;
-        for &i in &ids {
+        for (t, &i) in root_at.iter_mut().zip(&roots) {
             ready = ready.saturating_add(
                 opts.client_prep_per_prompt_token
                     .saturating_mul(u32::try_from(work[i].prompt_tokens).unwrap_or(u32::MAX)),
             );
-            sched[i] = sched[i].max(ready);
+            *t = (*t).max(ready);
         }
     }
     let origin = opts.start_at.unwrap_or_else(|| engine.now());
     // Absolute times; a limit past the clock's range is no limit.
-    for t in &mut sched {
+    for t in &mut root_at {
         *t = origin.saturating_add(*t);
     }
+    let mut due_roots: Vec<Duration> = root_at.clone();
+    due_roots.sort_unstable();
+    let mut scheduled = vec![Duration::ZERO; n];
+    let mut roots_queue: BinaryHeap<Reverse<(Duration, usize)>> = BinaryHeap::new();
+    for (&i, &t) in roots.iter().zip(&root_at) {
+        scheduled[i] = t;
+        roots_queue.push(Reverse((t, i)));
+    }
+    // Later turns whose previous turn ended: (send time, id).
+    let mut follow: BinaryHeap<Reverse<(Duration, usize)>> = BinaryHeap::new();
     let end = opts.max_duration.and_then(|d| origin.checked_add(d));
     let collector = Collector::with_clock(ManualClock::at(origin));
-    // Handles of the requests in flight, by id (= index in the workload); `sent` requests
-    // have been handed to the engine (or failed to be).
+    // Handles of the requests in flight, by id (= index in the workload).
     let mut open: HashMap<u64, RequestHandle<'_, ManualClock>> = HashMap::new();
-    // How many of `ids` have been sent.
-    let mut sent = 0usize;
-    let mut limit = ids.len();
+    let mut roots_sent = 0usize;
+    let mut active_conversations = 0usize;
+    let mut stop_sending = false;
     let mut events = Vec::new();
     let mut aborted = None;
     let mut stopped: Option<String> = None;
     let mut drain_end: Option<Duration> = None;
+    let mut watch = opts
+        .over_saturation
+        .map(|o| SaturationWatch::new(o, origin));
     let cut_off = |open: &mut HashMap<u64, RequestHandle<'_, ManualClock>>,
                    engine: &mut E,
                    at: Duration,
@@ -262,10 +331,10 @@ pub fn run<E: Engine + ?Sized>(
         let now = engine.now();
         let out_of_time = end.is_some_and(|e| now >= e);
         if out_of_time {
-            limit = sent;
+            stop_sending = true;
         }
         if let Some(stop) = opts.stop.as_ref().filter(|s| s.is_stopping()) {
-            limit = sent;
+            stop_sending = true;
             if stopped.is_none() {
                 stopped = stop.reason();
                 drain_end = Some(now.saturating_add(opts.drain));
@@ -280,38 +349,104 @@ pub fn run<E: Engine + ?Sized>(
                 break;
             }
         }
-        while sent < limit && open.len() < cap && sched[ids[sent]] <= now {
-            let id = ids[sent];
-            sent += 1;
-            let w = &work[id];
-            let mut h = collector.begin_with_id(id as u64, now);
-            h.set_scheduled_at(sched[id]);
-            h.set_prompt_tokens(w.prompt_tokens);
-            h.reserve_chunks(usize::try_from(w.output_tokens).unwrap_or(0).min(1 << 16));
-            let req = EngineRequest {
-                id: id as u64,
-                prompt_tokens: w.prompt_tokens,
-                prompt: w.prompt.clone(),
-                max_output_tokens: w.output_tokens,
-                ignore_eos: true,
-                arrival: sched[id],
-                shared_prefix_tokens: w.shared_prefix_tokens,
+        // Ends of requests reported below free conversation slots and release later turns.
+        let mut ended: Vec<(usize, Duration)> = Vec::new();
+        while !stop_sending && follow.peek().is_some_and(|Reverse((t, _))| *t <= now) {
+            let Some(Reverse((_, id))) = follow.pop() else {
+                break;
             };
-            match engine.submit(req) {
-                Ok(()) => {
-                    open.insert(id as u64, h);
-                }
-                Err(EngineError::Fatal(message)) => h.fail_at(now, ErrorKind::Connect, message),
+            let turn = opts.turns.as_ref().and_then(|t| t.get(id));
+            if !send_one(
+                id,
+                now,
+                &work[id],
+                turn,
+                scheduled[id],
+                engine,
+                &mut open,
+                &collector,
+            ) {
+                ended.push((id, now));
             }
         }
-        if open.is_empty() && (sent >= limit || out_of_time) {
+        let used = |open: &HashMap<u64, RequestHandle<'_, ManualClock>>, active: usize| {
+            if conversations {
+                active
+            } else {
+                open.len()
+            }
+        };
+        while !stop_sending
+            && used(&open, active_conversations) < cap
+            && roots_queue.peek().is_some_and(|Reverse((t, _))| *t <= now)
+        {
+            let Some(Reverse((_, id))) = roots_queue.pop() else {
+                break;
+            };
+            roots_sent += 1;
+            active_conversations += 1;
+            let turn = opts.turns.as_ref().and_then(|t| t.get(id));
+            if !send_one(
+                id,
+                now,
+                &work[id],
+                turn,
+                scheduled[id],
+                engine,
+                &mut open,
+                &collector,
+            ) {
+                ended.push((id, now));
+            }
+        }
+        for (id, at) in ended.drain(..) {
+            release(
+                id,
+                at,
+                &links,
+                opts.turns.as_deref(),
+                &mut follow,
+                &mut scheduled,
+                &mut active_conversations,
+            );
+        }
+        let nothing_left = roots_queue.is_empty() && follow.is_empty();
+        if open.is_empty() && (nothing_left || stop_sending) {
             break;
         }
         if out_of_time {
             cut_off(&mut open, engine, now, "cut off at the run's max duration");
             break;
         }
-        let mut deadline = (sent < limit && open.len() < cap).then(|| sched[ids[sent]]);
+        if let Some(w) = &mut watch {
+            let due = due_roots.partition_point(|&t| t <= now);
+            let backlog = open.len() + due.saturating_sub(roots_sent);
+            if let Some(why) = w.observe(now, backlog) {
+                cut_off(
+                    &mut open,
+                    engine,
+                    now,
+                    "stopped early: the server is over-saturated",
+                );
+                stopped = Some(why);
+                break;
+            }
+        }
+        let used = if conversations {
+            active_conversations
+        } else {
+            open.len()
+        };
+        // (Nothing more is sent once stopping: no wake-up for what is due.)
+        let mut deadline = follow
+            .peek()
+            .map(|Reverse((t, _))| *t)
+            .filter(|_| !stop_sending);
+        if used < cap && !stop_sending {
+            if let Some(Reverse((t, _))) = roots_queue.peek() {
+                deadline = Some(deadline.map_or(*t, |d| d.min(*t)));
+            }
+        }
         if let Some(e) = end {
             deadline = Some(deadline.map_or(e, |x| x.min(e)));
         }
@@ -338,6 +473,7 @@ pub fn run<E: Engine + ?Sized>(
                 EngineEvent::Finished { at, usage, .. } => {
                     if let Some(h) = open.remove(&id) {
                         h.finish_at(at, usage);
+                        ended.push((id as usize, at));
                     }
                 }
                 EngineEvent::Failed {
@@ -345,9 +481,21 @@ pub fn run<E: Engine + ?Sized>(
                 } => {
                     if let Some(h) = open.remove(&id) {
                         h.fail_at(at, kind, message);
+                        ended.push((id as usize, at));
                     }
                 }
             }
+        }
+        for (id, at) in ended.drain(..) {
+            release(
+                id,
+                at,
+                &links,
+                opts.turns.as_deref(),
+                &mut follow,
+                &mut scheduled,
+                &mut active_conversations,
+            );
         }
         if let Err(EngineError::Fatal(message)) = res {
             let at = engine.now();
@@ -387,4 +535,111 @@ pub fn run<E: Engine + ?Sized>(
         aborted,
         stopped,
     })
+}
+
+/// Sends request `id` now; `false` when the engine refused it (recorded as an error).
+#[allow(clippy::too_many_arguments)]
+fn send_one<'c, E: Engine + ?Sized>(
+    id: usize,
+    now: Duration,
+    w: &WorkItem,
+    turn: Option<&TurnPlan>,
+    scheduled: Duration,
+    engine: &mut E,
+    open: &mut HashMap<u64, RequestHandle<'c, ManualClock>>,
+    collector: &'c Collector<ManualClock>,
+) -> bool {
+    let mut h = collector.begin_with_id(id as u64, now);
+    h.set_scheduled_at(scheduled);
+    h.set_prompt_tokens(w.prompt_tokens);
+    if let Some(t) = turn {
+        h.set_turn(TurnRef {
+            conversation: t.conversation,
+            turn: t.turn,
+        });
+    }
+    h.reserve_chunks(usize::try_from(w.output_tokens).unwrap_or(0).min(1 << 16));
+    let req = EngineRequest {
+        id: id as u64,
+        prompt_tokens: w.prompt_tokens,
+        prompt: w.prompt.clone(),
+        max_output_tokens: w.output_tokens,
+        ignore_eos: true,
+        arrival: scheduled,
+        shared_prefix_tokens: w.shared_prefix_tokens,
+    };
+    match engine.submit(req) {
+        Ok(()) => {
+            open.insert(id as u64, h);
+            true
+        }
+        Err(EngineError::Fatal(message)) => {
+            h.fail_at(now, ErrorKind::Connect, message);
+            false
+        }
+    }
+}
+
+/// Each request's previous and next turn in its conversation.
+struct Links {
+    prev: Vec<Option<usize>>,
+    next: Vec<Option<usize>>,
+}
+
+impl Links {
+    fn new(n: usize, turns: Option<&[TurnPlan]>) -> Result<Links, DriverError> {
+        let mut links = Links {
+            prev: vec![None; n],
+            next: vec![None; n],
+        };
+        let Some(turns) = turns else {
+            return Ok(links);
+        };
+        if turns.len() < n {
+            return Err(DriverError::BadPlan(format!(
+                "{} turn entries for {n} requests",
+                turns.len()
+            )));
+        }
+        let mut last: HashMap<u64, usize> = HashMap::new();
+        for (i, t) in turns.iter().take(n).enumerate() {
+            let prev = last.get(&t.conversation).copied();
+            let want = prev.map_or(1, |p| turns[p].turn.saturating_add(1));
+            if t.turn != want {
+                return Err(DriverError::BadPlan(format!(
+                    "request {i}: conversation {} turn {} follows turn {} (turns must come in \
+                     order, starting at 1)",
+                    t.conversation,
+                    t.turn,
+                    want - 1
+                )));
+            }
+            if let Some(p) = prev {
+                links.prev[i] = Some(p);
+                links.next[p] = Some(i);
+            }
+            last.insert(t.conversation, i);
+        }
+        Ok(links)
+    }
+}
+
+/// Request `id` ended at `at`: queue its conversation's next turn, or free the slot.
+fn release(
+    id: usize,
+    at: Duration,
+    links: &Links,
+    turns: Option<&[TurnPlan]>,
+    follow: &mut BinaryHeap<Reverse<(Duration, usize)>>,
+    scheduled: &mut [Duration],
+    active_conversations: &mut usize,
+) {
+    match (links.next.get(id).copied().flatten(), turns) {
+        (Some(next), Some(t)) => {
+            let when = at.saturating_add(t[next].think_time);
+            scheduled[next] = when;
+            follow.push(Reverse((when, next)));
+        }
+        _ => *active_conversations = active_conversations.saturating_sub(1),
+    }
 }

@@ -92,6 +92,9 @@ pub enum WorkloadError {
     /// No entry survived the filters.
     #[error("ShareGPT file {0} has no usable conversations")]
     Empty(PathBuf),
+    /// A structured dataset could not be built.
+    #[error(transparent)]
+    Dataset(Box<super::datasets::DatasetError>),
     /// More requests, or a longer prompt text, than the workload will hold in memory
     /// ([`MAX_REQUESTS`], [`MAX_TEXT_TOKENS`]).
     #[error("workload too large: {0}")]
@@ -143,6 +146,11 @@ pub fn build(profile: &Profile, opts: &WorkloadOptions) -> Result<Vec<WorkItem>,
                 Ok(sharegpt_like(n, opts.sharegpt_seed, &opts.builtin_shape))
             }
         }
+        // The requests only: `driver::run_profile` also applies the plan's schedule.
+        Dataset::Structured(spec) => Ok(spec
+            .build(Some(profile.total_requests))
+            .map_err(|e| WorkloadError::Dataset(Box::new(e)))?
+            .items),
     }
 }
 

@@ -12,6 +12,7 @@ use std::time::{Duration, Instant, SystemTime};
 use super::client::{model_ids, HttpConfig, HttpEngine};
 use super::HttpError;
 use crate::driver::arrivals::Arrivals;
+use crate::driver::datasets::DatasetSpec;
 use crate::driver::shard::Shard;
 use crate::driver::stop::StopSignal;
 use crate::driver::workload::WorkloadOptions;
@@ -57,6 +58,8 @@ pub struct BenchArgs {
     pub stop: Option<StopSignal>,
     /// How long requests in flight may finish after `stop` is raised.
     pub drain: Duration,
+    /// Empty the server's prefix cache before the run ([`HttpEngine::reset_prefix_cache`]).
+    pub reset_prefix_cache: bool,
     /// Send only this shard's part of the run ([`crate::driver::shard`]); the warm-up is
     /// split the same way.
     pub shard: Option<Shard>,
@@ -85,6 +88,7 @@ impl BenchArgs {
             warmup_requests: 0,
             stop: None,
             drain: DEFAULT_DRAIN,
+            reset_prefix_cache: false,
             shard: None,
             start_at: None,
             scrape_interval: Some(DEFAULT_SCRAPE_INTERVAL),
@@ -254,6 +258,9 @@ pub struct BenchRun {
     pub findings: Vec<Finding>,
     /// Set when the engine failed as a whole and the run stopped early.
     pub aborted: Option<String>,
+    /// The endpoint that emptied the server's prefix cache before the run
+    /// (`/reset_prefix_cache` or `/flush_cache`); `None` when no reset was asked for.
+    pub prefix_cache_reset: Option<String>,
 }
 
 /// The metric convention a report style's own numbers follow (GPUStack's reports are
@@ -313,6 +320,11 @@ pub fn run(args: &BenchArgs, progress: &mut dyn FnMut(&Progress)) -> Result<Benc
     let mut workload = args.workload.clone();
     workload.with_text = true;
     let engine = HttpEngine::new(http)?;
+    let prefix_cache_reset = if args.reset_prefix_cache {
+        Some(engine.reset_prefix_cache()?.to_string())
+    } else {
+        None
+    };
     let started_at = wall_clock_at(engine.origin());
     // The agreed start on the engine's clock (an instant already past: now).
     let zero = engine.origin();
@@ -401,11 +413,25 @@ pub fn run(args: &BenchArgs, progress: &mut dyn FnMut(&Progress)) -> Result<Benc
     file.models_response = models_response;
     file.metrics_options = Some(args.metrics.clone());
     file.arrivals = args.arrivals;
-    file.seed = Some(match (&args.profile.dataset, args.arrivals) {
-        (_, Some(Arrivals::Poisson { seed, .. } | Arrivals::Gamma { seed, .. })) => seed,
-        (Dataset::Random { seed, .. }, _) => *seed,
-        (Dataset::ShareGpt { .. }, _) => args.workload.sharegpt_seed,
-    });
+    file.seed = match (&args.profile.dataset, args.arrivals) {
+        (_, Some(Arrivals::Poisson { seed, .. } | Arrivals::Gamma { seed, .. })) => Some(seed),
+        (Dataset::Random { seed, .. }, _) => Some(*seed),
+        (Dataset::ShareGpt { .. }, _) => Some(args.workload.sharegpt_seed),
+        (Dataset::Structured(spec), _) => match spec {
+            DatasetSpec::SharedPrefix { seed, .. } | DatasetSpec::MultiTurn { seed, .. } => {
+                Some(*seed)
+            }
+            DatasetSpec::Mooncake { .. } | DatasetSpec::Jsonl { .. } => None,
+        },
+    };
+    // Whether the run started from an empty prefix cache (`--reset-prefix-cache`).
+    file.labels.insert(
+        "prefix_cache_reset".into(),
+        match &prefix_cache_reset {
+            Some(path) => format!("POST {path}"),
+            None => "no".into(),
+        },
+    );
     file.warmup_records = warmup_records;
     file.shard = args.shard;
     file.schedule_origin = schedule_origin;
@@ -419,6 +445,7 @@ pub fn run(args: &BenchArgs, progress: &mut dyn FnMut(&Progress)) -> Result<Benc
         file,
         findings,
         aborted,
+        prefix_cache_reset,
     })
 }
 

@@ -233,6 +233,34 @@ impl HttpEngine {
         })
     }
 
+    /// Empties the server's prefix cache: `POST /reset_prefix_cache` (vLLM), then, when the
+    /// server has no such route (404/405), `POST /flush_cache` (SGLang). Returns the path
+    /// that answered 2xx; any other answer is an error naming both attempts.
+    pub fn reset_prefix_cache(&self) -> Result<&'static str, HttpError> {
+        let shared = Arc::clone(&self.shared);
+        let rt = self.runtime()?;
+        rt.block_on(async move {
+            let mut tried = Vec::new();
+            for path in ["/reset_prefix_cache", "/flush_cache"] {
+                let fut = post_empty(&shared, path);
+                let status = tokio::time::timeout(shared.config.connect_timeout * 3, fut)
+                    .await
+                    .map_err(|_| HttpError::Request(format!("POST {path} timed out")))??;
+                if (200..300).contains(&status) {
+                    return Ok(path);
+                }
+                tried.push(format!("POST {path}: HTTP {status}"));
+                if status != 404 && status != 405 {
+                    break;
+                }
+            }
+            Err(HttpError::Request(format!(
+                "cannot reset the prefix cache ({})",
+                tried.join("; ")
+            )))
+        })
+    }
+
     fn runtime(&self) -> Result<&tokio::runtime::Runtime, HttpError> {
         self.runtime
             .as_ref()
@@ -259,14 +287,15 @@ impl Engine for HttpEngine {
     }
 
     fn submit(&mut self, request: EngineRequest) -> Result<(), EngineError> {
-        let body = Bytes::from(request_body(&self.shared.config, &request).to_string());
         let id = request.id;
         let shared = Arc::clone(&self.shared);
         let rt = self
             .runtime
             .as_ref()
             .ok_or_else(|| EngineError::Fatal("HTTP engine shut down".into()))?;
-        let handle = rt.spawn(run_request(shared, id, body));
+        // The body is serialized in the request's task, not here: a long prompt takes a
+        // while to encode, and the driver must not fall behind its schedule meanwhile.
+        let handle = rt.spawn(run_request(shared, request));
         self.tasks.insert(id, handle.abort_handle());
         Ok(())
     }
@@ -424,16 +453,17 @@ fn fail(kind: ErrorKind, message: impl Into<String>) -> Failure {
     }
 }
 
-async fn run_request(shared: Arc<Shared>, id: u64, body: Bytes) {
+async fn run_request(shared: Arc<Shared>, request: EngineRequest) {
+    let id = request.id;
     let result = match shared.config.request_timeout {
-        Some(limit) => match tokio::time::timeout(limit, stream_request(&shared, id, body)).await {
+        Some(limit) => match tokio::time::timeout(limit, stream_request(&shared, request)).await {
             Ok(r) => r,
             Err(_) => Err(fail(
                 ErrorKind::Timeout,
                 format!("no complete response within {:.3} s", limit.as_secs_f64()),
             )),
         },
-        None => stream_request(&shared, id, body).await,
+        None => stream_request(&shared, request).await,
     };
     let event = match result {
         Ok((at, usage)) => EngineEvent::Finished { id, at, usage },
@@ -518,11 +548,15 @@ fn build_request(shared: &Shared, id: u64, body: &Bytes) -> Result<Request<Full<
 
 async fn stream_request(
     shared: &Shared,
-    id: u64,
-    body: Bytes,
+    request: EngineRequest,
 ) -> Result<(Duration, Usage), Failure> {
+    let id = request.id;
+    // Stamped before the body is encoded, as vLLM takes `st` before aiohttp encodes the
+    // payload: the send time is when the client decided to send.
     let sent = shared.now();
     shared.inbox.push([EngineEvent::Sent { id, at: sent }]);
+    let body = Bytes::from(request_body(&shared.config, &request).to_string());
+    drop(request);
     // A pooled connection may have been closed by the server meanwhile: retry once on a new one.
     let (mut sender, reused) = match pooled(shared).await {
         Some(s) => (s, true),
@@ -813,6 +847,32 @@ impl StreamState {
     pub fn interpret(&mut self, data: &str) -> Result<Option<u32>, (ErrorKind, String)> {
         self.on_data(data).map_err(|f| (f.kind, f.message))
     }
+}
+
+/// `POST path` with an empty body; the status.
+async fn post_empty(shared: &Shared, path: &str) -> Result<u16, HttpError> {
+    let mut sender = connect(shared)
+        .await
+        .map_err(|f| HttpError::Request(f.message))?;
+    let t = &shared.target;
+    let mut builder = Request::post(format!("{}{path}", t.base_path))
+        .header(hyper::header::HOST, t.authority.as_str());
+    if let Some(key) = &shared.config.api_key {
+        builder = builder.header(hyper::header::AUTHORIZATION, format!("Bearer {key}"));
+    }
+    let req = builder
+        .body(Full::new(Bytes::new()))
+        .map_err(|e| HttpError::Request(e.to_string()))?;
+    let resp = sender
+        .send_request(req)
+        .await
+        .map_err(|e| HttpError::Request(format!("POST {path}: {e}")))?;
+    let status = resp.status().as_u16();
+    // Drain the (small) body so the connection closes cleanly.
+    let _ = http_body_util::Limited::new(resp.into_body(), 1 << 20)
+        .collect()
+        .await;
+    Ok(status)
 }
 
 /// The model ids of a `/v1/models` answer (`data[].id`), in order.

@@ -8,6 +8,7 @@ pub mod bench;
 pub mod client;
 pub mod server;
 pub mod sse;
+pub mod sweep;
 pub mod timeline;
 
 pub use client::{HttpConfig, HttpEngine};

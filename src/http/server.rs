@@ -309,6 +309,8 @@ enum Control {
         received: Instant,
     },
     Cancel(u64),
+    /// `POST /reset_prefix_cache` (vLLM) or `/flush_cache` (SGLang).
+    ResetPrefixCache(tokio::sync::oneshot::Sender<Option<bool>>),
     /// `GET /metrics`: the engine's own metrics text, at the current virtual time.
     Metrics(tokio::sync::oneshot::Sender<Option<String>>),
     Shutdown,
@@ -573,6 +575,9 @@ impl<E: Engine> EngineLoop<E> {
             for m in msgs.drain(..) {
                 match m {
                     Control::Shutdown => return,
+                    Control::ResetPrefixCache(tx) => {
+                        let _ = tx.send(self.engine.reset_prefix_cache());
+                    }
                     Control::Metrics(tx) => {
                         let _ = tx.send(self.engine.metrics_text());
                     }
@@ -1073,18 +1078,48 @@ async fn handle(req: Request<Incoming>, ctx: Arc<Ctx>) -> Response<ServerBody> {
                 super::timeline::to_jsonl(&entries),
             )
         }
+        (Method::POST, "/reset_prefix_cache" | "/flush_cache") => reset_prefix_cache(&ctx).await,
         (Method::POST, "/v1/completions") => generate(req, ctx, Endpoint::Completions).await,
         (Method::POST, "/v1/chat/completions") => generate(req, ctx, Endpoint::Chat).await,
-        (_, "/health" | "/metrics" | "/v1/models" | "/v1/completions" | "/v1/chat/completions") => {
-            error_response(&ctx, StatusCode::METHOD_NOT_ALLOWED, "method not allowed")
-        }
+        (
+            _,
+            "/health"
+            | "/metrics"
+            | "/v1/models"
+            | "/v1/completions"
+            | "/v1/chat/completions"
+            | "/reset_prefix_cache"
+            | "/flush_cache",
+        ) => error_response(&ctx, StatusCode::METHOD_NOT_ALLOWED, "method not allowed"),
         (_, other) => error_response(&ctx, StatusCode::NOT_FOUND, &format!("no route {other}")),
+    }
+}
+
+/// `POST /reset_prefix_cache` / `POST /flush_cache`: empties the engine's prefix cache.
+/// 200 when it is empty afterwards (or the engine keeps none), 503 when blocks in use kept
+/// it from emptying (vLLM refuses a reset while requests hold cached blocks).
+async fn reset_prefix_cache(ctx: &Ctx) -> Response<ServerBody> {
+    let (tx, rx) = tokio::sync::oneshot::channel();
+    if !ctx.send(Control::ResetPrefixCache(tx)) {
+        return error_response(ctx, StatusCode::SERVICE_UNAVAILABLE, "engine stopped");
+    }
+    match rx.await {
+        Ok(Some(true)) | Ok(None) => full(StatusCode::OK, "text/plain", Bytes::new()),
+        Ok(Some(false)) => error_response(
+            ctx,
+            StatusCode::SERVICE_UNAVAILABLE,
+            "the prefix cache was not fully reset: running requests hold cached blocks",
+        ),
+        Err(_) => error_response(ctx, StatusCode::SERVICE_UNAVAILABLE, "engine stopped"),
     }
 }
 
 /// A validated generation request.
 #[derive(Debug, Clone, PartialEq)]
 struct Parsed {
+    /// The prompt's text (a chat's message texts joined by spaces), for engines that hash
+    /// prompt blocks; `None` for token-id prompts.
+    prompt_text: Option<String>,
     prompt_tokens: u64,
     max_tokens: u64,
     stream: bool,
@@ -1139,6 +1174,37 @@ fn content_tokens(content: &Value) -> Result<u64, ApiError> {
     }
 }
 
+/// The prompt's text: a completion's `prompt` string, or a chat's message texts joined by
+/// spaces (validated by the token counts computed next to it).
+fn prompt_text_of(v: &Value, endpoint: Endpoint) -> Option<String> {
+    fn text_of(content: &Value, out: &mut Vec<String>) {
+        match content {
+            Value::String(s) => out.push(s.clone()),
+            Value::Array(parts) => {
+                for p in parts {
+                    if let Some(Value::String(s)) = p.get("text") {
+                        out.push(s.clone());
+                    }
+                }
+            }
+            _ => {}
+        }
+    }
+    let mut parts = Vec::new();
+    match endpoint {
+        Endpoint::Completions => match v.get("prompt")? {
+            Value::Array(items) if items.len() == 1 => text_of(&items[0], &mut parts),
+            p => text_of(p, &mut parts),
+        },
+        Endpoint::Chat => {
+            for m in v.get("messages")?.as_array()? {
+                text_of(m.get("content").unwrap_or(&Value::Null), &mut parts);
+            }
+        }
+    }
+    (!parts.is_empty()).then(|| parts.join(" "))
+}
+
 fn opt_bool(v: &Value, key: &str) -> Result<Option<bool>, ApiError> {
     match v.get(key) {
         None | Some(Value::Null) => Ok(None),
@@ -1179,6 +1245,7 @@ fn parse_request(body: &[u8], endpoint: Endpoint, opts: &ServeOptions) -> Result
             return Err(bad("only n = 1 is supported"));
         }
     }
+    let prompt_text = prompt_text_of(&v, endpoint);
     let prompt_tokens = match endpoint {
         Endpoint::Completions => {
             prompt_tokens_of(v.get("prompt").ok_or_else(|| bad("`prompt` is required"))?)?
@@ -1230,6 +1297,7 @@ fn parse_request(body: &[u8], endpoint: Endpoint, opts: &ServeOptions) -> Result
         return Err(bad("`stream_options` must be an object"));
     }
     Ok(Parsed {
+        prompt_text,
         prompt_tokens,
         max_tokens,
         stream,
@@ -1266,7 +1334,7 @@ async fn generate(
             return error_response(&ctx, StatusCode::BAD_REQUEST, &format!("reading body: {e}"))
         }
     };
-    let parsed = match parse_request(&body, endpoint, &ctx.options) {
+    let mut parsed = match parse_request(&body, endpoint, &ctx.options) {
         Ok(p) => p,
         Err(ApiError(status, message)) => return error_response(&ctx, status, &message),
     };
@@ -1293,7 +1361,7 @@ async fn generate(
     let request = EngineRequest {
         id,
         prompt_tokens: parsed.prompt_tokens,
-        prompt: None,
+        prompt: parsed.prompt_text.take(),
         max_output_tokens: parsed.max_tokens,
         ignore_eos: parsed.ignore_eos,
         arrival: Duration::ZERO,
@@ -1703,6 +1771,7 @@ mod tests {
         assert_eq!(
             p,
             Parsed {
+                prompt_text: Some("one two three".into()),
                 prompt_tokens: 3,
                 max_tokens: 5,
                 stream: true,
@@ -1719,6 +1788,7 @@ mod tests {
         )
         .unwrap();
         assert_eq!((p.prompt_tokens, p.max_tokens), (4, 9));
+        assert_eq!(p.prompt_text.as_deref(), Some("be brief hi there"));
     }
 
     #[test]

@@ -637,6 +637,7 @@ pub(crate) fn detailed_records(
             } else {
                 Outcome::Success
             },
+            turn: None,
         });
     }
     Ok(Some(out))

@@ -3,7 +3,10 @@
 //! (running requests first, then waiting ones FCFS under `max_num_batched_tokens`,
 //! `max_num_seqs` and the KV/GDN-state block pool, preempting the newest request when blocks
 //! run out, chunked prefill, MTP speculative decoding's verification and acceptance) and the
-//! roofline step time of [`super::model`]. It implements [`Engine`] in virtual time.
+//! roofline step time of [`super::model`]. It implements [`Engine`] in virtual time. With
+//! prefix caching on, cached prompt blocks ([`super::prefix_cache`]) share the pool with the
+//! running requests: hits skip prefill, unreferenced cached blocks are evicted when the pool
+//! needs room, and [`Engine::reset_prefix_cache`] empties the cache.
 
 use std::collections::{HashSet, VecDeque};
 use std::time::Duration;
@@ -15,6 +18,7 @@ pub use super::config::{Config, Params, CONFIG_NAMES, MTP_ACCEPTANCE, NON_KV_RES
 use super::frontend::Frontend;
 use super::metrics::{Gauges, SimMetrics};
 use super::model::StepLoad;
+use super::prefix_cache::{block_hashes, PrefixCache, PrefixCacheCounts};
 
 #[derive(Debug, Clone)]
 struct Req {
@@ -29,7 +33,11 @@ struct Req {
     generated: u64,
     blocks: u64,
     state_blocks: u64,
-    cached_prefix: u64,
+    /// Chained hashes of the prompt's full blocks (prefix caching on, prompt text known).
+    hashes: Vec<u64>,
+    /// Cached blocks this request references (hits, and blocks it computed and cached);
+    /// they are the cache's, not counted in `blocks`.
+    held: Vec<u64>,
     arrival_s: f64,
     /// Arrival at the API server (metrics).
     enter_s: f64,
@@ -77,6 +85,8 @@ pub struct H200Sim {
     preemptions: u64,
     /// vLLM's Prometheus counters and histograms ([`super::metrics`]).
     metrics: SimMetrics,
+    /// Cached prompt blocks (prefix caching on): they hold pool blocks.
+    cache: PrefixCache,
 }
 
 /// How many of `k` draft tokens are accepted for request `id` at output position
@@ -147,7 +157,46 @@ impl H200Sim {
             live: HashSet::new(),
             scheduled: Vec::new(),
             preemptions: 0,
+            cache: PrefixCache::default(),
         }
+    }
+
+    /// The prefix cache's counters so far (those behind `vllm:prefix_cache_queries_total`
+    /// and `vllm:prefix_cache_hits_total`).
+    pub fn prefix_cache_counts(&self) -> PrefixCacheCounts {
+        PrefixCacheCounts {
+            queries_tokens: self.metrics.prefix_cache_queries,
+            hits_tokens: self.metrics.prefix_cache_hits,
+        }
+    }
+
+    /// Blocks the prefix cache holds (referenced by running requests or evictable).
+    pub fn cached_blocks(&self) -> usize {
+        self.cache.len()
+    }
+
+    /// Frees `need` pool blocks if the free ones and the evictable cached ones allow it;
+    /// `false` (nothing evicted) otherwise.
+    fn make_room(&mut self, need: u64) -> bool {
+        if need <= self.free_blocks {
+            return true;
+        }
+        let short = need - self.free_blocks;
+        if short > self.cache.evictable() as u64 {
+            return false;
+        }
+        self.free_blocks += self.cache.evict(short as usize) as u64;
+        true
+    }
+
+    /// Drops a request's claim on the pool: its own blocks return, its cached ones stay
+    /// cached (evictable once nobody references them).
+    fn free_req(&mut self, r: &mut Req) {
+        self.free_blocks += r.blocks + r.state_blocks;
+        r.blocks = 0;
+        r.state_blocks = 0;
+        self.cache.release(&r.held);
+        r.held.clear();
     }
 
     /// A server that has already served traffic: no cold-start cost.
@@ -179,12 +228,14 @@ impl H200Sim {
         &self.metrics
     }
 
-    /// What the scheduler gauges show now.
+    /// What the scheduler gauges show now (as vLLM's block pool counts usage, evictable
+    /// cached blocks are free).
     pub fn gauges(&self) -> Gauges {
+        let free = self.free_blocks + self.cache.evictable() as u64;
         Gauges {
             running: self.running.len(),
             waiting: self.waiting.len(),
-            kv_cache_usage: 1.0 - self.free_blocks as f64 / self.total_blocks.max(1) as f64,
+            kv_cache_usage: 1.0 - free as f64 / self.total_blocks.max(1) as f64,
             preemptions: self.preemptions,
         }
     }
@@ -243,9 +294,7 @@ impl H200Sim {
     fn preempt_last(&mut self) -> Option<Req> {
         let mut v = self.running.pop()?;
         self.preemptions += 1;
-        self.free_blocks += v.blocks + v.state_blocks;
-        v.blocks = 0;
-        v.state_blocks = 0;
+        self.free_req(&mut v);
         v.prefill_target = v.prompt + v.generated;
         v.computed = 0;
         Some(v)
@@ -271,9 +320,11 @@ impl H200Sim {
                 let left = r.max_out.saturating_sub(r.generated + 1);
                 (1 + self.params.spec_tokens.min(left)).min(budget)
             };
-            let need = self.blocks_for(r.computed + n).saturating_sub(r.blocks);
+            let need = self
+                .blocks_for(r.computed + n)
+                .saturating_sub(r.blocks + r.held.len() as u64);
             let mut gone = false;
-            while need > self.free_blocks {
+            while !self.make_room(need) {
                 preempted = true;
                 let victim_is_me = self.running.len() == i + 1;
                 if let Some(v) = self.preempt_last() {
@@ -300,26 +351,35 @@ impl H200Sim {
                 let Some(r) = self.waiting.front() else {
                     break;
                 };
-                let cached = if self.config.prefix_caching && r.prefill_target == r.prompt {
-                    r.cached_prefix
-                } else {
-                    0
-                };
+                // Whole cached blocks, leaving at least one prompt token to compute (a
+                // preempted request finds its own prompt blocks again if they stayed cached).
+                let hit_blocks = self
+                    .cache
+                    .lookup(&r.hashes)
+                    .min((r.prompt.saturating_sub(1) / self.block_tokens) as usize);
+                let cached = hit_blocks as u64 * self.block_tokens;
                 let n = (r.prefill_target - cached).min(budget);
                 let extra_state = if self.config.prefix_caching {
                     r.prompt / self.block_tokens
                 } else {
                     0
                 };
-                let need = self.blocks_for(cached + n) + self.state_blocks_per_seq + extra_state;
-                if need > self.free_blocks {
+                let own = self.blocks_for(cached + n) - hit_blocks as u64;
+                let need = own + self.state_blocks_per_seq + extra_state;
+                // Pin the hit first so that making room cannot evict it.
+                let hit: Vec<u64> = r.hashes[..hit_blocks].to_vec();
+                self.cache.acquire(&hit);
+                if !self.make_room(need) {
+                    self.cache.release(&hit);
                     break;
                 }
                 let Some(mut r) = self.waiting.pop_front() else {
+                    self.cache.release(&hit);
                     break;
                 };
                 self.free_blocks -= need;
-                r.blocks = self.blocks_for(cached + n);
+                r.blocks = own;
+                r.held = hit;
                 r.state_blocks = self.state_blocks_per_seq + extra_state;
                 r.computed = cached;
                 if r.scheduled_s.is_none() {
@@ -369,7 +429,16 @@ impl H200Sim {
             let (idx, n) = self.scheduled[k];
             let r = &mut self.running[idx];
             let emitted = if r.computed < r.prefill_target {
+                let before = r.computed;
                 r.computed += n;
+                if before < r.prompt && r.computed >= r.prompt && !r.hashes.is_empty() {
+                    // The prompt's blocks are computed: cache those not cached yet.
+                    let new = self
+                        .cache
+                        .insert_new(&r.hashes[r.held.len().min(r.hashes.len())..]);
+                    r.blocks -= new.len() as u64;
+                    r.held.extend(new);
+                }
                 u64::from(r.computed >= r.prefill_target)
             } else {
                 // The verified token plus the accepted prefix of the n − 1 draft tokens.
@@ -417,15 +486,13 @@ impl H200Sim {
         }
         self.output_free_s = out_s;
         if finished > 0 {
-            let mut freed = 0;
-            self.running.retain(|r| {
-                let done = r.generated >= r.max_out;
-                if done {
-                    freed += r.blocks + r.state_blocks;
-                }
-                !done
-            });
-            self.free_blocks += freed;
+            let (mut done, running): (Vec<Req>, Vec<Req>) = std::mem::take(&mut self.running)
+                .into_iter()
+                .partition(|r| r.generated >= r.max_out);
+            self.running = running;
+            for r in &mut done {
+                self.free_req(r);
+            }
         }
         #[cfg(debug_assertions)]
         self.check_invariants();
@@ -440,8 +507,9 @@ impl H200Sim {
 
     /// The scheduler's invariants after a step (debug builds: every test run checks them on
     /// every step): the step's tokens fit `max_num_batched_tokens`, at most `max_num_seqs`
-    /// run, every block is either free or held by exactly one running request, and each
-    /// running request holds the blocks its computed tokens need.
+    /// run, every block is free, held by exactly one running request or cached (a cached
+    /// block in use is referenced by a running request), and each running request holds the
+    /// blocks its computed tokens need.
     #[cfg(debug_assertions)]
     fn check_invariants(&self) {
         let tokens: u64 = self.scheduled.iter().map(|&(_, n)| n).sum();
@@ -453,13 +521,18 @@ impl H200Sim {
         assert!(self.running.len() <= self.params.max_seqs);
         let held: u64 = self.running.iter().map(|r| r.blocks + r.state_blocks).sum();
         assert_eq!(
-            held + self.free_blocks,
+            held + self.free_blocks + self.cache.len() as u64,
             self.total_blocks,
             "blocks leaked or double-counted"
         );
+        let referenced: usize = self.running.iter().map(|r| r.held.len()).sum();
+        assert!(
+            referenced >= self.cache.in_use(),
+            "a cached block in use by nobody"
+        );
         for r in &self.running {
             assert!(
-                r.blocks >= self.blocks_for(r.computed),
+                r.blocks + r.held.len() as u64 >= self.blocks_for(r.computed),
                 "request {} under-allocated",
                 r.id
             );
@@ -468,7 +541,7 @@ impl H200Sim {
         assert!(self
             .waiting
             .iter()
-            .all(|r| r.blocks == 0 && r.state_blocks == 0));
+            .all(|r| r.blocks == 0 && r.state_blocks == 0 && r.held.is_empty()));
     }
 }
 
@@ -483,9 +556,16 @@ impl Engine for H200Sim {
         let in_engine = (self.running.len() + self.waiting.len()) as f64;
         let work = p.admission_s * (1.0 + p.admission_load * in_engine);
         let enter = self.now_s + p.net_in_s;
-        let cached_prefix = (request.shared_prefix_tokens + p.chat_template_tokens).min(prompt)
-            / self.block_tokens
-            * self.block_tokens;
+        // The cache finds shared blocks by hashing the prompt, as a server does
+        // (`shared_prefix_tokens` is informational).
+        let hashes = match (&request.prompt, self.config.prefix_caching) {
+            (Some(text), true) => {
+                let mut h = block_hashes(p.chat_template_tokens, text, self.block_tokens);
+                h.truncate((prompt / self.block_tokens) as usize);
+                h
+            }
+            _ => Vec::new(),
+        };
         self.frontend.push(
             enter,
             work,
@@ -498,7 +578,8 @@ impl Engine for H200Sim {
                 generated: 0,
                 blocks: 0,
                 state_blocks: 0,
-                cached_prefix,
+                hashes,
+                held: Vec::new(),
                 arrival_s: 0.0,
                 enter_s: enter,
                 scheduled_s: None,
@@ -594,8 +675,8 @@ impl Engine for H200Sim {
         self.pending.retain(|e| e.id() != id);
         self.sent.retain(|e| e.id() != id);
         if let Some(i) = self.running.iter().position(|r| r.id == id) {
-            let r = self.running.remove(i);
-            self.free_blocks += r.blocks + r.state_blocks;
+            let mut r = self.running.remove(i);
+            self.free_req(&mut r);
         } else if let Some(i) = self.waiting.iter().position(|r| r.id == id) {
             self.waiting.remove(i);
         } else if let Some(i) = self.arriving.iter().position(|r| r.id == id) {
@@ -614,6 +695,18 @@ impl Engine for H200Sim {
 
     fn metrics_text(&self) -> Option<String> {
         Some(self.metrics.render(&self.gauges()))
+    }
+
+    /// Evicts every cached block no running request uses; `Some(true)` when the cache is
+    /// then empty (vLLM refuses a reset while blocks are in use: `Some(false)`). `None`
+    /// with prefix caching off.
+    fn reset_prefix_cache(&mut self) -> Option<bool> {
+        if !self.config.prefix_caching {
+            return None;
+        }
+        let n = self.cache.evictable();
+        self.free_blocks += self.cache.evict(n) as u64;
+        Some(self.cache.is_empty())
     }
 }
 

@@ -4,7 +4,8 @@
 //! descriptions ([`spec`]), vLLM's flags ([`engine_args`]) and the configuration they make
 //! ([`config`]), the engine
 //! step physics incl. MTP speculative decoding ([`model`]), the API server's admission queue
-//! ([`frontend`]), the scheduler and KV pool ([`engine`]), running load profiles on it
+//! ([`frontend`]), the scheduler and KV pool ([`engine`]) with its prefix cache
+//! ([`prefix_cache`]), running load profiles on it
 //! ([`run`]), what guidellm would have reported of a run ([`guidellm`]), Markdown rows
 //! ([`markdown`]), with `cli` the shared command line ([`cli`](self#modules)) and, with
 //! `http`, serving it as an OpenAI-compatible streaming server ([`serve`]).
@@ -30,6 +31,7 @@ pub mod markdown;
 
 pub mod metrics;
 pub mod model;
+pub mod prefix_cache;
 pub mod run;
 #[cfg(feature = "http")]
 pub mod serve;
@@ -38,4 +40,5 @@ pub mod spec;
 pub use engine::{Config, H200Sim, Params, CONFIG_NAMES};
 pub use engine_args::{from_engine_args, EngineArgs, SimConfig, SimConfigError};
 pub use model::{Efficiencies, StepLoad, StepModel, Weights, EFFICIENCIES};
+pub use prefix_cache::PrefixCacheCounts;
 pub use spec::{GpuSpec, ModelSpec};

@@ -126,7 +126,7 @@ fn simulate_on(
 pub fn guidellm_view(out: &RunOutput, profile: &Profile, seed: u64) -> BenchmarkResult {
     let thinking = match profile.dataset {
         Dataset::ShareGpt { .. } => guidellm::THINKING_SHAREGPT,
-        Dataset::Random { .. } => guidellm::THINKING_RANDOM,
+        Dataset::Random { .. } | Dataset::Structured(_) => guidellm::THINKING_RANDOM,
     };
     let seen = guidellm::reasoning_blind(&out.records, thinking, seed);
     let mut opts = MetricsOptions::new(Convention::Guidellm);

@@ -29,6 +29,7 @@ use crate::render::StyleArg;
 use crate::report::ConventionArg;
 use crate::signals;
 use crate::values::{percentile, positive_f64, range_ratio, rate};
+use crate::workload_args::{Common, Structured, WorkloadArgs};
 
 /// The completion APIs, as typed on the command line.
 #[derive(Debug, Clone, Copy, clap::ValueEnum)]
@@ -46,6 +47,17 @@ pub enum DatasetArg {
     Random,
     /// ShareGPT conversations (`--dataset-path FILE`, else the built-in length distribution).
     Sharegpt,
+    /// A Mooncake trace (`--dataset-path FILE`), sent at its timestamps × `--time-scale`.
+    Mooncake,
+    /// Prompts sharing per-group prefixes (`--prefix-groups`, `--prompts-per-group`,
+    /// `--prefix-tokens`; vLLM's `prefix_repetition`).
+    #[value(alias = "prefix-repetition", alias = "prefix_repetition")]
+    SharedPrefix,
+    /// Multi-turn conversations (`--conversations`, `--turns`, or a ShareGPT file).
+    MultiTurn,
+    /// One prompt per line, `{"prompt": …, "output_tokens"?: N}` (vLLM's `custom`).
+    #[value(alias = "custom")]
+    Jsonl,
 }
 
 /// Arrival processes, as typed on the command line.
@@ -187,6 +199,8 @@ pub struct Args {
     /// No progress output (the bar on a terminal; plain lines every few seconds otherwise).
     #[arg(long)]
     quiet: bool,
+    #[command(flatten)]
+    workload: WorkloadArgs,
     /// Run shard K of N (1-based): the whole workload and schedule are built from the seed,
     /// this process sends requests K-1, K-1+N, … at their original times; `servebench merge`
     /// joins the N run files.
@@ -251,15 +265,53 @@ fn profile(args: &Args) -> Result<Profile, clap::Error> {
                 max_concurrency: None,
             }
         }
+        (None, Some(d)) => {
+            let kind = match d {
+                DatasetArg::Mooncake => Structured::Mooncake,
+                DatasetArg::SharedPrefix => Structured::SharedPrefix,
+                DatasetArg::MultiTurn => Structured::MultiTurn,
+                _ => Structured::Jsonl,
+            };
+            let common = Common {
+                path: args.dataset_path.as_ref(),
+                input_tokens: args.input_tokens,
+                output_tokens: args.output_tokens,
+                max_requests: args.max_requests,
+                seed: args.seed.unwrap_or(42),
+            };
+            let spec = args.workload.spec(kind, &common).map_err(usage)?;
+            // Every request of the dataset (a trace's lines, G × Q prompts, C × T turns),
+            // cut by --max-requests.
+            let plan = spec
+                .build(args.max_requests)
+                .map_err(|e| usage(format!("--dataset-name {}: {e}", spec.name())))?;
+            Profile {
+                name: None,
+                dataset: Dataset::Structured(spec),
+                request_rate: 1000.0,
+                total_requests: plan.items.len() as u64,
+                max_concurrency: None,
+            }
+        }
         (None, None) => {
             return Err(usage(
-                "give --profile NAME, --dataset random|sharegpt, or --input-tokens N \
-                 --output-tokens M",
+                "give --profile NAME, --dataset random|sharegpt|mooncake|shared-prefix|\
+                 multi-turn|jsonl, or --input-tokens N --output-tokens M",
             ))
         }
     };
-    if args.dataset_path.is_some() && !matches!(p.dataset, Dataset::ShareGpt { .. }) {
-        return Err(usage("--dataset-path is for --dataset sharegpt"));
+    if args.dataset_path.is_some()
+        && matches!(
+            p.dataset,
+            Dataset::Random { .. }
+                | Dataset::Structured(
+                    servebench::driver::datasets::DatasetSpec::SharedPrefix { .. }
+                )
+        )
+    {
+        return Err(usage(
+            "--dataset-path is for --dataset sharegpt, mooncake, multi-turn or jsonl",
+        ));
     }
     if args.range_ratio.is_some() && !matches!(p.dataset, Dataset::Random { .. }) {
         return Err(usage("--range-ratio is for random datasets"));
@@ -268,7 +320,10 @@ fn profile(args: &Args) -> Result<Profile, clap::Error> {
         p.request_rate = r;
     }
     if let Some(n) = args.max_requests {
-        p.total_requests = n;
+        p.total_requests = p.total_requests.min(n).max(match p.dataset {
+            Dataset::Structured(_) => 0,
+            _ => n,
+        });
     }
     if let Some(c) = args.max_concurrency {
         p.max_concurrency = Some(c);
@@ -282,7 +337,7 @@ fn profile(args: &Args) -> Result<Profile, clap::Error> {
 fn arrivals(args: &Args, p: &Profile) -> Option<Arrivals> {
     let seed = args.seed.unwrap_or(match p.dataset {
         Dataset::Random { seed, .. } => seed,
-        Dataset::ShareGpt { .. } => 42,
+        Dataset::ShareGpt { .. } | Dataset::Structured(_) => 42,
     });
     match (args.rate, args.burstiness, args.arrivals) {
         (Some(r), _, _) if r.is_infinite() => Some(Arrivals::AllAtOnce),
@@ -491,6 +546,11 @@ fn run(args: &Args) -> Result<(String, u8), Failure> {
     bench_args.shard = args.shard;
     bench_args.start_at = crate::shard::start_instant(args.shard, args.start_at.as_ref())?;
     bench_args.scrape_interval = (!args.no_scrape).then(|| seconds(args.scrape_interval));
+    bench_args.reset_prefix_cache = args.workload.reset_prefix_cache;
+    if let Some(n) = args.workload.sweep {
+        return crate::sweep_cmd::run(&bench_args, n, out_path.as_deref(), args.quiet)
+            .map_err(Failure::Input);
+    }
 
     // A shard sends its part of the requests.
     let total = match args.shard {

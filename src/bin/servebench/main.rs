@@ -23,7 +23,9 @@ mod shard;
 mod signals;
 #[cfg(feature = "sim")]
 mod simulate;
+mod sweep_cmd;
 mod values;
+mod workload_args;
 
 use std::io::Write as _;
 use std::process::ExitCode;

@@ -360,6 +360,7 @@ fn convert_benchmark<L: RequestList>(
             usage_prompt_tokens: None,
             usage_output_tokens: output_tokens,
             outcome,
+            turn: None,
         };
         // guidellm's get_within_range.
         let inside = match (w_start, w_end, t.end_for_window) {

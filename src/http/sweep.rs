@@ -1,0 +1,107 @@
+//! `servebench bench --sweep N` over HTTP: guidellm's rate sweep ([`crate::driver::sweep`])
+//! against a server, one fresh connection pool per run, the prefix cache reset before each
+//! run when asked, every run's figures computed as [`bench::run`](super::bench::run) does.
+
+use std::path::Path;
+
+use serde::Serialize;
+
+use super::bench::{summarize, BenchArgs, BenchError, Progress, Progressed};
+use super::client::{model_ids, HttpEngine};
+use crate::driver::sweep::{sweep, Sweep, SweepOptions};
+use crate::driver::workload;
+use crate::driver::{run, RunOptions};
+use crate::profile::Dataset;
+
+/// Runs the sweep against `args.http.target` (`args.arrivals` is ignored: the sweep sets
+/// the arrivals of each run), calling `progress` as each run goes.
+pub fn run_sweep(
+    args: &BenchArgs,
+    opts: &SweepOptions,
+    progress: &mut dyn FnMut(&Progress),
+) -> Result<Sweep, BenchError> {
+    let mut http = args.http.clone();
+    if http.model.is_none() && args.discover_model {
+        let probe = HttpEngine::new(http.clone())?;
+        http.model = model_ids(&probe.models_response()?).into_iter().next();
+    }
+    let mut base = RunOptions::for_profile(&args.profile);
+    let work = match &args.profile.dataset {
+        Dataset::Structured(spec) => {
+            let plan = spec
+                .build(Some(args.profile.total_requests))
+                .map_err(crate::driver::DriverError::from)?;
+            plan.apply(&mut base);
+            plan.items
+        }
+        _ => {
+            let mut w = args.workload.clone();
+            w.with_text = true;
+            workload::build(&args.profile, &w).map_err(crate::driver::DriverError::from)?
+        }
+    };
+    if let Some(c) = args.max_concurrency {
+        base.max_concurrency = Some(c);
+    }
+    if let Some(n) = args.max_requests {
+        base.max_requests = Some(base.max_requests.map_or(n, |m| m.min(n)));
+    }
+    base.max_duration = args.max_duration;
+    base.stop = args.stop.clone();
+    base.drain = args.drain;
+    let mut runner = |o: &RunOptions| -> Result<_, BenchError> {
+        let engine = HttpEngine::new(http.clone())?;
+        if args.reset_prefix_cache {
+            engine.reset_prefix_cache()?;
+        }
+        let mut engine = Progressed::new(engine, progress);
+        let mut out = run(&mut engine, &work, o)?;
+        let mut result = summarize(
+            &out.records,
+            &args.profile,
+            &args.metrics,
+            o.max_concurrency,
+        );
+        result.meta.model = http.model.clone();
+        result.meta.source = Some(http.target.clone());
+        out.result = result;
+        Ok(out)
+    };
+    sweep(&mut runner, &base, opts)
+}
+
+#[derive(Serialize)]
+struct SweepFile<'a> {
+    format: &'static str,
+    version: u32,
+    #[serde(flatten)]
+    sweep: &'a Sweep,
+}
+
+/// The value of a sweep file's `format` field.
+pub const SWEEP_FORMAT: &str = "servebench-sweep";
+
+/// Saves a sweep atomically (a temporary file in the same folder, then a rename):
+/// `{"format": "servebench-sweep", "version": 1, "runs": [...], "saturation_rate_per_s": …}`.
+pub fn save_sweep(path: &Path, s: &Sweep) -> Result<(), BenchError> {
+    let werr = |message: String| BenchError::Write {
+        path: path.display().to_string(),
+        message,
+    };
+    let file = SweepFile {
+        format: SWEEP_FORMAT,
+        version: 1,
+        sweep: s,
+    };
+    let bytes = serde_json::to_vec(&file).map_err(|e| werr(e.to_string()))?;
+    let name = path
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_else(|| "sweep".into());
+    let tmp = path.with_file_name(format!(".{name}.{}.tmp", std::process::id()));
+    std::fs::write(&tmp, &bytes).map_err(|e| werr(e.to_string()))?;
+    std::fs::rename(&tmp, path).map_err(|e| {
+        let _ = std::fs::remove_file(&tmp);
+        werr(e.to_string())
+    })
+}
