@@ -3,15 +3,13 @@
 //! `SERVEBENCH_BENCH_LARGE=1` 1 M requests / 100 M chunk events (≈ 3.5 GB RAM). The goal:
 //! intervals at most 5× compute's own time.
 
-#[path = "dataset.rs"]
-mod dataset;
-
 use std::hint::black_box;
 use std::time::Duration;
 
 use criterion::{criterion_group, criterion_main, Criterion, Throughput};
 use servebench::metrics::compute;
 use servebench::noise::within::{run_intervals, IntervalOptions};
+use servebench::record::synthetic as dataset;
 use servebench::result::Convention;
 
 fn bench_size(c: &mut Criterion, requests: usize, chunks: usize, samples: usize) {
