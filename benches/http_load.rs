@@ -10,12 +10,13 @@
 //! due: server origin + virtual time / speed). It includes the server's pacing tick and the
 //! loopback transfer, so it bounds the client's own stamping delay from above.
 
-#[path = "../tests/common/mod.rs"]
-mod common;
+use std::time::{Duration, Instant};
 
-use std::time::Instant;
-
-use common::{run, work, TestEngine};
+use servebench::driver::arrivals::Arrivals;
+use servebench::driver::workload::WorkItem;
+use servebench::driver::RunOptions;
+use servebench::engine::fixed::FixedEngine;
+use servebench::engine::Engine;
 use servebench::http::client::REQUEST_ID_PREFIX;
 use servebench::http::server::ServeOptions;
 use servebench::http::{spawn, HttpConfig, HttpEngine};
@@ -26,6 +27,31 @@ fn arg(args: &[String], name: &str, default: u64) -> u64 {
         .and_then(|i| args.get(i + 1))
         .and_then(|v| v.parse().ok())
         .unwrap_or(default)
+}
+
+/// Send `n` requests of 64 prompt and `output` output tokens through the load driver, all
+/// at once, at most `cap` in flight, within 60 s.
+fn run_all(
+    engine: &mut impl Engine,
+    n: usize,
+    output: u64,
+    cap: usize,
+) -> Vec<servebench::record::RequestRecord> {
+    let item = WorkItem {
+        prompt_tokens: 64,
+        output_tokens: output,
+        prompt: None,
+        shared_prefix_tokens: 0,
+    };
+    let opts = RunOptions {
+        arrivals: Arrivals::AllAtOnce,
+        max_concurrency: Some(cap),
+        max_duration: Some(Duration::from_secs(60)),
+        ..RunOptions::default()
+    };
+    let out = servebench::driver::run(engine, &vec![item; n], &opts).expect("driver");
+    assert!(out.aborted.is_none(), "{:?}", out.aborted);
+    out.records
 }
 
 fn rss_kib() -> u64 {
@@ -109,7 +135,7 @@ fn main() {
         ..ServeOptions::default()
     };
     let server = spawn(
-        TestEngine::new(5, tpot, 1),
+        FixedEngine::new(5, tpot, 1),
         "127.0.0.1:0".parse().expect("addr"),
         1.0,
         options,
@@ -121,12 +147,7 @@ fn main() {
     let rss0 = rss_kib();
     let cpu0 = cpu_s();
     let t0 = Instant::now();
-    let records = run(
-        &mut client,
-        &work(n as usize, 64, tokens),
-        0,
-        streams as usize,
-    );
+    let records = run_all(&mut client, n as usize, tokens, streams as usize);
     let wall = t0.elapsed();
     let cpu = cpu_s() - cpu0;
     let roles = cpu_by_role();
@@ -199,7 +220,7 @@ fn main() {
     if idle > 0 {
         // Many open, slow streams: one token every 500 ms, 40 tokens each.
         let server = spawn(
-            TestEngine::new(100, 500, 1),
+            FixedEngine::new(100, 500, 1),
             "127.0.0.1:0".parse().expect("addr"),
             1.0,
             ServeOptions {
@@ -221,7 +242,7 @@ fn main() {
             peak_rss = peak_rss.max(rss_kib());
         };
         let mut engine = servebench::http::bench::Progressed::new(client, &mut report);
-        let records = run(&mut engine, &work(idle as usize, 64, 40), 0, idle as usize);
+        let records = run_all(&mut engine, idle as usize, 40, idle as usize);
         let ok = records.iter().filter(|r| r.outcome.is_success()).count();
         println!(
             "  {idle} slow streams: {ok} succeeded, peak open streams {peak_open}, RSS {} MiB -> peak {} MiB ({:.1} KiB per stream, client and server together)",

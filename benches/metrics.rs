@@ -1,14 +1,12 @@
 //! `metrics::compute` on synthetic runs: 10 k requests / 1 M chunk events, and 1 M requests /
 //! 100 M chunk events (about 2.5 GB of records; few samples).
 
-#[path = "dataset.rs"]
-mod dataset;
-
 use std::hint::black_box;
 use std::time::Duration;
 
 use criterion::{criterion_group, criterion_main, Criterion, Throughput};
 use servebench::metrics::compute;
+use servebench::record::synthetic as dataset;
 use servebench::result::Convention;
 
 fn bench_size(c: &mut Criterion, requests: usize, chunks: usize, samples: usize) {

@@ -9,13 +9,11 @@
 //! Prints one JSON object: sizes, each compute() time in seconds, and the main figures (so
 //! the numpy script can check that both computed the same numbers).
 
-#[path = "../benches/dataset.rs"]
-mod dataset;
-
 use std::path::PathBuf;
 use std::time::Instant;
 
 use servebench::metrics::compute;
+use servebench::record::synthetic as dataset;
 use servebench::result::Convention;
 
 /// User + system CPU seconds of this process so far (Linux `/proc/self/stat`, 100 Hz

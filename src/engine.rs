@@ -25,6 +25,8 @@ use std::time::Duration;
 
 use crate::record::ErrorKind;
 
+pub mod fixed;
+
 /// One request handed to an engine.
 #[derive(Debug, Clone, PartialEq)]
 pub struct EngineRequest {

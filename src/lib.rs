@@ -18,6 +18,7 @@
 //! | reports as text (GPUStack and vLLM styles) | [`mod@format`] |
 //! | records → metrics, both conventions | [`metrics`] |
 //! | exact and streaming statistics | [`stats`] |
+//! | confidence intervals, repetitions, noise-aware verdicts | [`noise`] |
 //! | comparing runs, GPUStack's conclusion and optimization tables | [`compare`] |
 //! | other tools' result files (guidellm, vLLM, SGLang) | [`import`] |
 //! | measurements that cannot be true | [`lint`] |
@@ -70,6 +71,8 @@
     deny(clippy::unwrap_used, clippy::expect_used, clippy::panic)
 )]
 
+#[cfg(feature = "http")]
+pub mod accuracy;
 pub mod collector;
 pub mod compare;
 pub mod driver;
@@ -82,6 +85,7 @@ pub mod lint;
 pub mod load;
 pub mod merge;
 pub mod metrics;
+pub mod noise;
 pub mod observe;
 pub mod profile;
 pub mod record;
@@ -90,6 +94,8 @@ pub mod runfile;
 #[cfg(feature = "sim")]
 pub mod sim;
 pub mod stats;
+#[cfg(all(feature = "study", unix))]
+pub mod study;
 
 pub use collector::{Clock, Collector};
 pub use profile::Profile;

@@ -21,6 +21,8 @@ use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 
+pub mod synthetic;
+
 /// Token usage as reported by the server (the `usage` object of the last SSE event).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct Usage {
@@ -156,9 +158,17 @@ impl RequestRecord {
     /// Output tokens: the server's `usage` when reported (and non-zero), else the client's
     /// count — vLLM's rule (`output_tokens or re-tokenize`).
     pub fn output_tokens(&self) -> u64 {
+        self.output_tokens_or(|| self.client_output_tokens())
+    }
+
+    /// [`output_tokens`](Self::output_tokens) with the client's count given by the caller
+    /// (asked for only when the server reported none), for code that has summed the chunks
+    /// already.
+    #[inline]
+    pub fn output_tokens_or(&self, client_tokens: impl FnOnce() -> u64) -> u64 {
         match self.usage_output_tokens {
             Some(n) if n > 0 => n,
-            _ => self.client_output_tokens(),
+            _ => client_tokens(),
         }
     }
 
@@ -179,6 +189,33 @@ impl RequestRecord {
         self.chunks
             .last()
             .map(|c| c.at.saturating_sub(self.sent_at))
+    }
+}
+
+/// Live accumulation of finished requests, in hdrhistogram's `Recorder` shape: record one
+/// request at a time, merge what another accumulator (another thread, process or host) has
+/// recorded. The collector feeds one without knowing what it computes; what a request
+/// contributes (a metric definition) is the implementor's, e.g.
+/// `servebench::metrics::VllmHistograms`.
+pub trait Accumulator: Default {
+    /// Why two accumulators could not be merged.
+    type Error;
+
+    /// Take one finished request into account.
+    fn record(&mut self, r: &RequestRecord);
+
+    /// Add everything `other` recorded.
+    fn merge(&mut self, other: &Self) -> Result<(), Self::Error>;
+}
+
+/// No live accumulation: records nothing, merges always.
+impl Accumulator for () {
+    type Error = std::convert::Infallible;
+
+    fn record(&mut self, _: &RequestRecord) {}
+
+    fn merge(&mut self, _: &()) -> Result<(), Self::Error> {
+        Ok(())
     }
 }
 

@@ -14,9 +14,15 @@
 //! # JSON form
 //!
 //! `serde_json::to_string(&result)` is the documented, versioned JSON form; the field
-//! `schema_version` is [`SCHEMA_VERSION`] and readers reject other major versions.
+//! `schema_version` is [`SCHEMA_VERSION`] and readers reject versions outside
+//! [`MIN_SCHEMA_VERSION`]`..=`[`SCHEMA_VERSION`].
 //! Non-finite values (a text report can print `nan`, `inf`, `-inf`) are written as the
 //! strings `"nan"`, `"inf"` and `"-inf"`, so parse → JSON → render keeps them.
+//!
+//! | version | change |
+//! |---|---|
+//! | 1 | first version |
+//! | 2 | `intervals`: confidence intervals of the figures ([`crate::noise::RunIntervals`]), optional |
 
 use serde::{Deserialize, Serialize};
 
@@ -25,7 +31,11 @@ use crate::profile::Profile;
 mod float;
 
 /// Version of the JSON form written by this crate. Bump on incompatible changes.
-pub const SCHEMA_VERSION: u32 = 1;
+pub const SCHEMA_VERSION: u32 = 2;
+
+/// The oldest `schema_version` still read: version 1 is version 2 without
+/// [`BenchmarkResult::intervals`].
+pub const MIN_SCHEMA_VERSION: u32 = 1;
 
 /// Which metric definitions produced a result's numbers.
 ///
@@ -203,6 +213,10 @@ pub struct BenchmarkResult {
     /// servebench's exact figures, when computed from records.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub exact: Option<ExactFigures>,
+    /// Confidence intervals of the figures, when computed from the records (schema
+    /// version 2; see [`crate::noise::within`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub intervals: Option<crate::noise::RunIntervals>,
 }
 
 impl Default for BenchmarkResult {
@@ -229,6 +243,7 @@ impl Default for BenchmarkResult {
             tpot: None,
             itl: None,
             exact: None,
+            intervals: None,
         }
     }
 }

@@ -410,7 +410,7 @@ fn every_bad_input_gets_a_typed_error_and_its_exit_status() {
             &["parse", "{f}"],
             0,
         )
-        .out(&["\"schema_version\": 1"]),
+        .out(&["\"schema_version\": 2"]),
         case(
             "crlf.txt",
             Some(crlf.clone().into_bytes()),

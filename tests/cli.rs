@@ -230,10 +230,11 @@ fn bad_input_exits_1_naming_file_and_line() {
         "{e}"
     );
 
-    let v2 = scratch("v2.json", "{\"schema_version\": 2}");
-    let o = run(&["render", v2.to_str().unwrap()]);
+    // Version 2 (intervals) is current, 1 still read; a future version is refused.
+    let v3 = scratch("v3.json", "{\"schema_version\": 3}");
+    let o = run(&["render", v3.to_str().unwrap()]);
     assert_eq!(o.status.code(), Some(1));
-    assert!(stderr(&o).contains("unsupported servebench schema: 2"));
+    assert!(stderr(&o).contains("unsupported servebench schema: 3"));
 
     let o = run(&["parse", "no/such/file.txt"]);
     assert_eq!(o.status.code(), Some(1));

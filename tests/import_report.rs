@@ -35,7 +35,20 @@ fn default_prints_the_files_aggregates_gpustack_style() {
         for (block, b) in blocks.iter().zip(&report.benchmarks) {
             assert_eq!(block.style, Style::Gpustack);
             assert_eq!(block.render(), render(&b.result, Style::Gpustack));
-            assert!(block.notes.is_empty());
+            // The only note: guidellm's instantaneous peak, when no 1-s window holds it.
+            let window = block
+                .result
+                .exact
+                .as_ref()
+                .unwrap()
+                .peak_output_tokens_per_s;
+            let peak = block.result.peak_output_throughput_per_s.unwrap();
+            let flagged = peak > window.unwrap() * 1.02 + 1.0;
+            assert_eq!(block.notes.len(), usize::from(flagged), "{:?}", block.notes);
+            assert!(block
+                .notes
+                .iter()
+                .all(|n| n.contains("is guidellm's instantaneous rate")));
         }
     }
 }

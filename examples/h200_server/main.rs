@@ -2,7 +2,8 @@
 //! study end to end, or any model, GPU, vLLM flags and load.
 //!
 //! ```text
-//! cargo run --release --example h200_server                  # the whole study
+//! cargo run --release --example h200_server                  # the seed's study, its document
+//! cargo run --release --example h200_server -- --study studies/qwen3.5-h200-latency.toml
 //! cargo run --release --example h200_server -- --profile throughput --config optimized
 //! cargo run --release --example h200_server -- --fidelity    # simulated vs seed figures
 //! cargo run --release --example h200_server -- --model qwen3.5-9b --gpu h100 \
@@ -11,6 +12,12 @@
 //!     --format json
 //! cargo run --release --example h200_server -- --serve 127.0.0.1:8000 --speed 10  # over HTTP
 //! ```
+//!
+//! Without a profile, configuration, other model, GPU, load or flags (and without `--format
+//! json`, `--as-guidellm`, `--sharegpt`, `--fidelity`) it runs the study file
+//! `studies/qwen3.5-h200-throughput.toml` (or `--study FILE`) on the embedded simulator with
+//! [`servebench::study`] and prints the document in the seed's structure (what `servebench
+//! study run` writes as `STUDY.md`).
 //!
 //! `--help` lists every flag. The simulator's flags are
 //! [`servebench::sim::cli::SimArgs`], the same as `servebench simulate`'s; `--serve
@@ -26,7 +33,7 @@ mod serve;
 use std::process::ExitCode;
 
 use clap::Parser;
-use servebench::sim::cli::{report, SimArgs};
+use servebench::sim::cli::{report, Format, SimArgs};
 
 /// `--max-connections` default of `--serve`: thousands of open streams (the library's own
 /// default is 1024); the file-descriptor limit is raised to fit where the hard limit allows.
@@ -43,6 +50,11 @@ struct Args {
     /// Serve the simulator over HTTP at HOST:PORT instead of running a study.
     #[arg(long, value_name = "HOST:PORT")]
     serve: Option<std::net::SocketAddr>,
+    /// Run this study file on the simulator and print its document (default: the seed's,
+    /// studies/qwen3.5-h200-throughput.toml, when no profile, configuration or load is
+    /// asked for).
+    #[arg(long, value_name = "FILE")]
+    study: Option<std::path::PathBuf>,
     /// With --serve: virtual seconds per wall second.
     #[arg(long, default_value_t = 1.0, value_parser = positive_speed, allow_negative_numbers = true)]
     speed: f64,
@@ -89,6 +101,53 @@ fn parse_fault(v: &str) -> Result<servebench::http::server::Fault, String> {
     v.parse().map_err(|e| format!("{e}"))
 }
 
+/// The seed's study file, shipped in the repository.
+const SEED_STUDY: &str = include_str!(concat!(
+    env!("CARGO_MANIFEST_DIR"),
+    "/studies/qwen3.5-h200-throughput.toml"
+));
+
+/// Whether the arguments ask for the study document: `--study FILE`, or none of a single
+/// profile or config, another model, GPU, load or flags, JSON, the guidellm view, a ShareGPT
+/// file or the fidelity table.
+fn wants_document(args: &Args) -> bool {
+    let s = &args.sim;
+    args.study.is_some()
+        || (s.profile.is_none()
+            && s.config.is_none()
+            && s.engine_args.is_none()
+            && s.model == "qwen3.5-35b-a3b"
+            && s.gpu == "h200"
+            && s.rate.is_none()
+            && s.requests.is_none()
+            && s.input_tokens.is_none()
+            && s.output_tokens.is_none()
+            && s.format != Format::Json
+            && !s.as_guidellm
+            && !s.fidelity
+            && s.sharegpt.is_none())
+}
+
+/// Runs the study file (the seed's, or `--study FILE`) on the simulator: its document.
+#[cfg(all(feature = "study", unix))]
+fn study_document(args: &Args) -> Result<String, String> {
+    use servebench::study::{self, StudyFile};
+    let parsed = match &args.study {
+        Some(path) => StudyFile::read(path),
+        None => StudyFile::parse(SEED_STUDY, "studies/qwen3.5-h200-throughput.toml".as_ref()),
+    };
+    let file = parsed.map_err(|e| e.to_string())?;
+    study::run_in_memory(&file)
+        .map(|d| d.markdown)
+        .map_err(|e| e.to_string())
+}
+
+#[cfg(not(all(feature = "study", unix)))]
+fn study_document(_: &Args) -> Result<String, String> {
+    let _ = SEED_STUDY;
+    Err("the study document needs the `study` feature (on by default)".into())
+}
+
 fn main() -> ExitCode {
     let args = Args::parse();
     if let Some(addr) = args.serve {
@@ -125,7 +184,12 @@ fn main() -> ExitCode {
             return ExitCode::SUCCESS;
         }
     }
-    match report(&args.sim, &mut std::io::stderr()) {
+    let res = if wants_document(&args) {
+        study_document(&args)
+    } else {
+        report(&args.sim, &mut std::io::stderr()).map_err(|e| e.to_string())
+    };
+    match res {
         Ok(text) => {
             use std::io::Write as _;
             // A closed stdout (`| head`) is not an error.
@@ -148,7 +212,7 @@ mod tests {
     use servebench::format::text::{self, Style};
     use servebench::profile::Profile;
     use servebench::result::BenchmarkResult;
-    use servebench::sim::cli::{FilterArg, Format};
+    use servebench::sim::cli::FilterArg;
     use servebench::sim::run::simulate;
     use servebench::sim::Config;
 
@@ -230,6 +294,35 @@ mod tests {
         assert!(summaries
             .iter()
             .all(|l| l.contains("optimized is faster by")));
+    }
+
+    #[cfg(all(feature = "study", unix))]
+    #[test]
+    fn without_a_profile_or_config_it_prints_the_seed_studys_document() {
+        let args = parse_args(std::iter::empty()).unwrap();
+        assert!(wants_document(&args));
+        let doc = study_document(&args).unwrap();
+        assert!(doc.starts_with("# Optimizing Qwen3.5-35B-A3B Throughput\n\n## Conclusion\n"));
+        // The engine baseline, the five steps (MTP is simulated), baseline and optimized on
+        // four profiles.
+        assert_eq!(text::parse(&doc).unwrap().len(), 14);
+        let a = |v: &[&str]| parse_args(v.iter().map(|s| s.to_string())).unwrap();
+        for argv in [
+            &["--format", "json"][..],
+            &["--profile", "latency"],
+            &["--config", "baseline"],
+            &["--as-guidellm"],
+            &["--fidelity"],
+            &["--model", "qwen3.5-9b"],
+            &["--gpu", "h100"],
+            &["--rate", "8"],
+            &["--engine-args", "--max-num-seqs=256"],
+        ] {
+            assert!(!wants_document(&a(argv)), "{argv:?}");
+        }
+        assert!(wants_document(&a(&["--study", "x.toml"])));
+        let missing = study_document(&a(&["--study", "/nonexistent/x.toml"])).unwrap_err();
+        assert!(missing.starts_with("/nonexistent/x.toml: "), "{missing}");
     }
 
     #[test]
@@ -358,6 +451,12 @@ mod tests {
         );
         assert!(a(&["--sharegpt-filter", "sglang"]).is_err());
         assert!(a(&["--warm"]).unwrap().sim.warm);
+        // `--flag=value` is `--flag value` (study files write flags with `=`).
+        let eq = a(&["--config=optimized", "--seed=3"]).unwrap();
+        assert_eq!(
+            (eq.sim.config.as_deref(), eq.sim.seed),
+            (Some("optimized"), 3)
+        );
         assert!(a(&["--seed"]).is_err());
         // clap's --help is a "success" error (exit 0, on stdout) listing the new flags.
         let help = Args::try_parse_from(["h200_server", "--help"]).unwrap_err();

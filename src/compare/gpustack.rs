@@ -29,6 +29,7 @@
 //! ```
 
 pub mod latency;
+pub mod noise;
 
 use std::fmt::Write as _;
 

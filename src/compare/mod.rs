@@ -14,8 +14,6 @@
 
 pub mod gpustack;
 
-use std::fmt::Write as _;
-
 use serde::Serialize;
 
 use crate::result::{BenchmarkResult, Convention, Summary};
@@ -330,17 +328,6 @@ pub fn compare(base: &BenchmarkResult, candidate: &BenchmarkResult) -> Compariso
     }
 }
 
-fn fmt_value(v: f64) -> String {
-    if !v.is_finite() {
-        // Python's spelling, as in the reports: nan, inf, -inf.
-        crate::format::pyfmt::fixed(v, 2)
-    } else if v.fract() == 0.0 && v.abs() < 1e15 {
-        format!("{v:.0}")
-    } else {
-        format!("{v:.2}")
-    }
-}
-
 impl Comparison {
     /// Whether both conventions are known and differ: then TPOT and ITL are defined
     /// differently on the two sides (see [`Convention`]) and their deltas mislead.
@@ -378,7 +365,8 @@ impl Comparison {
     }
 
     /// A plain-text table: metric, baseline, candidate, absolute change, percent change,
-    /// verdict; columns padded with spaces, no trailing spaces.
+    /// verdict; columns padded with spaces, no trailing spaces (rendered by
+    /// [`crate::format::comparison::write_text`]).
     ///
     /// ```
     /// use servebench::compare::compare;
@@ -390,63 +378,14 @@ impl Comparison {
     /// ```
     pub fn to_text(&self) -> String {
         let mut out = String::new();
-        let _ = writeln!(
-            out,
-            "{:<34} {:<12} {:<12} {:<12} {:<10} Verdict",
-            "Metric", "Baseline", "Candidate", "Change", "Change %"
-        );
-        for m in &self.metrics {
-            let line = format!(
-                "{:<34} {:<12} {:<12} {:<12} {:<10} {}",
-                m.metric.label,
-                fmt_value(m.delta.base),
-                fmt_value(m.delta.candidate),
-                signed(m.delta.absolute()),
-                m.delta
-                    .percent()
-                    .map(signed_percent)
-                    .unwrap_or_else(|| "N/A".into()),
-                m.verdict()
-            );
-            let _ = writeln!(out, "{}", line.trim_end());
-        }
-        if let Some(note) = self.convention_note() {
-            let _ = writeln!(out, "{note}");
-        }
+        let _ = crate::format::comparison::write_text(&mut out, self);
         out
     }
 
-    /// The same table in markdown.
+    /// The same table in markdown ([`crate::format::comparison::write_markdown`]).
     pub fn to_markdown(&self) -> String {
-        let mut out = String::from(
-            "| Metric | Baseline | Candidate | Change | Change % | Verdict |\n|---|---|---|---|---|---|\n",
-        );
-        for m in &self.metrics {
-            let _ = writeln!(
-                out,
-                "| {} | {} | {} | {} | {} | {} |",
-                m.metric.label,
-                fmt_value(m.delta.base),
-                fmt_value(m.delta.candidate),
-                signed(m.delta.absolute()),
-                m.delta
-                    .percent()
-                    .map(signed_percent)
-                    .unwrap_or_else(|| "N/A".into()),
-                m.verdict()
-            );
-        }
-        if let Some(note) = self.convention_note() {
-            let _ = writeln!(out, "\n{note}");
-        }
+        let mut out = String::new();
+        let _ = crate::format::comparison::write_markdown(&mut out, self);
         out
-    }
-}
-
-fn signed(v: f64) -> String {
-    if v >= 0.0 {
-        format!("+{}", fmt_value(v))
-    } else {
-        fmt_value(v)
     }
 }

@@ -1,6 +1,8 @@
 //! Text and table renderers/parsers for benchmark reports.
 
+pub mod comparison;
 pub mod doc;
+pub mod intervals;
 pub mod labels;
 pub mod pyfmt;
 pub mod text;

@@ -281,6 +281,10 @@ pub struct ServedRequest {
     /// Wall time since [`ServerHandle::origin`] at which the request's head reached the
     /// server's handler (before its body was read and parsed).
     pub received_wall: Duration,
+    /// Wall time since [`ServerHandle::origin`] at which the engine thread handed the first
+    /// token chunk to the request's HTTP task (its virtual time is `record.chunks[0].at`;
+    /// the engine thread wakes every `tick`, so this is up to a tick and its wake-up later).
+    pub first_release_wall: Option<Duration>,
     /// The engine's timeline: `sent_at` is the submission time, chunks and end as the engine
     /// reported them (virtual time, offsets from the engine's clock at server start).
     pub record: RequestRecord,
@@ -527,6 +531,8 @@ struct Slot {
     tag: Option<String>,
     response_id: String,
     received: Instant,
+    /// When the engine thread handed the first token chunk to the HTTP task.
+    first_released: Option<Instant>,
     record: Option<RequestRecord>,
 }
 
@@ -617,6 +623,7 @@ impl<E: Engine> EngineLoop<E> {
                                         tag,
                                         response_id,
                                         received,
+                                        first_released: None,
                                         record,
                                     },
                                 );
@@ -746,6 +753,9 @@ impl<E: Engine> EngineLoop<E> {
                 let ended = end.is_some();
                 match slot.tx.try_send(Item { tokens, end }) {
                     Ok(()) => {
+                        if tokens > 0 && slot.first_released.is_none() {
+                            slot.first_released = Some(Instant::now());
+                        }
                         slot.pending.pop_front();
                         if ended {
                             outcome = Ok(true);
@@ -802,6 +812,9 @@ impl<E: Engine> EngineLoop<E> {
                     request_id: slot.tag,
                     response_id: slot.response_id,
                     received_wall: slot.received.saturating_duration_since(self.origin),
+                    first_release_wall: slot
+                        .first_released
+                        .map(|t| t.saturating_duration_since(self.origin)),
                     record,
                 });
             }

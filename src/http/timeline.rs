@@ -26,6 +26,7 @@
 //!     first_token_unix_s: Some(1.0e9 + 0.1),
 //!     chunk_unix_s: vec![1.0e9 + 0.1, 1.0e9 + 0.12],
 //!     end_unix_s: Some(1.0e9 + 0.12),
+//!     first_release_unix_s: Some(1.0e9 + 0.1003),
 //!     chunk_tokens: vec![1, 1],
 //!     output_tokens: 2,
 //!     prompt_tokens: Some(8),
@@ -71,6 +72,12 @@ pub struct TimelineEntry {
     pub chunk_unix_s: Vec<f64>,
     /// `end_s` as wall-clock Unix seconds.
     pub end_unix_s: Option<f64>,
+    /// When the engine thread actually handed the first token chunk to the request's HTTP
+    /// task, as wall-clock Unix seconds: `first_token_unix_s` is when the simulated engine
+    /// produced it; the thread wakes every tick (500 µs), so this is up to a tick and a
+    /// wake-up later. Absent in files written before it was recorded.
+    #[serde(default)]
+    pub first_release_unix_s: Option<f64>,
     /// Tokens in each chunk (parallel to `chunk_s`).
     pub chunk_tokens: Vec<u32>,
     /// Output tokens (the engine's count when it reported one, else the chunks' sum).
@@ -141,6 +148,9 @@ pub fn entries(served: &[ServedRequest], origin: Instant, speed: f64) -> Vec<Tim
                 first_token_unix_s: r.chunks.first().map(|c| unix(c.at)),
                 chunk_unix_s: r.chunks.iter().map(|c| unix(c.at)).collect(),
                 end_unix_s: r.ended_at.map(unix),
+                first_release_unix_s: s
+                    .first_release_wall
+                    .map(|w| origin_unix_s + w.as_secs_f64()),
                 chunk_tokens: r.chunks.iter().map(|c| c.tokens).collect(),
                 output_tokens: r.output_tokens(),
                 prompt_tokens: r.usage_prompt_tokens.or(r.prompt_tokens),
@@ -236,6 +246,7 @@ mod tests {
             request_id: tag.map(str::to_string),
             response_id: "cmpl-3".into(),
             received_wall: Duration::from_millis(received_ms),
+            first_release_wall: Some(Duration::from_millis(received_ms + 11)),
             record: r,
         }
     }

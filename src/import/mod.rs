@@ -197,6 +197,33 @@ pub(crate) fn looks_like_json_lines(whole: &ImportError) -> bool {
     matches!(whole, ImportError::Json { message, .. } if message.starts_with("trailing characters"))
 }
 
+/// One JSON object, or JSON Lines of objects (a whole file that fails the way JSON Lines
+/// fail, [`looks_like_json_lines`], with at least two lines), each converted by
+/// `convert(object, line, bytes)`: `line` is `None` for a whole-file object, else the
+/// 1-based line, and `bytes` what the object was read from. A whole file that is neither
+/// gives its own parse error.
+pub(crate) fn object_or_lines<T>(
+    bytes: &[u8],
+    mut convert: impl FnMut(&json::OrderedObject, Option<usize>, &[u8]) -> Result<T, ImportError>,
+) -> Result<Vec<T>, ImportError> {
+    match json::parse_slice::<json::OrderedObject>(bytes, 0) {
+        Ok(obj) => Ok(vec![convert(&obj, None, bytes)?]),
+        Err(whole) => {
+            let lines: Vec<(usize, &[u8])> = json_lines(bytes).collect();
+            if lines.len() < 2 || !looks_like_json_lines(&whole) {
+                return Err(whole);
+            }
+            lines
+                .into_iter()
+                .map(|(n, l)| {
+                    let obj = json::parse_slice::<json::OrderedObject>(l, n - 1)?;
+                    convert(&obj, Some(n), l)
+                })
+                .collect()
+        }
+    }
+}
+
 /// Split JSON Lines into (1-based line number, line bytes), skipping blank lines.
 pub(crate) fn json_lines(bytes: &[u8]) -> impl Iterator<Item = (usize, &[u8])> {
     bytes

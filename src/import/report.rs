@@ -128,15 +128,23 @@ pub fn report_run(run: &Run, opts: &ReportOptions) -> Result<ReportBlock, Import
             }
             (None, None) => Style::Vllm,
         };
-        if let (Some(recs), Format::GuidellmJson | Format::GuidellmYaml) = (&run.records, format) {
-            result.exact = Some(exact_figures(&recs.measured()));
+        match (&run.records, format) {
+            (Some(recs), Format::GuidellmJson | Format::GuidellmYaml) => {
+                result.exact = Some(exact_figures(&recs.measured()));
+            }
+            // vLLM's --save-detailed with start_times: the exact figures beside vLLM's.
+            (Some(recs), Format::VllmJson) if recs.send_times && result.exact.is_none() => {
+                result.exact = Some(exact_figures(&recs.measured()));
+            }
+            _ => {}
         }
+        let notes = peak_notes(&result);
         return Ok(ReportBlock {
             name: run.name.clone(),
             result,
             style,
             layout: run.layout.clone(),
-            notes: Vec::new(),
+            notes,
         });
     };
     let Some(records) = &run.records else {
@@ -210,6 +218,7 @@ pub fn report_run(run: &Run, opts: &ReportOptions) -> Result<ReportBlock, Import
         }
     };
     carry_meta(&mut r, &run.result, convention, guidellm_file);
+    notes.extend(peak_notes(&r));
     Ok(ReportBlock {
         name: run.name.clone(),
         result: r,
@@ -220,6 +229,44 @@ pub fn report_run(run: &Run, opts: &ReportOptions) -> Result<ReportBlock, Import
         layout: None,
         notes,
     })
+}
+
+/// Notes on the two peaks a block prints when they do not mean what their rows suggest:
+/// vLLM's "Peak concurrent requests" (requests active during any part of a 1-second bucket)
+/// above the client's cap or above the exact peak in flight, and guidellm's instantaneous
+/// "Peak output token throughput" above the most tokens any 1-second window holds.
+fn peak_notes(r: &BenchmarkResult) -> Vec<String> {
+    let mut notes = Vec::new();
+    let exact = r.exact.as_ref();
+    if let (Some(Convention::Vllm), Some(peak)) = (r.meta.convention, r.peak_concurrent_requests) {
+        let in_flight = exact.and_then(|e| e.peak_in_flight);
+        let above_cap = r.max_concurrency.is_some_and(|c| peak > c as f64);
+        let above_exact = in_flight.is_some_and(|n| peak > n as f64);
+        if above_cap || above_exact {
+            let exact = in_flight
+                .map(|n| format!("; the most in flight at one instant was {n}"))
+                .unwrap_or_default();
+            notes.push(format!(
+                "Peak concurrent requests ({peak:.0}) is vLLM's per-second figure: every request \
+                 active at any time during a 1-second bucket, not the number in flight at one \
+                 instant{exact}"
+            ));
+        }
+    }
+    if let (Some(Convention::Guidellm), Some(peak), Some(window)) = (
+        r.meta.convention,
+        r.peak_output_throughput_per_s,
+        exact.and_then(|e| e.peak_output_tokens_per_s),
+    ) {
+        if peak > window * 1.02 + 1.0 {
+            notes.push(format!(
+                "Peak output token throughput ({peak:.2} tok/s) is guidellm's instantaneous \
+                 rate: no 1-second window of the run holds more than {window:.0} output tokens, \
+                 so it was never sustained for a second"
+            ));
+        }
+    }
+    notes
 }
 
 const GUIDELLM_VLLM_NOTES: [&str; 2] = [

@@ -16,7 +16,7 @@
 //! differences (output length falls back to the requested length, latency runs to
 //! `[DONE]`) are documented in `shared/reference/vllm-sglang-bench.md` §5.
 
-use super::json::{self, OrderedObject};
+use super::json::OrderedObject;
 use super::vllm::{detailed_records, Ctx};
 use super::{json_lines, read_file, ImportError};
 use crate::record::RequestRecord;
@@ -57,27 +57,15 @@ pub fn from_path(path: &std::path::Path) -> Result<Vec<SglangRun>, ImportError> 
 /// assert_eq!(runs[0].result.ttft.as_ref().unwrap().percentile(99.0), Some(40.0));
 /// ```
 pub fn from_slice(bytes: &[u8]) -> Result<Vec<SglangRun>, ImportError> {
-    let lines: Vec<(usize, &[u8])> = json_lines(bytes).collect();
-    if lines.is_empty() {
+    let Some((first_line, _)) = json_lines(bytes).next() else {
         return Err(ImportError::Empty {
             path: "line 1".into(),
         });
-    }
-    match json::parse_slice::<OrderedObject>(bytes, 0) {
-        Ok(obj) => return Ok(vec![convert(&obj, lines[0].0, bytes)?]),
-        // A truncated or broken single document: its own error, at its own line.
-        Err(whole) if lines.len() == 1 || !super::looks_like_json_lines(&whole) => {
-            return Err(whole)
-        }
-        Err(_) => {} // JSON Lines
-    }
-    lines
-        .into_iter()
-        .map(|(n, l)| {
-            let obj = json::parse_slice::<OrderedObject>(l, n - 1)?;
-            convert(&obj, n, l)
-        })
-        .collect()
+    };
+    // A truncated or broken single document gives its own error, at its own line.
+    super::object_or_lines(bytes, |obj, line, l| {
+        convert(obj, line.unwrap_or(first_line), l)
+    })
 }
 
 fn convert(obj: &OrderedObject, line: usize, text: &[u8]) -> Result<SglangRun, ImportError> {

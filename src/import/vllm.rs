@@ -30,7 +30,7 @@ use std::time::Duration;
 use serde_json::Value;
 
 use super::json::{self, OrderedObject};
-use super::{json_lines, read_file, ImportError};
+use super::{read_file, ImportError};
 use crate::format::text::{Field, Layout, Row, Section, Stat, Style};
 use crate::record::{Chunk, ErrorKind, Outcome, RequestRecord};
 use crate::result::{BenchmarkResult, Convention, Percentile, RunMeta, Summary};
@@ -75,22 +75,9 @@ pub fn from_path(path: &std::path::Path) -> Result<Vec<VllmRun>, ImportError> {
 /// assert!(runs.iter().any(|r| r.infinite_rate && r.result.request_rate_configured.is_none()));
 /// ```
 pub fn from_slice(bytes: &[u8]) -> Result<Vec<VllmRun>, ImportError> {
-    match json::parse_slice::<OrderedObject>(bytes, 0) {
-        Ok(obj) => Ok(vec![convert(&obj, Ctx::with_non_finite(None, bytes))?]),
-        Err(whole) => {
-            let lines: Vec<(usize, &[u8])> = json_lines(bytes).collect();
-            if lines.len() < 2 || !super::looks_like_json_lines(&whole) {
-                return Err(whole);
-            }
-            lines
-                .into_iter()
-                .map(|(n, l)| {
-                    let obj = json::parse_slice::<OrderedObject>(l, n - 1)?;
-                    convert(&obj, Ctx::with_non_finite(Some(n), l))
-                })
-                .collect()
-        }
-    }
+    super::object_or_lines(bytes, |obj, line, l| {
+        convert(obj, Ctx::with_non_finite(line, l))
+    })
 }
 
 /// The metrics vLLM summarises, with their key names.

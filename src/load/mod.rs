@@ -38,7 +38,7 @@ use std::time::Duration;
 use crate::format::text::{BlocksFile, Layout, BLOCKS_FORMAT, BLOCKS_VERSION};
 use crate::import::{self, ImportError};
 use crate::record::RequestRecord;
-use crate::result::{BenchmarkResult, SCHEMA_VERSION};
+use crate::result::{BenchmarkResult, MIN_SCHEMA_VERSION, SCHEMA_VERSION};
 
 mod error;
 mod sniff;
@@ -532,7 +532,8 @@ fn servebench_json(bytes: &[u8]) -> Result<Vec<JsonResult>, ImportError> {
         .collect()
 }
 
-/// Every result's `schema_version` is this crate's.
+/// Every result's `schema_version` is one this crate reads
+/// ([`MIN_SCHEMA_VERSION`]`..=`[`SCHEMA_VERSION`]).
 fn check_versions<'a>(
     value: &'a serde_json::Value,
     path: impl Fn(usize) -> String,
@@ -540,12 +541,17 @@ fn check_versions<'a>(
 ) -> Result<(), ImportError> {
     for (i, v) in results(value).into_iter().enumerate() {
         match v.get("schema_version") {
-            Some(s) if s.as_u64() == Some(u64::from(SCHEMA_VERSION)) => {}
+            Some(s)
+                if s.as_u64().is_some_and(|v| {
+                    (u64::from(MIN_SCHEMA_VERSION)..=u64::from(SCHEMA_VERSION)).contains(&v)
+                }) => {}
             Some(s) => {
                 return Err(ImportError::UnsupportedSchema {
                     format: "servebench",
                     path: path(i),
-                    found: format!("{s} (this servebench reads {SCHEMA_VERSION})"),
+                    found: format!(
+                        "{s} (this servebench reads {MIN_SCHEMA_VERSION} to {SCHEMA_VERSION})"
+                    ),
                 });
             }
             None => {

@@ -237,33 +237,63 @@ impl Stats {
     }
 }
 
+/// Something per status group; guidellm concatenates them in this order (successful,
+/// incomplete, errored) for its `total`.
+#[derive(Debug, Default)]
+struct ByStatus<T> {
+    successful: T,
+    incomplete: T,
+    errored: T,
+}
+
+impl<T> ByStatus<T> {
+    /// The group of `status`.
+    fn get_mut(&mut self, status: Status) -> &mut T {
+        match status {
+            Status::Successful => &mut self.successful,
+            Status::Incomplete => &mut self.incomplete,
+            Status::Errored => &mut self.errored,
+        }
+    }
+
+    /// `f` of every group.
+    fn map<U>(&self, mut f: impl FnMut(&T) -> U) -> ByStatus<U> {
+        ByStatus {
+            successful: f(&self.successful),
+            incomplete: f(&self.incomplete),
+            errored: f(&self.errored),
+        }
+    }
+}
+
 /// Build one [`StatusDistributions`] from per-status samples.
 fn by_status<T>(
-    groups: &[Vec<&Stats>; 3],
+    groups: &ByStatus<Vec<&Stats>>,
     f: impl Fn(&[&Stats], &mut Vec<T>),
     summarize: impl Fn(&[T]) -> WeightedDistribution,
 ) -> StatusDistributions
 where
     T: Clone,
 {
-    let mut parts: [Vec<T>; 3] = [Vec::new(), Vec::new(), Vec::new()];
-    for (g, p) in groups.iter().zip(parts.iter_mut()) {
-        f(g, p);
-    }
-    let successful = summarize(&parts[0]);
+    let parts = groups.map(|g| {
+        let mut out = Vec::new();
+        f(g, &mut out);
+        out
+    });
+    let successful = summarize(&parts.successful);
     // Usually only successes: the total is then the same distribution.
-    let total = if parts[1].is_empty() && parts[2].is_empty() {
+    let total = if parts.incomplete.is_empty() && parts.errored.is_empty() {
         successful.clone()
     } else {
-        let mut all = parts[0].clone();
-        all.extend(parts[1].iter().cloned());
-        all.extend(parts[2].iter().cloned());
+        let mut all = parts.successful.clone();
+        all.extend(parts.incomplete.iter().cloned());
+        all.extend(parts.errored.iter().cloned());
         summarize(&all)
     };
     StatusDistributions {
         successful,
-        incomplete: summarize(&parts[1]),
-        errored: summarize(&parts[2]),
+        incomplete: summarize(&parts.incomplete),
+        errored: summarize(&parts.errored),
         total,
     }
 }
@@ -290,15 +320,10 @@ pub fn guidellm_metrics(records: &[RequestRecord], opts: &MetricsOptions) -> Gui
         (origin, origin)
     };
 
-    let group = |keep: &dyn Fn(&Stats) -> bool| -> [Vec<&Stats>; 3] {
-        let mut g: [Vec<&Stats>; 3] = [Vec::new(), Vec::new(), Vec::new()];
+    let group = |keep: &dyn Fn(&Stats) -> bool| -> ByStatus<Vec<&Stats>> {
+        let mut g: ByStatus<Vec<&Stats>> = ByStatus::default();
         for s in stats.iter().filter(|s| keep(s)) {
-            let i = match s.status {
-                Status::Successful => 0,
-                Status::Incomplete => 1,
-                Status::Errored => 2,
-            };
-            g[i].push(s);
+            g.get_mut(s.status).push(s);
         }
         g
     };
@@ -313,7 +338,10 @@ pub fn guidellm_metrics(records: &[RequestRecord], opts: &MetricsOptions) -> Gui
         by_status(&main, |g, out| out.extend(g.iter().map(|s| f(s))), values)
     };
     // guidellm's `from_values_function`: requests whose value is None are left out.
-    let scheduled = main.iter().flatten().any(|s| s.scheduled.is_some());
+    let scheduled = [&main.successful, &main.incomplete, &main.errored]
+        .into_iter()
+        .flatten()
+        .any(|s| s.scheduled.is_some());
     let per_scheduled = |f: &dyn Fn(&Stats) -> Option<f64>| {
         scheduled.then(|| {
             by_status(
@@ -324,12 +352,12 @@ pub fn guidellm_metrics(records: &[RequestRecord], opts: &MetricsOptions) -> Gui
         })
     };
 
-    let n = |g: &Vec<&Stats>| g.len() as u64;
+    let n = main.map(|g| g.len() as u64);
     let request_totals = StatusCounts {
-        successful: n(&main[0]),
-        incomplete: n(&main[1]),
-        errored: n(&main[2]),
-        total: n(&main[0]) + n(&main[1]) + n(&main[2]),
+        successful: n.successful,
+        incomplete: n.incomplete,
+        errored: n.errored,
+        total: n.successful + n.incomplete + n.errored,
     };
 
     let goodput = opts.goodput.map(|slo| {
@@ -338,7 +366,8 @@ pub fn guidellm_metrics(records: &[RequestRecord], opts: &MetricsOptions) -> Gui
             (Some(_), None) => None,
             (Some(l), Some(v)) => Some(v <= l),
         };
-        let conforming: Vec<(f64, f64)> = main[0]
+        let conforming: Vec<(f64, f64)> = main
+            .successful
             .iter()
             .filter(|s| {
                 let verdicts = [

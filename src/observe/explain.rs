@@ -30,6 +30,7 @@ use std::fmt::Write as _;
 use serde::{Deserialize, Serialize};
 
 use super::series::{Known, ServerSeries};
+use crate::metrics::request::vllm_tpot;
 use crate::record::RequestRecord;
 
 /// One run as [`explain`] reads it.
@@ -116,19 +117,14 @@ pub fn client_ttft_ms(records: &[RequestRecord]) -> Option<f64> {
     )
 }
 
-/// The client's mean TPOT (vLLM's: (last − first token) ÷ (tokens − 1)) over successful
-/// requests with more than one token, ms.
+/// The client's mean TPOT (vLLM's, [`vllm_tpot`]: (E2EL − TTFT) ÷ (tokens − 1)) over
+/// successful requests with more than one token, ms.
 pub fn client_tpot_ms(records: &[RequestRecord]) -> Option<f64> {
     mean(
         records
             .iter()
             .filter(|r| r.outcome.is_success())
-            .filter_map(|r| {
-                let n = r.output_tokens();
-                let (first, last) = (r.chunks.first()?, r.chunks.last()?);
-                (n > 1)
-                    .then(|| last.at.saturating_sub(first.at).as_secs_f64() * 1e3 / (n - 1) as f64)
-            }),
+            .filter_map(|r| vllm_tpot(r).map(|d| d.as_secs_f64() * 1e3)),
     )
 }
 

@@ -36,6 +36,7 @@ use plotters::prelude::*;
 
 use super::series::{Known, ServerSeries};
 use super::slices::slices;
+use crate::metrics::request::vllm_tpot;
 use crate::record::RequestRecord;
 use crate::result::BenchmarkResult;
 
@@ -240,11 +241,7 @@ pub fn latencies_ms(records: &[RequestRecord], which: Latency) -> Vec<f64> {
         .filter_map(|r| match which {
             Latency::Ttft => r.ttft().map(|d| d.as_secs_f64() * 1e3),
             Latency::E2e => r.latency().map(|d| d.as_secs_f64() * 1e3),
-            Latency::Tpot => {
-                let n = r.output_tokens();
-                let (f, l) = (r.chunks.first()?, r.chunks.last()?);
-                (n > 1).then(|| l.at.saturating_sub(f.at).as_secs_f64() * 1e3 / (n - 1) as f64)
-            }
+            Latency::Tpot => vllm_tpot(r).map(|d| d.as_secs_f64() * 1e3),
         })
         .collect()
 }

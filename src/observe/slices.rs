@@ -3,8 +3,9 @@
 //! where its steady state lies ([`steady_state`]: the ramp-up while the server fills, the
 //! plateau, and the drain after the last arrivals).
 //!
-//! Times are the records' (seconds from the run's start). TPOT is vLLM's: (last token −
-//! first token) ÷ (output tokens − 1), for requests with more than one token.
+//! Times are the records' (seconds from the run's start). TPOT is vLLM's
+//! ([`crate::metrics::request::vllm_tpot`]: (E2EL − TTFT) ÷ (output tokens − 1)), for
+//! requests with more than one token.
 //!
 //! ```
 //! use std::time::Duration;
@@ -37,6 +38,7 @@ use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 
+use crate::metrics::request::vllm_tpot;
 use crate::record::RequestRecord;
 
 /// One time window of a run.
@@ -153,9 +155,8 @@ pub fn slices(records: &[RequestRecord], width: Duration) -> Result<Vec<Slice>, 
             ttft[i].0 += secs(t) * 1e3;
             ttft[i].1 += 1;
         }
-        let tokens = r.output_tokens();
-        if let (Some(first), true) = (r.chunks.first(), tokens > 1) {
-            tpot[i].0 += secs(last.at.saturating_sub(first.at)) * 1e3 / (tokens - 1) as f64;
+        if let Some(t) = vllm_tpot(r) {
+            tpot[i].0 += secs(t) * 1e3;
             tpot[i].1 += 1;
         }
     }

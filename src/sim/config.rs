@@ -219,6 +219,9 @@ pub struct Params {
     /// Probability that a draft token is accepted given the one before it was
     /// ([`MTP_ACCEPTANCE`]).
     pub spec_acceptance: f64,
+    /// Run-to-run variation ([`super::noise`]); `None` (the default) replays one run
+    /// exactly.
+    pub noise: Option<super::noise::NoiseModel>,
 }
 
 /// Per-position acceptance of Qwen3.5's MTP draft tokens, conditional on the previous
@@ -264,6 +267,7 @@ impl Params {
             cold_start_when_warm: spec_tokens > 0 && c.model.experts > 0,
             spec_tokens,
             spec_acceptance: MTP_ACCEPTANCE,
+            noise: None,
         }
     }
 }

@@ -83,6 +83,8 @@ pub struct H200Sim {
     scheduled: Vec<(usize, u64)>,
     /// Requests preempted so far (their blocks freed, recomputed later).
     preemptions: u64,
+    /// Run-to-run variation, when [`Params::noise`] is set.
+    noise: Option<super::noise::NoiseState>,
     /// vLLM's Prometheus counters and histograms ([`super::metrics`]).
     metrics: SimMetrics,
     /// Cached prompt blocks (prefix caching on): they hold pool blocks.
@@ -130,6 +132,7 @@ impl H200Sim {
         let layout = config.model.hybrid_layout();
         let total_blocks = (params.kv_pool_bytes / layout.block_bytes) as u64;
         let k = params.admission_concurrency;
+        let params_noise = params.noise;
         let block_tokens = if config.kv_fp8 {
             2 * layout.block_tokens
         } else {
@@ -158,6 +161,7 @@ impl H200Sim {
             scheduled: Vec::new(),
             preemptions: 0,
             cache: PrefixCache::default(),
+            noise: params_noise.map(super::noise::NoiseState::new),
         }
     }
 
@@ -408,14 +412,17 @@ impl H200Sim {
             load.add_sampled(n, r.computed, prefill, rows);
         }
         let step = &self.params.step;
-        let mut end = start
-            + step.step_seconds(&load)
+        let mut step_s = step.step_seconds(&load)
             + step.draft_seconds(
                 self.params.spec_tokens,
                 load.tokens,
                 emitting,
                 load.kv_tokens,
             );
+        if let Some(n) = &mut self.noise {
+            step_s = n.step_seconds(step_s);
+        }
+        let mut end = start + step_s;
         if !self.warm {
             // A fresh deployment's first batch pays the one-time kernel JIT/autotuning.
             end += self.params.cold_start_s;
@@ -555,7 +562,10 @@ impl Engine for H200Sim {
         let prompt = request.prompt_tokens + p.chat_template_tokens;
         let in_engine = (self.running.len() + self.waiting.len()) as f64;
         let work = p.admission_s * (1.0 + p.admission_load * in_engine);
-        let enter = self.now_s + p.net_in_s;
+        let mut enter = self.now_s + p.net_in_s;
+        if let Some(n) = &mut self.noise {
+            enter = n.enter_s(enter);
+        }
         // The cache finds shared blocks by hashing the prompt, as a server does
         // (`shared_prefix_tokens` is informational).
         let hashes = match (&request.prompt, self.config.prefix_caching) {

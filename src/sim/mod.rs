@@ -6,7 +6,7 @@
 //! step physics incl. MTP speculative decoding ([`model`]), the API server's admission queue
 //! ([`frontend`]), the scheduler and KV pool ([`engine`]) with its prefix cache
 //! ([`prefix_cache`]), running load profiles on it
-//! ([`run`]), what guidellm would have reported of a run ([`guidellm`]), Markdown rows
+//! ([`run`]), its seeded run-to-run variation ([`noise`]), what guidellm would have reported of a run ([`guidellm`]), Markdown rows
 //! ([`markdown`]), with `cli` the shared command line ([`cli`](self#modules)) and, with
 //! `http`, serving it as an OpenAI-compatible streaming server ([`serve`]).
 //!
@@ -31,6 +31,7 @@ pub mod markdown;
 
 pub mod metrics;
 pub mod model;
+pub mod noise;
 pub mod prefix_cache;
 pub mod run;
 #[cfg(feature = "http")]

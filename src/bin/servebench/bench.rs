@@ -205,6 +205,10 @@ pub struct Args {
     quiet: bool,
     #[command(flatten)]
     workload: WorkloadArgs,
+    /// Also compute 95 % confidence intervals from the records (stored in the saved result)
+    /// and print them under the report block, which itself is unchanged.
+    #[arg(long)]
+    ci: bool,
     /// Run shard K of N (1-based): the whole workload and schedule are built from the seed,
     /// this process sends requests K-1, K-1+N, … at their original times; `servebench merge`
     /// joins the N run files.
@@ -594,6 +598,15 @@ fn run(args: &Args) -> Result<(String, u8), Failure> {
     bar.finish_and_clear();
     let mut run = outcome.map_err(|e| InputError(format!("bench: {e}")))?;
     run.file.command_line = std::env::args().collect();
+    if args.ci {
+        let opts = servebench::noise::within::IntervalOptions::default();
+        let file = &mut run.file;
+        if let Err(e) =
+            servebench::noise::within::attach_intervals(&file.records, &mut file.result, &opts)
+        {
+            eprintln!("servebench: no confidence intervals: {e}");
+        }
+    }
     let records = &run.file.records;
     if plain {
         let failed = records.iter().filter(|r| !r.outcome.is_success()).count();
@@ -673,7 +686,11 @@ fn run(args: &Args) -> Result<(String, u8), Failure> {
         ))
         .into());
     }
-    let text = bench_output::render(&run.file.result, args.format, style)
+    let mut text = bench_output::render(&run.file.result, args.format, style)
         .map_err(|e| InputError(format!("bench: {e}")))?;
+    if args.ci {
+        text.push('\n');
+        text.push_str(&servebench::format::intervals::render(&run.file.result));
+    }
     Ok((text, status))
 }

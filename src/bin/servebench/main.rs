@@ -5,6 +5,8 @@
 //! (clap's own exit code for bad arguments); `lint` also exits 3 when it has findings.
 
 #[cfg(feature = "http")]
+mod accuracy;
+#[cfg(feature = "http")]
 mod bench;
 #[cfg(feature = "http")]
 mod bench_output;
@@ -23,6 +25,8 @@ mod shard;
 mod signals;
 #[cfg(feature = "sim")]
 mod simulate;
+#[cfg(all(feature = "study", unix))]
+mod study;
 mod sweep_cmd;
 mod values;
 mod workload_args;
@@ -58,8 +62,15 @@ enum Command {
     /// Benchmark an OpenAI-compatible server (vLLM, SGLang, the h200_server example).
     #[cfg(feature = "http")]
     Bench(Box<bench::Args>),
+    /// How far clients' figures are from the server's own: join client files to the
+    /// example server's timeline (`h200_server --timeline`) and report each one's errors.
+    #[cfg(feature = "http")]
+    Accuracy(accuracy::Args),
     /// Merge the run files of a sharded run (`bench --shard K/N`) into one run file.
     Merge(merge::Args),
+    /// Run a tuning study (launching servers or on the simulator) and write its document.
+    #[cfg(all(feature = "study", unix))]
+    Study(study::Args),
     /// Simulate vLLM serving a Qwen3.5 model on an H100/H200 (the h200_server example's
     /// flags): any model, GPU, vLLM flags and load.
     #[cfg(feature = "sim")]
@@ -84,9 +95,14 @@ fn main() -> ExitCode {
         Command::Report(a) => report::run(&a),
         // `lint` prints its own findings and has its own exit statuses (0, 1, 3).
         Command::Lint(a) => return lint::run(&a),
+        // `study` has its own exit statuses (0, 1, 2, 130 when interrupted).
+        #[cfg(all(feature = "study", unix))]
+        Command::Study(a) => return study::run(&a),
         // `bench` has its own exit statuses (130/143 when interrupted) and usage errors.
         #[cfg(feature = "http")]
         Command::Bench(a) => return bench::main(&a),
+        #[cfg(feature = "http")]
+        Command::Accuracy(a) => accuracy::run(&a),
         Command::Merge(a) => merge::run(&a),
         #[cfg(feature = "sim")]
         Command::Simulate(a) => simulate::run(&a),

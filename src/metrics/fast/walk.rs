@@ -1,6 +1,7 @@
 //! One worker's walk over its range of records: per-request figures, per-chunk cells and
 //! per-gap batches, and the careful re-walk of requests with out-of-order or long gaps.
 
+use super::super::request::vllm_tpot_s;
 use super::super::{record_end, vllm_success, NANOS_PER_S};
 use super::*;
 use crate::record::{Chunk, RequestRecord};
@@ -187,19 +188,15 @@ impl<'a> Worker<'a> {
             self.bad = true;
             return;
         };
-        let output_len = match r.usage_output_tokens {
-            Some(n) if n > 0 => n,
-            _ => tokens,
-        };
+        let output_len = r.output_tokens_or(|| tokens);
         self.total_output = self.total_output.saturating_add(output_len);
         self.total_input = self
             .total_input
             .saturating_add(r.input_tokens().unwrap_or(0));
         let ttft = secs_f64(first_ns.saturating_sub(sent));
         let latency = secs_f64(last_ns - sent);
-        let mut tpot = 0.0;
-        if output_len > 1 {
-            tpot = (latency - ttft) / (output_len - 1) as f64;
+        let tpot = vllm_tpot_s(ttft, latency, output_len);
+        if let Some(tpot) = tpot {
             match out.tpots.get_mut(self.n_tpots) {
                 Some(t) => *t = tpot,
                 None => self.bad = true,
@@ -207,6 +204,7 @@ impl<'a> Worker<'a> {
             self.n_tpots += 1;
         }
         if let Some(slo) = &self.setup.slo {
+            let tpot = tpot.unwrap_or(0.0);
             self.good += u64::from(super::super::meets_slo(slo, ttft, tpot, latency));
         }
         let i = self.successes as usize;

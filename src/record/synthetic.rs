@@ -1,27 +1,38 @@
-//! Deterministic synthetic runs for the metrics benchmarks and `scripts/numpy_metrics.py`
-//! (shared by `benches/metrics.rs` and `examples/metrics_dataset.rs` through `#[path]`).
+//! Deterministic synthetic runs ([`generate`]) for the metrics benchmarks
+//! (`benches/metrics.rs`), `examples/metrics_dataset.rs` and `scripts/numpy_metrics.py`,
+//! and their binary array layout ([`write_dataset`]).
 //!
 //! Binary layout written by [`write_dataset`] (all little-endian, one file per array, in
 //! a directory, plus `meta.json`): `sent_ns.u64`, `usage_out.u32` (0 = not reported),
 //! `prompt.u32`, `success.u8`, `chunk_offsets.u64` (n + 1 prefix offsets into the chunk
-//! arrays), `chunk_at_ns.u64`, `chunk_tokens.u32`.
-
-#![allow(dead_code)]
+//! arrays), `chunk_at_ns.u64`, `chunk_tokens.u32`. Each file is written to a temporary name and
+//! renamed into place.
+//!
+//! ```
+//! use servebench::record::synthetic::generate;
+//! let run = generate(100, 10, 50.0, 42);
+//! assert_eq!(run.len(), 100);
+//! assert!(run.iter().all(|r| r.chunks.len() == 10));
+//! assert_eq!(run, generate(100, 10, 50.0, 42)); // deterministic
+//! ```
 
 use std::io::Write;
 use std::path::Path;
 use std::time::Duration;
 
-use servebench::record::{Chunk, ErrorKind, Outcome, RequestRecord};
+use super::{Chunk, ErrorKind, Outcome, RequestRecord};
 
 /// SplitMix64: a tiny, good-enough seeded PRNG.
+#[derive(Debug, Clone)]
 pub struct SplitMix64(u64);
 
 impl SplitMix64 {
+    /// A generator seeded with `seed`.
     pub fn new(seed: u64) -> Self {
         SplitMix64(seed)
     }
 
+    /// The next 64 random bits.
     pub fn next_u64(&mut self) -> u64 {
         self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
         let mut z = self.0;
@@ -32,7 +43,7 @@ impl SplitMix64 {
 
     /// Uniform in `[lo, hi)`.
     pub fn range(&mut self, lo: u64, hi: u64) -> u64 {
-        lo + self.next_u64() % (hi - lo).max(1)
+        lo + self.next_u64() % hi.saturating_sub(lo).max(1)
     }
 }
 
@@ -45,7 +56,7 @@ pub fn generate(n: usize, chunks: usize, rate: f64, seed: u64) -> Vec<RequestRec
     let mut records = Vec::with_capacity(n);
     let mut t = 0u64;
     for id in 0..n {
-        t += rng.range(gap_ns / 2, gap_ns * 3 / 2 + 1);
+        t += rng.range(gap_ns / 2, gap_ns.saturating_mul(3) / 2 + 1);
         let mut r = RequestRecord::new(id as u64, Duration::from_nanos(t));
         r.prompt_tokens = Some(rng.range(64, 2048));
         let mut at = t + rng.range(20_000_000, 400_000_000);
@@ -79,8 +90,15 @@ pub fn generate(n: usize, chunks: usize, rate: f64, seed: u64) -> Vec<RequestRec
     records
 }
 
+/// Write `bytes` to `dir/name` through a temporary file renamed into place.
 fn write_file(dir: &Path, name: &str, bytes: impl Iterator<Item = u8>) -> std::io::Result<()> {
-    let mut w = std::fs::File::create(dir.join(name))?;
+    let tmp = dir.join(format!(".{name}.tmp"));
+    write_bytes(&tmp, bytes)?;
+    std::fs::rename(&tmp, dir.join(name))
+}
+
+fn write_bytes(path: &Path, bytes: impl Iterator<Item = u8>) -> std::io::Result<()> {
+    let mut w = std::fs::File::create(path)?;
     let mut buf = Vec::with_capacity(1 << 20);
     for b in bytes {
         buf.push(b);
@@ -93,7 +111,8 @@ fn write_file(dir: &Path, name: &str, bytes: impl Iterator<Item = u8>) -> std::i
     w.flush()
 }
 
-/// Write `records` in the layout described in the module docs.
+/// Write `records` into the directory `dir` (created if missing) in the layout described
+/// in the module docs.
 pub fn write_dataset(dir: &Path, records: &[RequestRecord]) -> std::io::Result<()> {
     std::fs::create_dir_all(dir)?;
     let ns = |d: Duration| d.as_nanos() as u64;
@@ -148,5 +167,32 @@ pub fn write_dataset(dir: &Path, records: &[RequestRecord]) -> std::io::Result<(
             .flat_map(|r| r.chunks.iter().flat_map(|c| c.tokens.to_le_bytes())),
     )?;
     let meta = format!("{{\"requests\": {}, \"chunks\": {}}}\n", records.len(), o);
-    std::fs::write(dir.join("meta.json"), meta)
+    write_file(dir, "meta.json", meta.into_bytes().into_iter())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn arrays_hold_the_records() {
+        let run = generate(50, 4, 100.0, 7);
+        assert!(run.iter().any(|r| r.usage_output_tokens.is_none()));
+        let dir = std::env::temp_dir().join(format!("sb-synth-{}", std::process::id()));
+        write_dataset(&dir, &run).unwrap();
+        let read = |name: &str| std::fs::read(dir.join(name)).unwrap();
+        let sent: Vec<u64> = read("sent_ns.u64")
+            .chunks(8)
+            .map(|b| u64::from_le_bytes(b.try_into().unwrap()))
+            .collect();
+        let want: Vec<u64> = run.iter().map(|r| r.sent_at.as_nanos() as u64).collect();
+        assert_eq!(sent, want);
+        assert_eq!(read("chunk_tokens.u32").len(), 50 * 4 * 4);
+        let ok: Vec<bool> = read("success.u8").iter().map(|&b| b == 1).collect();
+        let want: Vec<bool> = run.iter().map(|r| r.outcome.is_success()).collect();
+        assert_eq!(ok, want);
+        let meta = String::from_utf8(read("meta.json")).unwrap();
+        assert_eq!(meta, "{\"requests\": 50, \"chunks\": 200}\n");
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
 }

@@ -1,0 +1,255 @@
+//! The ids a client file knows each of its requests by — the `x-request-id` it sent, the
+//! response id the server answered with — in the order of the loader's records, so that
+//! each record can be joined to the server's timeline.
+//!
+//! | client file | ids |
+//! |---|---|
+//! | servebench run file | `x-request-id: servebench-{record id}` (what `bench` sends) |
+//! | guidellm JSON / YAML | each listed request's `request_id` and `response_id` |
+//! | aiperf `profile_export.jsonl` | `metadata.x_request_id` (aiperf sends it as `X-Request-ID`) |
+//!
+//! vLLM's `--save-detailed` lists, SGLang's `--output-details` lists and every aggregate-only
+//! format keep no id: [`request_keys`] says so ([`KeysError::NoIds`]).
+
+use serde::Deserialize;
+
+use crate::http::client::REQUEST_ID_PREFIX;
+use crate::load::{Format, Run};
+
+/// How one client request can be found in the server's timeline.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct RequestKeys {
+    /// The `x-request-id` the client sent (the timeline's `request_id`), when known.
+    pub request_id: Option<String>,
+    /// The response's `id` as the client recorded it (the timeline's `response_id`).
+    pub response_id: Option<String>,
+}
+
+/// Why a file's request ids could not be read.
+#[derive(Debug, thiserror::Error)]
+pub enum KeysError {
+    /// The format keeps no per-request id.
+    #[error("{format} keeps no request ids: it cannot be joined to a timeline")]
+    NoIds {
+        /// What the file was read as.
+        format: &'static str,
+    },
+    /// The ids could not be read (the JSON path or line says where).
+    #[error("reading request ids: {0}")]
+    Parse(String),
+    /// The file lists a different number of ids than the loader found records.
+    #[error("{what}: {ids} request ids for {records} records")]
+    Count {
+        /// Which run (`$.benchmarks[0]`) or the file.
+        what: String,
+        /// Ids read.
+        ids: usize,
+        /// Records the loader read.
+        records: usize,
+    },
+}
+
+/// The keys of every record of every run of one file (`runs`, as [`crate::load::load`]
+/// read them from `bytes`), run by run in the loader's order; runs without records get an
+/// empty list.
+///
+/// # Errors
+///
+/// [`KeysError::NoIds`] for formats without ids, [`KeysError::Parse`] when the ids cannot
+/// be read, [`KeysError::Count`] when their number differs from the records'.
+///
+/// ```
+/// use servebench::accuracy::keys::request_keys;
+/// let line = br#"{"metadata": {"x_request_id": "a-1", "request_start_ns": 1000000000, "request_end_ns": 1030000000}, "metrics": {"time_to_first_token": {"value": 10.0, "unit": "ms"}, "output_sequence_length": {"value": 3, "unit": "tokens"}}}"#;
+/// let runs = servebench::load::load("profile_export.jsonl", line).unwrap();
+/// let keys = request_keys(&runs, line).unwrap();
+/// assert_eq!(keys[0][0].request_id.as_deref(), Some("a-1"));
+/// ```
+pub fn request_keys(runs: &[Run], bytes: &[u8]) -> Result<Vec<Vec<RequestKeys>>, KeysError> {
+    let Some(format) = runs.first().map(|r| r.provenance.format) else {
+        return Ok(Vec::new());
+    };
+    let keys: Vec<Vec<RequestKeys>> = match format {
+        Format::ServebenchRun => runs
+            .iter()
+            .map(|r| {
+                r.records
+                    .iter()
+                    .flat_map(|rs| &rs.all)
+                    .map(|rec| RequestKeys {
+                        request_id: Some(format!("{REQUEST_ID_PREFIX}{}", rec.id)),
+                        response_id: None,
+                    })
+                    .collect()
+            })
+            .collect(),
+        Format::GuidellmJson | Format::GuidellmYaml => {
+            let report: GuidellmIds = if format == Format::GuidellmYaml {
+                serde_yaml_ng::from_slice(bytes).map_err(|e| KeysError::Parse(e.to_string()))?
+            } else {
+                let de = &mut serde_json::Deserializer::from_slice(bytes);
+                serde_path_to_error::deserialize(de).map_err(|e| KeysError::Parse(e.to_string()))?
+            };
+            report
+                .benchmarks
+                .into_iter()
+                .map(|b| {
+                    let r = b.requests.unwrap_or_default();
+                    r.successful
+                        .into_iter()
+                        .chain(r.errored)
+                        .chain(r.incomplete)
+                        .map(|q| RequestKeys {
+                            request_id: q.request_id,
+                            response_id: q.response_id,
+                        })
+                        .collect()
+                })
+                .collect()
+        }
+        Format::AiperfJsonl => vec![aiperf_keys(bytes)?],
+        other => {
+            return Err(KeysError::NoIds {
+                format: other.description(),
+            })
+        }
+    };
+    if keys.len() != runs.len() {
+        return Err(KeysError::Count {
+            what: "the file's runs".into(),
+            ids: keys.len(),
+            records: runs.len(),
+        });
+    }
+    for (run, k) in runs.iter().zip(&keys) {
+        let records = run.records.as_ref().map_or(0, |r| r.all.len());
+        if records != k.len() {
+            return Err(KeysError::Count {
+                what: run.provenance.origin(),
+                ids: k.len(),
+                records,
+            });
+        }
+    }
+    Ok(keys)
+}
+
+/// aiperf's profiling lines' `metadata.x_request_id`, with the importer's filter (warmup
+/// lines are not records).
+fn aiperf_keys(bytes: &[u8]) -> Result<Vec<RequestKeys>, KeysError> {
+    #[derive(Deserialize)]
+    struct Line {
+        metadata: Meta,
+    }
+    #[derive(Deserialize)]
+    struct Meta {
+        x_request_id: Option<String>,
+        #[serde(default)]
+        benchmark_phase: Option<String>,
+    }
+    let mut out = Vec::new();
+    for (i, l) in bytes.split(|&b| b == b'\n').enumerate() {
+        if l.iter().all(u8::is_ascii_whitespace) {
+            continue;
+        }
+        let de = &mut serde_json::Deserializer::from_slice(l);
+        let line: Line = serde_path_to_error::deserialize(de)
+            .map_err(|e| KeysError::Parse(format!("line {}: {e}", i + 1)))?;
+        if line
+            .metadata
+            .benchmark_phase
+            .as_deref()
+            .is_some_and(|p| p != "profiling")
+        {
+            continue;
+        }
+        out.push(RequestKeys {
+            request_id: line.metadata.x_request_id,
+            response_id: None,
+        });
+    }
+    Ok(out)
+}
+
+#[derive(Deserialize)]
+struct GuidellmIds {
+    #[serde(default)]
+    benchmarks: Vec<GuidellmBench>,
+}
+
+#[derive(Deserialize)]
+struct GuidellmBench {
+    #[serde(default)]
+    requests: Option<GuidellmRequests>,
+}
+
+#[derive(Deserialize, Default)]
+struct GuidellmRequests {
+    #[serde(default)]
+    successful: Vec<GuidellmRequest>,
+    #[serde(default)]
+    errored: Vec<GuidellmRequest>,
+    #[serde(default)]
+    incomplete: Vec<GuidellmRequest>,
+}
+
+#[derive(Deserialize)]
+struct GuidellmRequest {
+    #[serde(default)]
+    request_id: Option<String>,
+    #[serde(default)]
+    response_id: Option<String>,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn keys_of(name: &str, bytes: &[u8]) -> Result<Vec<Vec<RequestKeys>>, KeysError> {
+        let runs = crate::load::load(name, bytes).unwrap();
+        request_keys(&runs, bytes)
+    }
+
+    #[test]
+    fn guidellm_json_and_yaml_give_the_same_ids_in_record_order() {
+        let dir = concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/tests/fixtures/guidellm-0.8.1/"
+        );
+        let json = std::fs::read(format!("{dir}benchmarks.json")).unwrap();
+        let yaml = std::fs::read(format!("{dir}benchmarks.yaml")).unwrap();
+        let j = keys_of("benchmarks.json", &json).unwrap();
+        let y = keys_of("benchmarks.yaml", &yaml).unwrap();
+        assert_eq!(j, y);
+        assert_eq!(j[0].len(), 20);
+        assert!(j[0].iter().all(|k| k
+            .response_id
+            .as_deref()
+            .is_some_and(|r| r.starts_with("chatcmpl-"))));
+        let distinct: std::collections::HashSet<_> =
+            j[0].iter().map(|k| k.request_id.clone()).collect();
+        assert_eq!(distinct.len(), 20);
+    }
+
+    #[test]
+    fn aiperf_ids_follow_the_profiling_lines_and_formats_without_ids_say_so() {
+        let path = concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/tests/fixtures/aiperf/profile_export.jsonl"
+        );
+        let bytes = std::fs::read(path).unwrap();
+        let k = keys_of("profile_export.jsonl", &bytes).unwrap();
+        assert_eq!(k[0].len(), 40);
+        assert!(k[0].iter().all(|k| k.request_id.is_some()));
+        let vllm = std::fs::read(concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/tests/fixtures/vllm-0.33/result.json"
+        ))
+        .unwrap();
+        let err = keys_of("result.json", &vllm).unwrap_err().to_string();
+        assert_eq!(
+            err,
+            "a vLLM result (JSON) keeps no request ids: it cannot be joined to a timeline"
+        );
+    }
+}

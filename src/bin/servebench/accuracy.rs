@@ -1,0 +1,186 @@
+//! `servebench accuracy --truth TIMELINE CLIENT_FILE… [--format text|json]`: each client
+//! file's requests joined to the example server's timeline (`h200_server --timeline`), and
+//! the client's TTFT, ITL, TPOT and E2E error against the server's, its unmatched requests
+//! and its throughput against the server's (see `servebench::accuracy`).
+
+use std::fmt::Write as _;
+use std::path::{Path, PathBuf};
+
+use servebench::accuracy::{self, ClientAccuracy, ErrorStats};
+
+use crate::input::InputError;
+
+/// Output formats.
+#[derive(Debug, Clone, Copy, Default, clap::ValueEnum)]
+pub enum FormatArg {
+    /// A block per client run, then a summary table.
+    #[default]
+    Text,
+    /// A JSON array, one object per client run.
+    Json,
+}
+
+/// Arguments of `servebench accuracy`.
+#[derive(Debug, clap::Args)]
+pub struct Args {
+    /// The server's timeline: `h200_server --serve … --timeline FILE` (or `GET /timeline`
+    /// saved to a file), JSON Lines.
+    #[arg(long, value_name = "TIMELINE")]
+    truth: PathBuf,
+    /// Client files with per-request records and ids: servebench run files
+    /// (`bench --output`), guidellm JSON/YAML reports, aiperf `profile_export.jsonl`.
+    #[arg(value_name = "CLIENT_FILE", required = true)]
+    clients: Vec<PathBuf>,
+    /// Output format (`json`: an array, one object per client run).
+    #[arg(long, value_enum, default_value_t)]
+    format: FormatArg,
+}
+
+/// The accuracy report.
+pub fn run(args: &Args) -> Result<String, InputError> {
+    let clients: Vec<&Path> = args.clients.iter().map(PathBuf::as_path).collect();
+    let all =
+        accuracy::measure_files(&args.truth, &clients).map_err(|e| InputError(e.to_string()))?;
+    match args.format {
+        FormatArg::Json => serde_json::to_string_pretty(&all)
+            .map(|s| s + "\n")
+            .map_err(|e| InputError(format!("cannot write JSON: {e}"))),
+        FormatArg::Text => Ok(text(&args.truth, &all)),
+    }
+}
+
+fn signed(x: f64) -> String {
+    format!("{x:+.3}")
+}
+
+fn opt(x: Option<f64>, digits: usize) -> String {
+    x.map_or_else(|| "-".into(), |v| format!("{v:.digits$}"))
+}
+
+fn row(out: &mut String, name: &str, s: Option<&ErrorStats>) {
+    match s {
+        Some(s) => {
+            let _ = writeln!(
+                out,
+                "  {name:<5} {:>7} {:>11} {:>11} {:>11} {:>11}",
+                s.count,
+                signed(s.median_ms),
+                signed(s.p99_ms),
+                signed(s.max_ms),
+                format!("{:.3}", s.truth_median_ms),
+            );
+        }
+        None => {
+            let _ = writeln!(out, "  {name:<5} {:>7}", 0);
+        }
+    }
+}
+
+/// The text report: a block per client run, then one line per run.
+fn text(truth: &Path, all: &[ClientAccuracy]) -> String {
+    let mut out = String::new();
+    let _ = writeln!(
+        out,
+        "Client error against the server's timeline {} (client − server, ms)",
+        truth.display()
+    );
+    for a in all {
+        let _ = writeln!(out, "\n{} — {} ({})", a.tool, a.file, a.run);
+        let _ = writeln!(
+            out,
+            "  requests {}, matched {}, unmatched {}, ambiguous {}, failed {}",
+            a.requests, a.matched, a.unmatched, a.ambiguous, a.failed
+        );
+        if !a.unmatched_examples.is_empty() {
+            let _ = writeln!(out, "  unmatched e.g.: {}", a.unmatched_examples.join(", "));
+        }
+        let _ = writeln!(
+            out,
+            "  {:<5} {:>7} {:>11} {:>11} {:>11} {:>11}",
+            "", "n", "median", "p99", "max", "server p50"
+        );
+        row(&mut out, "TTFT", a.ttft.as_ref());
+        if a.ttft_server_late.is_some() {
+            row(&mut out, " srv", a.ttft_server_late.as_ref());
+            row(&mut out, " rest", a.ttft_after_release.as_ref());
+        }
+        row(&mut out, "ITL", a.itl.as_ref());
+        row(&mut out, "TPOT", a.tpot.as_ref());
+        row(&mut out, "E2E", a.e2e.as_ref());
+        if a.ttft_server_late.is_some() {
+            let _ = writeln!(
+                out,
+                "  (TTFT = srv + rest: srv is the server's own lateness, its engine thread \
+                 releasing the first chunk after the engine produced it; rest is everything \
+                 after that release)"
+            );
+        }
+        if a.itl_skipped > 0 {
+            let _ = writeln!(
+                out,
+                "  ITL: {} requests skipped (client and server chunk counts differ)",
+                a.itl_skipped
+            );
+        }
+        let t = &a.throughput;
+        let _ = writeln!(
+            out,
+            "  output throughput: client {} tok/s, server {} tok/s ({} %)",
+            opt(t.client_output_tok_per_s, 1),
+            opt(t.truth_output_tok_per_s, 1),
+            t.output_error_pct
+                .map_or_else(|| "-".into(), |p| format!("{p:+.2}")),
+        );
+        let _ = writeln!(
+            out,
+            "  request throughput: client {} req/s, server {} req/s",
+            opt(t.client_request_per_s, 3),
+            opt(t.truth_request_per_s, 3),
+        );
+        let intended = match (t.intended_concurrency, t.intended_rate_per_s) {
+            (Some(c), Some(r)) => format!("concurrency {c}, rate {r} req/s"),
+            (Some(c), None) => format!("concurrency {c}"),
+            (None, Some(r)) => format!("rate {r} req/s"),
+            (None, None) => "-".into(),
+        };
+        let _ = writeln!(
+            out,
+            "  load: intended {intended}; at the server: exact peak in flight {}, mean {}",
+            t.truth_peak_in_flight
+                .map_or_else(|| "-".into(), |p| p.to_string()),
+            opt(t.truth_mean_in_flight, 2),
+        );
+    }
+    let _ = writeln!(
+        out,
+        "\n{:<10} {:<32} {:>9} {:>9} {:>9} {:>9} {:>8}",
+        "client", "file", "TTFT p50", "TTFT p99", "E2E p50", "E2E p99", "tok/s %"
+    );
+    for a in all {
+        let m = |s: Option<&ErrorStats>, f: fn(&ErrorStats) -> f64| {
+            s.map_or_else(|| "-".into(), |s| signed(f(s)))
+        };
+        let file: String = {
+            let n = a.file.chars().count();
+            if n > 32 {
+                a.file.chars().skip(n - 32).collect()
+            } else {
+                a.file.clone()
+            }
+        };
+        let _ = writeln!(
+            out,
+            "{:<10} {:<32} {:>9} {:>9} {:>9} {:>9} {:>8}",
+            a.tool,
+            file,
+            m(a.ttft.as_ref(), |s| s.median_ms),
+            m(a.ttft.as_ref(), |s| s.p99_ms),
+            m(a.e2e.as_ref(), |s| s.median_ms),
+            m(a.e2e.as_ref(), |s| s.p99_ms),
+            a.throughput
+                .output_error_pct
+                .map_or_else(|| "-".into(), |p| format!("{p:+.2}")),
+        );
+    }
+    out
+}

@@ -1,0 +1,88 @@
+//! The metric-by-metric comparison table of [`Comparison`] (metric, baseline, candidate,
+//! absolute change, percent change, verdict), as plain text or markdown, written to any
+//! [`fmt::Write`]; the convention warning follows the table when the conventions differ.
+//!
+//! ```
+//! use servebench::compare::compare;
+//! use servebench::format::comparison::write_markdown;
+//! use servebench::BenchmarkResult;
+//! let base = BenchmarkResult { total_token_throughput_per_s: Some(9632.01), ..Default::default() };
+//! let cand = BenchmarkResult { total_token_throughput_per_s: Some(10570.88), ..Default::default() };
+//! let mut md = String::new();
+//! write_markdown(&mut md, &compare(&base, &cand)).unwrap();
+//! assert!(md.contains("| 9632.01 | 10570.88 | +938.87 | +9.75% | better |"));
+//! ```
+
+use std::fmt;
+
+use crate::compare::{signed_percent, Comparison, MetricDelta};
+
+/// The plain-text table: columns padded with spaces, no trailing spaces.
+pub fn write_text(out: &mut impl fmt::Write, c: &Comparison) -> fmt::Result {
+    writeln!(
+        out,
+        "{:<34} {:<12} {:<12} {:<12} {:<10} Verdict",
+        "Metric", "Baseline", "Candidate", "Change", "Change %"
+    )?;
+    for m in &c.metrics {
+        let [label, base, cand, change, percent, verdict] = cells(m);
+        let line =
+            format!("{label:<34} {base:<12} {cand:<12} {change:<12} {percent:<10} {verdict}");
+        writeln!(out, "{}", line.trim_end())?;
+    }
+    if let Some(note) = c.convention_note() {
+        writeln!(out, "{note}")?;
+    }
+    Ok(())
+}
+
+/// The same table in markdown.
+pub fn write_markdown(out: &mut impl fmt::Write, c: &Comparison) -> fmt::Result {
+    out.write_str(
+        "| Metric | Baseline | Candidate | Change | Change % | Verdict |\n|---|---|---|---|---|---|\n",
+    )?;
+    for m in &c.metrics {
+        writeln!(out, "| {} |", cells(m).join(" | "))?;
+    }
+    if let Some(note) = c.convention_note() {
+        writeln!(out, "\n{note}")?;
+    }
+    Ok(())
+}
+
+/// One row's cells: label, baseline, candidate, signed change, signed percent (`N/A`
+/// without a base), verdict.
+fn cells(m: &MetricDelta) -> [String; 6] {
+    [
+        m.metric.label.to_string(),
+        value(m.delta.base),
+        value(m.delta.candidate),
+        signed(m.delta.absolute()),
+        m.delta
+            .percent()
+            .map(signed_percent)
+            .unwrap_or_else(|| "N/A".into()),
+        m.verdict().to_string(),
+    ]
+}
+
+/// A value as the table prints it: integers without decimals, else two decimals; Python's
+/// spelling for non-finite values (nan, inf, -inf), as in the reports.
+fn value(v: f64) -> String {
+    if !v.is_finite() {
+        super::pyfmt::fixed(v, 2)
+    } else if v.fract() == 0.0 && v.abs() < 1e15 {
+        format!("{v:.0}")
+    } else {
+        format!("{v:.2}")
+    }
+}
+
+/// [`value`] with a `+` in front of non-negative values.
+fn signed(v: f64) -> String {
+    if v >= 0.0 {
+        format!("+{}", value(v))
+    } else {
+        value(v)
+    }
+}

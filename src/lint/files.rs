@@ -1,0 +1,115 @@
+//! Files: what `servebench lint FILE...` runs — every run the loader reads from a file,
+//! linted with its records when it has them, and the findings rendered as text or JSON.
+
+use serde::{Deserialize, Serialize};
+
+use super::{lint_run, Finding, LintOptions};
+
+/// `servebench lint` exit status with no findings.
+pub const EXIT_CLEAN: i32 = 0;
+/// Exit status for unreadable or malformed input.
+pub const EXIT_BAD_INPUT: i32 = 1;
+/// Exit status for a usage error.
+pub const EXIT_USAGE: i32 = 2;
+/// Exit status when there are findings.
+pub const EXIT_FINDINGS: i32 = 3;
+
+/// The findings of one run (one block of a text report, one benchmark of a file).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RunFindings {
+    /// The file (or `-`).
+    pub source: String,
+    /// The run within it: `line 131` for a text block, the benchmark's name otherwise.
+    pub run: String,
+    /// What was found.
+    pub findings: Vec<Finding>,
+}
+
+/// Why a file could not be linted: the loader's error (see [`crate::load`]).
+pub type LintInputError = crate::load::LoadError;
+
+/// Lint every run in `bytes`, a file called `source_name`: everything [`crate::load`]
+/// reads (text reports with the profile and parameters written around each block,
+/// servebench results and run files, guidellm, vLLM, SGLang and aiperf files, with their
+/// records when they have them).
+///
+/// ```
+/// let bytes = std::fs::read("tests/fixtures/seed.txt").unwrap();
+/// let runs = servebench::lint::lint_bytes("seed.txt", &bytes, &Default::default()).unwrap();
+/// assert_eq!(runs.len(), 15);
+/// assert_eq!(runs[0].run, "line 131");
+/// assert!(runs[0].findings.iter().any(|f| f.code.as_str() == "single-iteration-streams"));
+/// ```
+///
+/// # Errors
+///
+/// The loader's [`crate::load::LoadError`]: the file, what it was read as, and why it did
+/// not fit.
+pub fn lint_bytes(
+    source_name: &str,
+    bytes: &[u8],
+    opts: &LintOptions,
+) -> Result<Vec<RunFindings>, LintInputError> {
+    let runs = crate::load::load(source_name, bytes)?;
+    Ok(lint_runs(&runs, opts))
+}
+
+/// Lint runs already loaded.
+pub fn lint_runs(runs: &[crate::load::Run], opts: &LintOptions) -> Vec<RunFindings> {
+    runs.iter()
+        .map(|run| RunFindings {
+            source: run.provenance.file.clone(),
+            findings: match &run.records {
+                Some(recs) if recs.interrupted.is_some() && opts.expected_requests.is_none() => {
+                    // An interrupted run is judged on the requests it sent.
+                    let sent = LintOptions {
+                        expected_requests: Some(recs.all.len() as u64),
+                        ..opts.clone()
+                    };
+                    lint_run(&run.result, Some(&recs.measured()), &sent)
+                }
+                Some(recs) => lint_run(&run.result, Some(&recs.measured()), opts),
+                None => lint_run(&run.result, None, opts),
+            },
+            run: run.name.clone(),
+        })
+        .collect()
+}
+
+/// [`lint_bytes`] on a file.
+///
+/// # Errors
+///
+/// As [`lint_bytes`], or the file cannot be read.
+pub fn lint_path(
+    path: &std::path::Path,
+    opts: &LintOptions,
+) -> Result<Vec<RunFindings>, LintInputError> {
+    let runs = crate::load::load_path(path)?;
+    Ok(lint_runs(&runs, opts))
+}
+
+/// One finding per line: `source: run: severity[code]: message (evidence)`.
+pub fn render_text(runs: &[RunFindings]) -> String {
+    let mut out = String::new();
+    for r in runs {
+        for f in &r.findings {
+            out.push_str(&format!("{}: {}: {f}\n", r.source, r.run));
+        }
+    }
+    out
+}
+
+/// The findings as a JSON array of [`RunFindings`] (for tools).
+pub fn render_json(runs: &[RunFindings]) -> String {
+    serde_json::to_string_pretty(runs).unwrap_or_else(|_| "[]".to_string())
+}
+
+/// [`EXIT_FINDINGS`] when any run has a finding, else [`EXIT_CLEAN`].
+pub fn exit_code(runs: &[RunFindings]) -> i32 {
+    if runs.iter().any(|r| !r.findings.is_empty()) {
+        EXIT_FINDINGS
+    } else {
+        EXIT_CLEAN
+    }
+}

@@ -1,0 +1,421 @@
+//! Lints: findings about measurements that cannot be true, or that do not mean what their
+//! label says.
+//!
+//! The seed study is the motivating case: its vLLM runs with `--reasoning-parser=qwen3`
+//! streamed reasoning tokens that the client did not count, so guidellm saw one token
+//! iteration per request. Its "Median ITL" is 0.00, its "Mean TPOT" is ΣTTFT/Σoutput, its
+//! "Peak output token throughput" is 3×10⁷ tok/s, and its "Total TPS" is not
+//! tokens/duration. [`lint_result`] finds all of that from the printed block alone;
+//! [`lint_records`] finds the cause from per-request records, and [`lint_run`] with records
+//! reasons from servebench's exact figures over them (see `client-capped`).
+//!
+//! Every [`Finding`] has a stable [`Code`], a [`Severity`], a message and the numbers it
+//! is based on ([`Evidence`]).
+//!
+//! # Codes
+//!
+//! | code | severity | what it means |
+//! |---|---|---|
+//! | `single-iteration-streams` | error | Most requests streamed a single counted token iteration (first token = last token). Seen from records (≤ 1 chunk for > 50 % of successful multi-token requests) or from a result whose Median ITL is 0: ITL and TPOT then measure nothing but the TTFT. |
+//! | `tpot-from-ttft` | error | Mean TPOT equals ΣTTFT/Σoutput (within 2 %): with guidellm's TPOT (which includes the TTFT) this happens exactly when no decode time was observed. |
+//! | `impossible-peak` | error / warning | Peak output token throughput above the run's total output tokens (no 1-second window can hold more tokens than exist: error); above the most tokens any 1-second window of the records holds (guidellm's instantaneous peak: a rate over an instant, never sustained for a second), above what the peak number of concurrent streams (the exact peak in flight when known) can emit at the median ITL (×2 slack), or more than 20× the mean output throughput (warning). |
+//! | `client-capped` | warning | Observed peak concurrency (servebench's exact peak in flight when the result has it or the run has records with send times — evidence `peak_in_flight`; else the file's figure, `peak_concurrent_requests`; never vLLM's per-1-second-bucket count) reached the client's concurrency cap while more requests were waiting: the client, not the server, limited the load. The cap is [`LintOptions::client_cap`], else the profile's, else guidellm's default 512 for guidellm results, else a vLLM result's `max_concurrency`. |
+//! | `single-burst` | warning | Peak concurrency (as for `client-capped`) equals the number of requests: every request was in flight at once, so the run measures one burst, not a steady state. |
+//! | `partial-success` | error below 90 %, else warning | Fewer successful requests than requests sent. |
+//! | `partial-success-comparison` | error | A comparison uses a run with partial success (see [`lint_comparison`]). |
+//! | `mixed-conventions` | warning | A comparison mixes results computed under different metric conventions. |
+//! | `inconsistent-totals` | warning | Token totals, request count, duration and the reported throughputs disagree by more than 2 % (tokens/duration vs output, total-token and request throughput). |
+//! | `percentile-order` | error | A summary whose percentiles are not non-decreasing, whose median is outside its neighbouring percentiles or differs from its p50, or whose mean/percentiles fall outside [min, max]. |
+//! | `zero-latency` | error | A TTFT or E2E latency mean/median of 0: impossible for requests that succeeded. |
+//! | `invalid-value` | error | A latency statistic, the duration or a throughput that is negative or infinite, or NaN although requests succeeded (a text report can print `nan`/`inf`, a Python client writes `NaN`). |
+//!
+//! [`lint_bytes`] / [`lint_path`] lint whole files as `servebench lint` does (text reports
+//! with the metadata written around each block, servebench JSON results, guidellm, vLLM and
+//! SGLang files); [`render_text`] prints one finding per line, [`render_json`] a JSON array;
+//! [`exit_code`] gives the command's status ([`EXIT_CLEAN`] 0, [`EXIT_FINDINGS`] 3;
+//! [`EXIT_BAD_INPUT`] 1 and [`EXIT_USAGE`] 2 are the CLI's).
+//!
+//! ```
+//! use servebench::lint::{lint_result, Code, LintOptions};
+//! use servebench::result::{BenchmarkResult, Summary};
+//! let r = BenchmarkResult {
+//!     successful_requests: Some(100),
+//!     duration_ms: Some(10_000.0),
+//!     total_output_tokens: Some(10_000),
+//!     output_throughput_per_s: Some(1_000.0),
+//!     peak_output_throughput_per_s: Some(3.0e7),
+//!     itl: Some(Summary { mean: Some(1.0), median: Some(0.0), ..Default::default() }),
+//!     ..Default::default()
+//! };
+//! let codes: Vec<Code> = lint_result(&r, &LintOptions::default()).iter().map(|f| f.code).collect();
+//! assert!(codes.contains(&Code::SingleIterationStreams));
+//! assert!(codes.contains(&Code::ImpossiblePeak));
+//! ```
+
+use std::fmt;
+
+use serde::{Deserialize, Serialize};
+
+use crate::record::RequestRecord;
+use crate::result::BenchmarkResult;
+
+mod checks;
+mod files;
+
+use checks::{
+    concurrency, impossible_peak, inconsistent_totals, invalid_values, partial_success,
+    percentile_order, single_iteration_from_result, tpot_from_ttft, zero_latency,
+};
+pub use files::{
+    exit_code, lint_bytes, lint_path, lint_runs, render_json, render_text, LintInputError,
+    RunFindings, EXIT_BAD_INPUT, EXIT_CLEAN, EXIT_FINDINGS, EXIT_USAGE,
+};
+
+/// guidellm's default cap on requests in flight (`settings.max_concurrency`).
+pub const GUIDELLM_DEFAULT_MAX_CONCURRENCY: u64 = 512;
+
+/// Relative tolerance of the consistency checks (2 %).
+pub const TOLERANCE: f64 = 0.02;
+
+/// A lint's stable identifier (kebab-case in text and JSON).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Code {
+    /// Most streams had one counted token iteration: TPOT/ITL invalid.
+    SingleIterationStreams,
+    /// Mean TPOT equals ΣTTFT/Σoutput.
+    TpotFromTtft,
+    /// A peak output throughput no window allows.
+    ImpossiblePeak,
+    /// Concurrency pinned at the client's cap.
+    ClientCapped,
+    /// All requests in flight at once.
+    SingleBurst,
+    /// Success rate below 100 %.
+    PartialSuccess,
+    /// A comparison uses a partially successful run.
+    PartialSuccessComparison,
+    /// A comparison mixes metric conventions.
+    MixedConventions,
+    /// Totals, throughputs and duration disagree.
+    InconsistentTotals,
+    /// Percentiles out of order.
+    PercentileOrder,
+    /// A zero TTFT or E2E latency.
+    ZeroLatency,
+    /// A negative or non-finite latency, duration or throughput.
+    InvalidValue,
+}
+
+impl Code {
+    /// Every code, in documentation order.
+    pub const ALL: [Code; 12] = [
+        Code::SingleIterationStreams,
+        Code::TpotFromTtft,
+        Code::ImpossiblePeak,
+        Code::ClientCapped,
+        Code::SingleBurst,
+        Code::PartialSuccess,
+        Code::PartialSuccessComparison,
+        Code::MixedConventions,
+        Code::InconsistentTotals,
+        Code::PercentileOrder,
+        Code::ZeroLatency,
+        Code::InvalidValue,
+    ];
+
+    /// The stable kebab-case name (`single-iteration-streams`).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Code::SingleIterationStreams => "single-iteration-streams",
+            Code::TpotFromTtft => "tpot-from-ttft",
+            Code::ImpossiblePeak => "impossible-peak",
+            Code::ClientCapped => "client-capped",
+            Code::SingleBurst => "single-burst",
+            Code::PartialSuccess => "partial-success",
+            Code::PartialSuccessComparison => "partial-success-comparison",
+            Code::MixedConventions => "mixed-conventions",
+            Code::InconsistentTotals => "inconsistent-totals",
+            Code::PercentileOrder => "percentile-order",
+            Code::ZeroLatency => "zero-latency",
+            Code::InvalidValue => "invalid-value",
+        }
+    }
+}
+
+impl fmt::Display for Code {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// How bad a finding is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Severity {
+    /// Worth knowing.
+    Info,
+    /// Probably misleading.
+    Warning,
+    /// The number cannot be true or does not measure what its label says.
+    Error,
+}
+
+impl fmt::Display for Severity {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Severity::Info => "info",
+            Severity::Warning => "warning",
+            Severity::Error => "error",
+        })
+    }
+}
+
+/// One number a finding is based on.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Evidence {
+    /// What the number is, with its unit (`median_itl_ms`, `peak_output_tok_per_s`).
+    pub name: String,
+    /// The value.
+    pub value: f64,
+}
+
+/// One lint finding.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Finding {
+    /// Stable code.
+    pub code: Code,
+    /// Severity.
+    pub severity: Severity,
+    /// One-sentence explanation.
+    pub message: String,
+    /// The numbers behind it.
+    pub evidence: Vec<Evidence>,
+}
+
+impl fmt::Display for Finding {
+    /// `error[impossible-peak]: message (name=value, …)`
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}[{}]: {}", self.severity, self.code, self.message)?;
+        if !self.evidence.is_empty() {
+            f.write_str(" (")?;
+            for (i, e) in self.evidence.iter().enumerate() {
+                if i > 0 {
+                    f.write_str(", ")?;
+                }
+                write!(f, "{}={}", e.name, fmt_num(e.value))?;
+            }
+            f.write_str(")")?;
+        }
+        Ok(())
+    }
+}
+
+fn fmt_num(v: f64) -> String {
+    if v.fract() == 0.0 && v.abs() < 1e15 {
+        format!("{v:.0}")
+    } else if v.abs() >= 100.0 {
+        format!("{v:.2}")
+    } else {
+        format!("{v:.4}")
+    }
+}
+
+/// Knobs for the lints. `Default` is right for most uses.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct LintOptions {
+    /// Requests the run was meant to send (a profile's `total_requests`), when the result
+    /// does not say; used by `partial-success`.
+    pub expected_requests: Option<u64>,
+    /// The client's concurrency cap, when the result does not say; used by
+    /// `client-capped`.
+    pub client_cap: Option<u64>,
+}
+
+fn ev(name: &str, value: f64) -> Evidence {
+    Evidence {
+        name: name.to_string(),
+        value,
+    }
+}
+
+fn finding(code: Code, severity: Severity, message: String, evidence: Vec<Evidence>) -> Finding {
+    Finding {
+        code,
+        severity,
+        message,
+        evidence,
+    }
+}
+
+fn rel_diff(a: f64, b: f64) -> f64 {
+    let scale = a.abs().max(b.abs());
+    if scale == 0.0 {
+        0.0
+    } else {
+        (a - b).abs() / scale
+    }
+}
+
+/// "Prints as 0.00": below half a hundredth of a millisecond.
+fn is_zero_ms(v: f64) -> bool {
+    v.abs() < 0.005
+}
+
+/// Requests the run was meant to send, when known.
+fn total_requests(r: &BenchmarkResult, opts: &LintOptions) -> Option<u64> {
+    opts.expected_requests
+        .or_else(|| r.meta.profile.as_ref().map(|p| p.total_requests))
+        .or_else(|| Some(r.successful_requests?.saturating_add(r.failed_requests?)))
+}
+
+/// Lint one result (a parsed text block, a JSON result, an imported file's aggregates).
+pub fn lint_result(r: &BenchmarkResult, opts: &LintOptions) -> Vec<Finding> {
+    let mut out = Vec::new();
+    single_iteration_from_result(r, &mut out);
+    tpot_from_ttft(r, &mut out);
+    impossible_peak(r, &mut out);
+    concurrency(r, opts, &mut out);
+    partial_success(r, opts, &mut out);
+    inconsistent_totals(r, &mut out);
+    for (name, s) in [
+        ("E2EL", &r.e2el),
+        ("TTFT", &r.ttft),
+        ("TPOT", &r.tpot),
+        ("ITL", &r.itl),
+    ] {
+        if let Some(s) = s {
+            percentile_order(name, s, &mut out);
+        }
+    }
+    zero_latency(r, &mut out);
+    invalid_values(r, &mut out);
+    out
+}
+
+/// Lint per-request records (the cause behind the result-level symptoms).
+pub fn lint_records(records: &[RequestRecord]) -> Vec<Finding> {
+    let mut out = Vec::new();
+    let multi: Vec<&RequestRecord> = records
+        .iter()
+        .filter(|r| r.outcome.is_success() && r.output_tokens() > 1)
+        .collect();
+    if !multi.is_empty() {
+        let single = multi.iter().filter(|r| r.chunks.len() <= 1).count();
+        let share = single as f64 / multi.len() as f64;
+        if share > 0.5 {
+            out.push(finding(
+                Code::SingleIterationStreams,
+                Severity::Error,
+                format!(
+                    "{:.1}% of successful multi-token requests streamed a single counted \
+                     token iteration (first token = last token): TPOT and ITL are invalid",
+                    share * 100.0
+                ),
+                vec![
+                    ev("single_iteration_requests", single as f64),
+                    ev("multi_token_requests", multi.len() as f64),
+                    ev("share", share),
+                ],
+            ));
+        }
+    }
+    out
+}
+
+/// Lint a run from both its result and (when available) its records, without repeating
+/// a code found both ways; with records, `single-iteration-streams` comes from them alone.
+pub fn lint_run(
+    r: &BenchmarkResult,
+    records: Option<&[RequestRecord]>,
+    opts: &LintOptions,
+) -> Vec<Finding> {
+    let mut out = match records {
+        Some(recs) => lint_records(recs),
+        None => Vec::new(),
+    };
+    // With records that carry send times, the concurrency and peak lints reason from
+    // servebench's exact figures over them (the most requests in flight at one instant,
+    // the most tokens in any 1-second window), never from a per-second-bucket count.
+    let with_exact;
+    let r = match records {
+        Some(recs)
+            if recs.iter().any(|x| !x.sent_at.is_zero())
+                && r.exact.as_ref().is_none_or(|e| {
+                    e.peak_in_flight.is_none() || e.peak_output_tokens_per_s.is_none()
+                }) =>
+        {
+            let mut copy = r.clone();
+            copy.exact = Some(crate::metrics::exact_figures(recs));
+            with_exact = copy;
+            &with_exact
+        }
+        _ => r,
+    };
+    for f in lint_result(r, opts) {
+        // The records say how many token iterations each stream had; the result's "Median
+        // ITL 0" only suggests it (a client that reads several events at once also sees 0).
+        if f.code == Code::SingleIterationStreams && records.is_some() {
+            continue;
+        }
+        out.push(f);
+    }
+    out
+}
+
+/// Lint a comparison of `baseline` and `candidate`: flags a run with partial success
+/// (whose throughput is not comparable) and mixed conventions.
+///
+/// ```
+/// use servebench::lint::{lint_comparison, Code, LintOptions};
+/// use servebench::result::BenchmarkResult;
+/// let base = BenchmarkResult { successful_requests: Some(1000), failed_requests: Some(0), ..Default::default() };
+/// let cand = BenchmarkResult { successful_requests: Some(516), failed_requests: Some(484), ..Default::default() };
+/// let f = lint_comparison(&base, &cand, &LintOptions::default());
+/// assert_eq!(f[0].code, Code::PartialSuccessComparison);
+/// ```
+pub fn lint_comparison(
+    baseline: &BenchmarkResult,
+    candidate: &BenchmarkResult,
+    opts: &LintOptions,
+) -> Vec<Finding> {
+    let mut out = Vec::new();
+    for (which, r) in [("baseline", baseline), ("candidate", candidate)] {
+        let (Some(ok), Some(total)) = (r.successful_requests, total_requests(r, opts)) else {
+            continue;
+        };
+        if total > 0 && ok < total {
+            let rate = ok as f64 / total as f64;
+            out.push(finding(
+                Code::PartialSuccessComparison,
+                Severity::Error,
+                format!(
+                    "the comparison uses the {which} run, in which only {:.1}% of the requests \
+                     succeeded: its throughput and latencies cover a different workload",
+                    rate * 100.0
+                ),
+                vec![
+                    ev("successful_requests", ok as f64),
+                    ev("requests", total as f64),
+                    ev("success_rate", rate),
+                ],
+            ));
+        }
+    }
+    if let (Some(a), Some(b)) = (baseline.meta.convention, candidate.meta.convention) {
+        if a != b {
+            out.push(finding(
+                Code::MixedConventions,
+                Severity::Warning,
+                format!("the runs use different metric conventions ({a:?} vs {b:?}): TPOT and ITL are not comparable"),
+                Vec::new(),
+            ));
+        }
+    }
+    out
+}
+
+/// The worst severity among `findings`, if any.
+pub fn worst(findings: &[Finding]) -> Option<Severity> {
+    findings.iter().map(|f| f.severity).max()
+}

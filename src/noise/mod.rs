@@ -1,0 +1,44 @@
+//! Noise-aware statistics: how sure is a figure, and is B really better than A?
+//!
+//! | question | module |
+//! |---|---|
+//! | the interval types stored in a result (schema version 2) | [`interval`] |
+//! | 95 % intervals of one run's figures, from its records | [`within`] |
+//! | several runs of one configuration: mean, spread, t-interval, CV | [`repeat`] |
+//! | A versus B: delta with its interval, verdict, detectable effect, runs needed | [`verdict`] |
+//! | the resampling engine (Poisson-weighted block bootstrap) | `bootstrap` |
+//! | normal and Student's t distributions | [`dist`] |
+//!
+//! The seed study's conclusions ("+3.23 %" for FP8) are single runs compared by their point
+//! values; this module says which of such deltas are real. Within one run the intervals
+//! come from the records (a block bootstrap over time windows, so that throughput and
+//! latency noise from bursts and queueing is counted); across repetitions from the spread
+//! of the runs (which also captures run-to-run variation a single run cannot see: server
+//! state, caches, neighbours).
+//!
+//! ```
+//! use servebench::compare::OUTPUT_THROUGHPUT;
+//! use servebench::noise::verdict::{compare_runs, NoiseVerdict, VerdictOptions};
+//! use servebench::noise::{Interval, RunIntervals};
+//! use servebench::BenchmarkResult;
+//!
+//! let run = |tput: f64, se: f64| {
+//!     let mut ri = RunIntervals::empty(0.95, 1000, 0);
+//!     ri.output_throughput_per_s = Some(Interval { lo: tput - 1.96 * se, hi: tput + 1.96 * se, se });
+//!     BenchmarkResult { output_throughput_per_s: Some(tput), intervals: Some(ri), ..Default::default() }
+//! };
+//! let opts = VerdictOptions::default();
+//! let c = compare_runs(&run(1000.0, 10.0), &run(1100.0, 10.0), &opts);
+//! assert_eq!(c.metric(&OUTPUT_THROUGHPUT).unwrap().verdict, NoiseVerdict::Better);
+//! let c = compare_runs(&run(1000.0, 10.0), &run(1010.0, 10.0), &opts);
+//! assert_eq!(c.metric(&OUTPUT_THROUGHPUT).unwrap().verdict, NoiseVerdict::WithinNoise);
+//! ```
+
+mod bootstrap;
+pub mod dist;
+pub mod interval;
+pub mod repeat;
+pub mod verdict;
+pub mod within;
+
+pub use interval::{Interval, IntervalMethod, PercentileInterval, RunIntervals, SummaryIntervals};

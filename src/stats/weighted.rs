@@ -1,0 +1,363 @@
+//! guidellm's weighted distributions: its standard percentiles, inverse-CDF rule, and the
+//! event-merging, duration-weighted rate and concurrency distributions
+//! ([`WeightedDistribution`]).
+
+use serde::{Deserialize, Serialize};
+
+use super::pairwise_sum;
+
+/// guidellm's standard percentiles, in percent: p001, p01, p05, p10, p25, p50, p75, p90,
+/// p95, p99, p999.
+pub const GUIDELLM_PERCENTILES: [f64; 11] = [
+    0.1, 1.0, 5.0, 10.0, 25.0, 50.0, 75.0, 90.0, 95.0, 99.0, 99.9,
+];
+
+/// The probabilities guidellm searches for its standard percentiles, as it writes them
+/// (`0.999`, not `99.9 / 100`, which is one ulp larger).
+const GUIDELLM_QUANTILES: [f64; 11] = [
+    0.001, 0.01, 0.05, 0.1, 0.25, 0.5, 0.75, 0.9, 0.95, 0.99, 0.999,
+];
+
+/// Events closer than this (seconds) are merged by guidellm's rate and concurrency
+/// distributions.
+pub const GUIDELLM_MERGE_THRESHOLD_S: f64 = 1e-4;
+
+const GUIDELLM_EPSILON: f64 = 1e-6;
+
+fn guidellm_quantile(p: f64) -> f64 {
+    GUIDELLM_PERCENTILES
+        .iter()
+        .position(|&g| g == p)
+        .map_or(p / 100.0, |i| GUIDELLM_QUANTILES[i])
+}
+
+/// A weighted distribution summarized exactly as guidellm 0.8's `DistributionSummary`
+/// does, reproducing its float arithmetic:
+///
+/// 1. sort by value, merge equal values by summing their weights, drop non-positive
+///    weights (all weights become 1 if their sum is ≤ 1e-6);
+/// 2. probabilities = weight / Σ weight, CDF = running sum in order;
+/// 3. percentile `p` = the first value whose CDF ≥ `p/100` (inverse CDF, no interpolation);
+/// 4. mean = Σ value·probability, variance = Σ (value − mean)²·probability (population),
+///    mode = most probable value (smallest on ties), `total_sum` = mean × count.
+///
+/// `count` is the number of observations the caller states, else round(Σ weights).
+/// An empty input gives all zeros and count 0.
+///
+/// ```
+/// use servebench::stats::WeightedDistribution;
+/// // 60 equal weights: the running CDF reaches 0.49999999999999994 at the 30th value,
+/// // so guidellm's median is the 31st.
+/// let xs: Vec<f64> = (1..=60).map(f64::from).collect();
+/// let d = WeightedDistribution::from_values(&xs);
+/// assert_eq!(d.median, 31.0);
+/// assert_eq!(d.count, 60);
+/// ```
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct WeightedDistribution {
+    /// Weighted mean.
+    pub mean: f64,
+    /// p50 by the inverse-CDF rule.
+    pub median: f64,
+    /// Most probable value.
+    pub mode: f64,
+    /// Weighted population variance.
+    pub variance: f64,
+    /// √variance.
+    pub std_dev: f64,
+    /// Smallest value with positive weight.
+    pub min: f64,
+    /// Largest value with positive weight.
+    pub max: f64,
+    /// Observations (see the type docs).
+    pub count: u64,
+    /// mean × count.
+    pub total_sum: f64,
+    /// `(p, value)` for [`GUIDELLM_PERCENTILES`].
+    pub percentiles: Vec<(f64, f64)>,
+    /// Distinct values, ascending (kept for [`WeightedDistribution::percentile`]).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub values: Vec<f64>,
+    /// Running cumulative probability at each of `values`.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub cdf: Vec<f64>,
+}
+
+impl WeightedDistribution {
+    /// Unweighted values (weight 1 each).
+    pub fn from_values(values: &[f64]) -> Self {
+        let pairs: Vec<(f64, f64)> = values.iter().map(|&v| (v, 1.0)).collect();
+        WeightedDistribution::from_weighted(&pairs, None)
+    }
+
+    /// `(value, weight)` pairs; `count` overrides the observation count.
+    pub fn from_weighted(pairs: &[(f64, f64)], count: Option<u64>) -> Self {
+        if pairs.is_empty() {
+            return WeightedDistribution {
+                percentiles: GUIDELLM_PERCENTILES.iter().map(|&p| (p, 0.0)).collect(),
+                ..WeightedDistribution::default()
+            };
+        }
+        let count = count.unwrap_or_else(|| {
+            let w: Vec<f64> = pairs.iter().map(|p| p.1).collect();
+            round_half_even_u64(pairwise_sum(&w))
+        });
+        let mut sorted = pairs.to_vec();
+        sorted.sort_unstable_by(|a, b| a.0.total_cmp(&b.0));
+        let mut values: Vec<f64> = Vec::with_capacity(sorted.len());
+        let mut weights: Vec<f64> = Vec::with_capacity(sorted.len());
+        for (v, w) in sorted {
+            match values.last() {
+                Some(&last) if last == v => {
+                    if let Some(acc) = weights.last_mut() {
+                        *acc += w;
+                    }
+                }
+                _ => {
+                    values.push(v);
+                    weights.push(0.0 + w);
+                }
+            }
+        }
+        let (values, mut weights): (Vec<f64>, Vec<f64>) = values
+            .into_iter()
+            .zip(weights)
+            .filter(|&(_, w)| w > 0.0)
+            .unzip();
+        let mut total = pairwise_sum(&weights);
+        if total <= GUIDELLM_EPSILON {
+            weights = vec![1.0; values.len()];
+            total = pairwise_sum(&weights);
+        }
+        if values.is_empty() {
+            return WeightedDistribution {
+                count,
+                ..WeightedDistribution::from_weighted(&[], None)
+            };
+        }
+        let probs: Vec<f64> = weights.iter().map(|w| w / total).collect();
+        let mut cdf = Vec::with_capacity(probs.len());
+        let mut run = 0.0;
+        for &p in &probs {
+            run += p;
+            cdf.push(run);
+        }
+        let products: Vec<f64> = values.iter().zip(&probs).map(|(v, p)| v * p).collect();
+        let mean = pairwise_sum(&products);
+        let dev: Vec<f64> = values
+            .iter()
+            .zip(&probs)
+            .map(|(v, p)| {
+                let d = v - mean;
+                d * d * p
+            })
+            .collect();
+        let variance = pairwise_sum(&dev);
+        let mut mode_i = 0;
+        for (i, &p) in probs.iter().enumerate() {
+            if p > probs[mode_i] {
+                mode_i = i;
+            }
+        }
+        let mut d = WeightedDistribution {
+            mean,
+            median: 0.0,
+            mode: values[mode_i],
+            variance,
+            std_dev: variance.sqrt(),
+            min: values[0],
+            max: values[values.len() - 1],
+            count,
+            total_sum: mean * count as f64,
+            percentiles: Vec::new(),
+            values,
+            cdf,
+        };
+        d.percentiles = GUIDELLM_PERCENTILES
+            .iter()
+            .map(|&p| (p, d.percentile(p).unwrap_or(0.0)))
+            .collect();
+        d.median = d.percentile(50.0).unwrap_or(0.0);
+        d
+    }
+
+    /// Percentile `p` (0–100) by guidellm's inverse-CDF rule: the first value whose
+    /// cumulative probability is ≥ `p/100`. `None` when empty or `p` is outside `[0, 100]`.
+    pub fn percentile(&self, p: f64) -> Option<f64> {
+        if self.values.is_empty() || !(0.0..=100.0).contains(&p) {
+            return None;
+        }
+        let q = guidellm_quantile(p);
+        let i = self.cdf.partition_point(|&c| c < q);
+        // guidellm would index past the end if rounding left the CDF's total below q.
+        self.values.get(i).or(self.values.last()).copied()
+    }
+
+    /// The value of a standard percentile as stored in `percentiles`.
+    pub fn standard_percentile(&self, p: f64) -> Option<f64> {
+        self.percentiles
+            .iter()
+            .find(|(q, _)| *q == p)
+            .map(|&(_, v)| v)
+    }
+
+    /// guidellm's rate distribution (`rate_distribution_from_timings`) over `(time_s,
+    /// weight)` events: keep the events inside `[start, end]` and add zero-weight events
+    /// there, merge events within 0.1 ms, give each event the time from the previous
+    /// midpoint to the next (first: from `start`; last: to `end`, at least 1e-6 s), and
+    /// summarize `weight / duration` weighted by duration. Its mean is Σ weight / (end −
+    /// start); `count` is round(Σ weight).
+    pub fn rate_from_timings(events: &[(f64, f64)], start: Option<f64>, end: Option<f64>) -> Self {
+        let mut wt: Vec<(f64, f64)> = Vec::with_capacity(events.len() + 2);
+        if let Some(s) = start {
+            wt.push((s, 0.0));
+            wt.extend(events.iter().copied().filter(|e| e.0 >= s));
+        } else {
+            wt.extend_from_slice(events);
+        }
+        if let Some(e) = end {
+            wt.retain(|x| x.0 <= e);
+            wt.push((e, 0.0));
+        }
+        wt.sort_unstable_by(|a, b| a.0.total_cmp(&b.0));
+        let wt = merge_sorted_times(wt, GUIDELLM_MERGE_THRESHOLD_S);
+        if wt.len() <= 1 {
+            return WeightedDistribution::from_weighted(&[], None);
+        }
+        let n = wt.len();
+        let mids: Vec<f64> = (0..n - 1).map(|i| (wt[i + 1].0 + wt[i].0) / 2.0).collect();
+        let mut durations = vec![0.0; n];
+        durations[0] = mids[0] - wt[0].0;
+        for i in 1..n - 1 {
+            durations[i] = mids[i] - mids[i - 1];
+        }
+        durations[n - 1] = (wt[n - 1].0 - mids[n - 2]).max(GUIDELLM_EPSILON);
+        let occurrences: Vec<f64> = wt.iter().map(|e| e.1).collect();
+        let count = round_half_even_u64(pairwise_sum(&occurrences));
+        let pairs: Vec<(f64, f64)> = occurrences
+            .iter()
+            .zip(&durations)
+            .map(|(o, d)| (o / d, *d))
+            .collect();
+        WeightedDistribution::from_weighted(&pairs, Some(count))
+    }
+
+    /// guidellm's concurrency distribution (`concurrency_distribution_from_timings`) over
+    /// `(start_s, end_s, weight)` intervals: drop intervals outside `[start, end]`, turn the
+    /// rest into +weight/−weight events, merge events within 0.1 ms, carry the level from
+    /// before `start`, and summarize each level weighted by how long it lasts. The mean is
+    /// the time-averaged concurrency; `count` is the number of intervals.
+    pub fn concurrency_from_intervals(
+        intervals: &[(f64, f64, f64)],
+        start: Option<f64>,
+        end: Option<f64>,
+    ) -> Self {
+        let kept: Vec<&(f64, f64, f64)> = intervals
+            .iter()
+            .filter(|iv| start.is_none_or(|s| iv.1 >= s) && end.is_none_or(|e| iv.0 <= e))
+            .collect();
+        let count = kept.len() as u64;
+        let mut wt: Vec<(f64, f64)> = kept.iter().map(|iv| (iv.0, iv.2)).collect();
+        wt.extend(kept.iter().map(|iv| (iv.1, -iv.2)));
+        wt.sort_unstable_by(|a, b| a.0.total_cmp(&b.0));
+        let mut wt = merge_sorted_times(wt, GUIDELLM_MERGE_THRESHOLD_S);
+        if let (Some(s), false) = (start, wt.is_empty()) {
+            let i = wt.partition_point(|e| e.0 < s);
+            let prior = if i > 0 {
+                let w: Vec<f64> = wt[..i].iter().map(|e| e.1).collect();
+                pairwise_sum(&w)
+            } else {
+                0.0
+            };
+            let mut v = Vec::with_capacity(wt.len() - i + 1);
+            v.push((s, prior));
+            v.extend_from_slice(&wt[i..]);
+            wt = v;
+        }
+        if let (Some(e), false) = (end, wt.is_empty()) {
+            let i = wt.partition_point(|x| x.0 <= e);
+            wt.truncate(i);
+            wt.push((e, 0.0));
+        }
+        let mut levels = Vec::with_capacity(wt.len());
+        let mut run = 0.0;
+        for e in &wt {
+            run += e.1;
+            levels.push(run.max(0.0));
+        }
+        if levels.len() <= 1 {
+            return match levels.first() {
+                Some(&l) if count > 0 => WeightedDistribution::from_values(&[l]),
+                _ => WeightedDistribution::from_weighted(&[], None),
+            };
+        }
+        let durations: Vec<f64> = wt.windows(2).map(|w| (w[1].0 - w[0].0).max(0.0)).collect();
+        if !durations.iter().any(|&d| d > 0.0) {
+            return WeightedDistribution::from_weighted(&[], None);
+        }
+        let pairs: Vec<(f64, f64)> = levels
+            .iter()
+            .zip(&durations)
+            .map(|(l, d)| (*l, *d))
+            .collect();
+        WeightedDistribution::from_weighted(&pairs, Some(count))
+    }
+}
+
+/// Python's `round()` of a non-negative float to an integer (half to even).
+fn round_half_even_u64(x: f64) -> u64 {
+    if x.is_finite() && x > 0.0 {
+        x.round_ties_even() as u64
+    } else {
+        0
+    }
+}
+
+/// guidellm 0.8's `_merge_sorted_times_with_weights`: sum the weights of equal times, then
+/// greedily group times lying within `threshold` of a group's first time (groups never
+/// span a gap larger than `threshold`), keeping each group's first time.
+fn merge_sorted_times(sorted: Vec<(f64, f64)>, threshold: f64) -> Vec<(f64, f64)> {
+    let mut uniq: Vec<(f64, f64)> = Vec::with_capacity(sorted.len());
+    for (t, w) in sorted {
+        match uniq.last_mut() {
+            Some(last) if last.0 == t => last.1 += w,
+            _ => uniq.push((t, 0.0 + w)),
+        }
+    }
+    if threshold <= 0.0 || uniq.len() <= 1 {
+        return uniq;
+    }
+    let n = uniq.len();
+    let within: Vec<bool> = (0..n - 1)
+        .map(|k| uniq[k + 1].0 - uniq[k].0 <= threshold)
+        .collect();
+    if !within.iter().any(|&b| b) {
+        return uniq;
+    }
+    let mut out = Vec::with_capacity(n);
+    let mut run_start = 0;
+    while run_start < n {
+        let mut run_end = run_start + 1;
+        while run_end < n && within[run_end - 1] {
+            run_end += 1;
+        }
+        let mut g = run_start;
+        while g < run_end {
+            let limit = uniq[g].0 + threshold;
+            let mut e = g + 1;
+            while e < run_end && uniq[e].0 <= limit {
+                e += 1;
+            }
+            // np.add.reduceat: first element, then numpy's sum of the rest.
+            if e == g + 1 {
+                out.push(uniq[g]);
+            } else {
+                let rest: Vec<f64> = uniq[g + 1..e].iter().map(|x| x.1).collect();
+                out.push((uniq[g].0, uniq[g].1 + pairwise_sum(&rest)));
+            }
+            g = e;
+        }
+        run_start = run_end;
+    }
+    out
+}

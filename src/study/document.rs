@@ -1,0 +1,644 @@
+//! The study document: `STUDY.md` in the seed's structure (Conclusion, Experimental Setup,
+//! Experiment Results, Summary of Optimization Options, Other Benchmark Cases) and
+//! `study.json` with the same content as data. Both are a pure function of the study file
+//! and the finished runs — no clock, no port, no path outside the study directory — so a
+//! resumed study writes the same bytes as an uninterrupted one.
+
+use std::fmt::Write as _;
+
+use serde::Serialize;
+
+use super::file::{EngineKind, Goal, StudyFile};
+use super::journal::Configuration;
+use super::plan::{target_values, Analysis, Outcomes, Status, StepOutcome};
+use super::verdict::{decide_results, mean_interval, Decision};
+use crate::compare::gpustack::latency::{
+    baseline_latency_cell, latency_cell, latency_summary, LATENCY_BASELINE_HEADER,
+};
+use crate::compare::gpustack::{
+    self, conclusion_row, speed_summary, Annotation, Cell, ConclusionTable, LadderStep, Verdict,
+};
+use crate::format::text::{self, Style};
+use crate::profile::Dataset;
+use crate::result::BenchmarkResult;
+
+/// One profile's final comparison, as data.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct FinalRow {
+    /// The profile's name.
+    pub profile: String,
+    /// The target metric's values over the baseline's repetitions.
+    pub baseline: Vec<f64>,
+    /// … and over the recommended configuration's.
+    pub recommended: Vec<f64>,
+    /// The decision rule's answer.
+    pub decision: Option<Decision>,
+}
+
+/// `study.json`.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct StudyJson {
+    /// Always `servebench-study-document`.
+    pub format: &'static str,
+    /// 1.
+    pub version: u32,
+    /// The study's title.
+    pub title: String,
+    /// The model.
+    pub model: String,
+    /// The hardware.
+    pub hardware: String,
+    /// The target metric's key.
+    pub target: String,
+    /// Repetitions per (configuration, profile).
+    pub repetitions: u32,
+    /// Everything decided.
+    pub analysis: Analysis,
+    /// The recommended serving command.
+    pub serving_command: Option<String>,
+    /// The final comparison per profile.
+    pub conclusion: Vec<FinalRow>,
+    /// Run keys of every run the document uses, in document order.
+    pub runs: Vec<String>,
+}
+
+/// The document of a (possibly unfinished) study.
+#[derive(Debug, Clone)]
+pub struct Document {
+    /// `STUDY.md`.
+    pub markdown: String,
+    /// `study.json`'s content.
+    pub json: StudyJson,
+}
+
+/// The repetition shown for `config` on `profile`: the one with the median target value.
+fn representative<'a>(
+    study: &StudyFile,
+    o: &'a Outcomes,
+    c: &Configuration,
+    profile: &str,
+) -> Option<(u32, &'a BenchmarkResult)> {
+    let m = study.target_metric();
+    let mut runs: Vec<(u32, &BenchmarkResult)> = (1..=study.repetitions)
+        .filter_map(|r| {
+            o.results
+                .get(&super::journal::run_key(&c.key(), profile, r))
+                .map(|x| (r, x))
+        })
+        .collect();
+    runs.sort_by(|a, b| {
+        let v = |x: &BenchmarkResult| m.value(x).unwrap_or(f64::NAN);
+        v(a.1).total_cmp(&v(b.1)).then(a.0.cmp(&b.0))
+    });
+    let mid = runs.len().checked_sub(1)? / 2;
+    runs.get(mid).copied()
+}
+
+fn engine_label(study: &StudyFile, c: &Configuration) -> String {
+    study
+        .engines
+        .iter()
+        .find(|e| e.name == c.engine)
+        .map(|e| e.name.clone())
+        .unwrap_or_else(|| c.engine.clone())
+}
+
+/// The recommended command: `vllm serve MODEL` + flags for the simulator (what it models),
+/// the engine's own launch command (host, port and API key left as placeholders) for a
+/// command engine.
+fn serve_command(study: &StudyFile, c: &Configuration) -> String {
+    let spec = study.engines.iter().find(|e| e.name == c.engine);
+    match spec {
+        Some(e) if e.kind == EngineKind::Command => {
+            // The program and what precedes `{flags}` on the first line, then one flag
+            // (or later argument) per line, as the seed prints a command.
+            let mut head: Vec<String> = Vec::new();
+            let mut rest: Vec<String> = Vec::new();
+            for arg in &e.command {
+                if arg == "{flags}" {
+                    rest.extend(c.flags.iter().cloned());
+                } else if rest.is_empty() {
+                    head.push(arg.replace("{model}", &c.model));
+                } else {
+                    rest.push(arg.replace("{model}", &c.model));
+                }
+            }
+            std::iter::once(head.join(" "))
+                .chain(rest.iter().map(|f| format!("    {f}")))
+                .collect::<Vec<_>>()
+                .join(" \\\n")
+        }
+        _ => gpustack::serving_command(&engine_label(study, c), &c.model, &c.flags),
+    }
+}
+
+fn fence(w: &mut String, body: &str) {
+    let _ = writeln!(w, "```\n{}\n```\n", body.trim_end());
+}
+
+struct Ctx<'a> {
+    study: &'a StudyFile,
+    o: &'a Outcomes,
+    used: Vec<String>,
+}
+
+impl Ctx<'_> {
+    /// `Backend Parameters:` + flags + the block of the representative run, or why none.
+    fn block(&mut self, w: &mut String, c: &Configuration, profile: &str, who: &str) {
+        let _ = writeln!(w, "{who}Backend Parameters:\n");
+        fence(w, &c.flags.join("\n"));
+        let reps = self.study.repetitions;
+        match representative(self.study, self.o, c, profile) {
+            Some((rep, r)) => {
+                self.used
+                    .push(super::journal::run_key(&c.key(), profile, rep));
+                let convention = r
+                    .meta
+                    .convention
+                    .map(|c| format!("{c:?}"))
+                    .unwrap_or_else(|| "unknown".into());
+                let which = if reps > 1 {
+                    let values = target_values(self.study, self.o, c, profile);
+                    let (mean, hw) = mean_interval(&values);
+                    format!(
+                        ", repetition {rep} of {reps} (median {}; mean {}{})",
+                        self.study.target_metric().label,
+                        fmt(mean),
+                        hw.map(|h| format!(" ± {}", fmt(h))).unwrap_or_default()
+                    )
+                } else {
+                    String::new()
+                };
+                let lower = if who.is_empty() {
+                    "Benchmark result".to_string()
+                } else {
+                    format!("{who}benchmark result")
+                };
+                let _ = writeln!(w, "{lower} (servebench, {convention} convention{which})\n");
+                fence(w, &text::render(r, Style::Gpustack));
+            }
+            None => {
+                let why = match self.o.status(c, &[(profile.to_string(), 1)]) {
+                    Status::Failed { reason } => reason,
+                    _ => "not run".into(),
+                };
+                let _ = writeln!(w, "Benchmark result: none — {why}\n");
+            }
+        }
+    }
+}
+
+fn fmt(v: f64) -> String {
+    format!("{v:.2}")
+}
+
+fn step_title(goal: Goal) -> &'static str {
+    match goal {
+        Goal::Throughput => "throughput",
+        Goal::Latency => "latency",
+    }
+}
+
+fn ladder_row(
+    study: &StudyFile,
+    o: &Outcomes,
+    baseline: &BenchmarkResult,
+    best_pct: &mut Option<f64>,
+    s: &StepOutcome,
+    profile: &str,
+) -> String {
+    let cand = representative(study, o, &s.config, profile).map(|x| x.1);
+    let Some(cand) = cand else {
+        let why = match &s.status {
+            Status::Failed { reason } => reason.clone(),
+            _ => "not run".into(),
+        };
+        let base = match study.goal {
+            Goal::Throughput => Cell::of(baseline).markdown(),
+            Goal::Latency => baseline_latency_cell(baseline).markdown(),
+        };
+        return format!("| {} | {} (optimization skipped) | {} |", s.name, why, base);
+    };
+    if study.goal == Goal::Latency {
+        let mut cell = latency_cell(baseline, cand).markdown();
+        if !s.accepted {
+            cell.push_str(" (optimization skipped)");
+        }
+        return format!(
+            "| {} | {} | {} |",
+            s.name,
+            cell,
+            baseline_latency_cell(baseline).markdown()
+        );
+    }
+    let mut cell = Cell::candidate(baseline, cand);
+    let verdict = match cell.annotation {
+        Some(Annotation::SuccessRateSkipped { success_rate }) => {
+            Verdict::SkippedSuccessRate { success_rate }
+        }
+        Some(Annotation::Change { percent }) => {
+            if s.accepted {
+                *best_pct = Some(percent);
+                Verdict::Accepted
+            } else if let Some(prev) = best_pct.filter(|p| percent < *p) {
+                cell.annotation = Some(Annotation::LowerThanPrevious {
+                    percent,
+                    previous_percent: prev,
+                });
+                Verdict::SkippedLowerThanPrevious {
+                    previous_percent: prev,
+                }
+            } else if best_pct.is_some() {
+                // Not lower, but not better beyond the rule either: say so after the cell.
+                let step = LadderStep {
+                    name: s.name.clone(),
+                    optimized: cell,
+                    baseline: Cell::of(baseline),
+                    verdict: Verdict::NotAvailable,
+                    backend_parameters: s.config.flags.clone(),
+                };
+                let why = s.decision.as_ref().map(|d| d.text()).unwrap_or_default();
+                return format!(
+                    "| {} | {} (not better than {}: {why}; optimization skipped) | {} |",
+                    step.name,
+                    step.optimized.markdown(),
+                    s.reference,
+                    step.baseline.markdown()
+                );
+            } else {
+                Verdict::SkippedBelowBaseline
+            }
+        }
+        _ => Verdict::NotAvailable,
+    };
+    LadderStep {
+        name: s.name.clone(),
+        optimized: cell,
+        baseline: Cell::of(baseline),
+        verdict,
+        backend_parameters: s.config.flags.clone(),
+    }
+    .markdown()
+}
+
+/// Builds the document from the study file and what has finished.
+/// With `files`, a last section links the run files and server logs (relative to the
+/// study directory).
+pub fn render(study: &StudyFile, o: &Outcomes, a: &Analysis, files: bool) -> Document {
+    let mut w = String::new();
+    let mut cx = Ctx {
+        study,
+        o,
+        used: Vec::new(),
+    };
+    let w = &mut w;
+    let goal = step_title(study.goal);
+    let model_short = study.model.rsplit('/').next().unwrap_or(&study.model);
+    let target = study.target_metric();
+    let _ = writeln!(w, "# {}\n", study.title);
+    // Conclusion.
+    let _ = writeln!(w, "## Conclusion\n");
+    let _ = writeln!(
+        w,
+        "Recommended configuration for optimizing {goal} of {model_short} on {}:\n",
+        study.hardware
+    );
+    let _ = writeln!(w, "### Serving Command\n");
+    let serving = a.recommended.as_ref().map(|c| serve_command(study, c));
+    match &serving {
+        Some(cmd) => fence(w, cmd),
+        None => {
+            let _ = writeln!(w, "No configuration finished: no engine's baseline ran.\n");
+        }
+    }
+    let mut rows = Vec::new();
+    let mut final_rows = Vec::new();
+    if let (Some(b), Some(r)) = (&a.baseline, &a.recommended) {
+        let _ = writeln!(
+            w,
+            "Comparison of benchmark results before and after optimization:\n"
+        );
+        let mut latency_rows = Vec::new();
+        for p in &study.final_.profiles {
+            let title = study
+                .profile(p)
+                .map(|x| x.title())
+                .unwrap_or_else(|_| p.clone());
+            let (bv, rv) = (target_values(study, o, b, p), target_values(study, o, r, p));
+            let decision = decide_results(
+                &o.runs_of(b, p, study.repetitions),
+                &o.runs_of(r, p, study.repetitions),
+                &target,
+            );
+            final_rows.push(FinalRow {
+                profile: p.clone(),
+                baseline: bv,
+                recommended: rv,
+                decision,
+            });
+            if let (Some((_, br)), Some((_, rr))) = (
+                representative(study, o, b, p),
+                representative(study, o, r, p),
+            ) {
+                let case = format!("{title} Profile");
+                rows.push(conclusion_row(&case, br, rr));
+                latency_rows.push(
+                    crate::compare::gpustack::latency::latency_conclusion_markdown(&case, br, rr),
+                );
+            }
+        }
+        match study.goal {
+            Goal::Throughput => {
+                let _ = writeln!(w, "{}", ConclusionTable::new(rows).markdown());
+            }
+            Goal::Latency => {
+                let _ = writeln!(w, "| Benchmark Case | {LATENCY_BASELINE_HEADER} | Optimized |\n|----------|-------------------------------------------|-----------|");
+                for l in latency_rows {
+                    let _ = writeln!(w, "{l}");
+                }
+                w.push('\n');
+            }
+        }
+        let _ = writeln!(w, "Decision on {} per profile ({} repetition{} each; the 95% interval of the difference, from the repetitions or, for single runs, from each run's within-run intervals):\n", target.label, study.repetitions, if study.repetitions == 1 { "" } else { "s" });
+        let _ = writeln!(
+            w,
+            "| Profile | Baseline | Optimized | Verdict |\n|---|---|---|---|"
+        );
+        for f in &final_rows {
+            let side = |v: &[f64]| {
+                let (m, hw) = mean_interval(v);
+                if v.is_empty() {
+                    "not run".to_string()
+                } else {
+                    format!(
+                        "{}{} (n={})",
+                        fmt(m),
+                        hw.map(|h| format!(" ± {}", fmt(h))).unwrap_or_default(),
+                        v.len()
+                    )
+                }
+            };
+            let verdict = f
+                .decision
+                .as_ref()
+                .map(|d| d.text())
+                .unwrap_or_else(|| "no verdict".into());
+            let _ = writeln!(
+                w,
+                "| {} | {} | {} | {} |",
+                f.profile,
+                side(&f.baseline),
+                side(&f.recommended),
+                verdict
+            );
+        }
+        w.push('\n');
+    }
+    let _ = writeln!(w, "### Note\n");
+    let _ = writeln!(w, "- These runs do not cover every combination of options: the best engine at its defaults is the starting point and each step is kept only if the decision rule calls it better than the best configuration so far on {} ({} on the {} profile). This pruning finds a local optimum, which may not be the global one.", target.label, if study.repetitions > 1 { "mean of the repetitions, beyond the 95% interval" } else { "single runs, beyond their within-run 95% intervals" }, study.ladder.profiles[0]);
+    if !study.final_.add.is_empty() {
+        let _ = writeln!(w, "- The recommended command adds {} without a step of its own: it was measured only in the final comparison.", study.final_.add.iter().map(|f| format!("`{f}`")).collect::<Vec<_>>().join(", "));
+    }
+    for s in &a.steps {
+        if let Status::Failed { reason } = &s.status {
+            let _ = writeln!(w, "- Not tested: {} — {reason}.", s.name);
+        }
+    }
+    for e in &a.engines {
+        if let Status::Failed { reason } = &e.status {
+            let _ = writeln!(w, "- Not tested: engine {} — {reason}.", e.name);
+        }
+    }
+    for n in &study.notes {
+        let _ = writeln!(w, "- {n}");
+    }
+    w.push('\n');
+    // Experimental Setup.
+    let _ = writeln!(
+        w,
+        "## Experimental Setup\n\n### Model\n\n{}\n\n### Hardware\n\n{}\n",
+        study.model, study.hardware
+    );
+    let _ = writeln!(w, "### Engine Version\n");
+    for e in &study.engines {
+        let kind = match e.kind {
+            EngineKind::Simulator => " (servebench's embedded simulator of vLLM 0.17.1 on an H200)",
+            EngineKind::Command => "",
+        };
+        let _ = writeln!(
+            w,
+            "{} {}{kind}  ",
+            e.name,
+            e.version.as_deref().unwrap_or("(version not given)")
+        );
+    }
+    w.push('\n');
+    let _ = writeln!(w, "### Benchmark Method\n");
+    let _ = writeln!(w, "servebench ran this study with `servebench study run`: each configuration on a freshly started server, every profile {} time{} per configuration, the figures computed by servebench from every request's streamed chunks and labelled by metric convention. Each step is decided on {}.\n", study.repetitions, if study.repetitions == 1 { "" } else { "s" }, target.label);
+    let _ = writeln!(w, "### Benchmark Profiles\n");
+    let mut names: Vec<&String> = study.ladder.profiles.iter().collect();
+    for p in &study.final_.profiles {
+        if !names.contains(&p) {
+            names.push(p);
+        }
+    }
+    let profiles: Vec<_> = names.iter().filter_map(|n| study.profile(n).ok()).collect();
+    for p in &profiles {
+        let _ = writeln!(w, "#### {}\n", p.title());
+        let _ = writeln!(w, "```yaml\n{p}\n```\n");
+    }
+    let _ = writeln!(w, "### Open-Source Replacement\n");
+    let _ = writeln!(
+        w,
+        "Without servebench, the same loads can be sent with guidellm:\n"
+    );
+    let mut seen_kind = Vec::new();
+    for p in &profiles {
+        let kind = match p.dataset {
+            Dataset::ShareGpt { .. } => "ShareGPT",
+            Dataset::Random { .. } => "Random",
+            Dataset::Structured(ref spec) => spec.name(),
+        };
+        if seen_kind.contains(&kind) {
+            continue;
+        }
+        seen_kind.push(kind);
+        let _ = writeln!(w, "For profiles with dataset_name: {kind}:\n");
+        let mut template = p.clone();
+        if let Dataset::Random { .. } = template.dataset {
+            let cmd = template.guidellm_command("${target}", "${model_path}");
+            let cmd = cmd
+                .lines()
+                .map(|l| {
+                    if l.contains("--rate ") {
+                        "  --rate ${request_rate} \\".to_string()
+                    } else if l.contains("--max-requests ") {
+                        "  --max-requests ${total_requests} \\".to_string()
+                    } else if l.contains("--data ") {
+                        "  --data \"prompt_tokens=${dataset_input_tokens},output_tokens=${dataset_output_tokens}\" \\".to_string()
+                    } else if l.contains("--random-seed") {
+                        "  --random-seed ${dataset_seed:-42}".to_string()
+                    } else {
+                        l.to_string()
+                    }
+                })
+                .collect::<Vec<_>>()
+                .join("\n");
+            fence(w, &cmd);
+        } else {
+            template.request_rate = 1.0;
+            let cmd = template.guidellm_command("${target}", "${model_path}");
+            let cmd = cmd
+                .lines()
+                .map(|l| {
+                    if l.contains("--rate ") {
+                        "  --rate ${request_rate} \\".to_string()
+                    } else if l.contains("--max-requests ") {
+                        "  --max-requests ${total_requests} \\".to_string()
+                    } else {
+                        l.to_string()
+                    }
+                })
+                .collect::<Vec<_>>()
+                .join("\n");
+            fence(w, &cmd);
+        }
+    }
+    // Experiment Results.
+    let decision_profile = study.ladder.profiles[0].as_str();
+    let _ = writeln!(w, "## Experiment Results\n");
+    let _ = writeln!(w, "### Baseline of the Inference Engine\n");
+    for e in &a.engines {
+        let _ = writeln!(w, "#### {}\n", e.name);
+        for p in &study.ladder.profiles {
+            let title = study
+                .profile(p)
+                .map(|x| x.title())
+                .unwrap_or_else(|_| p.clone());
+            let _ = writeln!(w, "Profile: {title}\n");
+            cx.block(w, &e.config, p, "");
+        }
+    }
+    let done: Vec<(String, &BenchmarkResult)> = a
+        .engines
+        .iter()
+        .filter_map(|e| {
+            representative(study, o, &e.config, decision_profile).map(|r| (e.name.clone(), r.1))
+        })
+        .collect();
+    let pairs: Vec<(&str, &BenchmarkResult)> = done.iter().map(|(n, r)| (n.as_str(), *r)).collect();
+    let summary = match study.goal {
+        Goal::Throughput => speed_summary(&pairs).map(|s| s.markdown()),
+        Goal::Latency => latency_summary(&pairs).map(|s| s.markdown()),
+    };
+    if let Some(s) = summary {
+        let _ = writeln!(w, "{s}\n");
+    }
+    for s in &a.steps {
+        let _ = writeln!(w, "### {}\n", s.name);
+        for p in &study.ladder.profiles {
+            let title = study
+                .profile(p)
+                .map(|x| x.title())
+                .unwrap_or_else(|_| p.clone());
+            let _ = writeln!(w, "Profile: {title}\n");
+            cx.block(w, &s.config, p, "");
+        }
+        let outcome = if s.accepted {
+            format!(
+                "Kept: {} than {}",
+                s.decision.as_ref().map(|d| d.text()).unwrap_or_default(),
+                s.reference
+            )
+        } else if let Some(rate) = s.success_rate.filter(|r| *r < 1.0) {
+            format!("Skipped: success rate {:.1}%", rate * 100.0)
+        } else if let Some(d) = &s.decision {
+            format!("Skipped: {} against {}", d.text(), s.reference)
+        } else if let Status::Failed { reason } = &s.status {
+            format!("Skipped: {reason}")
+        } else {
+            "Not decided yet".to_string()
+        };
+        let _ = writeln!(w, "{outcome}.\n");
+    }
+    // Summary of Optimization Options.
+    let _ = writeln!(w, "## Summary of Optimization Options\n");
+    let base_run = a
+        .baseline
+        .as_ref()
+        .and_then(|b| representative(study, o, b, decision_profile))
+        .map(|x| x.1);
+    if let Some(base) = base_run {
+        let _ = writeln!(
+            w,
+            "| Benchmark Cases | Optimized | Baseline |\n| --- | --- | --- |"
+        );
+        let mut best_pct = None;
+        for s in &a.steps {
+            let _ = writeln!(
+                w,
+                "{}",
+                ladder_row(study, o, base, &mut best_pct, s, decision_profile)
+            );
+        }
+        w.push('\n');
+    } else {
+        let _ = writeln!(w, "No baseline finished.\n");
+    }
+    // Other Benchmark Cases.
+    let _ = writeln!(w, "## Other Benchmark Cases\n");
+    if let (Some(b), Some(r)) = (&a.baseline, &a.recommended) {
+        for p in &study.final_.profiles {
+            let title = study
+                .profile(p)
+                .map(|x| x.title())
+                .unwrap_or_else(|_| p.clone());
+            let _ = writeln!(w, "### {title} Profile\n");
+            cx.block(w, b, p, "Baseline ");
+            cx.block(w, r, p, "Optimized ");
+            let (br, rr) = (
+                representative(study, o, b, p),
+                representative(study, o, r, p),
+            );
+            if let (Some((_, br)), Some((_, rr))) = (br, rr) {
+                let pair = [("baseline", br), ("optimized", rr)];
+                let s = match study.goal {
+                    Goal::Throughput => speed_summary(&pair).map(|s| s.markdown()),
+                    Goal::Latency => latency_summary(&pair).map(|s| s.markdown()),
+                };
+                if let Some(s) = s {
+                    let _ = writeln!(w, "{s}\n");
+                }
+            }
+        }
+    }
+    if files {
+        let _ = writeln!(w, "## Files\n");
+        let _ = writeln!(w, "Every run is a servebench run file (`servebench report`, `compare` and `lint` read them); `journal.json` records the study's progress, `logs/` each server's output.\n");
+        for k in &cx.used {
+            if let Some((c, rest)) = k.split_once('/') {
+                if let Some((p, r)) = rest.rsplit_once('/') {
+                    let _ = writeln!(w, "- [{k}](runs/{c}/{p}-{r}.json)");
+                }
+            }
+        }
+        w.push('\n');
+    }
+    let json = StudyJson {
+        format: "servebench-study-document",
+        version: 1,
+        title: study.title.clone(),
+        model: study.model.clone(),
+        hardware: study.hardware.clone(),
+        target: target.key.to_string(),
+        repetitions: study.repetitions,
+        analysis: a.clone(),
+        serving_command: serving,
+        conclusion: final_rows,
+        runs: cx.used,
+    };
+    Document {
+        markdown: std::mem::take(w).trim_end().to_string() + "\n",
+        json,
+    }
+}

@@ -1,0 +1,476 @@
+//! The study file: a versioned TOML document naming the model and hardware, the engines
+//! (the embedded simulator or a launch command), the optimization ladder, the profiles, the
+//! repetitions and the decision rule. [`EXPLAIN`] documents every field; [`StudyFile::parse`]
+//! checks the document and names the key of anything wrong.
+
+use std::collections::BTreeMap;
+use std::path::Path;
+
+use serde::{Deserialize, Serialize};
+
+use crate::compare::{Direction, Metric, METRICS};
+use crate::profile::Profile;
+
+use super::StudyError;
+
+/// The value of a study file's `format` key.
+pub const FORMAT: &str = "servebench-study";
+/// The study-file version this crate reads.
+pub const VERSION: u32 = 1;
+
+/// A study file. See [`EXPLAIN`] for every field.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct StudyFile {
+    /// Always [`FORMAT`].
+    pub format: String,
+    /// Always [`VERSION`].
+    pub version: u32,
+    /// The document's title (`Optimizing Qwen3.5-35B-A3B Throughput`).
+    pub title: String,
+    /// Throughput or latency: picks the default target metric and the document's wording.
+    #[serde(default)]
+    pub goal: Goal,
+    /// The model as users name it (`Qwen/Qwen3.5-35B-A3B`).
+    pub model: String,
+    /// The hardware label (`NVIDIA H200`).
+    pub hardware: String,
+    /// The metric the decision rule compares (a key of [`METRICS`]); default by `goal`:
+    /// `total_token_throughput` or `mean_e2el_ms`.
+    #[serde(default)]
+    pub target: Option<String>,
+    /// Runs per (configuration, profile); the decision compares their means.
+    #[serde(default = "one")]
+    pub repetitions: u32,
+    /// How a configuration's runs are ordered.
+    #[serde(default)]
+    pub order: Order,
+    /// Requests sent (and discarded) after a server becomes healthy, before its first run.
+    #[serde(default)]
+    pub warmup_requests: u64,
+    /// Seed of the workloads (ShareGPT sampling); repetition `r` uses `seed + r - 1` when
+    /// `vary_seed` is set.
+    #[serde(default)]
+    pub seed: u64,
+    /// Give each repetition its own workload seed.
+    #[serde(default)]
+    pub vary_seed: bool,
+    /// Custom profiles by name (GPUStack's keys: `dataset_name`, `dataset_input_tokens`, …).
+    #[serde(default)]
+    pub profiles: BTreeMap<String, Profile>,
+    /// The engines to compare at their defaults; the best one enters the ladder.
+    pub engines: Vec<EngineSpec>,
+    /// The ladder of optimization steps.
+    pub ladder: LadderSpec,
+    /// The final comparison of baseline and the recommended configuration.
+    #[serde(rename = "final")]
+    pub final_: FinalSpec,
+    /// Sentences for the document's note on what was not tested.
+    #[serde(default)]
+    pub notes: Vec<String>,
+}
+
+fn one() -> u32 {
+    1
+}
+
+/// What the study optimizes.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Goal {
+    /// Total token throughput (the seed).
+    #[default]
+    Throughput,
+    /// Mean request latency.
+    Latency,
+}
+
+/// The order of a configuration's runs.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Order {
+    /// Each profile's repetitions back to back (`a1 a2 b1 b2`).
+    #[default]
+    Sequential,
+    /// Repetitions interleaved across the profiles (`a1 b1 a2 b2`), so slow drift of the
+    /// server spreads over every profile.
+    Interleaved,
+}
+
+/// How an engine is run.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum EngineKind {
+    /// The embedded simulator (vLLM 0.17 on an H200, in virtual time).
+    Simulator,
+    /// A server process started from `command`.
+    Command,
+}
+
+/// One engine.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct EngineSpec {
+    /// The engine's name in the document (`vLLM`, `SGLang`).
+    pub name: String,
+    /// `simulator` or `command`.
+    pub kind: EngineKind,
+    /// The engine version for the document (`v0.17.1`).
+    #[serde(default)]
+    pub version: Option<String>,
+    /// The model this engine serves at baseline (default: the study's `model`).
+    #[serde(default)]
+    pub model: Option<String>,
+    /// The baseline flags, in the engine's own spelling, one argument each
+    /// (`--max-model-len=32768`).
+    #[serde(default)]
+    pub flags: Vec<String>,
+    /// `command`: the launch command as an argument vector. Placeholders `{model}`,
+    /// `{port}`, `{host}` and `{api_key}` are filled inside each argument; an argument that is
+    /// exactly `{flags}` becomes the configuration's flags, one argument each. No shell.
+    #[serde(default)]
+    pub command: Vec<String>,
+    /// `command`: host the server listens on.
+    #[serde(default = "localhost")]
+    pub host: String,
+    /// `command`: port; `0` picks a free one per launch.
+    #[serde(default)]
+    pub port: u16,
+    /// `command`: path polled until it answers 200.
+    #[serde(default = "health")]
+    pub health_path: String,
+    /// `command`: seconds to wait for health and `/v1/models`.
+    #[serde(default = "start_timeout")]
+    pub start_timeout_s: f64,
+    /// `command`: the signal that asks the server to stop (`SIGTERM`, `SIGINT`).
+    #[serde(default = "sigterm")]
+    pub stop_signal: String,
+    /// `command`: seconds between the stop signal and `SIGKILL` of the process group.
+    #[serde(default = "stop_timeout")]
+    pub stop_timeout_s: f64,
+    /// `command`: environment variables added to the server's.
+    #[serde(default)]
+    pub env: BTreeMap<String, String>,
+    /// Name of the environment variable holding the API key (its value is sent as a bearer
+    /// token and fills `{api_key}`; it is never written to the journal, logs or document).
+    #[serde(default)]
+    pub api_key_env: Option<String>,
+    /// `command`: seconds the plan assumes a launch takes (for its estimate).
+    #[serde(default = "expected_start")]
+    pub expected_start_s: f64,
+    /// `command`: limit for one request, seconds (a server that stops answering fails the
+    /// request instead of hanging the study).
+    #[serde(default = "request_timeout")]
+    pub request_timeout_s: f64,
+}
+
+fn request_timeout() -> f64 {
+    3600.0
+}
+
+fn localhost() -> String {
+    "127.0.0.1".into()
+}
+fn health() -> String {
+    "/health".into()
+}
+fn start_timeout() -> f64 {
+    600.0
+}
+fn sigterm() -> String {
+    "SIGTERM".into()
+}
+fn stop_timeout() -> f64 {
+    30.0
+}
+fn expected_start() -> f64 {
+    120.0
+}
+
+/// The optimization ladder.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct LadderSpec {
+    /// Profiles the engine selection and every step run (the seed: `["sharegpt"]`); the
+    /// decision uses the first.
+    pub profiles: Vec<String>,
+    /// The steps, in order.
+    #[serde(default)]
+    pub steps: Vec<StepSpec>,
+}
+
+/// One optimization step.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct StepSpec {
+    /// The step's name in the document (`Prefix Cache && Quantization`).
+    pub name: String,
+    /// The configuration it starts from: `best` (the best so far, default), `baseline` or
+    /// an earlier step's name.
+    #[serde(default)]
+    pub on: Option<String>,
+    /// Serve this model instead (`Qwen/Qwen3.5-35B-A3B-FP8`).
+    #[serde(default)]
+    pub model: Option<String>,
+    /// Flags added (a flag with the same key, the text before `=`, is replaced).
+    #[serde(default)]
+    pub add: Vec<String>,
+    /// Flag keys removed (`--enable-prefix-caching`).
+    #[serde(default)]
+    pub remove: Vec<String>,
+}
+
+/// The final comparison.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct FinalSpec {
+    /// Profiles baseline and the recommended configuration both run.
+    pub profiles: Vec<String>,
+    /// Flags added to the best step for the recommended configuration without a step of
+    /// their own (the seed adds `--async-scheduling`); the document says so.
+    #[serde(default)]
+    pub add: Vec<String>,
+}
+
+/// `servebench study --explain`: every field of a study file.
+pub const EXPLAIN: &str = r#"servebench study file (TOML), format "servebench-study" version 1
+
+Top level
+  format = "servebench-study"      required
+  version = 1                      required
+  title = "..."                    required: the document's title
+  goal = "throughput"|"latency"    default throughput; picks the default target and wording
+  model = "Org/Model"              required: the model (baseline of every engine)
+  hardware = "NVIDIA H200"         required: hardware label for the document
+  target = "total_token_throughput" metric the decision rule compares; default by goal
+                                   (throughput: total_token_throughput, latency: mean_e2el_ms);
+                                   any key `servebench compare` prints
+  repetitions = 1                  runs per (configuration, profile), >= 1
+  order = "sequential"|"interleaved"  a configuration's runs: a1 a2 b1 b2 | a1 b1 a2 b2
+  warmup_requests = 0              requests sent and discarded before a server's first run
+  seed = 0                         workload seed (ShareGPT sampling)
+  vary_seed = false                repetition r uses seed + r - 1
+  notes = ["..."]                  sentences for the note on what was not tested
+
+[profiles.NAME]                    custom profiles (presets need no entry: sharegpt, throughput,
+                                   long-context, generation-heavy, latency)
+  dataset_name = "ShareGPT"|"Random"
+  dataset_input_tokens, dataset_output_tokens, dataset_seed   (Random)
+  request_rate = 1000              requests/s
+  total_requests = 1000
+  max_concurrency = 512            optional client-side cap
+
+[[engines]]                        one or more; each runs its baseline on the ladder profiles,
+                                   the best enters the ladder
+  name = "vLLM"                    required: name in the document
+  kind = "simulator"|"command"     required
+  version = "v0.17.1"              engine version for the document
+  model = "..."                    default: the study's model
+  flags = ["--max-model-len=32768"]  baseline flags, the engine's own spelling, one per argument
+  command = ["vllm","serve","{model}","--port","{port}","{flags}"]
+                                   command: argument vector, no shell. {model} {port} {host}
+                                   {api_key} are filled inside arguments; an argument that is
+                                   exactly "{flags}" becomes the flags, one argument each
+  host = "127.0.0.1"               command: where the server listens
+  port = 0                         command: 0 picks a free port per launch
+  health_path = "/health"          command: polled until 200, then /v1/models must answer
+  start_timeout_s = 600            command: seconds to become healthy, else a recorded failure
+  stop_signal = "SIGTERM"          command: SIGTERM | SIGINT | SIGQUIT | SIGHUP | SIGKILL
+  stop_timeout_s = 30              command: seconds before SIGKILL of the process group
+  env = { NAME = "value" }         command: added to the server's environment
+  api_key_env = "OPENAI_API_KEY"   variable holding the API key: sent as bearer token, fills
+                                   {api_key}; never written to journal, logs or document
+  expected_start_s = 120           command: launch time the plan assumes
+  request_timeout_s = 3600         command: limit for one request (a hung server fails it)
+
+[ladder]
+  profiles = ["sharegpt"]          required: profiles the engine selection and the steps run;
+                                   the decision uses the first
+  [[ladder.steps]]                 in order
+    name = "Quantization"          required: name in the document
+    on = "best"                    start from: best (default) | baseline | an earlier step's name
+    model = "Org/Model-FP8"        serve another model
+    add = ["--enable-prefix-caching"]  flags added (same key before '=' is replaced)
+    remove = ["--kv-cache-dtype"]  flag keys removed
+
+  A step is kept when it succeeds on every request and the decision rule calls it better
+  than the best configuration so far on the target metric; otherwise it is skipped and the
+  document says why.
+
+[final]
+  profiles = ["sharegpt", "throughput"]  required: baseline and recommended both run these
+  add = ["--async-scheduling"]     flags added to the best step without a step of their own
+
+The simulator engine understands: a model name ending in -FP8 or --quantization=fp8,
+--kv-cache-dtype=fp8|auto, --performance-mode=throughput, --enable-prefix-caching,
+--no-enable-prefix-caching, --max-num-batched-tokens=N, --max-num-seqs=N, and (no modelled
+effect) --reasoning-parser, --max-model-len=32768, --async-scheduling. A configuration with any
+other flag is recorded as not run on the simulator, naming the flag.
+"#;
+
+impl StudyFile {
+    /// Parses and checks a study file's text. `path` names the file in errors.
+    ///
+    /// ```
+    /// use servebench::study::StudyFile;
+    /// let text = r#"
+    /// format = "servebench-study"
+    /// version = 1
+    /// title = "T"
+    /// model = "Qwen/Qwen3.5-35B-A3B"
+    /// hardware = "NVIDIA H200"
+    /// [[engines]]
+    /// name = "vLLM"
+    /// kind = "simulator"
+    /// [ladder]
+    /// profiles = ["latency"]
+    /// [final]
+    /// profiles = ["latency"]
+    /// "#;
+    /// let s = StudyFile::parse(text, "s.toml".as_ref()).unwrap();
+    /// assert_eq!(s.target_metric().key, "total_token_throughput");
+    /// let err = StudyFile::parse(&text.replace("latency\"]\n[final]", "nope\"]\n[final]"), "s.toml".as_ref()).unwrap_err();
+    /// assert!(err.to_string().contains("ladder.profiles"), "{err}");
+    /// ```
+    pub fn parse(text: &str, path: &Path) -> Result<StudyFile, StudyError> {
+        let file: StudyFile = toml::from_str(text).map_err(|e| StudyError::File {
+            path: path.to_path_buf(),
+            message: e.to_string().trim_end().to_string(),
+        })?;
+        file.check().map_err(|message| StudyError::File {
+            path: path.to_path_buf(),
+            message,
+        })?;
+        Ok(file)
+    }
+
+    /// Reads and checks a study file.
+    pub fn read(path: &Path) -> Result<StudyFile, StudyError> {
+        let text = std::fs::read_to_string(path).map_err(|e| StudyError::Io {
+            path: path.to_path_buf(),
+            message: e.to_string(),
+        })?;
+        StudyFile::parse(&text, path)
+    }
+
+    fn check(&self) -> Result<(), String> {
+        if self.format != FORMAT {
+            return Err(format!(
+                "`format` is \"{}\", expected \"{FORMAT}\"",
+                self.format
+            ));
+        }
+        if self.version != VERSION {
+            return Err(format!(
+                "`version` {} is not supported (this servebench reads {VERSION})",
+                self.version
+            ));
+        }
+        if let Some(t) = &self.target {
+            if !METRICS.iter().any(|m| m.key == t) {
+                let keys: Vec<_> = METRICS.iter().map(|m| m.key).collect();
+                return Err(format!(
+                    "`target`: unknown metric `{t}` (known: {})",
+                    keys.join(", ")
+                ));
+            }
+        }
+        if self.repetitions == 0 {
+            return Err("`repetitions` must be at least 1".into());
+        }
+        if self.engines.is_empty() {
+            return Err("`engines`: at least one engine is needed".into());
+        }
+        let mut names = std::collections::BTreeSet::new();
+        for (i, e) in self.engines.iter().enumerate() {
+            let at = format!("engines[{i}]");
+            if !names.insert(e.name.as_str()) {
+                return Err(format!("{at}.name: `{}` is used twice", e.name));
+            }
+            if e.kind == EngineKind::Command {
+                if e.command.is_empty() || e.command[0].trim().is_empty() {
+                    return Err(format!("{at}.command: a command engine needs a program"));
+                }
+                for (k, arg) in e.command.iter().enumerate() {
+                    super::process::check_placeholders(arg)
+                        .map_err(|m| format!("{at}.command[{k}]: {m}"))?;
+                }
+                if super::process::signal_number(&e.stop_signal).is_none() {
+                    return Err(format!(
+                        "{at}.stop_signal: unknown signal `{}` (SIGTERM, SIGINT, SIGQUIT, SIGHUP, SIGKILL)",
+                        e.stop_signal
+                    ));
+                }
+                for (key, v) in [
+                    ("start_timeout_s", e.start_timeout_s),
+                    ("stop_timeout_s", e.stop_timeout_s),
+                    ("request_timeout_s", e.request_timeout_s),
+                ] {
+                    if !(v.is_finite() && v > 0.0) {
+                        return Err(format!("{at}.{key}: must be a positive number, got {v}"));
+                    }
+                }
+                if !e.health_path.starts_with('/') {
+                    return Err(format!("{at}.health_path: must start with `/`"));
+                }
+            }
+        }
+        for (i, p) in self.ladder.profiles.iter().enumerate() {
+            self.profile(p)
+                .map_err(|m| format!("ladder.profiles[{i}]: {m}"))?;
+        }
+        if self.ladder.profiles.is_empty() {
+            return Err("ladder.profiles: at least one profile is needed".into());
+        }
+        for (i, p) in self.final_.profiles.iter().enumerate() {
+            self.profile(p)
+                .map_err(|m| format!("final.profiles[{i}]: {m}"))?;
+        }
+        let mut seen = vec!["best".to_string(), "baseline".to_string()];
+        for (i, s) in self.ladder.steps.iter().enumerate() {
+            if let Some(on) = &s.on {
+                if !seen.contains(on) {
+                    return Err(format!(
+                        "ladder.steps[{i}].on: `{on}` is not `best`, `baseline` or an earlier step"
+                    ));
+                }
+            }
+            if seen.contains(&s.name) {
+                return Err(format!(
+                    "ladder.steps[{i}].name: `{}` is used twice",
+                    s.name
+                ));
+            }
+            seen.push(s.name.clone());
+        }
+        Ok(())
+    }
+
+    /// The profile called `name`: a custom one, else a preset.
+    pub fn profile(&self, name: &str) -> Result<Profile, String> {
+        if let Some(p) = self.profiles.get(name) {
+            let mut p = p.clone();
+            p.name = Some(name.to_string());
+            return Ok(p);
+        }
+        Profile::preset(name).map_err(|e| e.to_string())
+    }
+
+    /// The metric the decision rule compares.
+    pub fn target_metric(&self) -> Metric {
+        let key = self.target.as_deref().unwrap_or(match self.goal {
+            Goal::Throughput => "total_token_throughput",
+            Goal::Latency => "mean_e2el_ms",
+        });
+        METRICS
+            .iter()
+            .find(|m| m.key == key)
+            .copied()
+            .unwrap_or(crate::compare::TOTAL_TOKEN_THROUGHPUT)
+    }
+
+    /// Whether higher target values are better.
+    pub fn higher_is_better(&self) -> bool {
+        self.target_metric().direction == Direction::HigherIsBetter
+    }
+}

@@ -1,0 +1,530 @@
+//! What a study runs and what it concluded, as a pure function of the runs finished so far
+//! ([`analyse`]): the engines' baselines, each ladder step (its configuration follows from
+//! earlier decisions), the final comparison, and the next session to run. The runner, the
+//! plan and the document all read the same [`Analysis`], so a resumed study decides exactly
+//! as an uninterrupted one.
+
+use std::collections::BTreeMap;
+
+use serde::Serialize;
+
+use super::file::{Order, StudyFile};
+use super::flags::split_flag;
+use super::journal::{run_key, Configuration, Failure};
+use super::verdict::{decide_results, Call, Decision};
+use crate::result::BenchmarkResult;
+
+/// What has happened so far: finished runs' results by run key, failures by configuration key.
+#[derive(Debug, Clone, Default)]
+pub struct Outcomes {
+    /// Results by run key (`CONFIG/PROFILE/rN`).
+    pub results: BTreeMap<String, BenchmarkResult>,
+    /// Failed configurations by key.
+    pub failures: BTreeMap<String, Failure>,
+}
+
+/// A server session to run: one configuration, its runs in order.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Session {
+    /// The configuration.
+    pub config: Configuration,
+    /// Every run this session plans, in order, `(profile, repetition)`; the runner skips
+    /// finished ones.
+    pub runs: Vec<(String, u32)>,
+    /// What the session is for (`engine vLLM`, `step Quantization`, `final`).
+    pub purpose: String,
+}
+
+/// Where a configuration stands.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(rename_all = "kebab-case", tag = "state")]
+pub enum Status {
+    /// Every planned run finished.
+    Done,
+    /// Recorded failure.
+    Failed {
+        /// Why.
+        reason: String,
+    },
+    /// Runs still to do.
+    Pending,
+}
+
+/// One engine's baseline.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct EngineOutcome {
+    /// The engine's name.
+    pub name: String,
+    /// Its baseline configuration.
+    pub config: Configuration,
+    /// Where it stands.
+    pub status: Status,
+}
+
+/// One ladder step.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct StepOutcome {
+    /// The step's name.
+    pub name: String,
+    /// Its configuration (known once the configuration it starts from is).
+    pub config: Configuration,
+    /// Where it stands.
+    pub status: Status,
+    /// The reference it was compared with (`baseline` or a step's name).
+    pub reference: String,
+    /// The decision rule's answer (when both sides finished).
+    pub decision: Option<Decision>,
+    /// Whether the step entered the recommended configuration.
+    pub accepted: bool,
+    /// Lowest success rate over the step's runs on the decision profile.
+    pub success_rate: Option<f64>,
+}
+
+/// Everything decided so far.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Analysis {
+    /// The engines' baselines.
+    pub engines: Vec<EngineOutcome>,
+    /// Index of the selected engine.
+    pub selected: Option<usize>,
+    /// The ladder's steps (only those reached).
+    pub steps: Vec<StepOutcome>,
+    /// The selected engine's baseline configuration.
+    pub baseline: Option<Configuration>,
+    /// The recommended configuration (best step + `final.add`).
+    pub recommended: Option<Configuration>,
+    /// Where the final runs stand (baseline, recommended).
+    pub final_status: Option<(Status, Status)>,
+    /// The next session to run; `None` when the study is complete.
+    pub pending: Option<Session>,
+}
+
+/// `flags` with `add` applied (same key replaced in place, else appended) and `remove`d keys
+/// dropped.
+pub fn apply_flags(flags: &[String], add: &[String], remove: &[String]) -> Vec<String> {
+    let mut out: Vec<String> = flags
+        .iter()
+        .filter(|f| !remove.iter().any(|r| split_flag(f).0 == r.trim()))
+        .cloned()
+        .collect();
+    for a in add {
+        let key = split_flag(a).0;
+        match out.iter_mut().find(|f| split_flag(f).0 == key) {
+            Some(slot) => *slot = a.clone(),
+            None => out.push(a.clone()),
+        }
+    }
+    out
+}
+
+/// The runs of `profiles` × repetitions in the study's order.
+pub fn ordered_runs(study: &StudyFile, profiles: &[String]) -> Vec<(String, u32)> {
+    let reps = 1..=study.repetitions;
+    match study.order {
+        Order::Sequential => profiles
+            .iter()
+            .flat_map(|p| reps.clone().map(move |r| (p.clone(), r)))
+            .collect(),
+        Order::Interleaved => reps
+            .flat_map(|r| profiles.iter().map(move |p| (p.clone(), r)))
+            .collect(),
+    }
+}
+
+impl Outcomes {
+    /// The status of `config` for `runs`.
+    pub fn status(&self, config: &Configuration, runs: &[(String, u32)]) -> Status {
+        let key = config.key();
+        let done = runs
+            .iter()
+            .all(|(p, r)| self.results.contains_key(&run_key(&key, p, *r)));
+        if done {
+            return Status::Done;
+        }
+        match self.failures.get(&key) {
+            Some(f) => Status::Failed {
+                reason: f.reason.clone(),
+            },
+            None => Status::Pending,
+        }
+    }
+
+    /// The finished results of `config` on `profile`, by repetition.
+    pub fn runs_of(
+        &self,
+        config: &Configuration,
+        profile: &str,
+        reps: u32,
+    ) -> Vec<&BenchmarkResult> {
+        let key = config.key();
+        (1..=reps)
+            .filter_map(|r| self.results.get(&run_key(&key, profile, r)))
+            .collect()
+    }
+}
+
+/// Values of the study's target metric over `config`'s runs of `profile`.
+pub fn target_values(
+    study: &StudyFile,
+    o: &Outcomes,
+    config: &Configuration,
+    profile: &str,
+) -> Vec<f64> {
+    let m = study.target_metric();
+    o.runs_of(config, profile, study.repetitions)
+        .into_iter()
+        .filter_map(|r| m.value(r))
+        .collect()
+}
+
+fn mean(v: &[f64]) -> f64 {
+    v.iter().sum::<f64>() / v.len().max(1) as f64
+}
+
+/// Walks the study over `o` (see the module docs).
+pub fn analyse(study: &StudyFile, o: &Outcomes) -> Analysis {
+    let mut a = Analysis {
+        engines: Vec::new(),
+        selected: None,
+        steps: Vec::new(),
+        baseline: None,
+        recommended: None,
+        final_status: None,
+        pending: None,
+    };
+    let ladder_runs = ordered_runs(study, &study.ladder.profiles);
+    let decision_profile = study.ladder.profiles[0].as_str();
+    let higher = study.higher_is_better();
+    // 1. Engines at their defaults.
+    for e in &study.engines {
+        let config = Configuration {
+            engine: e.name.clone(),
+            model: e.model.clone().unwrap_or_else(|| study.model.clone()),
+            flags: e.flags.clone(),
+        };
+        let status = o.status(&config, &ladder_runs);
+        if status == Status::Pending && a.pending.is_none() {
+            a.pending = Some(Session {
+                config: config.clone(),
+                runs: ladder_runs.clone(),
+                purpose: format!("engine {}", e.name),
+            });
+        }
+        a.engines.push(EngineOutcome {
+            name: e.name.clone(),
+            config,
+            status,
+        });
+    }
+    if a.pending.is_some() {
+        return a;
+    }
+    let score = |c: &Configuration| {
+        let v = target_values(study, o, c, decision_profile);
+        (!v.is_empty()).then(|| mean(&v))
+    };
+    let mut best_engine: Option<(usize, f64)> = None;
+    for (i, e) in a.engines.iter().enumerate() {
+        if e.status != Status::Done {
+            continue;
+        }
+        if let Some(s) = score(&e.config) {
+            let better = match best_engine {
+                None => true,
+                Some((_, b)) => (higher && s > b) || (!higher && s < b),
+            };
+            if better {
+                best_engine = Some((i, s));
+            }
+        }
+    }
+    let Some((sel, _)) = best_engine else {
+        return a;
+    };
+    a.selected = Some(sel);
+    let baseline = a.engines[sel].config.clone();
+    a.baseline = Some(baseline.clone());
+    // 2. The ladder.
+    let mut best = (baseline.clone(), "baseline".to_string());
+    let mut by_name: BTreeMap<String, Configuration> = BTreeMap::new();
+    by_name.insert("baseline".into(), baseline.clone());
+    for s in &study.ladder.steps {
+        let base = match s.on.as_deref() {
+            None | Some("best") => best.0.clone(),
+            Some(name) => by_name.get(name).cloned().unwrap_or_else(|| best.0.clone()),
+        };
+        let config = Configuration {
+            engine: base.engine.clone(),
+            model: s.model.clone().unwrap_or(base.model.clone()),
+            flags: apply_flags(&base.flags, &s.add, &s.remove),
+        };
+        by_name.insert(s.name.clone(), config.clone());
+        let status = o.status(&config, &ladder_runs);
+        if status == Status::Pending {
+            a.pending = Some(Session {
+                config: config.clone(),
+                runs: ladder_runs.clone(),
+                purpose: format!("step {}", s.name),
+            });
+            a.steps.push(StepOutcome {
+                name: s.name.clone(),
+                config,
+                status,
+                reference: best.1.clone(),
+                decision: None,
+                accepted: false,
+                success_rate: None,
+            });
+            return a;
+        }
+        let mut step = StepOutcome {
+            name: s.name.clone(),
+            config: config.clone(),
+            status: status.clone(),
+            reference: best.1.clone(),
+            decision: None,
+            accepted: false,
+            success_rate: None,
+        };
+        if status == Status::Done {
+            let rates: Vec<f64> = o
+                .runs_of(&config, decision_profile, study.repetitions)
+                .iter()
+                .filter_map(|r| r.success_rate(None))
+                .collect();
+            step.success_rate = rates.iter().copied().reduce(f64::min);
+            let reference = o.runs_of(&best.0, decision_profile, study.repetitions);
+            let candidate = o.runs_of(&config, decision_profile, study.repetitions);
+            if let Some(d) = decide_results(&reference, &candidate, &study.target_metric()) {
+                step.accepted =
+                    d.call == Call::Better && step.success_rate.is_none_or(|r| r >= 1.0);
+                step.decision = Some(d);
+            }
+        }
+        if step.accepted {
+            best = (config.clone(), s.name.clone());
+        }
+        a.steps.push(step);
+    }
+    // 3. Baseline and recommended on the final profiles.
+    let recommended = Configuration {
+        flags: apply_flags(&best.0.flags, &study.final_.add, &[]),
+        ..best.0.clone()
+    };
+    a.recommended = Some(recommended.clone());
+    let final_runs = ordered_runs(study, &study.final_.profiles);
+    let b = o.status(&baseline, &final_runs);
+    let r = o.status(&recommended, &final_runs);
+    if b == Status::Pending {
+        a.pending = Some(Session {
+            config: baseline.clone(),
+            runs: final_runs.clone(),
+            purpose: "final: baseline".into(),
+        });
+    } else if r == Status::Pending {
+        a.pending = Some(Session {
+            config: recommended.clone(),
+            runs: final_runs,
+            purpose: "final: recommended".into(),
+        });
+    }
+    a.final_status = Some((b, r));
+    a
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn study(steps: &str, reps: u32, order: &str) -> StudyFile {
+        let text = format!(
+            r#"format = "servebench-study"
+version = 1
+title = "T"
+model = "M"
+hardware = "H"
+repetitions = {reps}
+order = "{order}"
+[[engines]]
+name = "A"
+kind = "simulator"
+flags = ["--x=1"]
+[[engines]]
+name = "B"
+kind = "simulator"
+[ladder]
+profiles = ["latency", "throughput"]
+{steps}
+[final]
+profiles = ["latency", "sharegpt"]
+add = ["--z"]
+"#
+        );
+        StudyFile::parse(&text, "t.toml".as_ref()).unwrap()
+    }
+
+    fn result(tps: f64) -> BenchmarkResult {
+        BenchmarkResult {
+            successful_requests: Some(10),
+            failed_requests: Some(0),
+            total_token_throughput_per_s: Some(tps),
+            ..Default::default()
+        }
+    }
+
+    /// Fills every pending session's runs with `tps(config)` until the study is complete;
+    /// returns the sessions in order.
+    fn drive(s: &StudyFile, tps: impl Fn(&Configuration) -> f64) -> (Analysis, Vec<Session>) {
+        let mut o = Outcomes::default();
+        let mut sessions = Vec::new();
+        loop {
+            let a = analyse(s, &o);
+            let Some(sess) = a.pending.clone() else {
+                return (a, sessions);
+            };
+            for (p, r) in &sess.runs {
+                o.results.insert(
+                    run_key(&sess.config.key(), p, *r),
+                    result(tps(&sess.config)),
+                );
+            }
+            sessions.push(sess);
+        }
+    }
+
+    #[test]
+    fn flags_are_replaced_by_key_removed_and_appended() {
+        let base: Vec<String> = ["--a=1", "--b", "--c=x"].map(String::from).into();
+        let out = apply_flags(&base, &["--a=2".into(), "--d".into()], &["--b".into()]);
+        assert_eq!(out, ["--a=2", "--c=x", "--d"]);
+    }
+
+    #[test]
+    fn runs_are_ordered_sequentially_or_interleaved() {
+        let p = ["a".to_string(), "b".to_string()];
+        let seq = ordered_runs(&study("", 2, "sequential"), &p);
+        assert_eq!(
+            seq,
+            [
+                ("a".into(), 1),
+                ("a".into(), 2),
+                ("b".into(), 1),
+                ("b".into(), 2)
+            ]
+        );
+        let int = ordered_runs(&study("", 2, "interleaved"), &p);
+        assert_eq!(
+            int,
+            [
+                ("a".into(), 1),
+                ("b".into(), 1),
+                ("a".into(), 2),
+                ("b".into(), 2)
+            ]
+        );
+    }
+
+    #[test]
+    fn the_ladder_keeps_better_steps_and_builds_on_the_best() {
+        let steps = r#"
+[[ladder.steps]]
+name = "S1"
+add = ["--s1"]
+[[ladder.steps]]
+name = "S2"
+add = ["--s2"]
+[[ladder.steps]]
+name = "S3"
+on = "baseline"
+add = ["--s3"]
+"#;
+        let s = study(steps, 1, "sequential");
+        // Engine B beats A; S1 helps, S2 hurts, S3 (from the baseline) helps most.
+        let tps = |c: &Configuration| {
+            let mut v = if c.engine == "B" { 200.0 } else { 100.0 };
+            for (flag, d) in [("--s1", 10.0), ("--s2", -5.0), ("--s3", 50.0)] {
+                if c.flags.iter().any(|f| f == flag) {
+                    v += d;
+                }
+            }
+            v
+        };
+        let (a, sessions) = drive(&s, tps);
+        assert_eq!(a.selected, Some(1), "engine B");
+        let flags: Vec<Vec<String>> = a.steps.iter().map(|st| st.config.flags.clone()).collect();
+        assert_eq!(flags[0], ["--s1"]);
+        assert_eq!(flags[1], ["--s1", "--s2"], "S2 starts from the best (S1)");
+        assert_eq!(flags[2], ["--s3"], "S3 starts from the baseline");
+        let kept: Vec<bool> = a.steps.iter().map(|st| st.accepted).collect();
+        assert_eq!(kept, [true, false, true]);
+        assert_eq!(a.recommended.as_ref().unwrap().flags, ["--s3", "--z"]);
+        // Sessions: two engines, three steps, then baseline (only `sharegpt` left) and the
+        // recommended configuration; the baseline's `latency` run is not repeated.
+        let purposes: Vec<&str> = sessions.iter().map(|s| s.purpose.as_str()).collect();
+        assert_eq!(
+            purposes,
+            [
+                "engine A",
+                "engine B",
+                "step S1",
+                "step S2",
+                "step S3",
+                "final: baseline",
+                "final: recommended"
+            ]
+        );
+        assert_eq!(a.final_status, Some((Status::Done, Status::Done)));
+    }
+
+    #[test]
+    fn a_failed_step_is_skipped_and_the_study_goes_on() {
+        let steps = r#"
+[[ladder.steps]]
+name = "S1"
+add = ["--s1"]
+[[ladder.steps]]
+name = "S2"
+add = ["--s2"]
+"#;
+        let s = study(steps, 1, "sequential");
+        let mut o = Outcomes::default();
+        let mut failed = None;
+        loop {
+            let a = analyse(&s, &o);
+            let Some(sess) = a.pending else { break };
+            if sess.purpose == "step S1" {
+                failed = Some(sess.config.key());
+                o.failures.insert(
+                    sess.config.key(),
+                    Failure {
+                        reason: "boom".into(),
+                        log: None,
+                        retryable: true,
+                    },
+                );
+                continue;
+            }
+            for (p, r) in &sess.runs {
+                o.results
+                    .insert(run_key(&sess.config.key(), p, *r), result(100.0));
+            }
+        }
+        let a = analyse(&s, &o);
+        assert!(failed.is_some());
+        assert_eq!(
+            a.steps[0].status,
+            Status::Failed {
+                reason: "boom".into()
+            }
+        );
+        assert!(!a.steps[0].accepted);
+        // A tie between the engines keeps the first (A, with its `--x=1`).
+        assert_eq!(a.selected, Some(0));
+        assert_eq!(
+            a.steps[1].config.flags,
+            ["--x=1", "--s2"],
+            "S2 builds on the baseline"
+        );
+        assert!(a.pending.is_none());
+    }
+}

@@ -1,0 +1,596 @@
+//! The runner: executes the sessions [`analyse`] asks for until the study is complete —
+//! on the embedded simulator, or by launching each configuration's server (its own process
+//! group, health and `/v1/models`, warm-up, every profile × repetition through the `bench`
+//! machinery, logs kept, the group stopped afterwards, also on error and on cancel). Every
+//! finished run is written as a run file and entered in the journal at once; a failed
+//! configuration is recorded and the study goes on.
+
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Duration;
+
+use super::file::{EngineKind, EngineSpec, StudyFile};
+use super::flags::sim_config;
+use super::journal::{run_key, Failure, Journal, LiveServer, RunEntry};
+use super::plan::{analyse, Analysis, Outcomes, Session};
+use super::process::{self, Fill, NotReady, Server};
+use super::StudyError;
+use crate::driver::workload::WorkloadOptions;
+use crate::driver::{run_profile, GUIDELLM_MAX_CONCURRENCY};
+use crate::profile::{Dataset, Profile};
+use crate::result::BenchmarkResult;
+use crate::runfile::RunFile;
+use crate::sim::run::{starts_cold, PROMPT_SYNTHESIS};
+use crate::sim::H200Sim;
+
+/// How long a failed run waits for a crashed server's exit to show before the failure is put
+/// down to the run itself.
+const EXIT_GRACE: Duration = Duration::from_secs(2);
+
+/// A study in progress: the file, its directory (none: in memory only, simulator engines
+/// only) and what has happened.
+#[derive(Debug)]
+pub struct Runner {
+    /// The study.
+    pub study: StudyFile,
+    dir: Option<PathBuf>,
+    journal: Journal,
+    /// Finished runs and failures.
+    pub outcomes: Outcomes,
+}
+
+/// What [`Runner::run`] ended with.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Finish {
+    /// The study is complete.
+    Complete,
+    /// Cancelled (Ctrl-C): the journal holds everything finished; resume to continue.
+    Cancelled,
+}
+
+fn io_err(path: &Path, e: impl std::fmt::Display) -> StudyError {
+    StudyError::Io {
+        path: path.to_path_buf(),
+        message: e.to_string(),
+    }
+}
+
+impl Runner {
+    /// A study kept in memory only (the main job): simulator engines only.
+    pub fn in_memory(study: StudyFile) -> Runner {
+        Runner {
+            journal: Journal::new(study.clone()),
+            study,
+            dir: None,
+            outcomes: Outcomes::default(),
+        }
+    }
+
+    /// A new study in `dir` (created; it must not hold a journal already). `source` is the
+    /// study file's text, kept as `DIR/study.toml`.
+    pub fn create(study: StudyFile, source: &str, dir: &Path) -> Result<Runner, StudyError> {
+        if dir.join(super::journal::FILE).exists() {
+            return Err(StudyError::Usage(format!(
+                "{} already holds a study; continue it with `servebench study run --resume {}`",
+                dir.display(),
+                dir.display()
+            )));
+        }
+        std::fs::create_dir_all(dir.join("runs")).map_err(|e| io_err(dir, e))?;
+        std::fs::create_dir_all(dir.join("logs")).map_err(|e| io_err(dir, e))?;
+        let copy = dir.join("study.toml");
+        super::journal::write_atomic(&copy, source.as_bytes()).map_err(|e| io_err(&copy, e))?;
+        let journal = Journal::new(study.clone());
+        journal.write(dir)?;
+        Ok(Runner {
+            study,
+            dir: Some(dir.to_path_buf()),
+            journal,
+            outcomes: Outcomes::default(),
+        })
+    }
+
+    /// Continues the study in `dir`: loads every finished run, stops a server a killed
+    /// runner left behind, and (with `retry_failures`) forgets server failures so that
+    /// those configurations are tried again.
+    pub fn resume(dir: &Path, retry_failures: bool) -> Result<Runner, StudyError> {
+        let mut journal = Journal::read(dir)?;
+        if let Some(live) = journal.server.take() {
+            stop_leftover(&live);
+            journal.events.push(format!(
+                "resume: stopped the server left by an interrupted runner (pid {})",
+                live.pid
+            ));
+        }
+        let mut outcomes = Outcomes::default();
+        for (key, entry) in &journal.runs {
+            let path = dir.join(&entry.file);
+            let run = RunFile::read(&path).map_err(|e| StudyError::File {
+                path: path.clone(),
+                message: e.to_string(),
+            })?;
+            outcomes.results.insert(key.clone(), run.result);
+        }
+        if retry_failures {
+            journal.failures.retain(|_, f| !f.retryable);
+        }
+        outcomes.failures = journal.failures.clone();
+        journal.events.push("resume".into());
+        journal.write(dir)?;
+        Ok(Runner {
+            study: journal.study.clone(),
+            dir: Some(dir.to_path_buf()),
+            journal,
+            outcomes,
+        })
+    }
+
+    /// The study directory, if any.
+    pub fn dir(&self) -> Option<&Path> {
+        self.dir.as_deref()
+    }
+
+    /// Runs sessions until the study is complete or `cancel` is set. `log` gets one line
+    /// per event (for a terminal).
+    pub fn run(
+        &mut self,
+        cancel: &AtomicBool,
+        log: &mut dyn FnMut(&str),
+    ) -> Result<Finish, StudyError> {
+        loop {
+            if cancel.load(Ordering::SeqCst) {
+                return Ok(Finish::Cancelled);
+            }
+            let a = analyse(&self.study, &self.outcomes);
+            let Some(session) = a.pending else {
+                return Ok(Finish::Complete);
+            };
+            let key = session.config.key();
+            self.journal
+                .configs
+                .insert(key.clone(), session.config.clone());
+            log(&format!(
+                "{}: {} [{}]",
+                session.purpose,
+                session.config.flags.join(" "),
+                key
+            ));
+            let spec = self
+                .study
+                .engines
+                .iter()
+                .find(|e| e.name == session.config.engine)
+                .cloned()
+                .ok_or_else(|| {
+                    StudyError::Usage(format!("no engine `{}`", session.config.engine))
+                })?;
+            let before = self.outcomes.results.len();
+            match spec.kind {
+                EngineKind::Simulator => self.simulate(&session, log)?,
+                EngineKind::Command => self.launch(&spec, &session, cancel, log)?,
+            }
+            if cancel.load(Ordering::SeqCst) {
+                self.save()?;
+                return Ok(Finish::Cancelled);
+            }
+            let again = analyse(&self.study, &self.outcomes);
+            if again.pending.as_ref().map(|s| s.config.key()) == Some(key.clone())
+                && self.outcomes.results.len() == before
+            {
+                self.fail(
+                    &key,
+                    "the session ended with runs left and no recorded cause".into(),
+                    None,
+                    true,
+                )?;
+            }
+        }
+    }
+
+    /// The analysis of what has finished.
+    pub fn analysis(&self) -> Analysis {
+        analyse(&self.study, &self.outcomes)
+    }
+
+    fn save(&self) -> Result<(), StudyError> {
+        match &self.dir {
+            Some(d) => self.journal.write(d),
+            None => Ok(()),
+        }
+    }
+
+    fn fail(
+        &mut self,
+        key: &str,
+        reason: String,
+        log: Option<String>,
+        retryable: bool,
+    ) -> Result<(), StudyError> {
+        self.journal.events.push(format!("{key}: failed: {reason}"));
+        let f = Failure {
+            reason,
+            log,
+            retryable,
+        };
+        self.journal.failures.insert(key.to_string(), f.clone());
+        self.outcomes.failures.insert(key.to_string(), f);
+        self.save()
+    }
+
+    /// Stores a finished run: run file (atomic), then the journal.
+    fn finish(
+        &mut self,
+        session: &Session,
+        profile: &Profile,
+        rep: u32,
+        mut run: RunFile,
+    ) -> Result<(), StudyError> {
+        let key = session.config.key();
+        let name = profile.name.clone().unwrap_or_default();
+        let rkey = run_key(&key, &name, rep);
+        run.labels.insert("study".into(), self.study.title.clone());
+        run.labels.insert("configuration".into(), key.clone());
+        run.labels
+            .insert("engine".into(), session.config.engine.clone());
+        run.labels.insert("purpose".into(), session.purpose.clone());
+        run.labels.insert("repetition".into(), rep.to_string());
+        run.result.meta.backend_parameters = session.config.flags.clone();
+        // Within-run 95% intervals (block bootstrap over the records), for the verdicts. A
+        // run too small or too short for them keeps none; the verdict then says so.
+        let _ = crate::noise::within::attach_intervals(
+            &run.records,
+            &mut run.result,
+            &crate::noise::within::IntervalOptions::default(),
+        );
+        run.result.meta.label = Some(session.purpose.clone());
+        // What a reader of the run file gets back, bit for bit.
+        let result: BenchmarkResult = serde_json::to_vec(&run.result)
+            .ok()
+            .and_then(|b| serde_json::from_slice(&b).ok())
+            .unwrap_or_else(|| run.result.clone());
+        if let Some(dir) = &self.dir {
+            let rel = format!("runs/{key}/{name}-r{rep}.json");
+            let path = dir.join(&rel);
+            if let Some(parent) = path.parent() {
+                std::fs::create_dir_all(parent).map_err(|e| io_err(parent, e))?;
+            }
+            run.write_atomic(&path).map_err(|e| io_err(&path, e))?;
+            self.journal.runs.insert(
+                rkey.clone(),
+                RunEntry {
+                    config: key,
+                    profile: name,
+                    rep,
+                    file: rel,
+                },
+            );
+            self.journal.write(dir)?;
+        }
+        self.outcomes.results.insert(rkey, result);
+        Ok(())
+    }
+
+    fn seed(&self, rep: u32) -> u64 {
+        if self.study.vary_seed {
+            self.study.seed + u64::from(rep) - 1
+        } else {
+            self.study.seed
+        }
+    }
+
+    fn simulate(&mut self, session: &Session, log: &mut dyn FnMut(&str)) -> Result<(), StudyError> {
+        let key = session.config.key();
+        let (config, params) = match sim_config(&session.config.model, &session.config.flags) {
+            Ok(c) => c,
+            Err(e) => return self.fail(&key, format!("not run: {e}"), None, false),
+        };
+        for (i, (pname, rep)) in session.runs.iter().enumerate() {
+            if self
+                .outcomes
+                .results
+                .contains_key(&run_key(&key, pname, *rep))
+            {
+                continue;
+            }
+            let profile = self.study.profile(pname).map_err(StudyError::Usage)?;
+            let seed = self.seed(*rep);
+            let out = match simulate_run(&profile, config.clone(), params.clone(), seed, i > 0) {
+                Ok(o) => o,
+                Err(e) => return self.fail(&key, format!("{pname}: {e}"), None, false),
+            };
+            log(&format!("  {pname} r{rep}: done"));
+            let mut run = RunFile::new(
+                out.result,
+                out.records,
+                profile.clone(),
+                chrono::Utc::now().fixed_offset(),
+            );
+            run.target = Some("sim:h200".into());
+            run.model = Some(session.config.model.clone());
+            run.seed = Some(seed);
+            self.finish(session, &profile, *rep, run)?;
+        }
+        Ok(())
+    }
+
+    fn launch(
+        &mut self,
+        spec: &EngineSpec,
+        session: &Session,
+        cancel: &AtomicBool,
+        log: &mut dyn FnMut(&str),
+    ) -> Result<(), StudyError> {
+        let key = session.config.key();
+        let Some(dir) = self.dir.clone() else {
+            return Err(StudyError::Usage(
+                "a study with a command engine needs a directory (--out DIR)".into(),
+            ));
+        };
+        let api_key = spec
+            .api_key_env
+            .as_deref()
+            .and_then(|v| std::env::var(v).ok())
+            .unwrap_or_default();
+        let port = if spec.port == 0 {
+            process::free_port(&spec.host).map_err(|e| io_err(Path::new(&spec.host), e))?
+        } else {
+            spec.port
+        };
+        let fill = Fill {
+            model: &session.config.model,
+            host: &spec.host,
+            port,
+            api_key: &api_key,
+            flags: &session.config.flags,
+        };
+        let argv = process::fill_command(&spec.command, &fill, false);
+        let shown = process::fill_command(&spec.command, &fill, true);
+        let log_rel = format!("logs/{key}.log");
+        let log_path = dir.join(&log_rel);
+        let signal = process::signal_number(&spec.stop_signal).unwrap_or(process::Signal::SIGTERM);
+        let stop_timeout = Duration::from_secs_f64(spec.stop_timeout_s);
+        let mut server = match Server::launch(&argv, &spec.env, &log_path, signal, stop_timeout) {
+            Ok(s) => s,
+            Err(e) => {
+                let reason = format!(
+                    "cannot start `{}`: {e}",
+                    shown.first().map(String::as_str).unwrap_or("")
+                );
+                return self.fail(&key, reason, Some(log_rel), true);
+            }
+        };
+        self.journal.server = Some(LiveServer {
+            config: key.clone(),
+            pid: server.pid,
+            argv: shown.clone(),
+        });
+        self.journal
+            .events
+            .push(format!("{key}: launched pid {}", server.pid));
+        self.save()?;
+        let bearer = (!api_key.is_empty()).then_some(api_key.as_str());
+        let outcome = self.serve_session(spec, session, &mut server, port, bearer, cancel, log);
+        server.stop();
+        self.journal.server = None;
+        let _ = process::redact_file(&log_path, &api_key);
+        match outcome {
+            Ok(None) => self.save(),
+            Ok(Some(reason)) => self.fail(&key, reason, Some(log_rel), true),
+            Err(e) => {
+                self.save()?;
+                Err(e)
+            }
+        }
+    }
+
+    /// Runs a launched server's session; `Ok(Some(reason))` for a failure of the server.
+    #[allow(clippy::too_many_arguments)]
+    fn serve_session(
+        &mut self,
+        spec: &EngineSpec,
+        session: &Session,
+        server: &mut Server,
+        port: u16,
+        bearer: Option<&str>,
+        cancel: &AtomicBool,
+        log: &mut dyn FnMut(&str),
+    ) -> Result<Option<String>, StudyError> {
+        let key = session.config.key();
+        let timeout = Duration::from_secs_f64(spec.start_timeout_s);
+        let models = match process::wait_ready(
+            server,
+            &spec.host,
+            port,
+            &spec.health_path,
+            bearer,
+            timeout,
+            cancel,
+        ) {
+            Ok(body) => body,
+            Err(NotReady::Exited(how)) => {
+                return Ok(Some(format!(
+                    "the server exited ({how}) before it became healthy"
+                )))
+            }
+            Err(NotReady::Timeout) => {
+                return Ok(Some(format!(
+                    "the server did not become healthy within {} s",
+                    spec.start_timeout_s
+                )))
+            }
+            Err(NotReady::Cancelled) => return Ok(None),
+        };
+        let models_json: Option<serde_json::Value> = serde_json::from_str(&models).ok();
+        let target = format!("http://{}:{port}", spec.host);
+        let http = |profile: Profile| {
+            let mut args = crate::http::bench::BenchArgs::new(target.clone(), profile);
+            args.http.api_key = bearer.map(str::to_string);
+            args.http.request_timeout = Some(Duration::from_secs_f64(spec.request_timeout_s));
+            args
+        };
+        // A watcher stops the server's group as soon as the runner is cancelled, so that a
+        // run in flight ends at once.
+        let pid = server.pid;
+        let signal = process::signal_number(&spec.stop_signal).unwrap_or(process::Signal::SIGTERM);
+        let done = AtomicBool::new(false);
+        std::thread::scope(|scope| {
+            scope.spawn(|| {
+                while !done.load(Ordering::SeqCst) {
+                    if cancel.load(Ordering::SeqCst) {
+                        process::signal_group(pid, signal);
+                        std::thread::sleep(Duration::from_secs_f64(spec.stop_timeout_s.min(5.0)));
+                        process::signal_group(pid, process::Signal::SIGKILL);
+                        return;
+                    }
+                    std::thread::sleep(Duration::from_millis(20));
+                }
+            });
+            let r = self.session_runs(
+                session,
+                server,
+                &key,
+                &models_json,
+                &target,
+                &http,
+                cancel,
+                log,
+            );
+            done.store(true, Ordering::SeqCst);
+            r
+        })
+        .map(|r| {
+            r.or_else(|| {
+                server
+                    .exited()
+                    .map(|how| format!("the server exited ({how})"))
+            })
+            .filter(|_| !cancel.load(Ordering::SeqCst))
+        })
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn session_runs(
+        &mut self,
+        session: &Session,
+        server: &mut Server,
+        key: &str,
+        models_json: &Option<serde_json::Value>,
+        target: &str,
+        http: &dyn Fn(Profile) -> crate::http::bench::BenchArgs,
+        cancel: &AtomicBool,
+        log: &mut dyn FnMut(&str),
+    ) -> Result<Option<String>, StudyError> {
+        if self.study.warmup_requests > 0 {
+            if let Some((pname, _)) = session.runs.first() {
+                let mut p = self.study.profile(pname).map_err(StudyError::Usage)?;
+                p.total_requests = self.study.warmup_requests;
+                let _ = crate::http::bench::run(&http(p), &mut |_| {});
+            }
+        }
+        for (pname, rep) in &session.runs {
+            if cancel.load(Ordering::SeqCst) {
+                return Ok(None);
+            }
+            if self
+                .outcomes
+                .results
+                .contains_key(&run_key(key, pname, *rep))
+            {
+                continue;
+            }
+            if let Some(how) = server.exited() {
+                return Ok(Some(format!(
+                    "the server exited ({how}) before {pname} repetition {rep}"
+                )));
+            }
+            let profile = self.study.profile(pname).map_err(StudyError::Usage)?;
+            let res = crate::http::bench::run(&http(profile.clone()), &mut |_| {});
+            if cancel.load(Ordering::SeqCst) {
+                return Ok(None);
+            }
+            // A killed server resets its connections before its parent can reap it: when the
+            // run failed, give the exit a moment to show so the reason names the crash.
+            let failed = res.as_ref().map_or(true, |r| r.aborted.is_some());
+            if let Some(how) =
+                server.exited_within(if failed { EXIT_GRACE } else { Duration::ZERO })
+            {
+                return Ok(Some(format!(
+                    "the server exited ({how}) during {pname} repetition {rep}"
+                )));
+            }
+            let run = match res {
+                Ok(r) => r,
+                Err(e) => return Ok(Some(format!("{pname} repetition {rep}: {e}"))),
+            };
+            if let Some(why) = run.aborted {
+                return Ok(Some(format!("{pname} repetition {rep} stopped: {why}")));
+            }
+            log(&format!("  {pname} r{rep}: done"));
+            let mut file = run.file;
+            if file.finished_at.is_none() {
+                file.finished_at = Some(chrono::Utc::now().fixed_offset());
+            }
+            file.target = Some(target.to_string());
+            if file.model.is_none() {
+                file.model = file.result.meta.model.clone();
+            }
+            if file.models_response.is_none() {
+                file.models_response = models_json.clone();
+            }
+            file.seed = Some(self.seed(*rep));
+            if let Some(live) = &self.journal.server {
+                file.command_line = live.argv.clone();
+            }
+            self.finish(session, &profile, *rep, file)?;
+        }
+        Ok(None)
+    }
+}
+
+/// Runs `profile` on the simulator as the seed's runs were made (see
+/// [`crate::sim::run::simulate`]), with explicit parameters.
+pub fn simulate_run(
+    profile: &Profile,
+    config: crate::sim::Config,
+    params: crate::sim::Params,
+    seed: u64,
+    warm: bool,
+) -> Result<crate::driver::RunOutput, crate::driver::DriverError> {
+    let mut engine = H200Sim::with_params(config.clone(), params);
+    if !starts_cold(profile, warm) {
+        engine = engine.warmed_up();
+    }
+    let opts = WorkloadOptions {
+        sharegpt_seed: seed,
+        ..WorkloadOptions::default()
+    };
+    let synthetic = matches!(profile.dataset, Dataset::Random { .. });
+    let cap = usize::try_from(profile.total_requests)
+        .unwrap_or(usize::MAX)
+        .min(GUIDELLM_MAX_CONCURRENCY);
+    let mut out = run_profile(&mut engine, profile, &opts, |o| {
+        o.max_concurrency = Some(cap);
+        if synthetic {
+            o.client_prep_per_prompt_token = PROMPT_SYNTHESIS;
+        }
+    })?;
+    let meta = &mut out.result.meta;
+    meta.engine = Some("h200-sim (vLLM 0.17.1 model)".into());
+    meta.engine_version = Some("0.17.1".into());
+    meta.model = Some(config.model().into());
+    meta.source = Some("h200-sim".into());
+    Ok(out)
+}
+
+/// Stops a server a killed runner left behind, if its process still runs the recorded
+/// program (a reused pid is left alone).
+fn stop_leftover(live: &LiveServer) {
+    let Some(program) = live.argv.first() else {
+        return;
+    };
+    let cmdline = std::fs::read(format!("/proc/{}/cmdline", live.pid)).unwrap_or_default();
+    let first = cmdline.split(|b| *b == 0).next().unwrap_or_default();
+    if first == program.as_bytes() || !Path::new("/proc/self").exists() {
+        process::signal_group(live.pid, process::Signal::SIGKILL);
+    }
+}

@@ -1,0 +1,282 @@
+//! The main job's study (`studies/qwen3.5-h200-throughput.toml` on the simulator) beside the
+//! seed document: the same sections in the same order, the same conclusion-table cases and
+//! the same ladder steps in the same order; the latency study file; study-file errors that
+//! name the key or line.
+#![cfg(all(feature = "study", unix))]
+
+use std::path::Path;
+
+use servebench::format::text;
+use servebench::study::{self, StudyFile};
+
+fn seed() -> String {
+    std::fs::read_to_string(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/tests/fixtures/seed.txt"
+    ))
+    .unwrap()
+}
+
+fn study_file(name: &str) -> StudyFile {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("studies")
+        .join(name);
+    StudyFile::read(&path).unwrap()
+}
+
+/// Markdown headings, `#`s removed.
+fn headings(md: &str) -> Vec<String> {
+    md.lines()
+        .filter(|l| l.starts_with('#'))
+        .map(|l| l.trim_start_matches('#').trim().to_string())
+        .collect()
+}
+
+/// The first cells of a table's rows after the line `header` (text: tab-separated; markdown:
+/// `|`-separated, separator row skipped, `**` removed).
+fn first_cells(doc: &str, header: &str) -> Vec<String> {
+    let at = doc
+        .find(header)
+        .unwrap_or_else(|| panic!("no table `{header}`"));
+    doc[at..]
+        .lines()
+        .skip(1)
+        .take_while(|l| !l.trim().is_empty())
+        .filter(|l| !l.starts_with("|--") && !l.starts_with("| ---"))
+        .map(|l| {
+            let cell = if l.starts_with('|') {
+                l.trim_start_matches('|').split('|').next().unwrap_or("")
+            } else {
+                l.split('\t').next().unwrap_or("")
+            };
+            cell.trim().trim_matches('*').to_string()
+        })
+        .collect()
+}
+
+#[test]
+fn the_main_jobs_document_has_the_seeds_sections_tables_and_step_order() {
+    let doc = study::run_in_memory(&study_file("qwen3.5-h200-throughput.toml")).unwrap();
+    let md = &doc.markdown;
+    let seed = seed();
+    let seed_lines: Vec<&str> = seed.lines().map(str::trim).collect();
+    // Every heading of ours is a line of the seed, in the seed's order. The seed is not
+    // consistent with itself, so two normalisations: "Other Benchmark Cases" headings
+    // without their " Profile" suffix (the seed's first lacks it), and a step's `&&` parts
+    // as a set (its KV-cache section heading orders them differently from its summary row).
+    let norm = |s: &str| {
+        let s = s.trim_end_matches(" Profile");
+        let mut parts: Vec<&str> = s.split(" && ").collect();
+        parts.sort_unstable();
+        parts.join(" && ")
+    };
+    let mut pos = 0;
+    let ours = headings(md);
+    for h in &ours[1..] {
+        let found = seed_lines[pos..].iter().position(|l| norm(l) == norm(h));
+        let Some(i) = found else {
+            panic!("heading `{h}` is not in the seed after line {pos}");
+        };
+        pos += i + 1;
+    }
+    assert_eq!(ours[0], seed_lines[0], "title");
+    for section in [
+        "Conclusion",
+        "Serving Command",
+        "Note",
+        "Experimental Setup",
+        "Model",
+        "Hardware",
+        "Engine Version",
+        "Benchmark Method",
+        "Benchmark Profiles",
+        "Open-Source Replacement",
+        "Experiment Results",
+        "Baseline of the Inference Engine",
+        "vLLM",
+        "Summary of Optimization Options",
+        "Other Benchmark Cases",
+    ] {
+        assert!(
+            ours.iter().any(|h| h == section),
+            "missing section {section}"
+        );
+    }
+    // The conclusion table: the same cases in the same order.
+    assert_eq!(
+        first_cells(md, "| Benchmark Case | baseline"),
+        first_cells(&seed, "Benchmark Case\tbaseline")
+    );
+    // The ladder: the same steps in the same order, each with its own section.
+    let steps = first_cells(&seed, "Benchmark Cases\tOptimized\tBaseline");
+    assert_eq!(steps.len(), 5);
+    assert_eq!(
+        first_cells(md, "| Benchmark Cases | Optimized | Baseline |"),
+        steps
+    );
+    for s in &steps {
+        assert!(ours.contains(s), "no section for step {s}");
+    }
+    // Every block parses back, and there is one per run shown: the engine baseline, the five
+    // steps (MTP included: the simulator models it), and baseline + optimized on the four
+    // profiles.
+    let blocks = text::parse(md).unwrap();
+    assert_eq!(blocks.len(), 1 + 5 + 8, "{}", blocks.len());
+    // The recommended command is `vllm serve` with the FP8 model and the kept flags.
+    let cmd = doc.json.serving_command.clone().unwrap();
+    assert!(
+        cmd.starts_with("vllm serve Qwen/Qwen3.5-35B-A3B-FP8 \\\n    --reasoning-parser=qwen3"),
+        "{cmd}"
+    );
+    assert!(cmd.ends_with("--async-scheduling"), "{cmd}");
+    // MTP is simulated (draft passes and verification): its step shows a run of its own, on
+    // the flags it names, and nothing is reported as not run.
+    let mtp = md
+        .split("### Speculative Decoding && Quantization\n")
+        .nth(1)
+        .and_then(|s| s.split("\n## ").next())
+        .expect("the MTP step's section");
+    assert!(mtp.contains("--speculative-config={\"method\":\"mtp\",\"num_speculative_tokens\":4}"));
+    assert_eq!(text::parse(mtp).unwrap().len(), 1, "{mtp}");
+    assert!(!md.contains("not run:"), "every step is modelled");
+    // The final verdicts come from the noise module where it has intervals.
+    assert!(
+        doc.json
+            .conclusion
+            .iter()
+            .filter_map(|r| r.decision.as_ref())
+            .any(|d| d.basis == "within-run intervals" && d.half_width.is_some()),
+        "{:?}",
+        doc.json.conclusion
+    );
+    // Determinism: a second run gives the same bytes.
+    let again = study::run_in_memory(&study_file("qwen3.5-h200-throughput.toml")).unwrap();
+    assert_eq!(again.markdown, doc.markdown);
+}
+
+#[test]
+fn the_latency_study_decides_on_mean_latency_with_repetitions() {
+    let mut s = study_file("qwen3.5-h200-latency.toml");
+    assert_eq!(s.target_metric().key, "mean_e2el_ms");
+    assert!(!s.higher_is_better());
+    // Keep the test fast: fewer requests per profile (the shape stays).
+    for p in s.profiles.values_mut() {
+        p.total_requests = p.total_requests.min(40);
+    }
+    let doc = study::run_in_memory(&s).unwrap();
+    let md = &doc.markdown;
+    assert!(
+        md.contains("| Benchmark Case | Baseline (vLLM without any optimizations) | Optimized |")
+    );
+    assert!(md.contains("Mean latency: "), "latency cells");
+    assert_eq!(doc.json.conclusion.len(), 4);
+    for row in &doc.json.conclusion {
+        assert_eq!(
+            row.baseline.len(),
+            3,
+            "three repetitions of {}",
+            row.profile
+        );
+    }
+    let steps = first_cells(md, "| Benchmark Cases | Optimized | Baseline |");
+    assert_eq!(
+        steps,
+        [
+            "Quantization",
+            "CUDA Graph Capture Size",
+            "Max Num Batched Tokens",
+            "Performance Mode Interactivity",
+            "Prefix Cache",
+            "Speculative Decoding (MTP, 1 token)"
+        ]
+    );
+    // Every step is modelled (CUDA-graph capture size and MTP included): each has a run.
+    assert!(!md.contains("not run:"), "{md}");
+    assert_eq!(
+        text::parse(md).unwrap().len(),
+        1 + steps.len() + 2 * 4,
+        "one block per case shown: engine, steps, baseline and optimized on four profiles"
+    );
+}
+
+#[test]
+fn the_plan_lists_every_run_with_a_time_estimate() {
+    let mut s = study_file("qwen3.5-h200-throughput.toml");
+    s.final_.profiles.truncate(2);
+    let plan = study::estimate(&s).unwrap();
+    let first = plan.lines().next().unwrap();
+    assert!(
+        first.starts_with("Plan of \"Optimizing Qwen3.5-35B-A3B Throughput\": "),
+        "{first}"
+    );
+    assert!(first.contains("estimated wall time"), "{first}");
+    // engine, 5 steps (all modelled, MTP included), then the final sessions with their runs.
+    assert!(plan.contains("engine vLLM"));
+    assert!(plan.contains("step Speculative Decoding && Quantization"));
+    assert!(!plan.contains("unknown (not run"), "{plan}");
+    assert!(plan.contains("final: baseline"));
+    assert!(plan.contains("throughput r1"));
+}
+
+#[test]
+fn bad_study_files_name_the_key_or_line() {
+    let good = std::fs::read_to_string(
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("studies/qwen3.5-h200-throughput.toml"),
+    )
+    .unwrap();
+    assert!(StudyFile::parse(&good, "s.toml".as_ref()).is_ok());
+    let cases: [(&str, &str, &str); 8] = [
+        ("repetitions = 1", "repetitions = 0", "repetitions"),
+        (
+            "target = \"total_token_throughput\"",
+            "target = \"tps\"",
+            "unknown metric `tps`",
+        ),
+        ("version = 1", "version = 2", "version"),
+        (
+            "profiles = [\"sharegpt\"]",
+            "profiles = [\"shargpt\"]",
+            "ladder.profiles[0]",
+        ),
+        (
+            "on = \"Quantization\"",
+            "on = \"Quantisation\"",
+            "ladder.steps[4].on",
+        ),
+        ("kind = \"simulator\"", "kind = \"gpu\"", "line"),
+        (
+            "hardware = \"NVIDIA H200\"",
+            "hardware = \"NVIDIA H200\"\ncolour = 1",
+            "unknown field `colour`",
+        ),
+        ("title = ", "title = \n", "line"),
+    ];
+    for (from, to, want) in cases {
+        let text = good.replacen(from, to, 1);
+        assert_ne!(text, good, "{from}");
+        let err = StudyFile::parse(&text, "s.toml".as_ref())
+            .unwrap_err()
+            .to_string();
+        assert!(err.starts_with("s.toml: "), "{err}");
+        assert!(err.contains(want), "{from} -> {err}");
+    }
+    let cmd = good.replace(
+        "kind = \"simulator\"",
+        "kind = \"command\"\ncommand = [\"vllm\", \"serve\", \"{modle}\"]",
+    );
+    let err = StudyFile::parse(&cmd, "s.toml".as_ref())
+        .unwrap_err()
+        .to_string();
+    assert!(
+        err.contains("engines[0].command[2]: unknown placeholder `{modle}`"),
+        "{err}"
+    );
+    let sig = good.replace(
+        "kind = \"simulator\"",
+        "kind = \"command\"\ncommand = [\"vllm\"]\nstop_signal = \"SIGSTOP\"",
+    );
+    let err = StudyFile::parse(&sig, "s.toml".as_ref())
+        .unwrap_err()
+        .to_string();
+    assert!(err.contains("engines[0].stop_signal"), "{err}");
+}

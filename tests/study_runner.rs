@@ -1,0 +1,698 @@
+//! The study runner against real server processes: the `h200_server` example launched by
+//! the `command` engine on loopback (`--speed 50`, tiny profiles), through the `servebench`
+//! binary. A whole small study; a runner killed with SIGKILL and resumed; a server killed
+//! mid-study; servers that never become healthy, crash mid-run or cannot start. After each,
+//! no server process is left.
+//!
+//! The example server has no `CARGO_BIN_EXE_*` variable (examples get none), so
+//! [`example_server`] runs `cargo build --example h200_server` once (a no-op when it is
+//! fresh) into the same target directory as the `servebench` binary under test.
+#![cfg(all(feature = "study", unix))]
+
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::sync::OnceLock;
+use std::time::{Duration, Instant};
+
+use servebench::format::text;
+use servebench::runfile::RunFile;
+use servebench::study::journal::Journal;
+use servebench::study::process::group_alive;
+
+fn servebench() -> PathBuf {
+    PathBuf::from(env!("CARGO_BIN_EXE_servebench"))
+}
+
+/// The example server binary, built on first use.
+fn example_server() -> PathBuf {
+    static PATH: OnceLock<PathBuf> = OnceLock::new();
+    PATH.get_or_init(|| {
+        let bin_dir = servebench().parent().unwrap().to_path_buf();
+        let target = bin_dir.parent().unwrap();
+        let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
+        let mut cmd = Command::new(cargo);
+        cmd.args(["build", "--example", "h200_server"])
+            .current_dir(env!("CARGO_MANIFEST_DIR"))
+            .env("CARGO_TARGET_DIR", target);
+        if bin_dir.ends_with("release") {
+            cmd.arg("--release");
+        }
+        let st = cmd.status().expect("cargo build --example h200_server");
+        assert!(st.success(), "building the example server failed");
+        let p = bin_dir.join("examples").join("h200_server");
+        assert!(p.exists(), "{}", p.display());
+        p
+    })
+    .clone()
+}
+
+fn tmp(name: &str) -> PathBuf {
+    let d = std::env::temp_dir().join(format!("servebench-study-{name}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&d);
+    std::fs::create_dir_all(&d).unwrap();
+    d
+}
+
+/// A study of the example server: `engines` (TOML `[[engines]]` tables) and one ladder step
+/// (`--config=optimized`), profiles `a` and `b`, two repetitions.
+fn study_text(engines: &str) -> String {
+    format!(
+        r#"format = "servebench-study"
+version = 1
+title = "Example server study"
+model = "Qwen/Qwen3.5-35B-A3B"
+hardware = "loopback"
+repetitions = 2
+
+[profiles.a]
+dataset_name = "Random"
+dataset_input_tokens = 64
+dataset_output_tokens = 48
+request_rate = 1000
+total_requests = 6
+
+[profiles.b]
+dataset_name = "Random"
+dataset_input_tokens = 256
+dataset_output_tokens = 24
+request_rate = 1000
+total_requests = 6
+
+{engines}
+
+[ladder]
+profiles = ["a", "b"]
+
+[[ladder.steps]]
+name = "Optimized"
+add = ["--config=optimized"]
+
+[final]
+profiles = ["a", "b"]
+"#
+    )
+}
+
+fn good_engine(name: &str, speed: u32) -> String {
+    format!(
+        r#"[[engines]]
+name = "{name}"
+kind = "command"
+version = "h200_server example"
+flags = ["--config=baseline"]
+command = ["{}", "--serve", "{{host}}:{{port}}", "--speed", "{speed}", "{{flags}}"]
+start_timeout_s = 20
+stop_timeout_s = 5
+request_timeout_s = 30
+"#,
+        example_server().display()
+    )
+}
+
+fn write_study(dir: &Path, text: &str) -> PathBuf {
+    let p = dir.join("study.in.toml");
+    std::fs::write(&p, text).unwrap();
+    p
+}
+
+fn run_cli(args: &[&str]) -> std::process::Output {
+    Command::new(servebench()).args(args).output().unwrap()
+}
+
+fn spawn_cli(args: &[&str]) -> Child {
+    Command::new(servebench())
+        .args(args)
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap()
+}
+
+/// Every pid the journal says was launched.
+fn launched_pids(j: &Journal) -> Vec<i32> {
+    j.events
+        .iter()
+        .filter_map(|e| e.split("launched pid ").nth(1))
+        .filter_map(|p| p.trim().parse().ok())
+        .collect()
+}
+
+fn assert_no_server_left(dir: &Path) {
+    let j = Journal::read(dir).unwrap();
+    assert!(j.server.is_none(), "journal still records a live server");
+    let pids = launched_pids(&j);
+    assert!(!pids.is_empty());
+    for pid in pids {
+        assert!(!group_alive(pid), "process group {pid} is still alive");
+    }
+}
+
+fn wait_for(what: &str, limit: Duration, mut f: impl FnMut() -> bool) {
+    let t = Instant::now();
+    while !f() {
+        assert!(t.elapsed() < limit, "timed out waiting for {what}");
+        std::thread::sleep(Duration::from_millis(5));
+    }
+}
+
+fn journal_if_any(dir: &Path) -> Option<Journal> {
+    Journal::read(dir).ok()
+}
+
+/// Run files' bytes by path.
+fn run_files(dir: &Path) -> Vec<(PathBuf, Vec<u8>, std::time::SystemTime)> {
+    let mut out = Vec::new();
+    let j = Journal::read(dir).unwrap();
+    for e in j.runs.values() {
+        let p = dir.join(&e.file);
+        let meta = std::fs::metadata(&p).unwrap();
+        out.push((
+            p.clone(),
+            std::fs::read(&p).unwrap(),
+            meta.modified().unwrap(),
+        ));
+    }
+    out
+}
+
+#[test]
+fn a_study_of_two_configurations_runs_every_run_and_its_document_matches_the_run_files() {
+    let dir = tmp("e2e");
+    let file = write_study(&dir, &study_text(&good_engine("vLLM", 50)));
+    let out = dir.join("out");
+    let o = run_cli(&[
+        "study",
+        "run",
+        file.to_str().unwrap(),
+        "--out",
+        out.to_str().unwrap(),
+        "-q",
+    ]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let j = Journal::read(&out).unwrap();
+    // 2 configurations x 2 profiles x 2 repetitions.
+    assert_eq!(j.configs.len(), 2, "{:?}", j.configs.keys());
+    assert_eq!(j.runs.len(), 8);
+    assert!(j.failures.is_empty(), "{:?}", j.failures);
+    let md = std::fs::read_to_string(out.join("STUDY.md")).unwrap();
+    let json: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(out.join("study.json")).unwrap()).unwrap();
+    for section in [
+        "## Conclusion",
+        "### Serving Command",
+        "## Experimental Setup",
+        "## Experiment Results",
+        "### Baseline of the Inference Engine",
+        "### Optimized",
+        "## Summary of Optimization Options",
+        "## Other Benchmark Cases",
+        "### a Profile",
+        "### b Profile",
+        "## Files",
+    ] {
+        assert!(md.contains(&format!("\n{section}\n")), "missing {section}");
+    }
+    // Every block in the document is the rendering of a run file named in study.json.
+    let blocks = text::parse(&md).unwrap();
+    let used: Vec<String> = json["runs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|v| v.as_str().unwrap().to_string())
+        .collect();
+    assert!(!used.is_empty());
+    let rendered: Vec<String> = used
+        .iter()
+        .map(|k| {
+            let run = RunFile::read(out.join(&j.runs[k].file)).unwrap();
+            text::render(&run.result, text::Style::Gpustack)
+                .trim_end()
+                .to_string()
+        })
+        .collect();
+    for b in &blocks {
+        let shown = md[b.span.clone()].trim_end().to_string();
+        assert!(
+            rendered.contains(&shown),
+            "a block matches no run file:\n{shown}"
+        );
+    }
+    // The decision table's values are the run files' total throughputs.
+    for row in json["conclusion"].as_array().unwrap() {
+        let profile = row["profile"].as_str().unwrap();
+        let base = json["analysis"]["baseline"].clone();
+        let key = j
+            .configs
+            .iter()
+            .find(|(_, c)| serde_json::to_value(c).unwrap() == base)
+            .map(|(k, _)| k.clone())
+            .unwrap();
+        let mut want: Vec<f64> = (1..=2)
+            .map(|r| {
+                let e = &j.runs[&format!("{key}/{profile}/r{r}")];
+                RunFile::read(out.join(&e.file))
+                    .unwrap()
+                    .result
+                    .total_token_throughput_per_s
+                    .unwrap()
+            })
+            .collect();
+        let mut got: Vec<f64> = row["baseline"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|v| v.as_f64().unwrap())
+            .collect();
+        want.sort_by(f64::total_cmp);
+        got.sort_by(f64::total_cmp);
+        assert_eq!(got, want, "{profile}");
+    }
+    // Server logs kept; no server left.
+    assert!(std::fs::read_dir(out.join("logs")).unwrap().count() >= 2);
+    assert_no_server_left(&out);
+    // Run files read back and carry the study's labels; no wall-clock time in the document.
+    let any = j.runs.values().next().unwrap();
+    let run = RunFile::read(out.join(&any.file)).unwrap();
+    assert_eq!(run.labels["study"], "Example server study");
+    assert!(!md.contains("2026-"), "no timestamps in the document");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn a_killed_runner_resumes_without_rerunning_anything_and_writes_the_same_document() {
+    // The simulator engine makes the numbers deterministic, so the resumed document can be
+    // compared byte for byte with an uninterrupted run's.
+    let dir = tmp("resume-sim");
+    let sim = r#"[[engines]]
+name = "vLLM"
+kind = "simulator"
+flags = ["--max-model-len=32768"]"#;
+    let text = study_text(sim)
+        .replace("--config=optimized", "--enable-prefix-caching")
+        .replace("total_requests = 6", "total_requests = 400");
+    let file = write_study(&dir, &text);
+    let full = dir.join("full");
+    let o = run_cli(&[
+        "study",
+        "run",
+        file.to_str().unwrap(),
+        "--out",
+        full.to_str().unwrap(),
+        "-q",
+    ]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let total = Journal::read(&full).unwrap().runs.len();
+    assert_eq!(total, 8);
+
+    let part = dir.join("part");
+    let mut child = spawn_cli(&[
+        "study",
+        "run",
+        file.to_str().unwrap(),
+        "--out",
+        part.to_str().unwrap(),
+        "-q",
+    ]);
+    wait_for("a first finished run", Duration::from_secs(120), || {
+        journal_if_any(&part).is_some_and(|j| !j.runs.is_empty())
+    });
+    child.kill().unwrap(); // SIGKILL
+    child.wait().unwrap();
+    let before = run_files(&part);
+    assert!(
+        before.len() < total,
+        "killed before the end ({} runs)",
+        before.len()
+    );
+    assert!(!part.join("STUDY.md").exists());
+
+    let o = run_cli(&["study", "run", "--resume", part.to_str().unwrap(), "-q"]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    for (p, bytes, mtime) in &before {
+        assert_eq!(
+            &std::fs::read(p).unwrap(),
+            bytes,
+            "{} was rewritten",
+            p.display()
+        );
+        assert_eq!(&std::fs::metadata(p).unwrap().modified().unwrap(), mtime);
+    }
+    assert_eq!(Journal::read(&part).unwrap().runs.len(), total);
+    for f in ["STUDY.md", "study.json"] {
+        assert_eq!(
+            std::fs::read(part.join(f)).unwrap(),
+            std::fs::read(full.join(f)).unwrap(),
+            "{f} differs from the uninterrupted run's"
+        );
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn killed_runner_and_killed_server_are_resumed_and_leave_no_server() {
+    let dir = tmp("resume-cmd");
+    // Slow enough (speed 5) that a run is in flight when we kill.
+    let file = write_study(&dir, &study_text(&good_engine("vLLM", 5)));
+    let out = dir.join("out");
+    let mut child = spawn_cli(&[
+        "study",
+        "run",
+        file.to_str().unwrap(),
+        "--out",
+        out.to_str().unwrap(),
+        "-q",
+    ]);
+    wait_for(
+        "a server and a finished run",
+        Duration::from_secs(120),
+        || journal_if_any(&out).is_some_and(|j| j.server.is_some() && !j.runs.is_empty()),
+    );
+    child.kill().unwrap(); // SIGKILL: the runner cannot stop its server
+    child.wait().unwrap();
+    let j = Journal::read(&out).unwrap();
+    let orphan = j.server.clone().unwrap().pid;
+    let before = run_files(&out);
+    // Resume: the orphaned server is stopped, nothing finished is run again.
+    let o = run_cli(&["study", "run", "--resume", out.to_str().unwrap(), "-q"]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    assert!(
+        !group_alive(orphan),
+        "the orphaned server survived the resume"
+    );
+    for (p, bytes, mtime) in &before {
+        assert_eq!(
+            &std::fs::read(p).unwrap(),
+            bytes,
+            "{} was rewritten",
+            p.display()
+        );
+        assert_eq!(&std::fs::metadata(p).unwrap().modified().unwrap(), mtime);
+    }
+    assert_eq!(Journal::read(&out).unwrap().runs.len(), 8);
+    assert_no_server_left(&out);
+    let doc = std::fs::read(out.join("STUDY.md")).unwrap();
+    // A resume of a complete study runs nothing and writes the same document.
+    let o = run_cli(&["study", "run", "--resume", out.to_str().unwrap(), "-q"]);
+    assert!(o.status.success());
+    assert_eq!(std::fs::read(out.join("STUDY.md")).unwrap(), doc);
+
+    // Now kill a server mid-study: a recorded failure, the study goes on to the end.
+    let out2 = dir.join("out2");
+    let mut child = spawn_cli(&[
+        "study",
+        "run",
+        file.to_str().unwrap(),
+        "--out",
+        out2.to_str().unwrap(),
+        "-q",
+    ]);
+    wait_for(
+        "a server with a finished run",
+        Duration::from_secs(120),
+        || journal_if_any(&out2).is_some_and(|j| j.server.is_some() && !j.runs.is_empty()),
+    );
+    let victim = Journal::read(&out2).unwrap().server.unwrap();
+    nix::sys::signal::kill(
+        nix::unistd::Pid::from_raw(victim.pid),
+        nix::sys::signal::Signal::SIGKILL,
+    )
+    .unwrap();
+    let st = child.wait().unwrap();
+    assert!(st.success(), "the study goes on after a server crash");
+    let j = Journal::read(&out2).unwrap();
+    let failure = &j.failures[&victim.config];
+    assert!(
+        failure.reason.contains("the server exited (signal 9)"),
+        "{}",
+        failure.reason
+    );
+    let md = std::fs::read_to_string(out2.join("STUDY.md")).unwrap();
+    assert!(
+        md.contains("the server exited (signal 9)"),
+        "the document reports the crash"
+    );
+    assert_no_server_left(&out2);
+    // Resume retries the failed configuration's unfinished runs only.
+    let before = run_files(&out2);
+    let o = run_cli(&["study", "run", "--resume", out2.to_str().unwrap(), "-q"]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    for (p, bytes, _) in &before {
+        assert_eq!(
+            &std::fs::read(p).unwrap(),
+            bytes,
+            "{} was rewritten",
+            p.display()
+        );
+    }
+    let j = Journal::read(&out2).unwrap();
+    assert_eq!(j.runs.len(), 8);
+    assert!(j.failures.is_empty());
+    let md = std::fs::read_to_string(out2.join("STUDY.md")).unwrap();
+    assert!(
+        !md.contains("signal 9"),
+        "the retried configuration finished"
+    );
+    assert_no_server_left(&out2);
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn failing_servers_are_recorded_and_the_study_goes_on() {
+    let dir = tmp("failures");
+    let never = r#"[[engines]]
+name = "NeverHealthy"
+kind = "command"
+command = ["sleep", "30"]
+start_timeout_s = 1
+stop_timeout_s = 1
+"#;
+    let wrong = r#"[[engines]]
+name = "WrongCommand"
+kind = "command"
+command = ["/nonexistent/servebench-server", "--port", "{port}"]
+start_timeout_s = 5
+"#;
+    // `timeout` kills the server 1.5 s after launch, in the middle of its runs (speed 0.5).
+    let crash = format!(
+        r#"[[engines]]
+name = "Crashes"
+kind = "command"
+flags = ["--config=baseline"]
+command = ["timeout", "-s", "KILL", "1.5", "{}", "--serve", "{{host}}:{{port}}", "--speed", "0.5", "{{flags}}"]
+start_timeout_s = 20
+stop_timeout_s = 2
+"#,
+        example_server().display()
+    );
+    let engines = format!("{never}\n{wrong}\n{crash}\n{}", good_engine("vLLM", 50));
+    let file = write_study(&dir, &study_text(&engines));
+    let out = dir.join("out");
+    let o = run_cli(&[
+        "study",
+        "run",
+        file.to_str().unwrap(),
+        "--out",
+        out.to_str().unwrap(),
+        "-q",
+    ]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let j = Journal::read(&out).unwrap();
+    let reason = |engine: &str| {
+        j.configs
+            .iter()
+            .find(|(_, c)| c.engine == engine)
+            .and_then(|(k, _)| j.failures.get(k))
+            .map(|f| f.reason.clone())
+            .unwrap_or_else(|| panic!("no failure recorded for {engine}: {:?}", j.failures))
+    };
+    assert_eq!(
+        reason("NeverHealthy"),
+        "the server did not become healthy within 1 s"
+    );
+    assert!(
+        reason("WrongCommand").starts_with("cannot start `/nonexistent/servebench-server`"),
+        "{}",
+        reason("WrongCommand")
+    );
+    let crashed = reason("Crashes");
+    assert!(crashed.contains("the server exited"), "{crashed}");
+    // The healthy engine is selected and the study completes around the failures.
+    let md = std::fs::read_to_string(out.join("STUDY.md")).unwrap();
+    for r in [reason("NeverHealthy"), reason("WrongCommand"), crashed] {
+        assert!(md.contains(&r), "the document reports: {r}");
+    }
+    let good: Vec<_> = j.runs.keys().filter(|k| k.starts_with("vllm-")).collect();
+    assert_eq!(good.len(), 8, "{good:?}");
+    assert!(md.contains("#### vLLM"));
+    assert_no_server_left(&out);
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn ctrl_c_stops_the_server_keeps_finished_runs_and_the_study_resumes() {
+    let dir = tmp("sigint");
+    let file = write_study(&dir, &study_text(&good_engine("vLLM", 5)));
+    let out = dir.join("out");
+    let mut child = spawn_cli(&[
+        "study",
+        "run",
+        file.to_str().unwrap(),
+        "--out",
+        out.to_str().unwrap(),
+        "-q",
+    ]);
+    wait_for(
+        "a server and a finished run",
+        Duration::from_secs(120),
+        || journal_if_any(&out).is_some_and(|j| j.server.is_some() && !j.runs.is_empty()),
+    );
+    let pid = nix::unistd::Pid::from_raw(i32::try_from(child.id()).unwrap());
+    nix::sys::signal::kill(pid, nix::sys::signal::Signal::SIGINT).unwrap();
+    let st = child.wait().unwrap();
+    assert_eq!(st.code(), Some(130), "interrupted exit status");
+    let j = Journal::read(&out).unwrap();
+    assert!(
+        j.failures.is_empty(),
+        "an interrupted run is not a failure: {:?}",
+        j.failures
+    );
+    assert!(!j.runs.is_empty() && j.runs.len() < 8);
+    assert!(!out.join("STUDY.md").exists());
+    assert_no_server_left(&out);
+    let o = run_cli(&["study", "run", "--resume", out.to_str().unwrap(), "-q"]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    assert_eq!(Journal::read(&out).unwrap().runs.len(), 8);
+    assert_no_server_left(&out);
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn the_api_key_comes_from_the_environment_and_is_written_nowhere() {
+    let dir = tmp("apikey");
+    let secret = "sk-servebench-test-4242";
+    let engine = good_engine("vLLM", 50).replace(
+        "\"{flags}\"]",
+        "\"--api-key\", \"{api_key}\", \"{flags}\"]\napi_key_env = \"SERVEBENCH_TEST_KEY\"",
+    );
+    assert!(engine.contains("api_key_env"));
+    let file = write_study(&dir, &study_text(&engine));
+    let out = dir.join("out");
+    let o = Command::new(servebench())
+        .args([
+            "study",
+            "run",
+            file.to_str().unwrap(),
+            "--out",
+            out.to_str().unwrap(),
+            "-q",
+        ])
+        .env("SERVEBENCH_TEST_KEY", secret)
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let j = Journal::read(&out).unwrap();
+    // The server required the key (the example answers 401 without it) and every run passed.
+    assert_eq!(j.runs.len(), 8, "{:?}", j.failures);
+    let mut files = vec![out.clone()];
+    let mut seen = 0;
+    while let Some(p) = files.pop() {
+        if p.is_dir() {
+            files.extend(std::fs::read_dir(&p).unwrap().map(|e| e.unwrap().path()));
+        } else {
+            seen += 1;
+            let bytes = std::fs::read(&p).unwrap();
+            let text = String::from_utf8_lossy(&bytes);
+            assert!(!text.contains(secret), "the key is in {}", p.display());
+        }
+    }
+    assert!(seen > 10, "{seen} files checked");
+    // The launch command is recorded with the placeholder, not the key.
+    let any = j.runs.values().next().unwrap();
+    let run = RunFile::read(out.join(&any.file)).unwrap();
+    assert!(
+        run.command_line.iter().any(|a| a == "{api_key}"),
+        "{:?}",
+        run.command_line
+    );
+    assert_eq!(
+        run.result.failed_requests,
+        Some(0),
+        "the bearer token was accepted"
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn explain_plan_and_bad_input_on_the_command_line() {
+    let o = run_cli(&["study", "--explain"]);
+    assert!(o.status.success());
+    let text = String::from_utf8_lossy(&o.stdout);
+    for field in [
+        "api_key_env",
+        "start_timeout_s",
+        "stop_signal",
+        "[[ladder.steps]]",
+        "repetitions",
+        "{flags}",
+    ] {
+        assert!(text.contains(field), "--explain documents {field}");
+    }
+    let dir = tmp("cli");
+    let sim = "[[engines]]\nname = \"vLLM\"\nkind = \"simulator\"\n";
+    let file = write_study(&dir, &study_text(sim));
+    let o = run_cli(&["study", "plan", file.to_str().unwrap()]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let plan = String::from_utf8_lossy(&o.stdout);
+    assert!(
+        plan.starts_with("Plan of \"Example server study\": "),
+        "{plan}"
+    );
+    // `--config=optimized` is not a flag the simulator models: the plan says so.
+    assert!(
+        plan.contains("unknown (not run: the simulator does not model `--config=optimized`)"),
+        "{plan}"
+    );
+    assert!(plan.contains("a r2"));
+    // A bad study file: exit 1, the file and the key named.
+    let bad = dir.join("bad.toml");
+    std::fs::write(
+        &bad,
+        study_text(sim).replace("repetitions = 2", "repetitions = \"two\""),
+    )
+    .unwrap();
+    let o = run_cli(&[
+        "study",
+        "run",
+        bad.to_str().unwrap(),
+        "--out",
+        dir.join("x").to_str().unwrap(),
+    ]);
+    assert_eq!(o.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        err.contains("bad.toml") && err.contains("repetitions"),
+        "{err}"
+    );
+    assert!(!dir.join("x").exists(), "nothing created for a bad file");
+    // An existing study directory is not overwritten.
+    let out = dir.join("out");
+    let o = run_cli(&[
+        "study",
+        "run",
+        file.to_str().unwrap(),
+        "--out",
+        out.to_str().unwrap(),
+        "-q",
+    ]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let o = run_cli(&[
+        "study",
+        "run",
+        file.to_str().unwrap(),
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("--resume"));
+    let _ = std::fs::remove_dir_all(&dir);
+}
