@@ -23,8 +23,10 @@
 //!
 //! # Huge runs
 //!
-//! With [`CollectorOptions::histograms`] every finished request also feeds per-shard
-//! [`LatencyHistograms`] (bounded memory, mergeable across collectors and hosts), and with
+//! With [`CollectorOptions::histograms`] every finished request also feeds a per-shard
+//! [`Accumulator`] — the collector's second type parameter, e.g.
+//! `servebench::metrics::VllmHistograms` (bounded memory, mergeable across collectors and
+//! hosts); the collector knows no metric definition itself — and with
 //! `keep_records: false` the raw records are dropped after that, so memory stays bounded
 //! whatever the number of requests.
 //!
@@ -58,8 +60,8 @@ use std::time::{Duration, Instant};
 
 use serde::{Deserialize, Serialize};
 
-use crate::record::{Chunk, ErrorKind, Outcome, RequestRecord, Usage};
-use crate::stats::{nanos_u64, StatsError, Streaming};
+use crate::record::{Accumulator, Chunk, ErrorKind, Outcome, RequestRecord, Usage};
+use crate::stats::nanos_u64;
 
 /// A source of timestamps: offsets from the run's start.
 pub trait Clock: Send + Sync {
@@ -172,7 +174,7 @@ impl Clock for ManualClock {
 pub struct CollectorOptions {
     /// Keep every finished request's raw record (default `true`).
     pub keep_records: bool,
-    /// Also feed [`LatencyHistograms`] (default `false`).
+    /// Also feed the collector's [`Accumulator`] (default `false`).
     pub histograms: bool,
 }
 
@@ -207,84 +209,24 @@ pub struct CollectorSnapshot {
     pub chunks: u64,
 }
 
-/// Streaming latency histograms in vLLM's definitions (see [`crate::metrics`]), fed by
-/// successful requests with at least one chunk: TTFT, TPOT (for output_len > 1), every
-/// chunk gap (ITL) and E2EL (last chunk − send). Bounded memory, exact merge, serializable
-/// (each histogram as base64 V2 text) — see [`Streaming`] for the error bound.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-pub struct LatencyHistograms {
-    /// Requests recorded.
-    pub requests: u64,
-    /// Output tokens of the recorded requests (usage if non-zero, else client count).
-    pub output_tokens: u64,
-    /// Time to first token.
-    pub ttft: Streaming,
-    /// Time per output token, excluding the first.
-    pub tpot: Streaming,
-    /// Inter-chunk gaps.
-    pub itl: Streaming,
-    /// End-to-end latency.
-    pub e2el: Streaming,
-}
-
-impl LatencyHistograms {
-    /// Empty histograms.
-    pub fn new() -> Self {
-        LatencyHistograms::default()
-    }
-
-    /// Record one request (ignored unless it succeeded with at least one chunk).
-    pub fn record(&mut self, r: &RequestRecord) {
-        if !r.outcome.is_success() {
-            return;
-        }
-        let (Some(ttft), Some(latency)) = (r.ttft(), r.latency()) else {
-            return;
-        };
-        let output_len = r.output_tokens();
-        self.requests = self.requests.saturating_add(1);
-        self.output_tokens = self.output_tokens.saturating_add(output_len);
-        self.ttft.record(ttft);
-        self.e2el.record(latency);
-        if output_len > 1 {
-            let per = latency.saturating_sub(ttft).as_nanos() / u128::from(output_len - 1);
-            self.tpot
-                .record(Duration::from_nanos(u64::try_from(per).unwrap_or(u64::MAX)));
-        }
-        for w in r.chunks.windows(2) {
-            self.itl.record(w[1].at.saturating_sub(w[0].at));
-        }
-    }
-
-    /// Add everything `other` recorded.
-    pub fn merge(&mut self, other: &LatencyHistograms) -> Result<(), StatsError> {
-        self.requests = self.requests.saturating_add(other.requests);
-        self.output_tokens = self.output_tokens.saturating_add(other.output_tokens);
-        self.ttft.merge(&other.ttft)?;
-        self.tpot.merge(&other.tpot)?;
-        self.itl.merge(&other.itl)?;
-        self.e2el.merge(&other.e2el)
-    }
-}
-
 /// Everything a collector holds, as plain data: ship it to another process or host
 /// (serde) and [`Collector::absorb`] it there to merge runs from several load machines.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-pub struct CollectorExport {
+pub struct CollectorExport<A = ()> {
     /// Counters at export time (`elapsed` is the exporting clock's reading).
     pub snapshot: CollectorSnapshot,
     /// Raw records, sorted by id (empty when records were not kept).
     pub records: Vec<RequestRecord>,
-    /// Histograms, when the collector kept them.
+    /// The accumulator's state, when the collector kept one.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub histograms: Option<LatencyHistograms>,
+    pub histograms: Option<A>,
 }
 
 const SHARDS: usize = 64;
 
 #[derive(Debug, Default)]
 #[repr(align(128))]
-struct Shard {
+struct Shard<A> {
     started: AtomicU64,
     succeeded: AtomicU64,
     failed: AtomicU64,
@@ -292,7 +234,7 @@ struct Shard {
     tokens: AtomicU64,
     chunks: AtomicU64,
     records: Mutex<Vec<RequestRecord>>,
-    histograms: Mutex<Option<LatencyHistograms>>,
+    histograms: Mutex<Option<A>>,
 }
 
 fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
@@ -304,11 +246,11 @@ fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
 /// Collects [`RequestRecord`]s from any number of threads or tasks. `Send + Sync`: share it
 /// as `&Collector` or `Arc<Collector>`. See the [module docs](self).
 #[derive(Debug)]
-pub struct Collector<C: Clock = SystemClock> {
+pub struct Collector<C: Clock = SystemClock, A: Accumulator = ()> {
     clock: C,
     options: CollectorOptions,
     next_id: AtomicU64,
-    shards: Box<[Shard]>,
+    shards: Box<[Shard<A>]>,
 }
 
 impl Collector<SystemClock> {
@@ -330,13 +272,23 @@ impl<C: Clock> Collector<C> {
         Collector::with_options(clock, CollectorOptions::default())
     }
 
-    /// A collector stamping with `clock`, keeping what `options` says.
+    /// A collector stamping with `clock`, keeping what `options` says (no accumulator:
+    /// see [`Collector::with_accumulator`]).
     pub fn with_options(clock: C, options: CollectorOptions) -> Self {
+        Collector::with_accumulator(clock, options)
+    }
+}
+
+impl<C: Clock, A: Accumulator + Clone> Collector<C, A> {
+    /// A collector stamping with `clock`, keeping what `options` says; with
+    /// [`CollectorOptions::histograms`] every finished request also feeds an `A`
+    /// (`Collector::<_, servebench::metrics::VllmHistograms>::with_accumulator(…)`).
+    pub fn with_accumulator(clock: C, options: CollectorOptions) -> Self {
         // One more shard than `shard(id)` reaches: absorbed exports' counters live there,
         // where live requests never add to them.
-        let shards: Vec<Shard> = (0..=SHARDS)
+        let shards: Vec<Shard<A>> = (0..=SHARDS)
             .map(|_| Shard {
-                histograms: Mutex::new(options.histograms.then(LatencyHistograms::new)),
+                histograms: Mutex::new(options.histograms.then(A::default)),
                 ..Shard::default()
             })
             .collect();
@@ -365,31 +317,31 @@ impl<C: Clock> Collector<C> {
     }
 
     #[inline]
-    fn shard(&self, id: u64) -> &Shard {
+    fn shard(&self, id: u64) -> &Shard<A> {
         &self.shards[(id % SHARDS as u64) as usize]
     }
 
     /// The shard holding absorbed exports (the last one, past those `shard` reaches).
-    fn absorbed_shard(&self) -> &Shard {
+    fn absorbed_shard(&self) -> &Shard<A> {
         &self.shards[SHARDS]
     }
 
     /// Begin a request now, with the next free id (0, 1, 2, … in `begin` order).
     #[inline]
-    pub fn begin(&self) -> RequestHandle<'_, C> {
+    pub fn begin(&self) -> RequestHandle<'_, C, A> {
         let at = self.clock.now();
         self.begin_at(at)
     }
 
     /// Begin a request sent at `sent_at` (for drivers that already have timestamps).
-    pub fn begin_at(&self, sent_at: Duration) -> RequestHandle<'_, C> {
+    pub fn begin_at(&self, sent_at: Duration) -> RequestHandle<'_, C, A> {
         let id = self.next_id.fetch_add(1, Ordering::Relaxed);
         self.begin_with_id(id, sent_at)
     }
 
     /// Begin a request with the caller's own id (unique within the run; do not mix with
     /// [`Collector::begin`]'s automatic ids).
-    pub fn begin_with_id(&self, id: u64, sent_at: Duration) -> RequestHandle<'_, C> {
+    pub fn begin_with_id(&self, id: u64, sent_at: Duration) -> RequestHandle<'_, C, A> {
         let shard = self.shard(id);
         shard.started.fetch_add(1, Ordering::Relaxed);
         RequestHandle {
@@ -412,7 +364,7 @@ impl<C: Clock> Collector<C> {
         self.store(shard, record);
     }
 
-    fn store(&self, shard: &Shard, record: RequestRecord) {
+    fn store(&self, shard: &Shard<A>, record: RequestRecord) {
         let counter = match record.outcome {
             Outcome::Success => &shard.succeeded,
             Outcome::Error { .. } => &shard.failed,
@@ -487,12 +439,12 @@ impl<C: Clock> Collector<C> {
         self.take_records()
     }
 
-    /// The merged histograms of all shards, when [`CollectorOptions::histograms`] is on.
-    pub fn histograms(&self) -> Result<Option<LatencyHistograms>, StatsError> {
+    /// The merged accumulators of all shards, when [`CollectorOptions::histograms`] is on.
+    pub fn histograms(&self) -> Result<Option<A>, A::Error> {
         if !self.options.histograms {
             return Ok(None);
         }
-        let mut total = LatencyHistograms::new();
+        let mut total = A::default();
         for sh in self.shards.iter() {
             if let Some(h) = lock(&sh.histograms).as_ref() {
                 total.merge(h)?;
@@ -502,7 +454,7 @@ impl<C: Clock> Collector<C> {
     }
 
     /// Everything this collector holds, as plain data (see [`CollectorExport`]).
-    pub fn export(&self) -> Result<CollectorExport, StatsError> {
+    pub fn export(&self) -> Result<CollectorExport<A>, A::Error> {
         Ok(CollectorExport {
             snapshot: self.snapshot(),
             records: self.records(),
@@ -513,7 +465,7 @@ impl<C: Clock> Collector<C> {
     /// Merge another collector's export into this one: its records, counters and (when
     /// both keep them) histograms. Records keep their ids; give each load machine its own
     /// id range ([`Collector::begin_with_id`]) when merging runs.
-    pub fn absorb(&self, other: CollectorExport) -> Result<(), StatsError> {
+    pub fn absorb(&self, other: CollectorExport<A>) -> Result<(), A::Error> {
         let sh = self.absorbed_shard();
         let s = other.snapshot;
         // Histograms first: when they do not merge, no counter has moved yet.
@@ -544,9 +496,9 @@ fn add_saturating(counter: &AtomicU64, v: u64, order: Ordering) {
 /// [`finish`](RequestHandle::finish), [`fail`](RequestHandle::fail),
 /// [`cancel`](RequestHandle::cancel) — or by being dropped, which records it as incomplete.
 #[derive(Debug)]
-pub struct RequestHandle<'c, C: Clock = SystemClock> {
-    collector: &'c Collector<C>,
-    shard: &'c Shard,
+pub struct RequestHandle<'c, C: Clock = SystemClock, A: Accumulator + Clone = ()> {
+    collector: &'c Collector<C, A>,
+    shard: &'c Shard<A>,
     /// `None` once ended.
     record: Option<RequestRecord>,
     /// Tokens not yet added to the shard's live counter.
@@ -558,7 +510,7 @@ pub struct RequestHandle<'c, C: Clock = SystemClock> {
 /// Chunks between two updates of a shard's live token counter.
 const TOKEN_FLUSH_CHUNKS: u32 = 32;
 
-impl<C: Clock> RequestHandle<'_, C> {
+impl<C: Clock, A: Accumulator + Clone> RequestHandle<'_, C, A> {
     /// The request's id.
     pub fn id(&self) -> u64 {
         self.record.as_ref().map_or(0, |r| r.id)
@@ -688,7 +640,7 @@ impl<C: Clock> RequestHandle<'_, C> {
     }
 }
 
-impl<C: Clock> Drop for RequestHandle<'_, C> {
+impl<C: Clock, A: Accumulator + Clone> Drop for RequestHandle<'_, C, A> {
     fn drop(&mut self) {
         if self.record.is_some() {
             let at = self.collector.clock.now();
@@ -703,27 +655,7 @@ impl<C: Clock> Drop for RequestHandle<'_, C> {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    /// usage token counts come from the server (or a JSONL file): u64::MAX must saturate
-    /// the histogram totals, not overflow them.
-    #[test]
-    fn histogram_token_totals_saturate() {
-        let mut r = RequestRecord::new(0, Duration::ZERO);
-        r.chunks.push(Chunk {
-            at: Duration::from_millis(1),
-            tokens: 1,
-        });
-        r.usage_output_tokens = Some(u64::MAX);
-        let mut h = LatencyHistograms::new();
-        h.record(&r);
-        h.record(&r);
-        assert_eq!(h.output_tokens, u64::MAX);
-        assert_eq!(h.requests, 2);
-        let other = h.clone();
-        h.merge(&other).unwrap();
-        assert_eq!(h.output_tokens, u64::MAX);
-        assert_eq!(h.requests, 4);
-    }
+    use crate::metrics::VllmHistograms;
 
     /// An export read from another process (or a file) can hold any counts: absorbing
     /// u64::MAX counters beside live requests must saturate, not overflow.
@@ -829,7 +761,7 @@ mod tests {
     #[test]
     fn streaming_mode_drops_records_but_keeps_histograms() {
         let clock = Arc::new(ManualClock::new());
-        let c = Collector::with_options(
+        let c = Collector::<_, VllmHistograms>::with_accumulator(
             clock.clone(),
             CollectorOptions {
                 keep_records: false,
@@ -858,7 +790,7 @@ mod tests {
         within(h.e2el.percentile(100.0), 110.0);
         let export = c.export().unwrap();
         let json = serde_json::to_string(&export).unwrap();
-        let back: CollectorExport = serde_json::from_str(&json).unwrap();
+        let back: CollectorExport<VllmHistograms> = serde_json::from_str(&json).unwrap();
         assert_eq!(back, export);
     }
 }

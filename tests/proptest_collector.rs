@@ -5,8 +5,9 @@ use std::collections::HashMap;
 use std::time::Duration;
 
 use proptest::prelude::*;
-use servebench::collector::{Collector, CollectorOptions, LatencyHistograms, ManualClock};
+use servebench::collector::{Collector, CollectorOptions, ManualClock};
 use servebench::engine::Usage;
+use servebench::metrics::VllmHistograms as LatencyHistograms;
 use servebench::record::{ErrorKind, Outcome};
 
 /// How a generated request ends.
@@ -102,9 +103,9 @@ proptest! {
         ),
     ) {
         let opts = CollectorOptions { keep_records: true, histograms: true };
-        let a = Collector::with_options(ManualClock::new(), opts);
-        let b = Collector::with_options(ManualClock::new(), opts);
-        let union = Collector::with_options(ManualClock::new(), opts);
+        let a = Collector::<_, LatencyHistograms>::with_accumulator(ManualClock::new(), opts);
+        let b = Collector::<_, LatencyHistograms>::with_accumulator(ManualClock::new(), opts);
+        let union = Collector::<_, LatencyHistograms>::with_accumulator(ManualClock::new(), opts);
         let ms = Duration::from_millis;
         for (id, (sent, gaps, end, to_a)) in reqs.iter().enumerate() {
             for c in [if *to_a { &a } else { &b }, &union] {

@@ -110,7 +110,7 @@ impl Accumulator for VllmHistograms {
 }
 
 /// A result from a collector's streaming histograms (bounded-memory mode, see
-/// [`crate::collector::LatencyHistograms`]): vLLM's definitions, but every latency figure is
+/// [`crate::collector::CollectorOptions::histograms`]): vLLM's definitions, but every latency figure is
 /// within the histograms' resolution (3 significant digits, see [`crate::stats::Streaming`])
 /// and percentiles use the nearest-rank rule instead of numpy's interpolation; the median
 /// is the nearest-rank p50. Counts and token totals are exact. `duration` is the benchmark
@@ -121,9 +121,9 @@ impl Accumulator for VllmHistograms {
 /// use std::time::Duration;
 /// use servebench::collector::{Collector, CollectorOptions, ManualClock};
 /// use servebench::engine::Usage;
-/// use servebench::metrics::from_histograms;
+/// use servebench::metrics::{from_histograms, VllmHistograms};
 ///
-/// let c = Collector::with_options(ManualClock::new(), CollectorOptions { keep_records: false, histograms: true });
+/// let c = Collector::<_, VllmHistograms>::with_accumulator(ManualClock::new(), CollectorOptions { keep_records: false, histograms: true });
 /// let mut h = c.begin_at(Duration::ZERO);
 /// h.chunk_at(Duration::from_millis(100), 1);
 /// h.chunk_at(Duration::from_millis(120), 1);
@@ -134,7 +134,7 @@ impl Accumulator for VllmHistograms {
 /// assert!((ttft - 100.0).abs() <= 100.0 / 1024.0);
 /// ```
 pub fn from_histograms(
-    h: &crate::collector::LatencyHistograms,
+    h: &VllmHistograms,
     duration: Duration,
     percentiles: &[f64],
 ) -> BenchmarkResult {
@@ -275,7 +275,7 @@ mod tests {
     /// feeds a pluggable accumulator itself).
     #[test]
     fn collector_histograms_agree_with_the_accumulator() {
-        let c = Collector::with_options(
+        let c = Collector::<_, VllmHistograms>::with_accumulator(
             ManualClock::new(),
             CollectorOptions {
                 keep_records: true,

@@ -1,0 +1,124 @@
+//! The empirical quantile functions the within-run intervals map CDF bounds back through,
+//! and the log-linear histogram of ns gaps used when a run has too many chunk gaps to keep.
+
+use crate::noise::bootstrap::{self, quantile_linear};
+
+/// Histogram bucket of a gap in ns: exact below 1024 ns, then 1024 sub-buckets per power
+/// of two.
+pub(super) fn hist_bucket(v: u64) -> usize {
+    if v < 1024 {
+        return v as usize;
+    }
+    let e = 63 - v.leading_zeros() as usize; // ≥ 10
+    let sub = ((v >> (e - 10)) & 1023) as usize;
+    (e - 9) * 1024 + sub
+}
+
+/// Lower edge and width (ns) of a histogram bucket.
+pub(super) fn hist_edges(i: usize) -> (f64, f64) {
+    if i < 1024 {
+        return (i as f64, 1.0);
+    }
+    let e = i / 1024 + 9;
+    let sub = (i % 1024) as u64;
+    let width = (1u64 << (e - 10)) as f64;
+    (((1024 + sub) << (e - 10)) as f64, width)
+}
+
+pub(super) const HIST_LEN: usize = 55 * 1024;
+
+/// The empirical quantile function of one metric (for mapping CDF bounds back).
+pub(super) enum QuantileFn {
+    /// Unweighted values, numpy's linear rule.
+    Linear(Vec<f64>),
+    /// Weighted values sorted by value, with the running weight: the first value whose
+    /// cumulative weight reaches `p · total`.
+    Weighted(Vec<(f64, f64)>),
+    /// Histogram of ns gaps.
+    Hist(Vec<u64>),
+}
+
+impl QuantileFn {
+    pub(super) fn new(values: Vec<(f64, f64)>, weighted: bool) -> QuantileFn {
+        if weighted {
+            let mut v = values;
+            v.sort_unstable_by(|a, b| a.0.total_cmp(&b.0));
+            let mut cum = 0.0;
+            for x in &mut v {
+                cum += x.1;
+                x.1 = cum;
+            }
+            QuantileFn::Weighted(v)
+        } else {
+            QuantileFn::Linear(values.into_iter().map(|x| x.0).collect())
+        }
+    }
+
+    /// Quantiles at every `q` in [0, 1], ms. Unweighted values are selected in ascending
+    /// rank order, each selection in the part right of the previous one.
+    pub(super) fn at_many(&mut self, qs: &[f64]) -> Vec<Option<f64>> {
+        match self {
+            QuantileFn::Linear(v) => bootstrap::quantiles_linear(v, qs),
+            _ => qs.iter().map(|&q| self.at(q)).collect(),
+        }
+    }
+
+    /// Quantile at `q` in [0, 1], ms.
+    pub(super) fn at(&mut self, q: f64) -> Option<f64> {
+        let q = q.clamp(0.0, 1.0);
+        match self {
+            QuantileFn::Linear(v) => quantile_linear(v, q),
+            QuantileFn::Weighted(v) => {
+                let total = v.last()?.1;
+                let target = q * total;
+                let i = v.partition_point(|x| x.1 < target).min(v.len() - 1);
+                Some(v[i].0)
+            }
+            QuantileFn::Hist(h) => {
+                let n: u64 = h.iter().sum();
+                if n == 0 {
+                    return None;
+                }
+                let target = (n - 1) as f64 * q;
+                let mut cum = 0u64;
+                for (i, &c) in h.iter().enumerate() {
+                    if c > 0 && (cum + c) as f64 > target {
+                        let (lo, width) = hist_edges(i);
+                        let frac = ((target - cum as f64 + 0.5) / c as f64).clamp(0.0, 1.0);
+                        return Some((lo + width * frac) * 1e-6);
+                    }
+                    cum += c;
+                }
+                None
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn histogram_buckets_are_contiguous_and_tight() {
+        for v in [
+            0u64,
+            1,
+            1023,
+            1024,
+            1025,
+            2047,
+            2048,
+            3_000_000,
+            1 << 40,
+            u64::MAX,
+        ] {
+            let i = hist_bucket(v);
+            assert!(i < HIST_LEN, "{v}");
+            let (lo, w) = hist_edges(i);
+            assert!(lo <= v as f64 && (v as f64) <= lo + w, "{v}: {lo} {w}");
+            assert!(w <= 1.0f64.max(v as f64 / 1024.0), "{v}: width {w}");
+        }
+        assert_eq!(hist_bucket(2047) + 1, hist_bucket(2048));
+    }
+}
