@@ -60,6 +60,8 @@ pub struct StudyJson {
     pub conclusion: Vec<FinalRow>,
     /// Run keys of every run the document uses, in document order.
     pub runs: Vec<String>,
+    /// Each ladder step's change of TTFT and TPOT against what it was compared with.
+    pub explanations: Vec<super::observe::StepExplanation>,
 }
 
 /// The document of a (possibly unfinished) study.
@@ -69,10 +71,13 @@ pub struct Document {
     pub markdown: String,
     /// `study.json`'s content.
     pub json: StudyJson,
+    /// The charts and HTML report written beside the document, `(relative path, contents)`
+    /// (only for a study directory, with the `plot` feature).
+    pub files: super::observe::Files,
 }
 
 /// The repetition shown for `config` on `profile`: the one with the median target value.
-fn representative<'a>(
+pub(super) fn representative<'a>(
     study: &StudyFile,
     o: &'a Outcomes,
     c: &Configuration,
@@ -293,6 +298,12 @@ pub fn render(study: &StudyFile, o: &Outcomes, a: &Analysis, files: bool) -> Doc
     };
     let w = &mut w;
     let goal = step_title(study.goal);
+    let explanations = super::observe::step_explanations(study, o, a);
+    let extra = if files {
+        super::observe::files(study, o, a)
+    } else {
+        Vec::new()
+    };
     let model_short = study.model.rsplit('/').next().unwrap_or(&study.model);
     let target = study.target_metric();
     let _ = writeln!(w, "# {}\n", study.title);
@@ -560,6 +571,13 @@ pub fn render(study: &StudyFile, o: &Outcomes, a: &Analysis, files: bool) -> Doc
             "Not decided yet".to_string()
         };
         let _ = writeln!(w, "{outcome}.\n");
+        if let Some(e) = explanations.iter().find(|e| e.step == s.name) {
+            let _ = writeln!(
+                w,
+                "Why (profile {decision_profile}; client records and server metrics): {}\n",
+                e.explanation.paragraph().trim_end()
+            );
+        }
     }
     // Summary of Optimization Options.
     let _ = writeln!(w, "## Summary of Optimization Options\n");
@@ -623,6 +641,14 @@ pub fn render(study: &StudyFile, o: &Outcomes, a: &Analysis, files: bool) -> Doc
             }
         }
         w.push('\n');
+        if !extra.is_empty() {
+            let _ = writeln!(w, "## Plots\n");
+            let _ = writeln!(w, "[The HTML report](report.html) (one self-contained file: charts, a table per run, the explanations). The charts per profile:\n");
+            for (path, _) in extra.iter().filter(|(p, _)| p.ends_with(".svg")) {
+                let _ = writeln!(w, "- [{path}]({path})");
+            }
+            w.push('\n');
+        }
     }
     let json = StudyJson {
         format: "servebench-study-document",
@@ -636,9 +662,11 @@ pub fn render(study: &StudyFile, o: &Outcomes, a: &Analysis, files: bool) -> Doc
         serving_command: serving,
         conclusion: final_rows,
         runs: cx.used,
+        explanations,
     };
     Document {
         markdown: std::mem::take(w).trim_end().to_string() + "\n",
         json,
+        files: extra,
     }
 }

@@ -44,6 +44,7 @@ pub mod document;
 pub mod file;
 pub mod flags;
 pub mod journal;
+pub mod observe;
 pub mod plan;
 pub mod process;
 pub mod runner;
@@ -88,8 +89,20 @@ pub fn run_in_memory(study: &StudyFile) -> Result<Document, StudyError> {
     Ok(render(study, &r.outcomes, &r.analysis(), false))
 }
 
-/// Writes `STUDY.md` and `study.json` into the study directory (atomically).
+/// Writes `STUDY.md`, `study.json` and the document's charts and report
+/// ([`Document::files`]) into the study directory (each atomically).
 pub fn write_document(dir: &std::path::Path, doc: &Document) -> Result<(), StudyError> {
+    for (rel, contents) in &doc.files {
+        let path = dir.join(rel);
+        let io = |e: std::io::Error| StudyError::Io {
+            path: path.clone(),
+            message: e.to_string(),
+        };
+        if let Some(parent) = path.parent() {
+            std::fs::create_dir_all(parent).map_err(io)?;
+        }
+        journal::write_atomic(&path, contents.as_bytes()).map_err(io)?;
+    }
     let md = dir.join("STUDY.md");
     journal::write_atomic(&md, doc.markdown.as_bytes()).map_err(|e| StudyError::Io {
         path: md.clone(),

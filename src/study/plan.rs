@@ -21,6 +21,9 @@ pub struct Outcomes {
     pub results: BTreeMap<String, BenchmarkResult>,
     /// Failed configurations by key.
     pub failures: BTreeMap<String, Failure>,
+    /// Each finished run's records and server metrics, by run key (for the explanations
+    /// and plots of the document).
+    pub observed: BTreeMap<String, super::observe::Observed>,
 }
 
 /// A server session to run: one configuration, its runs in order.

@@ -109,6 +109,9 @@ impl Runner {
                 path: path.clone(),
                 message: e.to_string(),
             })?;
+            outcomes
+                .observed
+                .insert(key.clone(), super::observe::Observed::of(&run));
             outcomes.results.insert(key.clone(), run.result);
         }
         if retry_failures {
@@ -266,6 +269,9 @@ impl Runner {
             );
             self.journal.write(dir)?;
         }
+        self.outcomes
+            .observed
+            .insert(rkey.clone(), super::observe::Observed::of(&run));
         self.outcomes.results.insert(rkey, result);
         Ok(())
     }
@@ -294,7 +300,9 @@ impl Runner {
             }
             let profile = self.study.profile(pname).map_err(StudyError::Usage)?;
             let seed = self.seed(*rep);
-            let out = match simulate_run(&profile, config.clone(), params.clone(), seed, i > 0) {
+            let observed =
+                simulate_run_observed(&profile, config.clone(), params.clone(), seed, i > 0);
+            let (out, series) = match observed {
                 Ok(o) => o,
                 Err(e) => return self.fail(&key, format!("{pname}: {e}"), None, false),
             };
@@ -308,6 +316,7 @@ impl Runner {
             run.target = Some("sim:h200".into());
             run.model = Some(session.config.model.clone());
             run.seed = Some(seed);
+            run.server_metrics = Some(series);
             // Every run gets a fresh simulator: nothing cached survives a repetition.
             run.labels
                 .insert(PREFIX_CACHE_LABEL.into(), SIM_RESTART.into());
@@ -429,6 +438,7 @@ impl Runner {
             let mut args = crate::http::bench::BenchArgs::new(target.clone(), profile);
             args.http.api_key = bearer.map(str::to_string);
             args.http.request_timeout = Some(Duration::from_secs_f64(spec.request_timeout_s));
+            args.scrape_interval = Some(super::observe::SCRAPE_INTERVAL);
             args
         };
         // A watcher stops the server's group as soon as the runner is cancelled, so that a
@@ -584,10 +594,44 @@ pub fn simulate_run(
     seed: u64,
     warm: bool,
 ) -> Result<crate::driver::RunOutput, crate::driver::DriverError> {
-    let mut engine = H200Sim::with_params(config.clone(), params);
-    if !starts_cold(profile, warm) {
-        engine = engine.warmed_up();
+    let mut engine = prepared(H200Sim::with_params(config.clone(), params), profile, warm);
+    simulate_on(&mut engine, profile, &config, seed)
+}
+
+/// [`simulate_run`] that also samples the simulator's vLLM metrics every
+/// [`super::observe::SCRAPE_INTERVAL`] of virtual time, as a scraper would have seen them.
+pub fn simulate_run_observed(
+    profile: &Profile,
+    config: crate::sim::Config,
+    params: crate::sim::Params,
+    seed: u64,
+    warm: bool,
+) -> Result<(crate::driver::RunOutput, crate::observe::ServerSeries), crate::driver::DriverError> {
+    let interval = super::observe::SCRAPE_INTERVAL;
+    let engine = H200Sim::with_params(config.clone(), params).sample_metrics_every(interval);
+    let mut engine = prepared(engine, profile, warm);
+    let out = simulate_on(&mut engine, profile, &config, seed)?;
+    let series = engine
+        .metrics_series()
+        .unwrap_or_else(|| crate::observe::ServerSeries::new("h200-sim", interval.as_secs_f64()));
+    Ok((out, series))
+}
+
+/// The simulator as the run starts: cold or warm (see [`starts_cold`]).
+fn prepared(engine: H200Sim, profile: &Profile, warm: bool) -> H200Sim {
+    if starts_cold(profile, warm) {
+        engine
+    } else {
+        engine.warmed_up()
     }
+}
+
+fn simulate_on(
+    engine: &mut H200Sim,
+    profile: &Profile,
+    config: &crate::sim::Config,
+    seed: u64,
+) -> Result<crate::driver::RunOutput, crate::driver::DriverError> {
     let opts = WorkloadOptions {
         sharegpt_seed: seed,
         ..WorkloadOptions::default()
@@ -596,7 +640,7 @@ pub fn simulate_run(
     let cap = usize::try_from(profile.total_requests)
         .unwrap_or(usize::MAX)
         .min(GUIDELLM_MAX_CONCURRENCY);
-    let mut out = run_profile(&mut engine, profile, &opts, |o| {
+    let mut out = run_profile(engine, profile, &opts, |o| {
         o.max_concurrency = Some(cap);
         if synthetic {
             o.client_prep_per_prompt_token = PROMPT_SYNTHESIS;
