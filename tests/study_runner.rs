@@ -285,6 +285,35 @@ fn a_study_of_two_configurations_runs_every_run_and_its_document_matches_the_run
         );
     }
     assert!(!md.contains("2026-"), "no timestamps in the document");
+    // The launched server's /metrics were scraped at 1 s during every run: its
+    // generation-token counter grew by the output tokens of the run's records.
+    for e in j.runs.values() {
+        let run = RunFile::read(out.join(&e.file)).unwrap();
+        let s = run
+            .server_metrics
+            .as_ref()
+            .unwrap_or_else(|| panic!("{}: not scraped", e.file));
+        assert!(s.notes.is_empty(), "{}: {:?}", e.file, s.notes);
+        assert!(
+            s.len() >= 2 && (s.interval_s - 1.0).abs() < 1e-9,
+            "{}",
+            e.file
+        );
+        let records: u64 = run.records.iter().map(|r| r.output_tokens()).sum();
+        assert_eq!(
+            s.increase(servebench::observe::series::Known::GenerationTokens.names()),
+            Some(records as f64),
+            "{}",
+            e.file
+        );
+    }
+    // The step is explained against the baseline, from the scraped series.
+    assert_eq!(md.matches("\nWhy (profile a;").count(), 1, "{md}");
+    if cfg!(feature = "plot") {
+        assert!(out.join("report.html").exists());
+        assert!(out.join("plots/a/total_tps.svg").exists());
+        assert!(md.contains("- [plots/b/ttft_cdf.svg](plots/b/ttft_cdf.svg)"));
+    }
     let _ = std::fs::remove_dir_all(&dir);
 }
 
