@@ -173,9 +173,12 @@ pub struct Scraper {
 
 impl Scraper {
     /// Starts scraping `base`'s `/metrics` now and every `interval`; scrape times are
-    /// seconds since `origin` (the run's clock).
+    /// seconds since `origin` (the run's clock). Returns once the first scrape has been
+    /// answered (or failed), so that the series starts before the run's first request and
+    /// its counters' increases cover the whole run.
     pub fn start(base: &str, interval: Duration, origin: Instant) -> Scraper {
         let (stop, stopped) = mpsc::channel::<()>();
+        let (ready, first_done) = mpsc::channel::<()>();
         let base = base.to_string();
         let url = metrics_url(&base).unwrap_or_else(|_| base.clone());
         // A loaded server may answer slowly: wait at least 2 s, at most 10 s.
@@ -190,6 +193,7 @@ impl Scraper {
                     Err(e) => {
                         failures += 1;
                         let first = series.is_empty() && failures == 1;
+                        let _ = ready.send(());
                         if series.notes.len() < MAX_NOTES {
                             series.notes.push(format!("{at:.1} s: {e}"));
                         }
@@ -203,6 +207,7 @@ impl Scraper {
                         }
                     }
                 }
+                let _ = ready.send(());
                 match stopped.recv_timeout(interval) {
                     Err(mpsc::RecvTimeoutError::Timeout) => {}
                     // Stopped (or the handle dropped): one last scrape closes the span.
@@ -227,6 +232,8 @@ impl Scraper {
                 }
             }
         });
+        // The first scrape is bounded by `timeout`; a panicked thread drops `ready`.
+        let _ = first_done.recv();
         Scraper { stop, thread }
     }
 
