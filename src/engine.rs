@@ -150,6 +150,17 @@ pub trait Engine {
     /// Requests submitted and not yet finished or failed.
     fn in_flight(&self) -> usize;
 
+    /// The requests the run will submit first, in the order they are due (the driver calls
+    /// this once, before the first submit): an engine that must encode a request before it
+    /// can send it (the HTTP client) may do that ahead, so that the send at the due time
+    /// is quick. A request that is submitted without having been announced, or differently,
+    /// must still work. The default ignores them.
+    /// `upcoming` builds each request as it is taken, so an engine that ignores it costs
+    /// nothing.
+    fn prepare(&mut self, upcoming: &mut dyn Iterator<Item = EngineRequest>) {
+        let _ = upcoming;
+    }
+
     /// Drop request `id` (its client went away): the engine frees its slot and reports no
     /// further events for it. Returns `true` if the request was in flight and is now dropped;
     /// the default keeps the request running and returns `false`.

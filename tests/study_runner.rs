@@ -274,6 +274,16 @@ fn a_study_of_two_configurations_runs_every_run_and_its_document_matches_the_run
     let any = j.runs.values().next().unwrap();
     let run = RunFile::read(out.join(&any.file)).unwrap();
     assert_eq!(run.labels["study"], "Example server study");
+    // One server serves both repetitions: every run emptied its prefix cache first, and
+    // says so.
+    for e in j.runs.values() {
+        let run = RunFile::read(out.join(&e.file)).unwrap();
+        assert_eq!(
+            run.labels["prefix_cache_reset"], "reset: POST /reset_prefix_cache",
+            "{}",
+            e.file
+        );
+    }
     assert!(!md.contains("2026-"), "no timestamps in the document");
     let _ = std::fs::remove_dir_all(&dir);
 }

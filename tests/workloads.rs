@@ -1,8 +1,8 @@
 //! The structured workloads against the simulator: Mooncake trace replay (send times and
 //! shared blocks, on the real trace slice in `tests/fixtures`), shared-prefix hit rates
 //! with the simulator's prefix cache on and off, multi-turn histories and their TTFT, the
-//! prefix-cache reset endpoint and the served simulator's prefix-cache counters, and the rate
-//! sweep against the example server.
+//! prefix-cache reset endpoint and the served simulator's prefix-cache counters. (The rate
+//! sweep against the example server is in `tests/cli_sweep.rs`.)
 #![cfg(all(feature = "http", feature = "sim"))]
 
 use std::collections::HashMap;
@@ -11,8 +11,7 @@ use std::time::Duration;
 
 use servebench::driver::arrivals::Arrivals;
 use servebench::driver::datasets::{mooncake_block_text, DatasetSpec, MOONCAKE_BLOCK_TOKENS};
-use servebench::driver::sweep::{sweep, Strategy, SweepOptions};
-use servebench::driver::{run, workload, DriverError, RunOptions, RunOutput};
+use servebench::driver::{run, RunOptions, RunOutput};
 use servebench::engine::Engine;
 use servebench::http::server::{self, ServeOptions};
 use servebench::http::{HttpConfig, HttpEngine};
@@ -182,6 +181,8 @@ fn mooncake_replay_over_http_schedules_every_request_at_the_traces_time() {
     // at its trace time × scale after that, and was sent within 2 ms of being due.
     let start = out.records[0].scheduled_at.unwrap();
     let mut worst = Duration::ZERO;
+    // (The driver announces the requests first, so the client encodes each body ahead of
+    // its send time: `Engine::prepare`.)
     let mut lateness: Vec<Duration> = Vec::new();
     for r in &out.records {
         let want = Duration::from_secs_f64(
@@ -199,17 +200,56 @@ fn mooncake_replay_over_http_schedules_every_request_at_the_traces_time() {
         worst = worst.max(late);
         lateness.push(late);
     }
-    // How late the sends were is the machine's business (a loaded CI box, a debug build
-    // serializing 11 MB of prompts next to the server parsing them): reported, not asserted.
-    // A quiet machine's figures are in the README.
+    // How late the sends were: from the run file (the client's send stamps) and from the
+    // server's timeline (when each request's head reached the server's handler; the same
+    // process, so both on one `Instant` clock).
+    let origin = engine.origin();
+    let mut arrival_late: Vec<Duration> = Vec::new();
+    for s in h.timeline() {
+        let id: usize = s
+            .request_id
+            .as_deref()
+            .and_then(|r| r.rsplit('-').next())
+            .and_then(|n| n.parse().ok())
+            .expect("the client's x-request-id");
+        let r = &out.records[id];
+        let due = origin + r.scheduled_at.unwrap();
+        let at = h.origin() + s.received_wall;
+        assert!(
+            at >= due,
+            "request {id} reached the server before it was due"
+        );
+        arrival_late.push(at - due);
+    }
+    assert!(arrival_late.len() >= 200, "{}", arrival_late.len());
     lateness.sort();
-    let q = |p: usize| lateness[(lateness.len() - 1) * p / 100];
+    arrival_late.sort();
+    let q = |v: &[Duration], p: usize| v[(v.len() - 1) * p / 100];
+    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let load = std::fs::read_to_string("/proc/loadavg")
+        .ok()
+        .and_then(|l| l.split_whitespace().next()?.parse::<f64>().ok());
     eprintln!(
-        "send lateness over HTTP: p50 {:?} p90 {:?} p99 {:?} max {worst:?}",
-        q(50),
-        q(90),
-        q(99)
+        "send lateness (run file): p50 {:?} p99 {:?} max {worst:?}; at the server: p50 {:?} \
+         p99 {:?}; load average {load:?} on {cores} cores",
+        q(&lateness, 50),
+        q(&lateness, 99),
+        q(&arrival_late, 50),
+        q(&arrival_late, 99),
     );
+    // The 2 ms goal is asserted on the median send of the run file when the machine has a
+    // core to spare for the client (a load average below the cores): on an oversubscribed
+    // machine a ready thread waits tens of milliseconds for a core, which no client can
+    // help, so there the figures are only printed. The server's arrival times also hold
+    // the server's own scheduling (its accept and head parsing share the same cores with a
+    // debug-built simulator), so they are printed, not asserted.
+    if load.is_some_and(|l| l < cores as f64 - 0.5) {
+        assert!(
+            q(&lateness, 50) <= Duration::from_millis(2),
+            "run file p50 {:?}",
+            q(&lateness, 50)
+        );
+    }
     // Every request reached the server (those over the context length get a 400).
     let served = h.stats();
     assert_eq!(served.requests + served.rejected, lines.len() as u64);
@@ -530,54 +570,4 @@ fn post(addr: std::net::SocketAddr, path: &str) -> String {
     let mut out = String::new();
     s.read_to_string(&mut out).unwrap();
     out
-}
-
-/// Steady completion rate of the simulator with every request sent at once: its capacity
-/// for the load (requests ending between 25 % and 75 % of the run, per second).
-fn sim_capacity(work: &[workload::WorkItem]) -> f64 {
-    let mut sim = H200Sim::new(Config::named("baseline").unwrap()).warmed_up();
-    let out = run(&mut sim, work, &RunOptions::default()).unwrap();
-    let mut ends: Vec<Duration> = out.records.iter().filter_map(|r| r.ended_at).collect();
-    ends.sort();
-    let (a, b) = (ends.len() / 4, 3 * ends.len() / 4);
-    (b - a) as f64 / (ends[b] - ends[a]).as_secs_f64()
-}
-
-#[test]
-fn sweep_on_the_example_server_finds_the_simulators_capacity() {
-    let _g = serial();
-    // Prefill-heavy requests: the server, not this (debug-built) client, is the bottleneck.
-    // Speed 5 leaves the debug-built client and server CPU to spare on a loaded 2-core box.
-    let speed = 5.0;
-    let work = workload::random(120, 4000, 20, 0.0, 5, true).unwrap();
-    // In virtual seconds; the HTTP client's clock is the wall clock, `speed` times slower.
-    let capacity = speed * sim_capacity(&workload::random(3000, 4000, 20, 0.0, 5, false).unwrap());
-    let h = spawn_sim(Config::named("baseline").unwrap(), speed, false);
-    let target = format!("http://{}", h.local_addr());
-    let mut runner = |o: &RunOptions| -> Result<RunOutput, DriverError> {
-        let mut c = HttpConfig::new(target.clone());
-        c.model = Some(Config::named("baseline").unwrap().model().into());
-        let mut engine = HttpEngine::new(c).unwrap();
-        run(&mut engine, &work, o)
-    };
-    let s = sweep(
-        &mut runner,
-        &RunOptions::default(),
-        &SweepOptions::default(),
-    )
-    .unwrap();
-    let mut table = Vec::new();
-    s.write_table(&mut table).unwrap();
-    let table = String::from_utf8(table).unwrap();
-    eprintln!("{table}capacity (simulator, in-process, × speed): {capacity:.2} requests/s");
-    assert_eq!(s.runs.len(), 10);
-    assert!(matches!(s.runs[0].strategy, Strategy::Synchronous));
-    assert!(matches!(s.runs[1].strategy, Strategy::Throughput));
-    let sat = s.saturation_rate_per_s.expect("some rate was kept up with");
-    assert!(
-        (sat - capacity).abs() <= 0.15 * capacity,
-        "saturation {sat:.2} vs capacity {capacity:.2}"
-    );
-    assert!(table.contains("saturation:") && table.contains("constant"));
-    assert_eq!(table.lines().count(), 12);
 }

@@ -52,6 +52,7 @@ pub mod shard;
 pub mod start;
 pub mod stop;
 pub mod sweep;
+pub mod tokenized;
 pub mod workload;
 
 use std::cmp::Reverse;
@@ -284,6 +285,22 @@ pub fn run<E: Engine + ?Sized>(
             );
             *t = (*t).max(ready);
         }
+    }
+    // Announce the first requests in the order they are due (prompts up to 256 MiB), so
+    // that an engine that encodes requests may do it ahead of their send times.
+    {
+        let mut order: Vec<(Duration, usize)> =
+            root_at.iter().copied().zip(roots.iter().copied()).collect();
+        order.sort_unstable();
+        let mut bytes = 0usize;
+        let mut upcoming = order
+            .into_iter()
+            .take_while(|&(_, i)| {
+                bytes += work[i].prompt.as_ref().map_or(0, String::len);
+                bytes <= PREPARE_BYTES
+            })
+            .map(|(t, i)| request_of(i, &work[i], t));
+        engine.prepare(&mut upcoming);
     }
     let origin = opts.start_at.unwrap_or_else(|| engine.now());
     // Absolute times; a limit past the clock's range is no limit.
@@ -537,6 +554,22 @@ pub fn run<E: Engine + ?Sized>(
     })
 }
 
+/// Most prompt bytes announced to [`Engine::prepare`] before a run.
+const PREPARE_BYTES: usize = 256 << 20;
+
+/// The engine's request for work item `id`, due at `scheduled`.
+fn request_of(id: usize, w: &WorkItem, scheduled: Duration) -> EngineRequest {
+    EngineRequest {
+        id: id as u64,
+        prompt_tokens: w.prompt_tokens,
+        prompt: w.prompt.clone(),
+        max_output_tokens: w.output_tokens,
+        ignore_eos: true,
+        arrival: scheduled,
+        shared_prefix_tokens: w.shared_prefix_tokens,
+    }
+}
+
 /// Sends request `id` now; `false` when the engine refused it (recorded as an error).
 #[allow(clippy::too_many_arguments)]
 fn send_one<'c, E: Engine + ?Sized>(
@@ -559,16 +592,7 @@ fn send_one<'c, E: Engine + ?Sized>(
         });
     }
     h.reserve_chunks(usize::try_from(w.output_tokens).unwrap_or(0).min(1 << 16));
-    let req = EngineRequest {
-        id: id as u64,
-        prompt_tokens: w.prompt_tokens,
-        prompt: w.prompt.clone(),
-        max_output_tokens: w.output_tokens,
-        ignore_eos: true,
-        arrival: scheduled,
-        shared_prefix_tokens: w.shared_prefix_tokens,
-    };
-    match engine.submit(req) {
+    match engine.submit(request_of(id, w, scheduled)) {
         Ok(()) => {
             open.insert(id as u64, h);
             true

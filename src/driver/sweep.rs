@@ -222,6 +222,31 @@ pub fn sweep<Err: From<DriverError>>(
     })
 }
 
+/// The value of a sweep file's `format` field.
+pub const SWEEP_FORMAT: &str = "servebench-sweep";
+
+#[derive(Serialize)]
+struct SweepFileOut<'a> {
+    format: &'static str,
+    version: u32,
+    #[serde(flatten)]
+    sweep: &'a Sweep,
+}
+
+/// A sweep file's bytes: `{"format": "servebench-sweep", "version": 1, "runs": [...],
+/// "saturation_rate_per_s": …}`; [`crate::load`] reads them back.
+///
+/// # Errors
+///
+/// When a figure cannot be written as JSON.
+pub fn to_file_bytes(s: &Sweep) -> Result<Vec<u8>, serde_json::Error> {
+    serde_json::to_vec(&SweepFileOut {
+        format: SWEEP_FORMAT,
+        version: 1,
+        sweep: s,
+    })
+}
+
 fn ms(s: Option<&crate::result::Summary>) -> String {
     s.and_then(|s| s.mean)
         .map_or_else(|| "-".into(), |v| format!("{v:.1}"))

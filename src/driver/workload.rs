@@ -61,11 +61,17 @@ pub struct WorkloadOptions {
     pub with_text: bool,
     /// Length distribution used for ShareGPT when the file is absent.
     pub builtin_shape: LengthShape,
+    /// A real tokenizer for Random datasets' prompts (`--tokenizer`): exact token counts,
+    /// made as vLLM's random dataset makes them ([`super::tokenized`]).
+    pub tokenizer: Option<std::sync::Arc<super::tokenized::PromptTokenizer>>,
 }
 
 /// A workload could not be built.
 #[derive(Debug, thiserror::Error)]
 pub enum WorkloadError {
+    /// The tokenizer (`--tokenizer`) failed.
+    #[error("{0}")]
+    Tokenizer(String),
     /// `range_ratio` outside `[0, 1)`.
     #[error("range_ratio must be in [0, 1), got {0}")]
     BadRangeRatio(f64),
@@ -126,6 +132,21 @@ pub fn build(profile: &Profile, opts: &WorkloadOptions) -> Result<Vec<WorkItem>,
     }
     let n = usize::try_from(profile.total_requests).unwrap_or(usize::MAX);
     match &profile.dataset {
+        Dataset::Random {
+            input_tokens,
+            output_tokens,
+            seed,
+        } if opts.with_text && opts.tokenizer.is_some() => match &opts.tokenizer {
+            Some(tok) => super::tokenized::random(
+                tok,
+                n,
+                *input_tokens,
+                *output_tokens,
+                opts.range_ratio,
+                *seed,
+            ),
+            None => Err(WorkloadError::Tokenizer("no tokenizer".into())),
+        },
         Dataset::Random {
             input_tokens,
             output_tokens,

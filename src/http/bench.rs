@@ -176,6 +176,10 @@ impl<E: Engine> Engine for Progressed<'_, E> {
         self.inner.now()
     }
 
+    fn prepare(&mut self, upcoming: &mut dyn Iterator<Item = EngineRequest>) {
+        self.inner.prepare(upcoming);
+    }
+
     fn submit(&mut self, request: EngineRequest) -> Result<(), EngineError> {
         self.inner.submit(request)
     }

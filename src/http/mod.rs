@@ -6,6 +6,7 @@
 
 pub mod bench;
 pub mod client;
+mod prepare;
 pub mod server;
 pub mod sse;
 pub mod sweep;

@@ -4,8 +4,6 @@
 
 use std::path::Path;
 
-use serde::Serialize;
-
 use super::bench::{summarize, BenchArgs, BenchError, Progress, Progressed};
 use super::client::{model_ids, HttpEngine};
 use crate::driver::sweep::{sweep, Sweep, SweepOptions};
@@ -70,16 +68,7 @@ pub fn run_sweep(
     sweep(&mut runner, &base, opts)
 }
 
-#[derive(Serialize)]
-struct SweepFile<'a> {
-    format: &'static str,
-    version: u32,
-    #[serde(flatten)]
-    sweep: &'a Sweep,
-}
-
-/// The value of a sweep file's `format` field.
-pub const SWEEP_FORMAT: &str = "servebench-sweep";
+pub use crate::driver::sweep::SWEEP_FORMAT;
 
 /// Saves a sweep atomically (a temporary file in the same folder, then a rename):
 /// `{"format": "servebench-sweep", "version": 1, "runs": [...], "saturation_rate_per_s": …}`.
@@ -88,12 +77,7 @@ pub fn save_sweep(path: &Path, s: &Sweep) -> Result<(), BenchError> {
         path: path.display().to_string(),
         message,
     };
-    let file = SweepFile {
-        format: SWEEP_FORMAT,
-        version: 1,
-        sweep: s,
-    };
-    let bytes = serde_json::to_vec(&file).map_err(|e| werr(e.to_string()))?;
+    let bytes = crate::driver::sweep::to_file_bytes(s).map_err(|e| werr(e.to_string()))?;
     let name = path
         .file_name()
         .map(|n| n.to_string_lossy().into_owned())

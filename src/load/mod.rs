@@ -7,6 +7,7 @@
 //! | text report ("Serving Benchmark Result" blocks) | the block's result, with the metadata written around it |
 //! | servebench JSON result (one object or an array) | the result |
 //! | servebench run file (`bench --output`) | the result and every record |
+//! | servebench sweep file (`bench --sweep N --output`) | one run per rate, each with its records and [`SweepPoint`] |
 //! | guidellm JSON / YAML report | guidellm's aggregates; every listed request, with guidellm's measured window |
 //! | guidellm CSV | guidellm's aggregates (no records) |
 //! | vLLM result JSON / JSON Lines | vLLM's aggregates; records with `--save-detailed` |
@@ -41,9 +42,11 @@ use crate::result::{BenchmarkResult, MIN_SCHEMA_VERSION, SCHEMA_VERSION};
 
 mod error;
 mod sniff;
+mod sweep;
 
 pub use error::{LoadError, LoadErrorKind};
 pub use sniff::sniff;
+pub use sweep::{strategy_name, sweep_of, SweepPoint};
 
 /// The file formats [`load`] reads.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -55,6 +58,8 @@ pub enum Format {
     ServebenchJson,
     /// servebench's run file (`servebench bench --output`).
     ServebenchRun,
+    /// servebench's sweep file (`servebench bench --sweep N --output`): one run per rate.
+    ServebenchSweep,
     /// guidellm's JSON report.
     GuidellmJson,
     /// guidellm's YAML report (the JSON report's content as YAML).
@@ -82,6 +87,7 @@ impl Format {
             Format::Text => "a text report",
             Format::ServebenchJson => "a servebench result (JSON)",
             Format::ServebenchRun => "a servebench run file",
+            Format::ServebenchSweep => "a servebench sweep file",
             Format::GuidellmJson => "a guidellm report (JSON)",
             Format::GuidellmYaml => "a guidellm report (YAML)",
             Format::GuidellmCsv => "a guidellm report (CSV)",
@@ -97,7 +103,10 @@ impl Format {
     /// Which client wrote files of this format (`guidellm`, `vllm`, …).
     pub fn tool(self) -> &'static str {
         match self {
-            Format::Text | Format::ServebenchJson | Format::ServebenchRun => "servebench",
+            Format::Text
+            | Format::ServebenchJson
+            | Format::ServebenchRun
+            | Format::ServebenchSweep => "servebench",
             Format::GuidellmJson | Format::GuidellmYaml | Format::GuidellmCsv => "guidellm",
             Format::VllmJson => "vllm",
             Format::SglangJsonl => "sglang",
@@ -199,6 +208,8 @@ pub struct Run {
     pub layout: Option<Layout>,
     /// Where the run came from.
     pub provenance: Provenance,
+    /// Its place in a rate sweep, when it came from a sweep file.
+    pub sweep: Option<SweepPoint>,
 }
 
 /// Read a file (`-` reads standard input) and [`load`] it.
@@ -262,6 +273,7 @@ pub fn load(name: &str, bytes: &[u8]) -> Result<Vec<Run>, LoadError> {
                     result: b.result,
                     records: None,
                     provenance: prov(Some(format!("line {}", b.start_line))),
+                    sweep: None,
                 })
                 .collect()
         }
@@ -277,8 +289,10 @@ pub fn load(name: &str, bytes: &[u8]) -> Result<Vec<Run>, LoadError> {
                 result,
                 records: None,
                 provenance: prov(at),
+                sweep: None,
             })
             .collect(),
+        Format::ServebenchSweep => sweep::runs(bytes, prov).map_err(imp)?,
         Format::ServebenchRun => {
             let file = crate::runfile::RunFile::from_slice(bytes)
                 .map_err(|e| fail(LoadErrorKind::RunFile(e)))?;
@@ -298,6 +312,7 @@ pub fn load(name: &str, bytes: &[u8]) -> Result<Vec<Run>, LoadError> {
                     ..Records::plain(file.records)
                 }),
                 provenance: prov(None),
+                sweep: None,
             }]
         }
         Format::GuidellmJson | Format::GuidellmYaml => {
@@ -331,6 +346,7 @@ pub fn load(name: &str, bytes: &[u8]) -> Result<Vec<Run>, LoadError> {
                             interrupted: None,
                         }),
                         provenance: prov(Some(format!("$.benchmarks[{i}]"))),
+                        sweep: None,
                     }
                 })
                 .collect()
@@ -344,6 +360,7 @@ pub fn load(name: &str, bytes: &[u8]) -> Result<Vec<Run>, LoadError> {
                 result,
                 records: None,
                 provenance: prov(Some(format!("line {line}"))),
+                sweep: None,
             })
             .collect(),
         Format::VllmJson => import::vllm::from_slice(bytes)
@@ -352,6 +369,7 @@ pub fn load(name: &str, bytes: &[u8]) -> Result<Vec<Run>, LoadError> {
             .map(|r| Run {
                 layout: Some(r.layout),
                 provenance: prov(line_of(&r.name)),
+                sweep: None,
                 name: r.name,
                 result: r.result,
                 records: r.records.map(Records::plain),
@@ -363,6 +381,7 @@ pub fn load(name: &str, bytes: &[u8]) -> Result<Vec<Run>, LoadError> {
             .map(|r| Run {
                 layout: None,
                 provenance: prov(line_of(&r.name)),
+                sweep: None,
                 name: r.name,
                 result: r.result,
                 records: r.records.map(Records::plain),
@@ -379,6 +398,7 @@ pub fn load(name: &str, bytes: &[u8]) -> Result<Vec<Run>, LoadError> {
                     ..Records::plain(run.records)
                 }),
                 provenance: prov(None),
+                sweep: None,
             }]
         }
         Format::AiperfJson => vec![Run {
@@ -387,6 +407,7 @@ pub fn load(name: &str, bytes: &[u8]) -> Result<Vec<Run>, LoadError> {
             result: import::aiperf::aggregate_from_slice(bytes).map_err(imp)?,
             records: None,
             provenance: prov(None),
+            sweep: None,
         }],
         Format::AiperfCsv => vec![Run {
             layout: None,
@@ -394,6 +415,7 @@ pub fn load(name: &str, bytes: &[u8]) -> Result<Vec<Run>, LoadError> {
             result: import::aiperf::csv_from_slice(bytes).map_err(imp)?,
             records: None,
             provenance: prov(None),
+            sweep: None,
         }],
     };
     if runs.is_empty() {

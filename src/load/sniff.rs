@@ -90,6 +90,17 @@ fn json_format(text: &str, trimmed: &str) -> Option<Format> {
     if trimmed.starts_with('[') {
         return has("schema_version").then_some(Format::ServebenchJson);
     }
+    let compact: String = text
+        .chars()
+        .take(512)
+        .filter(|c| !c.is_ascii_whitespace())
+        .collect();
+    if compact.contains(&format!(
+        "\"format\":\"{}\"",
+        crate::driver::sweep::SWEEP_FORMAT
+    )) {
+        return Some(Format::ServebenchSweep);
+    }
     if crate::runfile::RunFile::sniff(text.as_bytes()) {
         return Some(Format::ServebenchRun);
     }

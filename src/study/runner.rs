@@ -308,6 +308,9 @@ impl Runner {
             run.target = Some("sim:h200".into());
             run.model = Some(session.config.model.clone());
             run.seed = Some(seed);
+            // Every run gets a fresh simulator: nothing cached survives a repetition.
+            run.labels
+                .insert(PREFIX_CACHE_LABEL.into(), SIM_RESTART.into());
             self.finish(session, &profile, *rep, run)?;
         }
         Ok(())
@@ -504,6 +507,12 @@ impl Runner {
                 )));
             }
             let profile = self.study.profile(pname).map_err(StudyError::Usage)?;
+            // One server serves every repetition: its prefix cache is emptied before each
+            // run (vLLM `POST /reset_prefix_cache`, SGLang `POST /flush_cache`), else the
+            // warm cache of the previous run inflates the next one. A server without
+            // either route is run as it is, and the run file says so.
+            let reset = reset_prefix_cache(&http(profile.clone()));
+            log(&format!("  {pname} r{rep}: prefix cache {reset}"));
             let res = crate::http::bench::run(&http(profile.clone()), &mut |_| {});
             if cancel.load(Ordering::SeqCst) {
                 return Ok(None);
@@ -538,12 +547,31 @@ impl Runner {
                 file.models_response = models_json.clone();
             }
             file.seed = Some(self.seed(*rep));
+            file.labels.insert(PREFIX_CACHE_LABEL.into(), reset);
             if let Some(live) = &self.journal.server {
                 file.command_line = live.argv.clone();
             }
             self.finish(session, &profile, *rep, file)?;
         }
         Ok(None)
+    }
+}
+
+/// The run-file label saying whether and how the prefix cache was emptied before the run
+/// (as `bench --reset-prefix-cache` records it).
+pub const PREFIX_CACHE_LABEL: &str = "prefix_cache_reset";
+
+/// [`PREFIX_CACHE_LABEL`] of simulator runs: each runs on a fresh simulator.
+pub const SIM_RESTART: &str = "restart (a fresh simulator per run)";
+
+/// Empties the server's prefix cache before a run; what happened, for the run file:
+/// `reset: POST /reset_prefix_cache` (or `/flush_cache`), or `not reset: WHY`.
+fn reset_prefix_cache(args: &crate::http::bench::BenchArgs) -> String {
+    let done = crate::http::HttpEngine::new(args.http.clone())
+        .and_then(|e| e.reset_prefix_cache().map(str::to_string));
+    match done {
+        Ok(path) => format!("reset: POST {path}"),
+        Err(e) => format!("not reset: {e}"),
     }
 }
 

@@ -89,6 +89,10 @@ pub struct Args {
     /// else a built-in length distribution).
     #[arg(long, value_name = "FILE")]
     dataset_path: Option<PathBuf>,
+    /// A Hugging Face `tokenizer.json`: random prompts get exact token counts, made as
+    /// vLLM's random dataset makes them (needs the `tokenizer` feature).
+    #[arg(long, value_name = "FILE")]
+    tokenizer: Option<PathBuf>,
     /// Random dataset: prompt tokens per request [default: 1024 with --dataset random].
     #[arg(long, visible_alias = "random-input-len", allow_negative_numbers = true,
           value_parser = clap::value_parser!(u64).range(1..))]
@@ -538,6 +542,11 @@ fn run(args: &Args) -> Result<(String, u8), Failure> {
         sharegpt_seed: args.seed.unwrap_or(42),
         ..WorkloadOptions::default()
     };
+    if let Some(path) = &args.tokenizer {
+        let tok = servebench::driver::tokenized::PromptTokenizer::from_file(path)
+            .map_err(|e| InputError(e.to_string()))?;
+        bench_args.workload.tokenizer = Some(std::sync::Arc::new(tok));
+    }
     bench_args.max_requests = args.max_requests;
     bench_args.max_duration = args.max_seconds.map(seconds);
     bench_args.max_concurrency = args

@@ -41,36 +41,86 @@ fn stem(path: &str) -> String {
         .map_or(path.to_string(), |s| s.to_string_lossy().into_owned())
 }
 
-/// Loads `spec`: a run file or `sim:PROFILE:CONFIG`.
+/// Loads `spec`: a run file or `sim:PROFILE:CONFIG`, or any file with one run that has
+/// records (read through `servebench::load`).
 pub fn load(spec: &str) -> Result<Run, InputError> {
+    let mut runs = load_all(spec)?;
+    if runs.len() == 1 {
+        return Ok(runs.swap_remove(0));
+    }
+    Err(InputError(format!(
+        "{spec}: holds {} runs ({}); this command takes one (`servebench plot` takes them all)",
+        runs.len(),
+        runs.iter()
+            .map(|r| r.label.as_str())
+            .collect::<Vec<_>>()
+            .join(", ")
+    )))
+}
+
+/// Every run of `spec`: a run file (with its server metrics), `sim:PROFILE:CONFIG`, or any
+/// other file `servebench::load` reads whose runs have records (a sweep file: one run per
+/// rate, labelled `FILE:constant@R`).
+pub fn load_all(spec: &str) -> Result<Vec<Run>, InputError> {
     if let Some(rest) = spec.strip_prefix("sim:") {
-        return load_sim(spec, rest);
+        return Ok(vec![load_sim(spec, rest)?]);
     }
-    match servebench::runfile::RunFile::read(spec) {
-        Ok(f) => Ok(Run {
-            label: f.result.meta.label.clone().unwrap_or_else(|| stem(spec)),
-            result: f.result,
-            records: f.records,
-            server: f.server_metrics,
-        }),
-        Err(e) => {
-            // An unversioned {"result", "records"} file from an older `bench --output`.
-            let bytes = std::fs::read(spec).map_err(|io| InputError(format!("{spec}: {io}")))?;
-            let legacy: Legacy =
-                serde_json::from_slice(&bytes).map_err(|_| InputError(e.to_string()))?;
-            Ok(Run {
-                label: legacy
-                    .result
-                    .meta
-                    .label
-                    .clone()
-                    .unwrap_or_else(|| stem(spec)),
-                result: legacy.result,
-                records: legacy.records,
-                server: legacy.server_metrics,
-            })
+    let err = match servebench::runfile::RunFile::read(spec) {
+        Ok(f) => {
+            return Ok(vec![Run {
+                label: f.result.meta.label.clone().unwrap_or_else(|| stem(spec)),
+                result: f.result,
+                records: f.records,
+                server: f.server_metrics,
+            }])
         }
+        Err(e) => e,
+    };
+    let bytes = std::fs::read(spec).map_err(|io| InputError(format!("{spec}: {io}")))?;
+    // An unversioned {"result", "records"} file from an older `bench --output`.
+    if let Ok(legacy) = serde_json::from_slice::<Legacy>(&bytes) {
+        return Ok(vec![Run {
+            label: legacy
+                .result
+                .meta
+                .label
+                .clone()
+                .unwrap_or_else(|| stem(spec)),
+            result: legacy.result,
+            records: legacy.records,
+            server: legacy.server_metrics,
+        }]);
     }
+    let loaded = match servebench::load::load(spec, &bytes) {
+        Ok(l) => l,
+        // Not a run file and not anything else: the run file's error is the useful one.
+        Err(e) if e.format.is_none() => return Err(InputError(err.to_string())),
+        Err(e) => return Err(e.into()),
+    };
+    let many = loaded.len() > 1;
+    loaded
+        .into_iter()
+        .map(|r| {
+            let label = if many {
+                format!("{}:{}", stem(spec), r.name)
+            } else {
+                r.result.meta.label.clone().unwrap_or_else(|| stem(spec))
+            };
+            match r.records {
+                Some(recs) => Ok(Run {
+                    label,
+                    result: r.result,
+                    records: recs.measured(),
+                    server: None,
+                }),
+                None => Err(InputError(format!(
+                    "{}: {} has no per-request records to draw or slice",
+                    r.provenance.origin(),
+                    r.provenance.format.description()
+                ))),
+            }
+        })
+        .collect()
 }
 
 #[cfg(feature = "sim")]
@@ -184,7 +234,8 @@ pub fn run_slices(a: &SlicesArgs) -> Result<String, InputError> {
 #[cfg(feature = "plot")]
 #[derive(Debug, clap::Args)]
 pub struct PlotArgs {
-    /// Runs to draw (run files, or sim:PROFILE:CONFIG), one configuration each.
+    /// Runs to draw (run files, sweep files — one configuration per rate —, any file with
+    /// per-request records, or sim:PROFILE:CONFIG), one configuration each.
     #[arg(required = true)]
     runs: Vec<String>,
     /// Where to write the SVGs and index.html.
@@ -203,8 +254,11 @@ pub fn run_plot(a: &PlotArgs) -> Result<String, InputError> {
     let runs = a
         .runs
         .iter()
-        .map(|s| load(s))
-        .collect::<Result<Vec<_>, _>>()?;
+        .map(|s| load_all(s))
+        .collect::<Result<Vec<_>, _>>()?
+        .into_iter()
+        .flatten()
+        .collect::<Vec<_>>();
     let plot_runs: Vec<PlotRun> = runs
         .iter()
         .map(|r| PlotRun {

@@ -3,7 +3,8 @@
 //! every benchmark of a guidellm, vLLM or SGLang result file as a "Serving Benchmark Result"
 //! block. By default the file's own aggregates (guidellm → GPUStack style with GPUStack's
 //! field mapping; vLLM → the report vLLM printed); `--convention` recomputes from the
-//! per-request records and lists the rows it could not compute (`note: …` lines).
+//! per-request records and lists the rows it could not compute (`note: …` lines). A sweep
+//! file (`bench --sweep N --output`) adds the rate table and the saturation point.
 
 use servebench::import::report::{render_report, report_runs, Numbers, ReportOptions};
 use servebench::result::Convention;
@@ -81,7 +82,19 @@ pub fn run(args: &Args) -> Result<String, InputError> {
         }
     }
     let out = match args.format {
-        FormatArg::Text => render_report(&blocks),
+        FormatArg::Text => {
+            let mut text = render_report(&blocks);
+            // A sweep file: the rate table and the saturation point after the blocks.
+            if let Some(sweep) = servebench::load::sweep_of(&runs) {
+                let mut table = Vec::new();
+                sweep
+                    .write_table(&mut table)
+                    .map_err(|e| InputError(format!("{name}: {e}")))?;
+                text.push('\n');
+                text.push_str(&String::from_utf8_lossy(&table));
+            }
+            text
+        }
         FormatArg::Json => {
             let results: Vec<_> = blocks.iter().map(|b| &b.result).collect();
             serde_json::to_string_pretty(&results)

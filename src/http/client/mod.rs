@@ -3,7 +3,9 @@
 //! chunks in real time.
 //!
 //! The engine owns a tokio runtime. [`Engine::submit`] spawns one task per request; the task
-//! stamps [`EngineEvent::Sent`] just before it takes a connection and sends (vLLM's `st`),
+//! stamps [`EngineEvent::Sent`] just before it takes a connection and sends (vLLM's `st`;
+//! the bodies of the requests announced by [`Engine::prepare`] are encoded ahead by a
+//! thread of their own, the others in the task after the stamp),
 //! stamps every body read on arrival (an [`Instant`]-based offset from the engine's origin),
 //! parses the SSE events in it and sends [`EngineEvent::Chunk`]s through a channel that
 //! [`Engine::advance`] drains while it waits on the wall clock.
@@ -43,7 +45,7 @@ use crate::merge::skew::ServerClock;
 
 use admin::{models_response, post_empty};
 use inbox::Inbox;
-use prompt::request_body;
+use prompt::{encode_body, request_body};
 use stream::run_request;
 
 /// How to reach the server and what to send.
@@ -120,6 +122,8 @@ pub struct HttpEngine {
     shared: Arc<Shared>,
     pending: VecDeque<EngineEvent>,
     tasks: HashMap<u64, tokio::task::AbortHandle>,
+    /// Bodies of announced requests, encoded ahead ([`Engine::prepare`]).
+    prepared: Option<super::prepare::Preparer>,
 }
 
 impl std::fmt::Debug for HttpEngine {
@@ -153,6 +157,7 @@ impl HttpEngine {
             }),
             pending: VecDeque::new(),
             tasks: HashMap::new(),
+            prepared: None,
         })
     }
 
@@ -244,9 +249,10 @@ impl Engine for HttpEngine {
             .runtime
             .as_ref()
             .ok_or_else(|| EngineError::Fatal("HTTP engine shut down".into()))?;
-        // The body is serialized in the request's task, not here: a long prompt takes a
-        // while to encode, and the driver must not fall behind its schedule meanwhile.
-        let handle = rt.spawn(run_request(shared, request));
+        // A body encoded ahead (`prepare`), else the request's task encodes it: a long
+        // prompt takes a while to encode, and the driver must not fall behind meanwhile.
+        let body = self.prepared.as_ref().and_then(|p| p.take(&request));
+        let handle = rt.spawn(run_request(shared, request, body));
         self.tasks.insert(id, handle.abort_handle());
         Ok(())
     }
@@ -307,6 +313,19 @@ impl Engine for HttpEngine {
 
     fn in_flight(&self) -> usize {
         self.tasks.len()
+    }
+
+    /// Encodes the announced requests' bodies on a thread of their own, in the order they
+    /// are due and at most 64 MiB ahead of the sends, so that a send at its due time only
+    /// takes a connection and writes.
+    fn prepare(&mut self, upcoming: &mut dyn Iterator<Item = EngineRequest>) {
+        // A previous run's bodies are dropped first (their thread stops).
+        self.prepared = None;
+        self.prepared = Some(super::prepare::Preparer::start(
+            self.shared.config.clone(),
+            upcoming.collect(),
+            encode_body,
+        ));
     }
 
     fn cancel(&mut self, id: u64) -> bool {

@@ -1,6 +1,7 @@
 //! Request bodies: synthetic prompts from a word list and the OpenAI completions or chat
 //! JSON body sent for each request.
 
+use bytes::Bytes;
 use serde_json::{json, Value};
 
 use super::HttpConfig;
@@ -76,4 +77,9 @@ pub(super) fn request_body(config: &HttpConfig, request: &EngineRequest) -> Valu
         }
     }
     body
+}
+
+/// The bytes of the JSON body sent for `request`.
+pub(super) fn encode_body(config: &HttpConfig, request: &EngineRequest) -> Bytes {
+    Bytes::from(request_body(config, request).to_string())
 }

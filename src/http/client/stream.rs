@@ -10,7 +10,7 @@ use hyper::StatusCode;
 use serde_json::Value;
 
 use super::connection::{build_request, connect, give_back, pooled};
-use super::prompt::request_body;
+use super::prompt::encode_body;
 use super::wire::StreamState;
 use super::{Shared, MAX_ERROR_BODY};
 use crate::engine::{EngineEvent, EngineRequest, Usage};
@@ -30,17 +30,19 @@ pub(super) fn fail(kind: ErrorKind, message: impl Into<String>) -> Failure {
     }
 }
 
-pub(super) async fn run_request(shared: Arc<Shared>, request: EngineRequest) {
+pub(super) async fn run_request(shared: Arc<Shared>, request: EngineRequest, body: Option<Bytes>) {
     let id = request.id;
     let result = match shared.config.request_timeout {
-        Some(limit) => match tokio::time::timeout(limit, stream_request(&shared, request)).await {
-            Ok(r) => r,
-            Err(_) => Err(fail(
-                ErrorKind::Timeout,
-                format!("no complete response within {:.3} s", limit.as_secs_f64()),
-            )),
-        },
-        None => stream_request(&shared, request).await,
+        Some(limit) => {
+            match tokio::time::timeout(limit, stream_request(&shared, request, body)).await {
+                Ok(r) => r,
+                Err(_) => Err(fail(
+                    ErrorKind::Timeout,
+                    format!("no complete response within {:.3} s", limit.as_secs_f64()),
+                )),
+            }
+        }
+        None => stream_request(&shared, request, body).await,
     };
     let event = match result {
         Ok((at, usage)) => EngineEvent::Finished { id, at, usage },
@@ -57,13 +59,17 @@ pub(super) async fn run_request(shared: Arc<Shared>, request: EngineRequest) {
 pub(super) async fn stream_request(
     shared: &Shared,
     request: EngineRequest,
+    prepared: Option<Bytes>,
 ) -> Result<(Duration, Usage), Failure> {
     let id = request.id;
     // Stamped before the body is encoded, as vLLM takes `st` before aiohttp encodes the
     // payload: the send time is when the client decided to send.
     let sent = shared.now();
     shared.inbox.push([EngineEvent::Sent { id, at: sent }]);
-    let body = Bytes::from(request_body(&shared.config, &request).to_string());
+    let body = match prepared {
+        Some(b) => b,
+        None => encode_body(&shared.config, &request),
+    };
     drop(request);
     // A pooled connection may have been closed by the server meanwhile: retry once on a new one.
     let (mut sender, reused) = match pooled(shared).await {
