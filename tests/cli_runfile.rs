@@ -642,3 +642,84 @@ fn h200_server_help_is_not_an_error() {
     // clap's wording since the example parses its flags with clap.
     assert!(String::from_utf8_lossy(&o.stderr).contains("unexpected argument '--bogus'"));
 }
+
+/// `bench --dataset sharegpt --dataset-path FILE` against the example server: the prompts and
+/// answer lengths come from the file (vLLM's sampling: shuffled, oversampled when short,
+/// entries without a reply dropped), and the run file keeps them.
+#[test]
+fn sharegpt_file_drives_the_prompts_and_answer_lengths() {
+    let dir = temp_dir("sharegpt");
+    let data = dir.join("sharegpt.json");
+    let long_answer = "The cache keeps the key and value vectors of every token already seen, \
+        so each new token attends to them without recomputing the prompt. "
+        .repeat(12);
+    let entries = serde_json::json!([
+        {"id": "a", "conversations": [
+            {"from": "human", "value": "What is a KV cache?"},
+            {"from": "gpt", "value": long_answer}]},
+        {"id": "b", "conversations": [
+            {"from": "human", "value": "Name three prime numbers, please, and say why they are prime."},
+            {"from": "gpt", "value": "2, 3 and 5: each has no divisor but 1 and itself."}]},
+        {"id": "c", "conversations": [
+            {"from": "human", "value": "Translate 'good morning' into French."},
+            {"from": "gpt", "value": "Bonjour."}]},
+        {"id": "no-reply", "conversations": [
+            {"from": "human", "value": "This entry has no answer and is dropped."}]}
+    ]);
+    std::fs::write(&data, serde_json::to_vec(&entries).unwrap()).unwrap();
+    let server = Server::start(&["--speed", "20"]);
+    let out = dir.join("run.json");
+    let o = Command::new(BIN)
+        .args(["bench", "--quiet", "--target", &server.url, "--output"])
+        .arg(&out)
+        .args(["--dataset", "sharegpt", "--dataset-path"])
+        .arg(&data)
+        .args(["--num-prompts", "12", "--request-rate", "50", "--seed", "7"])
+        .output()
+        .unwrap();
+    let (_, stderr) = out_err(&o);
+    assert!(o.status.success(), "{stderr}");
+    let run = RunFile::read(&out).unwrap();
+    assert_eq!(run.records.len(), 12);
+    assert_eq!(run.result.successful_requests, Some(12));
+    // Three usable entries, oversampled to 12: at most three distinct (prompt, answer)
+    // shapes, and the long answer's requests generate far more tokens than the others.
+    let mut shapes: Vec<(Option<u64>, u64)> = run
+        .records
+        .iter()
+        .map(|r| (r.prompt_tokens, r.output_tokens()))
+        .collect();
+    shapes.sort();
+    shapes.dedup();
+    assert!(
+        (2..=3).contains(&shapes.len()),
+        "shapes from the file: {shapes:?}"
+    );
+    let most = shapes.iter().map(|s| s.1).max().unwrap();
+    let least = shapes.iter().map(|s| s.1).min().unwrap();
+    assert!(most >= 10 * least, "{shapes:?}");
+    // The server saw the file's text: its reported prompt lengths differ between entries.
+    let mut usage: Vec<u64> = run
+        .records
+        .iter()
+        .filter_map(|r| r.usage_prompt_tokens)
+        .collect();
+    assert_eq!(usage.len(), 12);
+    usage.sort_unstable();
+    usage.dedup();
+    assert!(usage.len() >= 2, "{usage:?}");
+    // A file that is not ShareGPT is refused naming it.
+    std::fs::write(&data, b"{\"not\": \"a list\"}").unwrap();
+    let o = Command::new(BIN)
+        .args(["bench", "--quiet", "--target", &server.url])
+        .args(["--dataset", "sharegpt", "--dataset-path"])
+        .arg(&data)
+        .args(["--num-prompts", "2"])
+        .output()
+        .unwrap();
+    let (_, stderr) = out_err(&o);
+    assert!(!o.status.success());
+    assert!(stderr.contains("sharegpt.json"), "{stderr}");
+    assert!(!stderr.contains("panicked"), "{stderr}");
+    let _ = std::fs::remove_dir_all(&dir);
+}

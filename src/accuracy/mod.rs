@@ -57,6 +57,7 @@
 //!     records: Some(Records::plain(vec![r])),
 //!     layout: None,
 //!     provenance: Provenance { file: "c.json".into(), format: Format::ServebenchRun, at: None },
+//!     sweep: None,
 //! };
 //! let keys = vec![RequestKeys { request_id: Some("q".into()), response_id: None }];
 //! let a = measure(&truth, &run, &keys);

@@ -315,8 +315,9 @@ impl SimMetrics {
         self.request_success += 1;
         self.e2e.observe(e2e_s);
         self.decode.observe(decode_s);
-        if output_tokens > 1 {
-            self.tpot.observe(decode_s / (output_tokens - 1) as f64);
+        // vLLM's server-side TPOT is the client-side definition on the decode span.
+        if let Some(tpot_s) = crate::metrics::request::vllm_tpot_s(0.0, decode_s, output_tokens) {
+            self.tpot.observe(tpot_s);
         }
     }
 

@@ -1,0 +1,234 @@
+//! One request's life: sending it, reading the SSE stream into stamped events, and turning
+//! HTTP errors, cut streams and timeouts into failures.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use bytes::Bytes;
+use http_body_util::BodyExt;
+use hyper::StatusCode;
+use serde_json::Value;
+
+use super::connection::{build_request, connect, give_back, pooled};
+use super::prompt::encode_body;
+use super::wire::StreamState;
+use super::{Shared, MAX_ERROR_BODY};
+use crate::engine::{EngineEvent, EngineRequest, Usage};
+use crate::http::sse::{SseEvent, SseParser};
+use crate::record::ErrorKind;
+
+/// Why a request failed.
+pub(super) struct Failure {
+    pub(super) kind: ErrorKind,
+    pub(super) message: String,
+}
+
+pub(super) fn fail(kind: ErrorKind, message: impl Into<String>) -> Failure {
+    Failure {
+        kind,
+        message: message.into(),
+    }
+}
+
+pub(super) async fn run_request(shared: Arc<Shared>, request: EngineRequest, body: Option<Bytes>) {
+    let id = request.id;
+    let result = match shared.config.request_timeout {
+        Some(limit) => {
+            match tokio::time::timeout(limit, stream_request(&shared, request, body)).await {
+                Ok(r) => r,
+                Err(_) => Err(fail(
+                    ErrorKind::Timeout,
+                    format!("no complete response within {:.3} s", limit.as_secs_f64()),
+                )),
+            }
+        }
+        None => stream_request(&shared, request, body).await,
+    };
+    let event = match result {
+        Ok((at, usage)) => EngineEvent::Finished { id, at, usage },
+        Err(f) => EngineEvent::Failed {
+            id,
+            at: shared.now(),
+            kind: f.kind,
+            message: f.message,
+        },
+    };
+    shared.inbox.push([event]);
+}
+
+pub(super) async fn stream_request(
+    shared: &Shared,
+    request: EngineRequest,
+    prepared: Option<Bytes>,
+) -> Result<(Duration, Usage), Failure> {
+    let id = request.id;
+    // Stamped before the body is encoded, as vLLM takes `st` before aiohttp encodes the
+    // payload: the send time is when the client decided to send.
+    let sent = shared.now();
+    shared.inbox.push([EngineEvent::Sent { id, at: sent }]);
+    let body = match prepared {
+        Some(b) => b,
+        None => encode_body(&shared.config, &request),
+    };
+    drop(request);
+    // A pooled connection may have been closed by the server meanwhile: retry once on a new one.
+    let (mut sender, reused) = match pooled(shared).await {
+        Some(s) => (s, true),
+        None => (connect(shared).await?, false),
+    };
+    let response = match sender.send_request(build_request(shared, id, &body)?).await {
+        Ok(r) => r,
+        Err(e) if reused && (e.is_canceled() || e.is_closed() || e.is_incomplete_message()) => {
+            sender = connect(shared).await?;
+            sender
+                .send_request(build_request(shared, id, &body)?)
+                .await
+                .map_err(|e| fail(ErrorKind::Connect, format!("sending the request: {e}")))?
+        }
+        Err(e) => {
+            return Err(fail(
+                ErrorKind::Connect,
+                format!("sending the request: {e}"),
+            ))
+        }
+    };
+    let head = shared.now();
+    if let Some(date) = response.headers().get(hyper::header::DATE) {
+        if let (Ok(v), Ok(mut clock)) = (date.to_str(), shared.clock.lock()) {
+            clock.observe_header(v, sent, head);
+        }
+    }
+    let status = response.status();
+    let mut body = response.into_body();
+    if !status.is_success() {
+        let message = error_body_message(&mut body).await;
+        return Err(fail(
+            ErrorKind::HttpStatus,
+            status_message(status, &message),
+        ));
+    }
+    let mut parser = SseParser::new();
+    let mut events: Vec<SseEvent> = Vec::new();
+    let mut state = StreamState::default();
+    let mut done_at = None;
+    let mut chunks = Vec::new();
+    loop {
+        match body.frame().await {
+            None => break,
+            Some(Err(e)) => {
+                return Err(fail(
+                    ErrorKind::StreamCut,
+                    format!("stream cut after {} token chunks: {e}", state.token_chunks),
+                ))
+            }
+            Some(Ok(frame)) => {
+                let Ok(data) = frame.into_data() else {
+                    continue; // trailers
+                };
+                let at = shared.now();
+                parser
+                    .feed(&data, &mut events)
+                    .map_err(|e| fail(ErrorKind::Protocol, e.to_string()))?;
+                let mut failure = None;
+                for ev in events.drain(..) {
+                    if done_at.is_some() || failure.is_some() {
+                        continue;
+                    }
+                    if ev.is_done() {
+                        done_at = Some(at);
+                        continue;
+                    }
+                    match state.on_data(&ev.data) {
+                        Ok(Some(tokens)) => chunks.push(EngineEvent::Chunk { id, at, tokens }),
+                        Ok(None) => {}
+                        Err(f) => failure = Some(f),
+                    }
+                }
+                if !chunks.is_empty() {
+                    shared.inbox.push(chunks.drain(..));
+                }
+                if let Some(f) = failure {
+                    return Err(f);
+                }
+            }
+        }
+    }
+    let Some(done_at) = done_at else {
+        return Err(fail(
+            ErrorKind::StreamCut,
+            format!(
+                "stream ended before [DONE] after {} token chunks",
+                state.token_chunks
+            ),
+        ));
+    };
+    give_back(shared, sender);
+    if state.token_chunks == 0 {
+        return Err(fail(
+            ErrorKind::Protocol,
+            "never received a token chunk (no text, content or reasoning delta)",
+        ));
+    }
+    Ok((
+        done_at,
+        Usage {
+            prompt_tokens: state.prompt_tokens,
+            completion_tokens: state.completion_tokens,
+        },
+    ))
+}
+
+pub(super) fn status_message(status: StatusCode, message: &str) -> String {
+    let reason = status.canonical_reason().unwrap_or("");
+    if message.is_empty() {
+        format!("HTTP {} {reason}", status.as_u16())
+    } else {
+        format!("HTTP {} {reason}: {message}", status.as_u16())
+    }
+}
+
+pub(super) async fn error_body_message(body: &mut hyper::body::Incoming) -> String {
+    let mut buf = Vec::new();
+    while buf.len() < MAX_ERROR_BODY {
+        match body.frame().await {
+            Some(Ok(frame)) => {
+                if let Ok(d) = frame.into_data() {
+                    buf.extend_from_slice(&d);
+                }
+            }
+            _ => break,
+        }
+    }
+    let text = String::from_utf8_lossy(&buf);
+    match serde_json::from_str::<Value>(&text) {
+        Ok(v) => error_message(&v).unwrap_or_else(|| truncate(&text)),
+        Err(_) => truncate(text.trim()),
+    }
+}
+
+pub(super) fn truncate(s: &str) -> String {
+    s.chars().take(300).collect()
+}
+
+/// The message of an OpenAI-style error object (`{"error": {"message": …}}`, or vLLM's
+/// older flat `{"object": "error", "message": …}`), or `None` if `v` is not an error.
+pub(super) fn error_message(v: &Value) -> Option<String> {
+    if let Some(err) = v.get("error").filter(|e| !e.is_null()) {
+        return Some(match err.get("message").and_then(Value::as_str) {
+            Some(m) => m.to_string(),
+            None => match err.as_str() {
+                Some(s) => s.to_string(),
+                None => err.to_string(),
+            },
+        });
+    }
+    if v.get("object").and_then(Value::as_str) == Some("error") {
+        return Some(
+            v.get("message")
+                .and_then(Value::as_str)
+                .unwrap_or("server error")
+                .to_string(),
+        );
+    }
+    None
+}

@@ -1,0 +1,148 @@
+//! Unit tests of the client: request bodies, SSE chunk interpretation, error messages.
+
+use super::*;
+use crate::record::ErrorKind;
+
+fn interpret_all(lines: &[&str]) -> (StreamState, Vec<Option<u32>>) {
+    let mut s = StreamState::default();
+    let out = lines.iter().map(|l| s.interpret(l).unwrap()).collect();
+    (s, out)
+}
+
+#[test]
+fn every_delta_kind_counts_and_role_only_does_not() {
+    let (s, out) = interpret_all(&[
+        r#"{"choices":[{"index":0,"delta":{"role":"assistant","content":""},"finish_reason":null}]}"#,
+        r#"{"choices":[{"index":0,"delta":{"reasoning":"a"}}]}"#,
+        r#"{"choices":[{"index":0,"delta":{"reasoning_content":"b"}}]}"#,
+        r#"{"choices":[{"index":0,"delta":{"content":"c","reasoning":null}}]}"#,
+        r#"{"choices":[{"index":0,"text":" d"}]}"#,
+        r#"{"choices":[{"index":0,"delta":{"tool_calls":[{"index":0}]}}]}"#,
+        r#"{"choices":[{"index":0,"delta":{},"finish_reason":"length"}]}"#,
+        r#"{"choices":[{"index":0,"text":"","finish_reason":"length"}]}"#,
+        r#"{"choices":[],"usage":{"prompt_tokens":9,"completion_tokens":5}}"#,
+    ]);
+    assert_eq!(
+        out,
+        [
+            None,
+            Some(1),
+            Some(1),
+            Some(1),
+            Some(1),
+            Some(1),
+            None,
+            None,
+            None
+        ]
+    );
+    assert_eq!(s.token_chunks, 5);
+    assert_eq!(s.prompt_tokens, Some(9));
+    assert_eq!(s.completion_tokens, Some(5));
+}
+
+#[test]
+fn continuous_usage_gives_tokens_per_chunk() {
+    // A speculative-decoding server: 1, then 3, then 2 tokens per chunk.
+    let (s, out) = interpret_all(&[
+        r#"{"choices":[{"text":"a"}],"usage":{"prompt_tokens":4,"completion_tokens":1,"total_tokens":5}}"#,
+        r#"{"choices":[{"text":"bcd"}],"usage":{"prompt_tokens":4,"completion_tokens":4,"total_tokens":8}}"#,
+        r#"{"choices":[{"text":"ef"}],"usage":{"prompt_tokens":4,"completion_tokens":6,"total_tokens":10}}"#,
+        r#"{"choices":[],"usage":{"prompt_tokens":4,"completion_tokens":6,"total_tokens":10}}"#,
+    ]);
+    assert_eq!(out, [Some(1), Some(3), Some(2), None]);
+    assert_eq!(s.counted_tokens, 6);
+}
+
+#[test]
+fn hostile_usage_counts_are_bounded_not_a_panic() {
+    let max = u64::MAX;
+    let lines = [
+        r#"{"choices":[{"text":"a"}],"usage":{"completion_tokens":5}}"#.to_string(),
+        // Decreasing usage: the chunk still counts one token.
+        r#"{"choices":[{"text":"b"}],"usage":{"completion_tokens":3}}"#.to_string(),
+        // A jump to 10^15, then to u64::MAX, then a chunk without usage.
+        r#"{"choices":[{"text":"c"}],"usage":{"completion_tokens":1000000000000000}}"#.to_string(),
+        format!(r#"{{"choices":[{{"text":"d"}}],"usage":{{"completion_tokens":{max}}}}}"#),
+        r#"{"choices":[{"text":"e"}]}"#.to_string(),
+        format!(r#"{{"choices":[{{"text":"f"}}],"usage":{{"completion_tokens":{max}}}}}"#),
+    ];
+    let refs: Vec<&str> = lines.iter().map(String::as_str).collect();
+    let (s, out) = interpret_all(&refs);
+    let m = Some(u32::MAX);
+    assert_eq!(out, [Some(5), Some(1), m, m, Some(1), m]);
+    let sum: u64 = out.iter().flatten().map(|&t| u64::from(t)).sum();
+    assert_eq!(s.counted_tokens, sum);
+    assert_eq!(s.completion_tokens, Some(max));
+    assert_eq!(s.token_chunks, 6);
+}
+
+#[test]
+fn tokens_without_text_are_carried_into_the_next_chunk() {
+    // A token whose text is still being detokenized arrives as an empty chunk.
+    let (_, out) = interpret_all(&[
+        r#"{"choices":[{"text":"a"}],"usage":{"completion_tokens":1}}"#,
+        r#"{"choices":[{"text":""}],"usage":{"completion_tokens":2}}"#,
+        r#"{"choices":[{"text":"é"}],"usage":{"completion_tokens":3}}"#,
+    ]);
+    assert_eq!(out, [Some(1), None, Some(2)]);
+}
+
+#[test]
+fn in_stream_errors_and_garbage_fail() {
+    let mut s = StreamState::default();
+    let e = s
+        .interpret(r#"{"error":{"message":"boom","type":"InternalServerError","code":500}}"#)
+        .unwrap_err();
+    assert_eq!(e, (ErrorKind::ServerError, "boom".to_string()));
+    let e = s
+        .interpret(r#"{"object":"error","message":"too long","type":"BadRequestError"}"#)
+        .unwrap_err();
+    assert_eq!(e, (ErrorKind::ServerError, "too long".to_string()));
+    let e = s.interpret("not json").unwrap_err();
+    assert_eq!(e.0, ErrorKind::Protocol);
+    // `error: null` is not an error
+    assert_eq!(
+        s.interpret(r#"{"choices":[{"text":"x"}],"error":null}"#)
+            .unwrap(),
+        Some(1)
+    );
+}
+
+#[test]
+fn request_bodies_match_the_openai_shapes() {
+    let mut cfg = HttpConfig::new("http://127.0.0.1:1");
+    cfg.model = Some("m".into());
+    let req = EngineRequest {
+        id: 3,
+        prompt_tokens: 4,
+        prompt: None,
+        max_output_tokens: 7,
+        ignore_eos: true,
+        arrival: Duration::ZERO,
+        shared_prefix_tokens: 0,
+    };
+    let b = request_body(&cfg, &req);
+    assert_eq!(b["model"], "m");
+    assert_eq!(b["max_tokens"], 7);
+    assert_eq!(b["stream"], true);
+    assert_eq!(b["ignore_eos"], true);
+    assert_eq!(b["stream_options"]["include_usage"], true);
+    assert_eq!(b["stream_options"]["continuous_usage_stats"], true);
+    assert_eq!(b["prompt"].as_str().unwrap().split(' ').count(), 4);
+    cfg.endpoint = Endpoint::Chat;
+    cfg.continuous_usage = false;
+    let b = request_body(
+        &cfg,
+        &EngineRequest {
+            ignore_eos: false,
+            prompt: Some("hi there".into()),
+            ..req
+        },
+    );
+    assert_eq!(b["max_completion_tokens"], 7);
+    assert_eq!(b["messages"][0]["content"], "hi there");
+    assert_eq!(b["messages"][0]["role"], "user");
+    assert!(b.get("ignore_eos").is_none());
+    assert!(b["stream_options"].get("continuous_usage_stats").is_none());
+}

@@ -1,0 +1,140 @@
+//! The wire format of streamed chunks (choices, deltas, usage) and [`StreamState`], the
+//! per-stream interpretation of the SSE `data` payloads.
+
+use std::borrow::Cow;
+
+use serde::Deserialize;
+use serde_json::Value;
+
+use super::stream::{error_message, fail, truncate, Failure};
+use crate::record::ErrorKind;
+
+#[derive(Deserialize)]
+pub(super) struct WireMessage<'a> {
+    #[serde(default, borrow)]
+    pub(super) choices: Vec<WireChoice<'a>>,
+    #[serde(default)]
+    pub(super) usage: Option<WireUsage>,
+    #[serde(default)]
+    pub(super) error: Option<serde::de::IgnoredAny>,
+    #[serde(default, borrow)]
+    pub(super) object: Option<Cow<'a, str>>,
+}
+
+#[derive(Deserialize)]
+pub(super) struct WireChoice<'a> {
+    #[serde(default, borrow)]
+    pub(super) text: Option<Cow<'a, str>>,
+    #[serde(default, borrow)]
+    pub(super) delta: Option<WireDelta<'a>>,
+}
+
+#[derive(Deserialize)]
+pub(super) struct WireDelta<'a> {
+    #[serde(default, borrow)]
+    pub(super) content: Option<Cow<'a, str>>,
+    #[serde(default, borrow)]
+    pub(super) reasoning: Option<Cow<'a, str>>,
+    #[serde(default, borrow)]
+    pub(super) reasoning_content: Option<Cow<'a, str>>,
+    #[serde(default)]
+    pub(super) tool_calls: Option<Vec<serde::de::IgnoredAny>>,
+}
+
+#[derive(Deserialize, Clone, Copy)]
+pub(super) struct WireUsage {
+    #[serde(default)]
+    pub(super) prompt_tokens: Option<u64>,
+    #[serde(default)]
+    pub(super) completion_tokens: Option<u64>,
+}
+
+pub(super) fn non_empty(s: &Option<Cow<'_, str>>) -> bool {
+    s.as_deref().is_some_and(|s| !s.is_empty())
+}
+
+impl WireChoice<'_> {
+    pub(super) fn carries_output(&self) -> bool {
+        non_empty(&self.text)
+            || self.delta.as_ref().is_some_and(|d| {
+                non_empty(&d.content)
+                    || non_empty(&d.reasoning)
+                    || non_empty(&d.reasoning_content)
+                    || d.tool_calls.as_ref().is_some_and(|t| !t.is_empty())
+            })
+    }
+}
+
+/// Per-stream interpretation of the SSE `data` payloads.
+#[derive(Debug, Default, Clone, PartialEq)]
+pub struct StreamState {
+    /// Token chunks seen so far.
+    pub token_chunks: u64,
+    /// Output tokens attributed to chunks so far.
+    pub counted_tokens: u64,
+    /// Latest `usage.prompt_tokens`.
+    pub prompt_tokens: Option<u64>,
+    /// Latest `usage.completion_tokens`.
+    pub completion_tokens: Option<u64>,
+}
+
+impl StreamState {
+    /// Interpret one SSE `data` payload (not `[DONE]`): `Ok(Some(tokens))` for a token chunk,
+    /// `Ok(None)` for anything else (role-only, usage-only, empty), `Err` for an in-stream
+    /// error object or a payload that is not JSON.
+    pub(super) fn on_data(&mut self, data: &str) -> Result<Option<u32>, Failure> {
+        let msg: WireMessage = serde_json::from_str(data).map_err(|e| {
+            fail(
+                ErrorKind::Protocol,
+                format!("bad SSE data ({e}): {}", truncate(data)),
+            )
+        })?;
+        if msg.error.is_some() || msg.object.as_deref() == Some("error") {
+            // Rare: parse again as a tree to find the message (`error: null` is no error).
+            let v: Value = serde_json::from_str(data).unwrap_or(Value::Null);
+            if let Some(message) = error_message(&v) {
+                return Err(fail(ErrorKind::ServerError, message));
+            }
+        }
+        let is_token = msg.choices.iter().any(WireChoice::carries_output);
+        let mut tokens = None;
+        if is_token {
+            self.token_chunks += 1;
+            let n = match msg.usage.and_then(|u| u.completion_tokens) {
+                Some(cum) => cum.saturating_sub(self.counted_tokens).max(1),
+                None => 1,
+            };
+            // A hostile or broken server may claim any count: a chunk carries at most
+            // u32::MAX tokens, and the running count is what the chunks carried.
+            let t = u32::try_from(n).unwrap_or(u32::MAX);
+            self.counted_tokens = self.counted_tokens.saturating_add(u64::from(t));
+            tokens = Some(t);
+        }
+        if let Some(u) = msg.usage {
+            if u.prompt_tokens.is_some() {
+                self.prompt_tokens = u.prompt_tokens;
+            }
+            if u.completion_tokens.is_some() {
+                self.completion_tokens = u.completion_tokens;
+            }
+        }
+        Ok(tokens)
+    }
+
+    /// Like the private parser the engine uses, with the failure as `(kind, message)`:
+    /// exposed for tests and for tools that replay captured streams.
+    ///
+    /// ```
+    /// use servebench::http::client::StreamState;
+    /// let mut s = StreamState::default();
+    /// // vLLM >= 0.11 streams a reasoning model's thinking as `delta.reasoning`.
+    /// let role = r#"{"choices":[{"index":0,"delta":{"role":"assistant","content":""}}]}"#;
+    /// let think = r#"{"choices":[{"index":0,"delta":{"reasoning":"Hmm"}}],"usage":{"prompt_tokens":5,"completion_tokens":2}}"#;
+    /// assert_eq!(s.interpret(role).unwrap(), None);
+    /// assert_eq!(s.interpret(think).unwrap(), Some(2));
+    /// assert_eq!(s.completion_tokens, Some(2));
+    /// ```
+    pub fn interpret(&mut self, data: &str) -> Result<Option<u32>, (ErrorKind, String)> {
+        self.on_data(data).map_err(|f| (f.kind, f.message))
+    }
+}

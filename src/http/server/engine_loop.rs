@@ -1,0 +1,323 @@
+//! The engine thread: [`Control`] messages from the HTTP tasks, and the loop that advances
+//! the engine to the virtual "now" and hands each request's chunks to its bounded channel
+//! (coalescing when a client reads slowly).
+
+use std::collections::HashMap;
+use std::sync::mpsc as std_mpsc;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use tokio::sync::mpsc as tokio_mpsc;
+
+use super::prometheus::{inc, Counters};
+use super::served::ServedRequest;
+use crate::engine::{Engine, EngineEvent, EngineRequest, Usage};
+use crate::record::{Chunk, ErrorKind, Outcome, RequestRecord};
+
+/// How a stream ended, as the engine reported it.
+#[derive(Debug)]
+pub(super) enum End {
+    Finished(Usage),
+    Failed { kind: ErrorKind, message: String },
+}
+
+/// What the engine thread hands to a request's HTTP task.
+#[derive(Debug)]
+pub(super) struct Item {
+    pub(super) tokens: u32,
+    pub(super) end: Option<End>,
+}
+
+pub(super) enum Control {
+    Submit {
+        request: EngineRequest,
+        tx: tokio_mpsc::Sender<Item>,
+        tag: Option<String>,
+        response_id: String,
+        received: Instant,
+    },
+    Cancel(u64),
+    /// `POST /reset_prefix_cache` (vLLM) or `/flush_cache` (SGLang).
+    ResetPrefixCache(tokio::sync::oneshot::Sender<Option<bool>>),
+    /// `GET /metrics`: the engine's own metrics text, at the current virtual time.
+    Metrics(tokio::sync::oneshot::Sender<Option<String>>),
+    Shutdown,
+}
+
+/// Most undelivered chunks kept per stream; more merge into the last one (bounded memory
+/// when a client reads slower than the engine generates).
+pub(super) const MAX_PENDING_CHUNKS: usize = 64;
+
+pub(super) struct Slot {
+    pub(super) tx: tokio_mpsc::Sender<Item>,
+    /// Chunks not yet handed over (bounded: beyond [`MAX_PENDING_CHUNKS`] they merge).
+    pub(super) pending: std::collections::VecDeque<u32>,
+    pub(super) end: Option<End>,
+    pub(super) dirty: bool,
+    pub(super) tag: Option<String>,
+    pub(super) response_id: String,
+    pub(super) received: Instant,
+    /// When the engine thread handed the first token chunk to the HTTP task.
+    pub(super) first_released: Option<Instant>,
+    pub(super) record: Option<RequestRecord>,
+}
+
+pub(super) struct EngineLoop<E> {
+    pub(super) engine: E,
+    pub(super) origin: Instant,
+    pub(super) speed: f64,
+    pub(super) slots: HashMap<u64, Slot>,
+    pub(super) dirty: Vec<u64>,
+    pub(super) counters: Arc<Counters>,
+    pub(super) timeline: Option<Arc<Mutex<Vec<ServedRequest>>>>,
+    pub(super) dead: Option<String>,
+}
+
+impl<E: Engine> EngineLoop<E> {
+    pub(super) fn virtual_now(&self) -> Duration {
+        let secs = self.origin.elapsed().as_secs_f64() * self.speed;
+        Duration::try_from_secs_f64(secs).unwrap_or(Duration::MAX)
+    }
+
+    pub(super) fn run(mut self, ctrl: std_mpsc::Receiver<Control>, tick: Duration) {
+        let mut msgs = Vec::new();
+        let mut events = Vec::new();
+        loop {
+            // Open streams keep the clock ticking even when the engine reports nothing in
+            // flight (a virtual engine may have computed events it has not delivered yet).
+            let busy = self.engine.in_flight() > 0 || !self.slots.is_empty();
+            let first = if busy {
+                match ctrl.recv_timeout(tick) {
+                    Ok(m) => Some(m),
+                    Err(std_mpsc::RecvTimeoutError::Timeout) => None,
+                    Err(std_mpsc::RecvTimeoutError::Disconnected) => return,
+                }
+            } else {
+                match ctrl.recv() {
+                    Ok(m) => Some(m),
+                    Err(_) => return,
+                }
+            };
+            msgs.extend(first);
+            while let Ok(m) = ctrl.try_recv() {
+                msgs.push(m);
+            }
+            let target = self.virtual_now();
+            self.step_to(target, &mut events);
+            for m in msgs.drain(..) {
+                match m {
+                    Control::Shutdown => return,
+                    Control::ResetPrefixCache(tx) => {
+                        let _ = tx.send(self.engine.reset_prefix_cache());
+                    }
+                    Control::Metrics(tx) => {
+                        let _ = tx.send(self.engine.metrics_text());
+                    }
+                    Control::Submit {
+                        mut request,
+                        tx,
+                        tag,
+                        response_id,
+                        received,
+                    } => {
+                        if let Some(reason) = &self.dead {
+                            let _ = tx.try_send(Item {
+                                tokens: 0,
+                                end: Some(End::Failed {
+                                    kind: ErrorKind::Other,
+                                    message: reason.clone(),
+                                }),
+                            });
+                            continue;
+                        }
+                        request.arrival = self.engine.now();
+                        let id = request.id;
+                        let record = self.timeline.as_ref().map(|_| {
+                            let mut r = RequestRecord::new(id, request.arrival);
+                            r.prompt_tokens = Some(request.prompt_tokens);
+                            r
+                        });
+                        match self.engine.submit(request) {
+                            Ok(()) => {
+                                self.slots.insert(
+                                    id,
+                                    Slot {
+                                        tx,
+                                        pending: std::collections::VecDeque::new(),
+                                        end: None,
+                                        dirty: false,
+                                        tag,
+                                        response_id,
+                                        received,
+                                        first_released: None,
+                                        record,
+                                    },
+                                );
+                            }
+                            Err(e) => self.die(e.to_string(), Some(tx)),
+                        }
+                    }
+                    Control::Cancel(id) => {
+                        if let Some(slot) = self.slots.remove(&id) {
+                            self.engine.cancel(id);
+                            inc(&self.counters.cancelled, 1);
+                            self.finish_record(slot, false, "client disconnected");
+                        }
+                    }
+                }
+            }
+            self.flush();
+        }
+    }
+
+    /// The engine failed: fail every open stream and every later request.
+    pub(super) fn die(&mut self, reason: String, extra: Option<tokio_mpsc::Sender<Item>>) {
+        let reason = format!("engine failure: {reason}");
+        for (_, slot) in self.slots.drain() {
+            let _ = slot.tx.try_send(Item {
+                tokens: 0,
+                end: Some(End::Failed {
+                    kind: ErrorKind::Other,
+                    message: reason.clone(),
+                }),
+            });
+        }
+        if let Some(tx) = extra {
+            let _ = tx.try_send(Item {
+                tokens: 0,
+                end: Some(End::Failed {
+                    kind: ErrorKind::Other,
+                    message: reason.clone(),
+                }),
+            });
+        }
+        self.dirty.clear();
+        self.dead = Some(reason);
+    }
+
+    pub(super) fn step_to(&mut self, target: Duration, events: &mut Vec<EngineEvent>) {
+        if self.dead.is_some() {
+            return;
+        }
+        while self.engine.now() < target {
+            let before = self.engine.now();
+            events.clear();
+            if let Err(e) = self.engine.advance(Some(target), events) {
+                self.die(e.to_string(), None);
+                return;
+            }
+            let progressed = !events.is_empty() || self.engine.now() > before;
+            for ev in events.drain(..) {
+                self.dispatch(ev);
+            }
+            if !progressed {
+                break; // an engine that cannot move its clock: try again next tick
+            }
+        }
+    }
+
+    pub(super) fn dispatch(&mut self, ev: EngineEvent) {
+        let id = ev.id();
+        let Some(slot) = self.slots.get_mut(&id) else {
+            return;
+        };
+        match ev {
+            EngineEvent::Sent { .. } => return,
+            EngineEvent::Chunk { at, tokens, .. } => {
+                if slot.pending.len() < MAX_PENDING_CHUNKS {
+                    slot.pending.push_back(tokens);
+                } else if let Some(last) = slot.pending.back_mut() {
+                    *last = last.saturating_add(tokens);
+                }
+                if let Some(r) = &mut slot.record {
+                    r.chunks.push(Chunk { at, tokens });
+                }
+            }
+            EngineEvent::Finished { at, usage, .. } => {
+                slot.end = Some(End::Finished(usage));
+                if let Some(r) = &mut slot.record {
+                    r.ended_at = Some(at);
+                    r.usage_prompt_tokens = usage.prompt_tokens;
+                    r.usage_output_tokens = usage.completion_tokens;
+                }
+            }
+            EngineEvent::Failed {
+                at, kind, message, ..
+            } => {
+                if let Some(r) = &mut slot.record {
+                    r.ended_at = Some(at);
+                    r.outcome = Outcome::Error {
+                        kind,
+                        message: message.clone(),
+                    };
+                }
+                slot.end = Some(End::Failed { kind, message });
+            }
+        }
+        if !slot.dirty {
+            slot.dirty = true;
+            self.dirty.push(id);
+        }
+    }
+
+    /// Hand pending chunks/ends to the HTTP tasks, one item per engine chunk (the end rides
+    /// on the last one); what does not fit in the channel waits for the next tick.
+    pub(super) fn flush(&mut self) {
+        let ids = std::mem::take(&mut self.dirty);
+        for id in ids {
+            let Some(slot) = self.slots.get_mut(&id) else {
+                continue;
+            };
+            let mut outcome = Ok(false);
+            while !slot.pending.is_empty() || slot.end.is_some() {
+                let tokens = slot.pending.front().copied().unwrap_or(0);
+                let end = if slot.pending.len() <= 1 {
+                    slot.end.take()
+                } else {
+                    None
+                };
+                let ended = end.is_some();
+                match slot.tx.try_send(Item { tokens, end }) {
+                    Ok(()) => {
+                        if tokens > 0 && slot.first_released.is_none() {
+                            slot.first_released = Some(Instant::now());
+                        }
+                        slot.pending.pop_front();
+                        if ended {
+                            outcome = Ok(true);
+                            break;
+                        }
+                    }
+                    Err(tokio_mpsc::error::TrySendError::Full(item)) => {
+                        if item.end.is_some() {
+                            slot.end = item.end;
+                        }
+                        outcome = Err(true);
+                        break;
+                    }
+                    Err(tokio_mpsc::error::TrySendError::Closed(_)) => {
+                        outcome = Err(false);
+                        break;
+                    }
+                }
+            }
+            match outcome {
+                Ok(false) => slot.dirty = false,
+                Ok(true) => {
+                    if let Some(slot) = self.slots.remove(&id) {
+                        self.finish_record(slot, true, "");
+                    }
+                }
+                Err(true) => self.dirty.push(id), // channel full: retry next tick
+                Err(false) => {
+                    // The HTTP task is gone: the client disconnected.
+                    if let Some(slot) = self.slots.remove(&id) {
+                        self.engine.cancel(id);
+                        inc(&self.counters.cancelled, 1);
+                        self.finish_record(slot, false, "client disconnected");
+                    }
+                }
+            }
+        }
+    }
+}

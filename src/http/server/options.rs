@@ -1,0 +1,179 @@
+//! The server's settings ([`ServeOptions`], the chat delta field, injected faults) and
+//! why it could not start ([`ServeError`]).
+
+use std::net::SocketAddr;
+use std::str::FromStr;
+use std::time::Duration;
+
+#[cfg(doc)]
+use super::ServerHandle;
+
+/// Which chat delta field carries the generated text.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum DeltaField {
+    /// `delta.content` (a non-reasoning model).
+    #[default]
+    Content,
+    /// `delta.reasoning` (vLLM ≥ 0.11 with a reasoning parser: the model is thinking).
+    Reasoning,
+    /// `delta.reasoning_content` (SGLang, vLLM before the rename).
+    ReasoningContent,
+}
+
+impl DeltaField {
+    pub(super) fn key(self) -> &'static str {
+        match self {
+            DeltaField::Content => "content",
+            DeltaField::Reasoning => "reasoning",
+            DeltaField::ReasoningContent => "reasoning_content",
+        }
+    }
+}
+
+/// What an injected fault does.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum FaultKind {
+    /// Answer `500 Internal Server Error` with a JSON error body, without running the request.
+    Status500,
+    /// Cut the connection (no `[DONE]`, no chunked-encoding terminator) after this many
+    /// token chunks.
+    CutStream {
+        /// Token chunks sent before the cut.
+        after_chunks: u32,
+    },
+    /// Send an in-stream `{"error": …}` object and `[DONE]` after this many token chunks.
+    StreamError {
+        /// Token chunks sent before the error.
+        after_chunks: u32,
+    },
+}
+
+/// Fault injection: every `every`-th valid generation request (1-based count) gets `kind`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Fault {
+    /// Period (≥ 1).
+    pub every: u64,
+    /// What happens to the chosen requests.
+    pub kind: FaultKind,
+}
+
+/// A malformed `--fault` value.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("bad fault `{0}` (expected 500:N, cut:N:K or error:N:K with N >= 1)")]
+pub struct FaultParseError(String);
+
+impl FromStr for Fault {
+    type Err = FaultParseError;
+
+    /// `500:N` (every Nth request gets HTTP 500), `cut:N:K` (every Nth stream is cut after K
+    /// token chunks), `error:N:K` (an in-stream error after K token chunks).
+    ///
+    /// ```
+    /// use servebench::http::server::{Fault, FaultKind};
+    /// let f: Fault = "cut:5:3".parse().unwrap();
+    /// assert_eq!(f, Fault { every: 5, kind: FaultKind::CutStream { after_chunks: 3 } });
+    /// assert!("cut:0:3".parse::<Fault>().is_err());
+    /// ```
+    fn from_str(s: &str) -> Result<Self, FaultParseError> {
+        let bad = || FaultParseError(s.to_string());
+        let parts: Vec<&str> = s.split(':').collect();
+        let every: u64 = parts
+            .get(1)
+            .and_then(|n| n.parse().ok())
+            .filter(|&n| n >= 1)
+            .ok_or_else(bad)?;
+        let after = || -> Result<u32, FaultParseError> {
+            parts.get(2).and_then(|k| k.parse().ok()).ok_or_else(bad)
+        };
+        let kind = match (parts.first().copied(), parts.len()) {
+            (Some("500"), 2) => FaultKind::Status500,
+            (Some("cut"), 3) => FaultKind::CutStream {
+                after_chunks: after()?,
+            },
+            (Some("error"), 3) => FaultKind::StreamError {
+                after_chunks: after()?,
+            },
+            _ => return Err(bad()),
+        };
+        Ok(Fault { every, kind })
+    }
+}
+
+/// Server settings.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ServeOptions {
+    /// The served model name (`/v1/models`, the `model` of every chunk). Requests naming
+    /// another model get 404.
+    pub model: String,
+    /// Chat delta field for the generated text.
+    pub delta_field: DeltaField,
+    /// Fault injection, for tests.
+    pub fault: Option<Fault>,
+    /// Wall-clock pacing granularity of the engine thread while requests are in flight.
+    pub tick: Duration,
+    /// Capacity of each stream's channel (items, not bytes).
+    pub stream_buffer: usize,
+    /// Largest accepted request body.
+    pub max_body_bytes: usize,
+    /// `max_tokens` when a request gives none.
+    pub default_max_tokens: u64,
+    /// Reject requests with prompt + max_tokens above this (vLLM's 400), if set.
+    pub max_model_len: Option<u64>,
+    /// Keep every finished request's virtual-time record ([`ServerHandle::timeline`]).
+    pub record_timeline: bool,
+    /// Tokio worker threads for the HTTP side.
+    pub worker_threads: usize,
+    /// Most connections open at once; further clients wait in the listen backlog until one
+    /// closes (bounded memory under a flood of connections).
+    pub max_connections: usize,
+    /// A connection that does not send a complete request head within this time is
+    /// closed (idle or slow clients cannot hold a connection slot forever).
+    pub header_read_timeout: Duration,
+    /// Required API key (vLLM's `--api-key`): every `/v1/…` request must send
+    /// `Authorization: Bearer KEY`, else it gets a 401 JSON error. `/health` and
+    /// `/metrics` stay open. `None`: no key required.
+    pub api_key: Option<String>,
+}
+
+impl Default for ServeOptions {
+    fn default() -> Self {
+        ServeOptions {
+            model: "servebench-sim".into(),
+            delta_field: DeltaField::Content,
+            fault: None,
+            tick: Duration::from_micros(500),
+            stream_buffer: 32,
+            max_body_bytes: 8 << 20,
+            default_max_tokens: 16,
+            max_model_len: None,
+            record_timeline: false,
+            worker_threads: 2,
+            max_connections: 1024,
+            header_read_timeout: Duration::from_secs(30),
+            api_key: None,
+        }
+    }
+}
+
+/// Why the server could not start.
+#[derive(Debug, thiserror::Error)]
+pub enum ServeError {
+    /// `speed` must be positive and finite.
+    #[error("speed must be a positive finite number, got {0}")]
+    BadSpeed(f64),
+    /// The address could not be bound.
+    #[error("cannot listen on {addr}: {source}")]
+    Bind {
+        /// The address.
+        addr: SocketAddr,
+        /// The OS error.
+        source: std::io::Error,
+    },
+    /// Runtime or thread setup failed.
+    #[error("server setup: {0}")]
+    Setup(std::io::Error),
+}
+
+/// Most tokens one request may ask for (`max_tokens`), whatever `max_model_len` says: a
+/// `stream: false` answer holds its whole text in memory, so a larger request gets a 400.
+pub const MAX_COMPLETION_TOKENS: u64 = 1 << 20;

@@ -1,0 +1,403 @@
+//! The HTTP side: the accept loop, routing of each request, error bodies, the API-key
+//! check, and `POST /v1/completions` / `/v1/chat/completions` handing work to the engine.
+
+use std::convert::Infallible;
+use std::pin::Pin;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::mpsc as std_mpsc;
+use std::sync::{Arc, Mutex};
+use std::task::{Context, Poll};
+use std::time::{Duration, Instant};
+
+use bytes::Bytes;
+use http_body_util::BodyExt;
+use hyper::body::{Body, Frame, Incoming, SizeHint};
+use hyper::{Method, Request, Response, StatusCode};
+use hyper_util::rt::TokioIo;
+use serde_json::json;
+use tokio::sync::mpsc as tokio_mpsc;
+
+use super::engine_loop::Control;
+use super::openai::{parse_request, ApiError};
+use super::options::{FaultKind, ServeOptions};
+use super::prometheus::{inc, metrics_text, Counters};
+use super::served::ServedRequest;
+use super::stream::{BodyError, SseBody};
+use crate::engine::EngineRequest;
+use crate::http::Endpoint;
+
+pub(super) struct Ctx {
+    pub(super) options: ServeOptions,
+    pub(super) model_json: String,
+    pub(super) ctrl: std_mpsc::Sender<Control>,
+    pub(super) next_id: AtomicU64,
+    pub(super) counter: AtomicU64,
+    pub(super) counters: Arc<Counters>,
+    pub(super) created: u64,
+    /// The finished requests, for `GET /timeline` (with `record_timeline`).
+    pub(super) timeline: Option<Arc<Mutex<Vec<ServedRequest>>>>,
+    pub(super) origin: Instant,
+    pub(super) speed: f64,
+}
+
+impl Ctx {
+    pub(super) fn send(&self, c: Control) -> bool {
+        self.ctrl.send(c).is_ok()
+    }
+}
+
+pub(super) async fn accept_loop(listener: tokio::net::TcpListener, ctx: Arc<Ctx>) {
+    let slots = Arc::new(tokio::sync::Semaphore::new(
+        ctx.options
+            .max_connections
+            .clamp(1, tokio::sync::Semaphore::MAX_PERMITS),
+    ));
+    loop {
+        // Take a connection slot before accepting: at the cap, clients wait in the backlog.
+        let Ok(slot) = Arc::clone(&slots).acquire_owned().await else {
+            return;
+        };
+        let stream = match listener.accept().await {
+            Ok((s, _)) => s,
+            Err(_) => {
+                // Usually out of file descriptors: back off instead of spinning.
+                tokio::time::sleep(Duration::from_millis(10)).await;
+                continue;
+            }
+        };
+        let _ = stream.set_nodelay(true);
+        let ctx = Arc::clone(&ctx);
+        let header_timeout = ctx.options.header_read_timeout;
+        tokio::spawn(async move {
+            let _slot = slot;
+            let svc = hyper::service::service_fn(move |req| {
+                let ctx = Arc::clone(&ctx);
+                async move { Ok::<_, Infallible>(handle(req, ctx).await) }
+            });
+            let _ = hyper::server::conn::http1::Builder::new()
+                .timer(hyper_util::rt::TokioTimer::new())
+                .header_read_timeout(header_timeout)
+                .serve_connection(TokioIo::new(stream), svc)
+                .await;
+        });
+    }
+}
+
+/// A response body: a complete buffer or an SSE stream.
+pub(super) enum ServerBody {
+    Full(Option<Bytes>),
+    Sse(Box<SseBody>),
+}
+
+impl Body for ServerBody {
+    type Data = Bytes;
+    type Error = BodyError;
+
+    fn poll_frame(
+        self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+    ) -> Poll<Option<Result<Frame<Bytes>, BodyError>>> {
+        match self.get_mut() {
+            ServerBody::Full(b) => Poll::Ready(b.take().map(|b| Ok(Frame::data(b)))),
+            ServerBody::Sse(s) => s.poll_next(cx),
+        }
+    }
+
+    fn is_end_stream(&self) -> bool {
+        matches!(self, ServerBody::Full(None))
+    }
+
+    fn size_hint(&self) -> SizeHint {
+        match self {
+            ServerBody::Full(Some(b)) => SizeHint::with_exact(b.len() as u64),
+            ServerBody::Full(None) => SizeHint::with_exact(0),
+            ServerBody::Sse(_) => SizeHint::default(),
+        }
+    }
+}
+
+pub(super) fn full(
+    status: StatusCode,
+    content_type: &str,
+    body: impl Into<Bytes>,
+) -> Response<ServerBody> {
+    let mut resp = Response::new(ServerBody::Full(Some(body.into())));
+    *resp.status_mut() = status;
+    if let Ok(v) = hyper::header::HeaderValue::from_str(content_type) {
+        resp.headers_mut().insert(hyper::header::CONTENT_TYPE, v);
+    }
+    resp
+}
+
+pub(super) fn error_type(status: StatusCode) -> &'static str {
+    match status.as_u16() {
+        400 => "BadRequestError",
+        401 => "AuthenticationError",
+        404 => "NotFoundError",
+        405 => "MethodNotAllowed",
+        413 => "RequestTooLarge",
+        503 => "ServiceUnavailable",
+        _ => "InternalServerError",
+    }
+}
+
+pub(super) fn error_json(status: StatusCode, message: &str) -> String {
+    json!({"error": {
+        "message": message,
+        "type": error_type(status),
+        "param": null,
+        "code": status.as_u16(),
+    }})
+    .to_string()
+}
+
+pub(super) fn error_response(ctx: &Ctx, status: StatusCode, message: &str) -> Response<ServerBody> {
+    if status.is_client_error() {
+        inc(&ctx.counters.rejected, 1);
+    }
+    full(status, "application/json", error_json(status, message))
+}
+
+/// Whether `req` carries `Authorization: Bearer KEY` for the configured key (always true
+/// without one). The scheme is matched case-insensitively, the key exactly.
+pub(super) fn authorized(headers: &hyper::HeaderMap, key: Option<&str>) -> bool {
+    let Some(key) = key else {
+        return true;
+    };
+    headers
+        .get_all(hyper::header::AUTHORIZATION)
+        .iter()
+        .filter_map(|v| v.to_str().ok())
+        .filter_map(|v| v.split_once(' '))
+        .any(|(scheme, k)| scheme.eq_ignore_ascii_case("bearer") && k.trim() == key)
+}
+
+pub(super) async fn handle(req: Request<Incoming>, ctx: Arc<Ctx>) -> Response<ServerBody> {
+    let path = req.uri().path().to_string();
+    let method = req.method().clone();
+    if path.starts_with("/v1/") && !authorized(req.headers(), ctx.options.api_key.as_deref()) {
+        return error_response(
+            &ctx,
+            StatusCode::UNAUTHORIZED,
+            "missing or wrong API key: send `Authorization: Bearer KEY`",
+        );
+    }
+    match (method, path.as_str()) {
+        (Method::GET, "/health") => full(StatusCode::OK, "text/plain", Bytes::new()),
+        (Method::GET, "/metrics") => {
+            let mut text = metrics_text(&ctx.counters.snapshot());
+            // The engine's own metrics (the simulator's are vLLM's), asked of the engine
+            // thread so they are current.
+            let (tx, rx) = tokio::sync::oneshot::channel();
+            if ctx.send(Control::Metrics(tx)) {
+                if let Ok(Some(engine)) = rx.await {
+                    text.push_str(&engine);
+                }
+            }
+            full(StatusCode::OK, "text/plain; version=0.0.4", text)
+        }
+        (Method::GET, "/v1/models") => {
+            let mut model = json!({
+                "id": ctx.options.model,
+                "object": "model",
+                "created": ctx.created,
+                "owned_by": "servebench",
+                "root": ctx.options.model,
+            });
+            if let Some(len) = ctx.options.max_model_len {
+                model["max_model_len"] = json!(len);
+            }
+            let body = json!({"object": "list", "data": [model]}).to_string();
+            full(StatusCode::OK, "application/json", body)
+        }
+        (Method::GET, "/timeline") if ctx.timeline.is_some() => {
+            let served = ctx
+                .timeline
+                .as_ref()
+                .and_then(|t| t.lock().ok().map(|t| t.clone()))
+                .unwrap_or_default();
+            let entries = crate::http::timeline::entries(&served, ctx.origin, ctx.speed);
+            full(
+                StatusCode::OK,
+                "application/jsonl",
+                crate::http::timeline::to_jsonl(&entries),
+            )
+        }
+        (Method::POST, "/reset_prefix_cache" | "/flush_cache") => reset_prefix_cache(&ctx).await,
+        (Method::POST, "/v1/completions") => generate(req, ctx, Endpoint::Completions).await,
+        (Method::POST, "/v1/chat/completions") => generate(req, ctx, Endpoint::Chat).await,
+        (
+            _,
+            "/health"
+            | "/metrics"
+            | "/v1/models"
+            | "/v1/completions"
+            | "/v1/chat/completions"
+            | "/reset_prefix_cache"
+            | "/flush_cache",
+        ) => error_response(&ctx, StatusCode::METHOD_NOT_ALLOWED, "method not allowed"),
+        (_, other) => error_response(&ctx, StatusCode::NOT_FOUND, &format!("no route {other}")),
+    }
+}
+
+/// `POST /reset_prefix_cache` / `POST /flush_cache`: empties the engine's prefix cache.
+/// 200 when it is empty afterwards (or the engine keeps none), 503 when blocks in use kept
+/// it from emptying (vLLM refuses a reset while requests hold cached blocks).
+pub(super) async fn reset_prefix_cache(ctx: &Ctx) -> Response<ServerBody> {
+    let (tx, rx) = tokio::sync::oneshot::channel();
+    if !ctx.send(Control::ResetPrefixCache(tx)) {
+        return error_response(ctx, StatusCode::SERVICE_UNAVAILABLE, "engine stopped");
+    }
+    match rx.await {
+        Ok(Some(true)) | Ok(None) => full(StatusCode::OK, "text/plain", Bytes::new()),
+        Ok(Some(false)) => error_response(
+            ctx,
+            StatusCode::SERVICE_UNAVAILABLE,
+            "the prefix cache was not fully reset: running requests hold cached blocks",
+        ),
+        Err(_) => error_response(ctx, StatusCode::SERVICE_UNAVAILABLE, "engine stopped"),
+    }
+}
+
+pub(super) async fn generate(
+    req: Request<Incoming>,
+    ctx: Arc<Ctx>,
+    endpoint: Endpoint,
+) -> Response<ServerBody> {
+    let received = Instant::now();
+    let tag = req
+        .headers()
+        .get("x-request-id")
+        .and_then(|v| v.to_str().ok())
+        .map(str::to_string);
+    let body = match http_body_util::Limited::new(req.into_body(), ctx.options.max_body_bytes)
+        .collect()
+        .await
+    {
+        Ok(c) => c.to_bytes(),
+        Err(e) if e.is::<http_body_util::LengthLimitError>() => {
+            return error_response(
+                &ctx,
+                StatusCode::PAYLOAD_TOO_LARGE,
+                &format!("request body over {} bytes", ctx.options.max_body_bytes),
+            )
+        }
+        Err(e) => {
+            return error_response(&ctx, StatusCode::BAD_REQUEST, &format!("reading body: {e}"))
+        }
+    };
+    let mut parsed = match parse_request(&body, endpoint, &ctx.options) {
+        Ok(p) => p,
+        Err(ApiError(status, message)) => return error_response(&ctx, status, &message),
+    };
+    inc(&ctx.counters.requests, 1);
+    let n = ctx.counter.fetch_add(1, Ordering::Relaxed) + 1;
+    let fault = ctx
+        .options
+        .fault
+        .filter(|f| n.is_multiple_of(f.every))
+        .map(|f| f.kind);
+    if fault == Some(FaultKind::Status500) {
+        inc(&ctx.counters.injected_faults, 1);
+        return full(
+            StatusCode::INTERNAL_SERVER_ERROR,
+            "application/json",
+            error_json(
+                StatusCode::INTERNAL_SERVER_ERROR,
+                &format!("injected fault: request {n} fails with 500"),
+            ),
+        );
+    }
+    let id = ctx.next_id.fetch_add(1, Ordering::Relaxed);
+    let (tx, rx) = tokio_mpsc::channel(ctx.options.stream_buffer.max(1));
+    let request = EngineRequest {
+        id,
+        prompt_tokens: parsed.prompt_tokens,
+        prompt: parsed.prompt_text.take(),
+        max_output_tokens: parsed.max_tokens,
+        ignore_eos: parsed.ignore_eos,
+        arrival: Duration::ZERO,
+        shared_prefix_tokens: 0,
+    };
+    let response_id = match endpoint {
+        Endpoint::Completions => format!("cmpl-{id}"),
+        Endpoint::Chat => format!("chatcmpl-{id}"),
+    };
+    if !ctx.send(Control::Submit {
+        request,
+        tx,
+        tag: tag.clone(),
+        response_id,
+        received,
+    }) {
+        return full(
+            StatusCode::SERVICE_UNAVAILABLE,
+            "application/json",
+            error_json(StatusCode::SERVICE_UNAVAILABLE, "engine stopped"),
+        );
+    }
+    let guard = CancelGuard {
+        id,
+        ctx: Arc::clone(&ctx),
+        armed: true,
+    };
+    let mut sse = SseBody {
+        rx,
+        endpoint,
+        parsed: parsed.clone(),
+        fault,
+        completion: 0,
+        token_chunks: 0,
+        done: false,
+        guard,
+        text_index: 0,
+        cut: None,
+        cut_timer: None,
+    };
+    inc(&ctx.counters.open_streams, 1);
+    let mut resp = if parsed.stream {
+        let mut r = Response::new(ServerBody::Sse(Box::new(sse)));
+        let h = r.headers_mut();
+        h.insert(
+            hyper::header::CONTENT_TYPE,
+            hyper::header::HeaderValue::from_static("text/event-stream; charset=utf-8"),
+        );
+        h.insert(
+            hyper::header::CACHE_CONTROL,
+            hyper::header::HeaderValue::from_static("no-cache"),
+        );
+        r
+    } else {
+        match sse.collect_all().await {
+            Ok(body) => full(StatusCode::OK, "application/json", body),
+            Err(message) => full(
+                StatusCode::INTERNAL_SERVER_ERROR,
+                "application/json",
+                error_json(StatusCode::INTERNAL_SERVER_ERROR, &message),
+            ),
+        }
+    };
+    if let Some(tag) = tag.and_then(|t| hyper::header::HeaderValue::from_str(&t).ok()) {
+        resp.headers_mut().insert("x-request-id", tag);
+    }
+    resp
+}
+
+/// Cancels the engine request when the response is dropped before its end was delivered.
+pub(super) struct CancelGuard {
+    pub(super) id: u64,
+    pub(super) ctx: Arc<Ctx>,
+    pub(super) armed: bool,
+}
+
+impl Drop for CancelGuard {
+    fn drop(&mut self) {
+        self.ctx
+            .counters
+            .open_streams
+            .fetch_sub(1, Ordering::Relaxed);
+        if self.armed {
+            self.ctx.send(Control::Cancel(self.id));
+        }
+    }
+}

@@ -1,0 +1,57 @@
+//! The timeline plumbing: the virtual-time record of each served request
+//! ([`ServedRequest`]) that the engine thread keeps with `record_timeline`.
+
+use std::time::Duration;
+
+use super::engine_loop::{EngineLoop, Slot};
+#[cfg(doc)]
+use super::ServerHandle;
+use crate::engine::Engine;
+use crate::record::{Outcome, RequestRecord};
+
+/// One served request as the engine saw it, in virtual time.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ServedRequest {
+    /// The client's `x-request-id` header, if it sent one.
+    pub request_id: Option<String>,
+    /// The response's `id` (`cmpl-N` / `chatcmpl-N`), which every chunk carries.
+    pub response_id: String,
+    /// Wall time since [`ServerHandle::origin`] at which the request's head reached the
+    /// server's handler (before its body was read and parsed).
+    pub received_wall: Duration,
+    /// Wall time since [`ServerHandle::origin`] at which the engine thread handed the first
+    /// token chunk to the request's HTTP task (its virtual time is `record.chunks[0].at`;
+    /// the engine thread wakes every `tick`, so this is up to a tick and its wake-up later).
+    pub first_release_wall: Option<Duration>,
+    /// The engine's timeline: `sent_at` is the submission time, chunks and end as the engine
+    /// reported them (virtual time, offsets from the engine's clock at server start).
+    pub record: RequestRecord,
+}
+
+impl<E: Engine> EngineLoop<E> {
+    /// Keep (with `record_timeline`) a request that left the engine. `delivered`: its end was
+    /// handed to the client.
+    pub(super) fn finish_record(&mut self, slot: Slot, delivered: bool, reason: &str) {
+        let mut record = slot.record;
+        if let Some(r) = &mut record {
+            if !delivered {
+                r.outcome = Outcome::Incomplete {
+                    reason: reason.to_string(),
+                };
+            }
+        }
+        if let (Some(timeline), Some(record)) = (&self.timeline, record) {
+            if let Ok(mut t) = timeline.lock() {
+                t.push(ServedRequest {
+                    request_id: slot.tag,
+                    response_id: slot.response_id,
+                    received_wall: slot.received.saturating_duration_since(self.origin),
+                    first_release_wall: slot
+                        .first_released
+                        .map(|t| t.saturating_duration_since(self.origin)),
+                    record,
+                });
+            }
+        }
+    }
+}

@@ -1,0 +1,332 @@
+//! SSE chunk writing: the response body that turns the engine's items into OpenAI's
+//! streaming chunks (or one JSON answer with `stream: false`), with injected cuts.
+
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::Arc;
+use std::task::{Context, Poll};
+use std::time::Duration;
+
+use bytes::Bytes;
+use hyper::body::Frame;
+use hyper::StatusCode;
+use serde_json::{json, Value};
+use tokio::sync::mpsc as tokio_mpsc;
+
+use super::engine_loop::{End, Item};
+use super::openai::Parsed;
+use super::options::FaultKind;
+use super::prometheus::inc;
+use super::routes::{error_json, CancelGuard, Ctx};
+use crate::http::Endpoint;
+use crate::record::ErrorKind;
+
+/// The error type of response bodies (a cut stream).
+#[derive(Debug, thiserror::Error)]
+#[error("{0}")]
+pub struct BodyError(String);
+
+/// Words the server "generates", one per token.
+pub(super) const OUT_WORDS: [&str; 8] = [
+    " lorem", " ipsum", " dolor", " sit", " amet", " elit", " sed", " magna",
+];
+
+pub(super) struct SseBody {
+    pub(super) rx: tokio_mpsc::Receiver<Item>,
+    pub(super) endpoint: Endpoint,
+    pub(super) parsed: Parsed,
+    pub(super) fault: Option<FaultKind>,
+    /// Tokens sent so far.
+    pub(super) completion: u64,
+    pub(super) token_chunks: u32,
+    pub(super) done: bool,
+    pub(super) guard: CancelGuard,
+    pub(super) text_index: usize,
+    /// A cut to deliver once `cut_timer` fires.
+    pub(super) cut: Option<BodyError>,
+    pub(super) cut_timer: Option<Pin<Box<tokio::time::Sleep>>>,
+}
+
+impl SseBody {
+    pub(super) fn ctx(&self) -> &Ctx {
+        &self.guard.ctx
+    }
+
+    pub(super) fn text(&mut self, tokens: u32) -> String {
+        let mut s = String::with_capacity(tokens as usize * 8);
+        for _ in 0..tokens {
+            s.push_str(OUT_WORDS[self.text_index % OUT_WORDS.len()]);
+            self.text_index += 1;
+        }
+        s
+    }
+
+    pub(super) fn usage_json(&self, prompt: u64, completion: u64) -> String {
+        format!(
+            r#"{{"prompt_tokens":{prompt},"total_tokens":{},"completion_tokens":{completion}}}"#,
+            prompt + completion
+        )
+    }
+
+    pub(super) fn head(&self, out: &mut String) {
+        use std::fmt::Write as _;
+        let ctx = self.ctx();
+        let (prefix, object) = match self.endpoint {
+            Endpoint::Completions => ("cmpl", "text_completion"),
+            Endpoint::Chat => ("chatcmpl", "chat.completion.chunk"),
+        };
+        let _ = write!(
+            out,
+            r#"data: {{"id":"{prefix}-{}","object":"{object}","created":{},"model":{},"choices":"#,
+            self.guard.id, ctx.created, ctx.model_json
+        );
+    }
+
+    /// One chunk with a single choice; `text: None` for the role-only chat chunk. `text` is
+    /// made of [`OUT_WORDS`], which need no JSON escaping.
+    pub(super) fn chunk(
+        &self,
+        out: &mut String,
+        text: Option<&str>,
+        finish: Option<&str>,
+        usage: bool,
+    ) {
+        self.head(out);
+        let push_finish = |out: &mut String| match finish {
+            Some(f) => {
+                out.push('"');
+                out.push_str(f);
+                out.push('"');
+            }
+            None => out.push_str("null"),
+        };
+        match self.endpoint {
+            Endpoint::Completions => {
+                out.push_str(r#"[{"index":0,"text":""#);
+                out.push_str(text.unwrap_or(""));
+                out.push_str(r#"","logprobs":null,"finish_reason":"#);
+                push_finish(out);
+                out.push_str(r#","stop_reason":null}]"#);
+            }
+            Endpoint::Chat => {
+                out.push_str(r#"[{"index":0,"delta":"#);
+                match text {
+                    None => out.push_str(r#"{"role":"assistant","content":""}"#),
+                    Some("") => out.push_str("{}"),
+                    Some(t) => {
+                        out.push_str("{\"");
+                        out.push_str(self.ctx().options.delta_field.key());
+                        out.push_str("\":\"");
+                        out.push_str(t);
+                        out.push_str("\"}");
+                    }
+                }
+                out.push_str(r#","logprobs":null,"finish_reason":"#);
+                push_finish(out);
+                out.push_str("}]");
+            }
+        }
+        if usage {
+            out.push_str(",\"usage\":");
+            out.push_str(&self.usage_json(self.parsed.prompt_tokens, self.completion));
+        }
+        out.push_str("}\n\n");
+    }
+
+    pub(super) fn error_chunk(out: &mut String, kind: ErrorKind, message: &str) {
+        let status = match kind {
+            ErrorKind::Rejected => StatusCode::BAD_REQUEST,
+            _ => StatusCode::INTERNAL_SERVER_ERROR,
+        };
+        out.push_str("data: ");
+        out.push_str(&error_json(status, message));
+        out.push_str("\n\ndata: [DONE]\n\n");
+    }
+
+    pub(super) fn finish_reason(&self) -> &'static str {
+        if self.completion >= self.parsed.max_tokens {
+            "length"
+        } else {
+            "stop"
+        }
+    }
+
+    /// Format one item; `Err` cuts the connection.
+    pub(super) fn render(&mut self, item: Item, out: &mut String) -> Result<(), BodyError> {
+        let counters = Arc::clone(&self.guard.ctx.counters);
+        if item.tokens > 0 {
+            match self.fault {
+                Some(FaultKind::CutStream { after_chunks })
+                    if self.token_chunks >= after_chunks =>
+                {
+                    inc(&counters.injected_faults, 1);
+                    self.done = true;
+                    return Err(BodyError(format!(
+                        "injected fault: stream cut after {after_chunks} chunks"
+                    )));
+                }
+                Some(FaultKind::StreamError { after_chunks })
+                    if self.token_chunks >= after_chunks =>
+                {
+                    inc(&counters.injected_faults, 1);
+                    self.done = true;
+                    Self::error_chunk(
+                        out,
+                        ErrorKind::Other,
+                        &format!("injected fault: error after {after_chunks} chunks"),
+                    );
+                    return Ok(());
+                }
+                _ => {}
+            }
+            if self.token_chunks == 0 && self.endpoint == Endpoint::Chat {
+                self.chunk(out, None, None, self.parsed.continuous_usage);
+            }
+            self.completion += u64::from(item.tokens);
+            self.token_chunks += 1;
+            inc(&counters.token_chunks_sent, 1);
+            inc(&counters.tokens_sent, u64::from(item.tokens));
+            let text = self.text(item.tokens);
+            let finish = match &item.end {
+                Some(End::Finished(_)) => Some(self.finish_reason()),
+                _ => None,
+            };
+            self.chunk(out, Some(&text), finish, self.parsed.continuous_usage);
+        }
+        match item.end {
+            None => {}
+            Some(End::Finished(usage)) => {
+                if item.tokens == 0 {
+                    self.chunk(
+                        out,
+                        Some(""),
+                        Some(self.finish_reason()),
+                        self.parsed.continuous_usage,
+                    );
+                }
+                if self.parsed.include_usage {
+                    self.head(out);
+                    out.push_str("[],\"usage\":");
+                    out.push_str(&self.usage_json(
+                        usage.prompt_tokens.unwrap_or(self.parsed.prompt_tokens),
+                        usage.completion_tokens.unwrap_or(self.completion),
+                    ));
+                    out.push_str("}\n\n");
+                }
+                out.push_str("data: [DONE]\n\n");
+                inc(&counters.completed, 1);
+                self.guard.armed = false;
+                self.done = true;
+            }
+            Some(End::Failed { kind, message }) => {
+                Self::error_chunk(out, kind, &message);
+                inc(&counters.failed, 1);
+                self.guard.armed = false;
+                self.done = true;
+            }
+        }
+        Ok(())
+    }
+
+    pub(super) fn poll_next(
+        &mut self,
+        cx: &mut Context<'_>,
+    ) -> Poll<Option<Result<Frame<Bytes>, BodyError>>> {
+        if self.cut.is_some() {
+            // Let hyper flush what was written before the cut (it flushes when the body is
+            // pending), then break the connection.
+            let timer = self
+                .cut_timer
+                .get_or_insert_with(|| Box::pin(tokio::time::sleep(Duration::from_millis(20))));
+            if timer.as_mut().poll(cx).is_pending() {
+                return Poll::Pending;
+            }
+            return Poll::Ready(self.cut.take().map(Err));
+        }
+        if self.done {
+            return Poll::Ready(None);
+        }
+        let mut out = String::new();
+        // Take everything already waiting, so a slow reader gets one larger write.
+        loop {
+            let item = match self.rx.poll_recv(cx) {
+                Poll::Ready(Some(item)) => item,
+                Poll::Ready(None) => {
+                    self.done = true;
+                    if out.is_empty() {
+                        return Poll::Ready(Some(Err(BodyError("engine stopped".into()))));
+                    }
+                    break;
+                }
+                Poll::Pending => {
+                    if out.is_empty() {
+                        return Poll::Pending;
+                    }
+                    break;
+                }
+            };
+            if let Err(e) = self.render(item, &mut out) {
+                self.cut = Some(e);
+                if out.is_empty() {
+                    return self.poll_next(cx);
+                }
+                break; // write what came before the cut first
+            }
+            if self.done {
+                break;
+            }
+        }
+        Poll::Ready(Some(Ok(Frame::data(Bytes::from(out)))))
+    }
+
+    /// `stream: false`: wait for the end and answer one JSON object.
+    pub(super) async fn collect_all(&mut self) -> Result<String, String> {
+        loop {
+            let Some(item) = self.rx.recv().await else {
+                return Err("engine stopped".into());
+            };
+            self.completion += u64::from(item.tokens);
+            match item.end {
+                None => {}
+                Some(End::Failed { message, .. }) => {
+                    inc(&self.ctx().counters.failed, 1);
+                    self.guard.armed = false;
+                    return Err(message);
+                }
+                Some(End::Finished(usage)) => {
+                    self.guard.armed = false;
+                    let counters = Arc::clone(&self.ctx().counters);
+                    inc(&counters.completed, 1);
+                    let text = self.text(u32::try_from(self.completion).unwrap_or(u32::MAX));
+                    let prompt = usage.prompt_tokens.unwrap_or(self.parsed.prompt_tokens);
+                    let completion = usage.completion_tokens.unwrap_or(self.completion);
+                    let usage = json!({"prompt_tokens": prompt, "total_tokens": prompt + completion, "completion_tokens": completion});
+                    let ctx = self.ctx();
+                    let choice = match self.endpoint {
+                        Endpoint::Completions => {
+                            json!({"index": 0, "text": text, "logprobs": null, "finish_reason": self.finish_reason()})
+                        }
+                        Endpoint::Chat => {
+                            let mut message = json!({"role": "assistant", "content": null});
+                            message[ctx.options.delta_field.key()] = Value::String(text);
+                            json!({"index": 0, "message": message, "logprobs": null, "finish_reason": self.finish_reason()})
+                        }
+                    };
+                    let (prefix, object) = match self.endpoint {
+                        Endpoint::Completions => ("cmpl", "text_completion"),
+                        Endpoint::Chat => ("chatcmpl", "chat.completion"),
+                    };
+                    return Ok(json!({
+                        "id": format!("{prefix}-{}", self.guard.id),
+                        "object": object,
+                        "created": ctx.created,
+                        "model": ctx.options.model,
+                        "choices": [choice],
+                        "usage": usage,
+                    })
+                    .to_string());
+                }
+            }
+        }
+    }
+}

@@ -1,0 +1,259 @@
+//! Unit tests of the server: request validation, the API-key check, Prometheus text,
+//! faults and startup errors.
+
+use std::net::SocketAddr;
+use std::time::Duration;
+
+use hyper::StatusCode;
+
+use super::openai::{parse_request, ApiError, Parsed};
+use super::prometheus::metrics_text;
+use super::routes::authorized;
+use super::*;
+use crate::engine::{EngineEvent, EngineRequest};
+use crate::http::Endpoint;
+
+fn opts() -> ServeOptions {
+    ServeOptions {
+        max_model_len: Some(100),
+        ..ServeOptions::default()
+    }
+}
+
+fn parse(body: &str, ep: Endpoint) -> Result<Parsed, (u16, String)> {
+    parse_request(body.as_bytes(), ep, &opts()).map_err(|ApiError(s, m)| (s.as_u16(), m))
+}
+
+#[test]
+fn valid_requests() {
+    let p = parse(
+        r#"{"model":"servebench-sim","prompt":"one two three","max_tokens":5,"stream":true,"stream_options":{"include_usage":true,"continuous_usage_stats":true},"ignore_eos":true}"#,
+        Endpoint::Completions,
+    )
+    .unwrap();
+    assert_eq!(
+        p,
+        Parsed {
+            prompt_text: Some("one two three".into()),
+            prompt_tokens: 3,
+            max_tokens: 5,
+            stream: true,
+            include_usage: true,
+            continuous_usage: true,
+            ignore_eos: true
+        }
+    );
+    let p = parse(r#"{"prompt":[1,2,3,4]}"#, Endpoint::Completions).unwrap();
+    assert_eq!((p.prompt_tokens, p.max_tokens, p.stream), (4, 16, false));
+    let p = parse(
+        r#"{"messages":[{"role":"system","content":"be brief"},{"role":"user","content":[{"type":"text","text":"hi there"},{"type":"image_url","image_url":{"url":"x"}}]}],"max_completion_tokens":9,"max_tokens":3}"#,
+        Endpoint::Chat,
+    )
+    .unwrap();
+    assert_eq!((p.prompt_tokens, p.max_tokens), (4, 9));
+    assert_eq!(p.prompt_text.as_deref(), Some("be brief hi there"));
+}
+
+#[test]
+fn malformed_requests_are_4xx() {
+    let cases = [
+        ("not json", Endpoint::Completions, 400, "invalid JSON"),
+        ("[1]", Endpoint::Completions, 400, "JSON object"),
+        (
+            r#"{"max_tokens":3}"#,
+            Endpoint::Completions,
+            400,
+            "`prompt` is required",
+        ),
+        (
+            r#"{"prompt":"a","max_tokens":0}"#,
+            Endpoint::Completions,
+            400,
+            "positive integer",
+        ),
+        (
+            r#"{"prompt":"a","max_tokens":"3"}"#,
+            Endpoint::Completions,
+            400,
+            "positive integer",
+        ),
+        (
+            r#"{"prompt":"a","stream":"yes"}"#,
+            Endpoint::Completions,
+            400,
+            "boolean",
+        ),
+        (r#"{"prompt":"  "}"#, Endpoint::Completions, 400, "empty"),
+        (
+            r#"{"prompt":["a","b"]}"#,
+            Endpoint::Completions,
+            400,
+            "batched",
+        ),
+        (
+            r#"{"prompt":"a","n":2}"#,
+            Endpoint::Completions,
+            400,
+            "n = 1",
+        ),
+        (
+            r#"{"prompt":"a","model":"gpt-9"}"#,
+            Endpoint::Completions,
+            404,
+            "does not exist",
+        ),
+        (
+            r#"{"prompt":"a","max_tokens":100}"#,
+            Endpoint::Completions,
+            400,
+            "maximum context length is 100",
+        ),
+        (r#"{"messages":[]}"#, Endpoint::Chat, 400, "non-empty array"),
+        (
+            r#"{"messages":[{"content":"x"}]}"#,
+            Endpoint::Chat,
+            400,
+            "role",
+        ),
+        (
+            r#"{"messages":[{"role":"user","content":5}]}"#,
+            Endpoint::Chat,
+            400,
+            "content",
+        ),
+    ];
+    for (body, ep, status, needle) in cases {
+        let (s, m) = parse(body, ep).unwrap_err();
+        assert_eq!(s, status, "{body}");
+        assert!(m.contains(needle), "{body}: {m}");
+    }
+}
+
+#[test]
+fn hostile_token_counts_are_4xx_not_overflow() {
+    // prompt + max_tokens past u64::MAX must not wrap under the context-length check.
+    let max = u64::MAX;
+    let (s, m) = parse(
+        &format!(r#"{{"prompt":"a b","max_tokens":{max}}}"#),
+        Endpoint::Completions,
+    )
+    .unwrap_err();
+    assert_eq!(s, 400);
+    assert!(m.contains("maximum context length is 100"), "{m}");
+    // Without a context length, a completion beyond MAX_COMPLETION_TOKENS is refused
+    // (the server would hold its whole text for `stream: false`).
+    let open = ServeOptions::default();
+    let ok = format!(r#"{{"prompt":"a","max_tokens":{MAX_COMPLETION_TOKENS}}}"#);
+    let p = parse_request(ok.as_bytes(), Endpoint::Completions, &open)
+        .map_err(|e| e.1)
+        .unwrap();
+    assert_eq!(p.max_tokens, MAX_COMPLETION_TOKENS);
+    for big in [MAX_COMPLETION_TOKENS + 1, 1_000_000_000_000_000] {
+        let body = format!(r#"{{"prompt":"a","max_tokens":{big}}}"#);
+        let ApiError(s, m) =
+            parse_request(body.as_bytes(), Endpoint::Completions, &open).unwrap_err();
+        assert_eq!(s, StatusCode::BAD_REQUEST);
+        assert!(m.contains(&big.to_string()), "{m}");
+    }
+    // Wrong types and signs, and bytes that are not UTF-8.
+    for body in [
+        r#"{"prompt":"a","max_tokens":-5}"#,
+        r#"{"prompt":"a","max_tokens":2.5}"#,
+        r#"{"prompt":"a","max_tokens":1e30}"#,
+        r#"{"messages":[{"role":"user","content":"a"}],"max_completion_tokens":[1]}"#,
+        r#"{"prompt":"a","max_tokens":18446744073709551616}"#,
+    ] {
+        let ep = if body.contains("completion_tokens") {
+            Endpoint::Chat
+        } else {
+            Endpoint::Completions
+        };
+        assert_eq!(parse(body, ep).map(|_| ()).unwrap_err().0, 400, "{body}");
+    }
+    let ApiError(s, m) =
+        parse_request(b"{\"prompt\":\"\xff\xfe\"}", Endpoint::Completions, &open).unwrap_err();
+    assert_eq!(s, StatusCode::BAD_REQUEST);
+    assert!(m.contains("invalid JSON"), "{m}");
+}
+
+#[test]
+fn api_key_check() {
+    let mut h = hyper::HeaderMap::new();
+    assert!(authorized(&h, None));
+    assert!(!authorized(&h, Some("k1")));
+    h.insert(
+        hyper::header::AUTHORIZATION,
+        hyper::header::HeaderValue::from_static("Bearer k2"),
+    );
+    assert!(!authorized(&h, Some("k1")));
+    assert!(authorized(&h, Some("k2")));
+    h.insert(
+        hyper::header::AUTHORIZATION,
+        hyper::header::HeaderValue::from_static("bearer k1"),
+    );
+    assert!(authorized(&h, Some("k1")));
+    h.insert(
+        hyper::header::AUTHORIZATION,
+        hyper::header::HeaderValue::from_static("Basic k1"),
+    );
+    assert!(!authorized(&h, Some("k1")));
+}
+
+#[test]
+fn metrics_are_prometheus_text() {
+    let text = metrics_text(&ServeStats {
+        open_streams: 7,
+        requests: 3,
+        ..ServeStats::default()
+    });
+    assert!(text.contains("# TYPE servebench_open_streams gauge\nservebench_open_streams 7\n"));
+    assert!(text.contains("servebench_requests 3\n"));
+}
+
+#[test]
+fn fault_syntax() {
+    assert_eq!(
+        "500:7".parse::<Fault>().unwrap(),
+        Fault {
+            every: 7,
+            kind: FaultKind::Status500
+        }
+    );
+    assert_eq!(
+        "error:2:0".parse::<Fault>().unwrap().kind,
+        FaultKind::StreamError { after_chunks: 0 }
+    );
+    for bad in ["", "500", "500:x", "cut:3", "cut:3:x", "boom:1", "500:1:2"] {
+        assert!(bad.parse::<Fault>().is_err(), "{bad}");
+    }
+}
+
+#[test]
+fn bad_speed_is_refused() {
+    struct Idle;
+    impl Engine for Idle {
+        fn now(&self) -> Duration {
+            Duration::ZERO
+        }
+        fn submit(&mut self, _: EngineRequest) -> Result<(), crate::engine::EngineError> {
+            Ok(())
+        }
+        fn advance(
+            &mut self,
+            _: Option<Duration>,
+            _: &mut Vec<EngineEvent>,
+        ) -> Result<(), crate::engine::EngineError> {
+            Ok(())
+        }
+        fn in_flight(&self) -> usize {
+            0
+        }
+    }
+    let addr: SocketAddr = "127.0.0.1:0".parse().unwrap();
+    for s in [0.0, -1.0, f64::NAN, f64::INFINITY] {
+        assert!(matches!(
+            spawn(Idle, addr, s, ServeOptions::default()),
+            Err(ServeError::BadSpeed(_))
+        ));
+    }
+}
