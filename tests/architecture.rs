@@ -295,7 +295,7 @@ fn source_files_stay_small_and_open_with_what_they_own() {
 }
 
 /// Benches, examples and tests share code through the library (or a `mod` of their own
-/// directory), never by including another target's files with `#[path]`.
+/// directory), never by including another target's files with a path attribute.
 #[test]
 fn no_target_includes_files_by_path() {
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
@@ -314,5 +314,5 @@ fn no_target_includes_files_by_path() {
         })
         .map(|f| f.strip_prefix(root).unwrap().display().to_string())
         .collect();
-    assert!(found.is_empty(), "`#[path]` includes in {found:?}");
+    assert!(found.is_empty(), "path-attribute includes in {found:?}");
 }

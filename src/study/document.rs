@@ -476,44 +476,17 @@ pub fn render(study: &StudyFile, o: &Outcomes, a: &Analysis, files: bool) -> Doc
         seen_kind.push(kind);
         let _ = writeln!(w, "For profiles with dataset_name: {kind}:\n");
         let mut template = p.clone();
-        if let Dataset::Random { .. } = template.dataset {
-            let cmd = template.guidellm_command("${target}", "${model_path}");
-            let cmd = cmd
-                .lines()
-                .map(|l| {
-                    if l.contains("--rate ") {
-                        "  --rate ${request_rate} \\".to_string()
-                    } else if l.contains("--max-requests ") {
-                        "  --max-requests ${total_requests} \\".to_string()
-                    } else if l.contains("--data ") {
-                        "  --data \"prompt_tokens=${dataset_input_tokens},output_tokens=${dataset_output_tokens}\" \\".to_string()
-                    } else if l.contains("--random-seed") {
-                        "  --random-seed ${dataset_seed:-42}".to_string()
-                    } else {
-                        l.to_string()
-                    }
-                })
-                .collect::<Vec<_>>()
-                .join("\n");
-            fence(w, &cmd);
-        } else {
+        let random = matches!(template.dataset, Dataset::Random { .. });
+        if !random {
             template.request_rate = 1.0;
-            let cmd = template.guidellm_command("${target}", "${model_path}");
-            let cmd = cmd
-                .lines()
-                .map(|l| {
-                    if l.contains("--rate ") {
-                        "  --rate ${request_rate} \\".to_string()
-                    } else if l.contains("--max-requests ") {
-                        "  --max-requests ${total_requests} \\".to_string()
-                    } else {
-                        l.to_string()
-                    }
-                })
-                .collect::<Vec<_>>()
-                .join("\n");
-            fence(w, &cmd);
         }
+        let cmd = template
+            .guidellm_command("${target}", "${model_path}")
+            .lines()
+            .map(|l| placeholder_line(l, random))
+            .collect::<Vec<_>>()
+            .join("\n");
+        fence(w, &cmd);
     }
     // Experiment Results.
     let decision_profile = study.ladder.profiles[0].as_str();
@@ -668,5 +641,21 @@ pub fn render(study: &StudyFile, o: &Outcomes, a: &Analysis, files: bool) -> Doc
         markdown: std::mem::take(w).trim_end().to_string() + "\n",
         json,
         files: extra,
+    }
+}
+
+/// One line of a guidellm command with the profile's values replaced by the seed's
+/// `${placeholders}` (the dataset's token counts and seed only for random datasets).
+fn placeholder_line(l: &str, random: bool) -> String {
+    if l.contains("--rate ") {
+        "  --rate ${request_rate} \\".to_string()
+    } else if l.contains("--max-requests ") {
+        "  --max-requests ${total_requests} \\".to_string()
+    } else if random && l.contains("--data ") {
+        "  --data \"prompt_tokens=${dataset_input_tokens},output_tokens=${dataset_output_tokens}\" \\".to_string()
+    } else if random && l.contains("--random-seed") {
+        "  --random-seed ${dataset_seed:-42}".to_string()
+    } else {
+        l.to_string()
     }
 }
