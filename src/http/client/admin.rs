@@ -9,13 +9,20 @@ use super::connection::connect;
 use super::Shared;
 use crate::http::HttpError;
 
-/// `POST path` with an empty body; the status.
-pub(super) async fn post_empty(shared: &Shared, path: &str) -> Result<u16, HttpError> {
+/// Sends `method path` with an empty body (the target's host, the API key) on a fresh
+/// connection; the response.
+async fn send_empty(
+    shared: &Shared,
+    method: hyper::Method,
+    path: &str,
+) -> Result<hyper::Response<hyper::body::Incoming>, HttpError> {
     let mut sender = connect(shared)
         .await
         .map_err(|f| HttpError::Request(f.message))?;
     let t = &shared.target;
-    let mut builder = Request::post(format!("{}{path}", t.base_path))
+    let mut builder = Request::builder()
+        .method(method.clone())
+        .uri(format!("{}{path}", t.base_path))
         .header(hyper::header::HOST, t.authority.as_str());
     if let Some(key) = &shared.config.api_key {
         builder = builder.header(hyper::header::AUTHORIZATION, format!("Bearer {key}"));
@@ -23,10 +30,15 @@ pub(super) async fn post_empty(shared: &Shared, path: &str) -> Result<u16, HttpE
     let req = builder
         .body(Full::new(Bytes::new()))
         .map_err(|e| HttpError::Request(e.to_string()))?;
-    let resp = sender
+    sender
         .send_request(req)
         .await
-        .map_err(|e| HttpError::Request(format!("POST {path}: {e}")))?;
+        .map_err(|e| HttpError::Request(format!("{method} {path}: {e}")))
+}
+
+/// `POST path` with an empty body; the status.
+pub(super) async fn post_empty(shared: &Shared, path: &str) -> Result<u16, HttpError> {
+    let resp = send_empty(shared, hyper::Method::POST, path).await?;
     let status = resp.status().as_u16();
     // Drain the (small) body so the connection closes cleanly.
     let _ = http_body_util::Limited::new(resp.into_body(), 1 << 20)
@@ -54,22 +66,7 @@ pub fn model_ids(v: &Value) -> Vec<String> {
 }
 
 pub(super) async fn models_response(shared: &Shared) -> Result<Value, HttpError> {
-    let mut sender = connect(shared)
-        .await
-        .map_err(|f| HttpError::Request(f.message))?;
-    let t = &shared.target;
-    let mut builder = Request::get(format!("{}/v1/models", t.base_path))
-        .header(hyper::header::HOST, t.authority.as_str());
-    if let Some(key) = &shared.config.api_key {
-        builder = builder.header(hyper::header::AUTHORIZATION, format!("Bearer {key}"));
-    }
-    let req = builder
-        .body(Full::new(Bytes::new()))
-        .map_err(|e| HttpError::Request(e.to_string()))?;
-    let resp = sender
-        .send_request(req)
-        .await
-        .map_err(|e| HttpError::Request(format!("GET /v1/models: {e}")))?;
+    let resp = send_empty(shared, hyper::Method::GET, "/v1/models").await?;
     let status = resp.status();
     let bytes = http_body_util::Limited::new(resp.into_body(), 4 << 20)
         .collect()
