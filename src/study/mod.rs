@@ -47,7 +47,9 @@ pub mod journal;
 pub mod observe;
 pub mod plan;
 pub mod process;
+pub mod merged;
 pub mod runner;
+pub mod shards;
 pub mod verdict;
 
 use std::path::PathBuf;
@@ -79,6 +81,12 @@ pub enum StudyError {
     /// A request that cannot be carried out (`--out` without a directory, …).
     #[error("{0}")]
     Usage(String),
+    /// A sharded study that cannot go on or merge ([`shards`], [`merged`]).
+    #[error(transparent)]
+    Sharded(#[from] shards::ShardedError),
+    /// Shard directories that do not merge into one study ([`merged`]).
+    #[error(transparent)]
+    StudyMerge(#[from] merged::StudyMergeError),
 }
 
 /// Runs a study with simulator engines in memory and returns its document (the main job).
