@@ -11,7 +11,6 @@
 
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
-use std::sync::OnceLock;
 use std::time::{Duration, Instant};
 
 use servebench::format::text;
@@ -19,31 +18,12 @@ use servebench::runfile::RunFile;
 use servebench::study::journal::Journal;
 use servebench::study::process::group_alive;
 
+#[path = "common/example_server.rs"]
+mod example_server;
+use example_server::example_server;
+
 fn servebench() -> PathBuf {
     PathBuf::from(env!("CARGO_BIN_EXE_servebench"))
-}
-
-/// The example server binary, built on first use.
-fn example_server() -> PathBuf {
-    static PATH: OnceLock<PathBuf> = OnceLock::new();
-    PATH.get_or_init(|| {
-        let bin_dir = servebench().parent().unwrap().to_path_buf();
-        let target = bin_dir.parent().unwrap();
-        let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
-        let mut cmd = Command::new(cargo);
-        cmd.args(["build", "--example", "h200_server"])
-            .current_dir(env!("CARGO_MANIFEST_DIR"))
-            .env("CARGO_TARGET_DIR", target);
-        if bin_dir.ends_with("release") {
-            cmd.arg("--release");
-        }
-        let st = cmd.status().expect("cargo build --example h200_server");
-        assert!(st.success(), "building the example server failed");
-        let p = bin_dir.join("examples").join("h200_server");
-        assert!(p.exists(), "{}", p.display());
-        p
-    })
-    .clone()
 }
 
 fn tmp(name: &str) -> PathBuf {

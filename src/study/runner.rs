@@ -193,7 +193,9 @@ impl Runner {
             }
             match spec.kind {
                 EngineKind::Simulator => self.simulate(&session, log)?,
-                EngineKind::Command if !self.leads() => self.follow(&spec, &session, cancel, log)?,
+                EngineKind::Command if !self.leads() => {
+                    self.follow(&spec, &session, cancel, log)?
+                }
                 EngineKind::Command => self.launch(&spec, &session, cancel, log)?,
             }
             if cancel.load(Ordering::SeqCst) {

@@ -127,7 +127,11 @@ fn show(s: Option<Shard>) -> String {
 
 /// Refuses a study that cannot be sharded: one with a simulator engine.
 pub fn refuse_simulators(study: &StudyFile) -> Result<(), ShardedError> {
-    match study.engines.iter().find(|e| e.kind == EngineKind::Simulator) {
+    match study
+        .engines
+        .iter()
+        .find(|e| e.kind == EngineKind::Simulator)
+    {
         Some(e) => Err(ShardedError::Simulator {
             engine: e.name.clone(),
         }),
@@ -431,7 +435,11 @@ impl Exchange {
     }
 
     /// Meets the other shards at run `run`'s barrier: the instant the run starts.
-    pub fn start_run(&self, run: &str, cancel: &AtomicBool) -> Result<Meet<SystemTime>, StudyError> {
+    pub fn start_run(
+        &self,
+        run: &str,
+        cancel: &AtomicBool,
+    ) -> Result<Meet<SystemTime>, StudyError> {
         let dir = self.session.join(run);
         let mut ended: Option<Meet<SystemTime>> = None;
         let mut stopped = None;
@@ -442,7 +450,9 @@ impl Exchange {
                 ended = Some(Meet::Cancelled);
             } else {
                 stopped = self.stopped();
-                return stopped.as_ref().map(|(k, r)| format!("shard {k} stopped: {r}"));
+                return stopped
+                    .as_ref()
+                    .map(|(k, r)| format!("shard {k} stopped: {r}"));
             }
             Some("the session ended".into())
         });
@@ -458,7 +468,8 @@ impl Exchange {
         let dir = self.session.join(run);
         let path = dir.join(format!("{}.json", self.name(self.shard.index)));
         std::fs::create_dir_all(&dir).map_err(io_err(&dir))?;
-        file.write_atomic(&path).map_err(|e| io_err(&path)(std::io::Error::other(e)))
+        file.write_atomic(&path)
+            .map_err(|e| io_err(&path)(std::io::Error::other(e)))
     }
 
     /// Waits for every shard's part of run `run` and reads them, in shard order.
@@ -479,7 +490,11 @@ impl Exchange {
                 let missing: Vec<u32> = (1..=self.shard.count)
                     .filter(|k| !paths[(*k - 1) as usize].exists())
                     .collect();
-                Ok(if missing.is_empty() { Ok(()) } else { Err(missing) })
+                Ok(if missing.is_empty() {
+                    Ok(())
+                } else {
+                    Err(missing)
+                })
             },
         )?;
         match got {

@@ -97,17 +97,15 @@ pub fn run(args: &Args) -> ExitCode {
                 ExitCode::SUCCESS
             }),
         Some(Command::Run(r)) => run_study(r),
-        Some(Command::Merge { dirs, out }) => {
-            study::merged::merge_studies(dirs, out).map(|m| {
-                eprintln!(
-                    "servebench: {} runs of {} shards merged; wrote {}",
-                    m.runs,
-                    m.shards,
-                    out.join("STUDY.md").display()
-                );
-                ExitCode::SUCCESS
-            })
-        }
+        Some(Command::Merge { dirs, out }) => study::merged::merge_studies(dirs, out).map(|m| {
+            eprintln!(
+                "servebench: {} runs of {} shards merged; wrote {}",
+                m.runs,
+                m.shards,
+                out.join("STUDY.md").display()
+            );
+            ExitCode::SUCCESS
+        }),
     };
     match result {
         Ok(code) => code,
@@ -127,8 +125,16 @@ fn shared_dir(args: &RunArgs) -> Result<Option<PathBuf>, study::StudyError> {
     }
 }
 
+/// `--start-at` in a study is for its shards (a resumed shard's K/N is in its journal).
+fn start_needs_shard() -> study::StudyError {
+    study::StudyError::Usage("--start-at in a study is for its shards: give --shard K/N".into())
+}
+
 fn run_study(args: &RunArgs) -> Result<ExitCode, study::StudyError> {
     let shared = shared_dir(args)?;
+    if shared.is_some() && args.shard.is_none() && args.resume.is_none() {
+        return Err(start_needs_shard());
+    }
     if !args.shard_timeout_s.is_finite() || args.shard_timeout_s <= 0.0 {
         return Err(study::StudyError::Usage(format!(
             "--shard-timeout-s {}: give a positive number of seconds",
@@ -160,14 +166,13 @@ fn run_study(args: &RunArgs) -> Result<ExitCode, study::StudyError> {
         (Some(shard), Some(dir)) => {
             let timeout = Duration::from_secs_f64(args.shard_timeout_s);
             runner.set_shard(shard, &dir, timeout)?;
-            eprintln!("servebench: shard {shard}, meeting the others in {}", dir.display());
+            eprintln!(
+                "servebench: shard {shard}, meeting the others in {}",
+                dir.display()
+            );
         }
         (Some(_), None) => return Err(ShardedError::NeedsBarrier.into()),
-        (None, Some(_)) => {
-            return Err(study::StudyError::Usage(
-                "--start-at in a study is for its shards: give --shard K/N".into(),
-            ))
-        }
+        (None, Some(_)) => return Err(start_needs_shard()),
         (None, None) => {}
     }
     let cancel = Arc::new(AtomicBool::new(false));
