@@ -83,10 +83,22 @@ pub enum StudyError {
     Usage(String),
     /// A sharded study that cannot go on or merge ([`shards`], [`merged`]).
     #[error(transparent)]
-    Sharded(#[from] shards::ShardedError),
+    Sharded(Box<shards::ShardedError>),
     /// Shard directories that do not merge into one study ([`merged`]).
     #[error(transparent)]
-    StudyMerge(#[from] merged::StudyMergeError),
+    StudyMerge(Box<merged::StudyMergeError>),
+}
+
+impl From<shards::ShardedError> for StudyError {
+    fn from(e: shards::ShardedError) -> Self {
+        StudyError::Sharded(Box::new(e))
+    }
+}
+
+impl From<merged::StudyMergeError> for StudyError {
+    fn from(e: merged::StudyMergeError) -> Self {
+        StudyError::StudyMerge(Box::new(e))
+    }
 }
 
 /// Runs a study with simulator engines in memory and returns its document (the main job).

@@ -109,7 +109,7 @@ pub enum ShardedError {
         /// The run key.
         run: String,
         /// Why.
-        source: MergeError,
+        source: Box<MergeError>,
     },
     /// A file in the shared directory that does not parse.
     #[error("{}: {message}", path.display())]
@@ -142,9 +142,9 @@ pub fn refuse_simulators(study: &StudyFile) -> Result<(), ShardedError> {
 /// Merges one run's shard files into the run one client would have recorded
 /// ([`crate::merge::merge`]), with the within-run intervals the study's verdicts use.
 pub fn merge_shard_runs(runs: &[(String, RunFile)], run: &str) -> Result<RunFile, ShardedError> {
-    let merged = merge(runs, &MergeOptions::default()).map_err(|source| ShardedError::Merge {
+    let merged = merge(runs, &MergeOptions::default()).map_err(|e| ShardedError::Merge {
         run: run.to_string(),
-        source,
+        source: Box::new(e),
     })?;
     let mut file = merged.run;
     // As the runner does for every run: a run too small for intervals keeps none.
