@@ -376,6 +376,7 @@ impl Exchange {
     fn poll<T>(
         &self,
         what: &str,
+        dir: &Path,
         limit: Duration,
         cancel: &AtomicBool,
         mut ready: impl FnMut() -> Result<Result<T, Vec<u32>>, StudyError>,
@@ -397,7 +398,7 @@ impl Exchange {
                 return Err(ShardedError::Wait {
                     what: what.to_string(),
                     source: StartError::Timeout {
-                        dir: self.session.clone(),
+                        dir: dir.to_path_buf(),
                         missing,
                         count: self.shard.count,
                         waited_s: t0.elapsed().as_secs_f64(),
@@ -419,6 +420,7 @@ impl Exchange {
         let path = self.session.join("server.json");
         self.poll(
             "shard 1's server",
+            &self.session,
             self.opts.timeout + launch,
             cancel,
             || match std::fs::read(&path) {
@@ -484,6 +486,7 @@ impl Exchange {
             .collect();
         let got = self.poll(
             &format!("the shards' parts of run {run}"),
+            &dir,
             self.opts.timeout,
             cancel,
             || {
@@ -511,5 +514,202 @@ impl Exchange {
             runs.push((path.display().to_string(), file));
         }
         Ok(Meet::Ready(runs))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn study(title: &str) -> StudyFile {
+        let text = format!(
+            r#"format = "servebench-study"
+version = 1
+title = "{title}"
+model = "M"
+hardware = "H"
+[profiles.a]
+dataset_name = "Random"
+dataset_input_tokens = 8
+dataset_output_tokens = 8
+request_rate = 10
+total_requests = 4
+[[engines]]
+name = "e"
+kind = "command"
+command = ["server", "{{port}}"]
+[ladder]
+profiles = ["a"]
+[final]
+profiles = ["a"]
+"#
+        );
+        StudyFile::parse(&text, Path::new("s.toml")).unwrap()
+    }
+
+    fn root(name: &str) -> PathBuf {
+        let d = std::env::temp_dir().join(format!(
+            "servebench-shards-unit-{name}-{}",
+            std::process::id()
+        ));
+        let _ = std::fs::remove_dir_all(&d);
+        d
+    }
+
+    fn ex(root: &Path, k: u32, timeout_ms: u64) -> Exchange {
+        let mut x = Exchange::new(
+            root,
+            Shard::new(k, 2).unwrap(),
+            Duration::from_millis(timeout_ms),
+        );
+        x.opts.lead = Duration::from_millis(10);
+        x.opts.poll = Duration::from_millis(5);
+        x
+    }
+
+    fn failure(reason: &str) -> Failure {
+        Failure {
+            reason: reason.into(),
+            log: None,
+            retryable: true,
+        }
+    }
+
+    fn set(keys: &[&str]) -> BTreeSet<String> {
+        keys.iter().map(|k| k.to_string()).collect()
+    }
+
+    #[test]
+    fn shards_agree_on_the_runs_all_finished_and_on_every_failure() {
+        let dir = root("agree");
+        let s = study("T");
+        let mine = [
+            (
+                set(&["a", "b"]),
+                BTreeMap::from([("x".into(), failure("one"))]),
+            ),
+            (
+                set(&["b", "c"]),
+                BTreeMap::from([("x".into(), failure("two")), ("y".into(), failure("two"))]),
+            ),
+        ];
+        let agreed: Vec<Agreement> = std::thread::scope(|sc| {
+            let hs: Vec<_> = (1..=2)
+                .map(|k| {
+                    let (dir, s, mine) = (&dir, &s, &mine);
+                    sc.spawn(move || {
+                        let (runs, failures) = &mine[k as usize - 1];
+                        ex(dir, k, 10_000).agree(s, runs, failures).unwrap()
+                    })
+                })
+                .collect();
+            hs.into_iter().map(|h| h.join().unwrap()).collect()
+        });
+        for a in &agreed {
+            assert_eq!(a.runs, set(&["b"]));
+            assert_eq!(a.failures["x"].reason, "one", "the lowest shard's record");
+            assert_eq!(a.failures["y"].reason, "two");
+        }
+        // The directory is one invocation's: a second start there is refused.
+        let e = ex(&dir, 1, 100)
+            .agree(&s, &set(&[]), &BTreeMap::new())
+            .unwrap_err();
+        assert!(e.to_string().contains("fresh barrier directory"), "{e}");
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    #[test]
+    fn a_shard_of_another_study_is_named() {
+        let dir = root("other");
+        let errs: Vec<String> = std::thread::scope(|sc| {
+            let hs: Vec<_> = [(1, "T"), (2, "U")]
+                .into_iter()
+                .map(|(k, title)| {
+                    let dir = &dir;
+                    sc.spawn(move || {
+                        let e = ex(dir, k, 10_000)
+                            .agree(&study(title), &set(&[]), &BTreeMap::new())
+                            .unwrap_err();
+                        e.to_string()
+                    })
+                })
+                .collect();
+            hs.into_iter().map(|h| h.join().unwrap()).collect()
+        });
+        assert!(errs[0].contains("shard 2/2 runs another study"), "{errs:?}");
+        assert!(errs[1].contains("shard 1/2 runs another study"), "{errs:?}");
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    #[test]
+    fn a_failure_on_one_shard_ends_the_others_waits_with_its_reason() {
+        let dir = root("failed");
+        let never = AtomicBool::new(false);
+        let (mut one, mut two) = (ex(&dir, 1, 10_000), ex(&dir, 2, 10_000));
+        one.begin_session("cfg");
+        two.begin_session("cfg");
+        one.publish_failure("the server exited (signal 9)").unwrap();
+        let why = "the server exited (signal 9)".to_string();
+        assert_eq!(
+            two.wait_server(Duration::ZERO, &never).unwrap(),
+            Meet::Failed(why.clone())
+        );
+        assert_eq!(two.start_run("a-r1", &never).unwrap(), Meet::Failed(why));
+        assert!(matches!(
+            two.gather("a-r1", &never).unwrap(),
+            Meet::Failed(_)
+        ));
+        // The next session starts clean.
+        one.begin_session("cfg2");
+        two.begin_session("cfg2");
+        let note = ServerNote {
+            url: "http://127.0.0.1:9".into(),
+            models: None,
+        };
+        one.publish_server(&note).unwrap();
+        assert_eq!(
+            two.wait_server(Duration::ZERO, &never).unwrap(),
+            Meet::Ready(note)
+        );
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    #[test]
+    fn a_stopped_shard_ends_the_waits_and_a_silent_one_times_out_by_name() {
+        let dir = root("stopped");
+        let never = AtomicBool::new(false);
+        let (mut one, mut two) = (ex(&dir, 1, 150), ex(&dir, 2, 150));
+        one.begin_session("cfg");
+        two.begin_session("cfg");
+        // Shard 2 never comes: shard 1's wait names it.
+        let result = crate::metrics::compute(
+            &[],
+            crate::metrics::MetricsOptions::new(crate::Convention::Vllm),
+        );
+        let profile = crate::profile::Profile::preset("latency").unwrap();
+        let part = RunFile::new(
+            result,
+            Vec::new(),
+            profile,
+            chrono::Utc::now().fixed_offset(),
+        );
+        one.publish_run("a-r1", &part).unwrap();
+        let e = one.gather("a-r1", &never).unwrap_err().to_string();
+        assert!(e.contains("shards [2] of 2 did not arrive"), "{e}");
+        let e = one.start_run("a-r1", &never).unwrap_err().to_string();
+        assert!(e.contains("run a-r1") && e.contains("[2] of 2"), "{e}");
+        // Shard 2 stops and says so: shard 1's waits end at once with its reason.
+        two.abort("cancelled (Ctrl-C)");
+        let e = one.start_run("b-r1", &never).unwrap_err().to_string();
+        assert_eq!(e, "shard 2 stopped: cancelled (Ctrl-C)");
+        let e = one.wait_server(Duration::ZERO, &never).unwrap_err();
+        assert!(e.to_string().starts_with("shard 2 stopped"), "{e}");
+        // A cancelled shard stops waiting.
+        let mut three = ex(&root("cancel"), 1, 10_000);
+        three.begin_session("cfg");
+        let cancel = AtomicBool::new(true);
+        assert_eq!(three.start_run("a-r1", &cancel).unwrap(), Meet::Cancelled);
+        let _ = std::fs::remove_dir_all(&dir);
+        let _ = std::fs::remove_dir_all(root("cancel"));
     }
 }
