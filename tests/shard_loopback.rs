@@ -52,25 +52,9 @@ fn bench_args(target: &str, out: &Path) -> Vec<String> {
     .collect()
 }
 
-/// (id, client prompt tokens, server prompt tokens, send offset in the schedule, output
-/// tokens).
-type Key = (u64, Option<u64>, Option<u64>, Duration, u64);
-
-fn keys(run: &RunFile) -> BTreeSet<Key> {
-    let origin = run.schedule_origin.expect("schedule origin");
-    run.records
-        .iter()
-        .map(|r| {
-            (
-                r.id,
-                r.prompt_tokens,
-                r.usage_prompt_tokens,
-                r.scheduled_at.expect("scheduled") - origin,
-                r.output_tokens(),
-            )
-        })
-        .collect()
-}
+#[path = "common/request_keys.rs"]
+mod request_keys;
+use request_keys::keys;
 
 fn wait_all(kids: &mut Kids, limit: Duration) -> Vec<String> {
     let t0 = Instant::now();

@@ -8,7 +8,6 @@
 //! merged study is again the unsharded one. Bad input is refused by name.
 #![cfg(all(feature = "study", unix))]
 
-use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Output, Stdio};
 use std::sync::OnceLock;
@@ -190,25 +189,9 @@ fn unsharded() -> &'static (PathBuf, Journal) {
     })
 }
 
-/// (id, client prompt tokens, server prompt tokens, send offset in the schedule, output
-/// tokens) of every request.
-type Key = (u64, Option<u64>, Option<u64>, Duration, u64);
-
-fn keys(run: &RunFile) -> BTreeSet<Key> {
-    let origin = run.schedule_origin.expect("schedule origin");
-    run.records
-        .iter()
-        .map(|r| {
-            (
-                r.id,
-                r.prompt_tokens,
-                r.usage_prompt_tokens,
-                r.scheduled_at.expect("scheduled") - origin,
-                r.output_tokens(),
-            )
-        })
-        .collect()
-}
+#[path = "common/request_keys.rs"]
+mod request_keys;
+use request_keys::keys;
 
 /// The merged study holds the unsharded study's runs, request for request.
 fn assert_same_runs_as_unsharded(merged: &Path) {
