@@ -52,9 +52,8 @@ fn bench_args(target: &str, out: &Path) -> Vec<String> {
     .collect()
 }
 
-#[path = "common/request_keys.rs"]
-mod request_keys;
-use request_keys::keys;
+mod common;
+use common::request_keys::keys;
 
 fn wait_all(kids: &mut Kids, limit: Duration) -> Vec<String> {
     let t0 = Instant::now();

@@ -7,7 +7,7 @@
 //! The example server has no `CARGO_BIN_EXE_*` variable (examples get none), so
 //! [`example_server`] runs `cargo build --example h200_server` once (a no-op when it is
 //! fresh) into the same target directory as the `servebench` binary under test.
-#![cfg(all(feature = "study", unix))]
+#![cfg(all(feature = "study", feature = "cli", unix))]
 
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
@@ -18,9 +18,8 @@ use servebench::runfile::RunFile;
 use servebench::study::journal::Journal;
 use servebench::study::process::group_alive;
 
-#[path = "common/example_server.rs"]
-mod example_server;
-use example_server::example_server;
+mod common;
+use common::example_server::example_server;
 
 fn servebench() -> PathBuf {
     PathBuf::from(env!("CARGO_BIN_EXE_servebench"))

@@ -6,7 +6,7 @@
 //! offset) pairs are the unsharded run's. A shard killed mid-study stops the other at the
 //! next barrier with an error naming it; both resume with a fresh barrier directory and the
 //! merged study is again the unsharded one. Bad input is refused by name.
-#![cfg(all(feature = "study", unix))]
+#![cfg(all(feature = "study", feature = "cli", unix))]
 
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Output, Stdio};
@@ -17,9 +17,8 @@ use servebench::driver::shard::Shard;
 use servebench::runfile::RunFile;
 use servebench::study::journal::Journal;
 
-#[path = "common/example_server.rs"]
-mod example_server;
-use example_server::example_server;
+mod common;
+use common::example_server::example_server;
 
 fn servebench() -> PathBuf {
     PathBuf::from(env!("CARGO_BIN_EXE_servebench"))
@@ -189,9 +188,7 @@ fn unsharded() -> &'static (PathBuf, Journal) {
     })
 }
 
-#[path = "common/request_keys.rs"]
-mod request_keys;
-use request_keys::keys;
+use common::request_keys::keys;
 
 /// The merged study holds the unsharded study's runs, request for request.
 fn assert_same_runs_as_unsharded(merged: &Path) {
