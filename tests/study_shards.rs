@@ -398,6 +398,35 @@ fn a_killed_shard_stops_the_other_by_name_and_both_resume() {
 }
 
 #[test]
+fn ctrl_c_on_one_shard_stops_the_other_at_once() {
+    let dir = tmp("ctrlc");
+    let study = write_study(&dir, "command");
+    let (s1, s2) = (dir.join("s1"), dir.join("s2"));
+    let barrier = dir.join("barrier");
+    let mut kids = Kids(vec![
+        shard_run(&study, &s1, 1, &barrier, &[]),
+        shard_run(&study, &s2, 2, &barrier, &[]),
+    ]);
+    let t0 = Instant::now();
+    while Journal::read(&s2).map_or(0, |j| j.runs.len()) == 0 {
+        assert!(t0.elapsed() < Duration::from_secs(120), "no run finished");
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    let pid = nix::unistd::Pid::from_raw(i32::try_from(kids.0[1].id()).unwrap());
+    nix::sys::signal::kill(pid, nix::sys::signal::Signal::SIGINT).unwrap();
+    let stopped = Instant::now();
+    let code = kids.0[1].wait().unwrap().code();
+    assert_eq!(code, Some(130), "shard 2 was interrupted");
+    let results = kids.wait(Duration::from_secs(60));
+    // Not the 600 s timeout: shard 2 said it stopped.
+    assert!(stopped.elapsed() < Duration::from_secs(60));
+    let (ok, err) = &results[0];
+    assert!(!ok);
+    assert!(err.contains("shard 2 stopped: cancelled (Ctrl-C)"), "{err}");
+    assert!(Journal::read(&s1).unwrap().server.is_none());
+}
+
+#[test]
 fn bad_shard_requests_are_refused_by_name() {
     let dir = tmp("bad");
     let sim = write_study(&dir, "simulator");

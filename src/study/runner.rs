@@ -580,7 +580,7 @@ impl Runner {
                 sharded::Gate::Failed(reason) => return Ok(Some(reason)),
                 sharded::Gate::Cancelled => return Ok(None),
             }
-            let res = crate::http::bench::run(&args, &mut |_| {});
+            let res = self.bench(args, cancel);
             if cancel.load(Ordering::SeqCst) {
                 return Ok(None);
             }

@@ -4,11 +4,13 @@
 
 use std::collections::BTreeSet;
 use std::path::Path;
-use std::sync::atomic::AtomicBool;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, SystemTime};
 
 use super::{bench_args, run_key, run_path, Finish, Runner};
 use crate::driver::shard::Shard;
+use crate::driver::stop::StopSignal;
+use crate::http::bench::{BenchArgs, BenchError, BenchRun};
 use crate::profile::Profile;
 use crate::runfile::RunFile;
 use crate::study::file::EngineSpec;
@@ -170,6 +172,35 @@ impl Runner {
             None => self.save(),
             Some(reason) => self.fail(&key, reason, Some(log_rel), true),
         }
+    }
+
+    /// Runs one run's `bench`. Shard 1 (or an unsharded runner) ends a run in flight on
+    /// Ctrl-C by stopping its server; shards 2…N stop their own requests.
+    pub(super) fn bench(
+        &self,
+        mut args: BenchArgs,
+        cancel: &AtomicBool,
+    ) -> Result<BenchRun, BenchError> {
+        if self.leads() {
+            return crate::http::bench::run(&args, &mut |_| {});
+        }
+        let stop = StopSignal::new();
+        args.stop = Some(stop.clone());
+        let done = AtomicBool::new(false);
+        std::thread::scope(|scope| {
+            scope.spawn(|| {
+                while !done.load(Ordering::SeqCst) {
+                    if cancel.load(Ordering::SeqCst) {
+                        stop.stop_now("cancelled (Ctrl-C)");
+                        return;
+                    }
+                    std::thread::sleep(Duration::from_millis(20));
+                }
+            });
+            let r = crate::http::bench::run(&args, &mut |_| {});
+            done.store(true, Ordering::SeqCst);
+            r
+        })
     }
 
     /// Meets the other shards before a run (unsharded: [`Gate::Whole`]).
