@@ -175,7 +175,8 @@ impl Runner {
     }
 
     /// Runs one run's `bench`. Shard 1 (or an unsharded runner) ends a run in flight on
-    /// Ctrl-C by stopping its server; shards 2…N stop their own requests.
+    /// Ctrl-C by stopping its server; shards 2…N stop their own requests, and leave the
+    /// scraping of the server's metrics to shard 1.
     pub(super) fn bench(
         &self,
         mut args: BenchArgs,
@@ -186,6 +187,8 @@ impl Runner {
         }
         let stop = StopSignal::new();
         args.stop = Some(stop.clone());
+        // The server's metrics are scraped once, by shard 1 (the merged run keeps its).
+        args.scrape_interval = None;
         let done = AtomicBool::new(false);
         std::thread::scope(|scope| {
             scope.spawn(|| {
