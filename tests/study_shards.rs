@@ -348,7 +348,7 @@ fn a_killed_shard_stops_the_other_by_name_and_both_resume() {
     let study = write_study(&dir, "command");
     let (s1, s2) = (dir.join("s1"), dir.join("s2"));
     let first = dir.join("barrier-1");
-    let timeout = ["--shard-timeout-s", "8"];
+    let timeout = ["--shard-timeout-s", "15"];
     let mut kids = Kids(vec![
         shard_run(&study, &s1, 1, &first, &timeout),
         shard_run(&study, &s2, 2, &first, &timeout),
