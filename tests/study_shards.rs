@@ -367,6 +367,11 @@ fn a_killed_shard_stops_the_other_by_name_and_both_resume() {
     let j1 = Journal::read(&s1).unwrap();
     assert!(j1.server.is_none(), "shard 1 stopped its server");
     assert!(j1.runs.len() < 6);
+    // Not mergeable yet: a run only shard 1 finished, or a study neither finished.
+    let o = merge(&[&s1, &s2], &dir.join("early"));
+    let e = String::from_utf8_lossy(&o.stderr);
+    assert!(!o.status.success() && e.contains("resume"), "{e}");
+    assert!(!dir.join("early").join("journal.json").exists());
 
     // Both resume, meeting in a fresh directory; the reused one is refused.
     let resume = |k: u32, dir: &Path, barrier: &Path| {
