@@ -7,7 +7,7 @@
 
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
+use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use servebench::merge::shift_record;
@@ -17,18 +17,6 @@ use servebench::sim::engine::Config;
 use servebench::sim::serve::{spawn, ServeArgs};
 
 const BIN: &str = env!("CARGO_BIN_EXE_servebench");
-
-/// Child processes killed if the test fails before they end.
-struct Kids(Vec<Child>);
-
-impl Drop for Kids {
-    fn drop(&mut self) {
-        for c in &mut self.0 {
-            let _ = c.kill();
-            let _ = c.wait();
-        }
-    }
-}
 
 fn bench_args(target: &str, out: &Path) -> Vec<String> {
     [
@@ -53,6 +41,7 @@ fn bench_args(target: &str, out: &Path) -> Vec<String> {
 }
 
 mod common;
+use common::kids::Kids;
 use common::request_keys::keys;
 
 fn wait_all(kids: &mut Kids, limit: Duration) -> Vec<String> {

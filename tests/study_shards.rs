@@ -110,18 +110,6 @@ fn spawn(args: &[&str]) -> Child {
         .unwrap()
 }
 
-/// Shard processes, killed if the test fails first.
-struct Kids(Vec<Child>);
-
-impl Drop for Kids {
-    fn drop(&mut self) {
-        for c in &mut self.0 {
-            let _ = c.kill();
-            let _ = c.wait();
-        }
-    }
-}
-
 impl Kids {
     /// Waits for every shard; (success, stderr) each.
     fn wait(mut self, limit: Duration) -> Vec<(bool, String)> {
@@ -188,6 +176,7 @@ fn unsharded() -> &'static (PathBuf, Journal) {
     })
 }
 
+use common::kids::Kids;
 use common::request_keys::keys;
 
 /// The merged study holds the unsharded study's runs, request for request.

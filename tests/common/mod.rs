@@ -5,6 +5,7 @@
 
 #[cfg(feature = "cli")]
 pub mod example_server;
+pub mod kids;
 pub mod request_keys;
 
 use std::time::Duration;
