@@ -51,4 +51,5 @@ pub use numpy::{
 pub use order::order_statistics;
 pub(crate) use streaming::nanos_u64;
 pub use streaming::{StatsError, Streaming};
+pub(crate) use weighted::pair_order;
 pub use weighted::{WeightedDistribution, GUIDELLM_MERGE_THRESHOLD_S, GUIDELLM_PERCENTILES};
