@@ -27,6 +27,7 @@
 //! * `numpy`: numpy's summation, mean, std, percentiles and median.
 //! * `order`: order statistics in O(n) (selection, radix selection).
 //! * `weighted`: guidellm's weighted, event-merging distributions.
+//! * `pair_sort`: sorting their `(value, weight)` pairs (radix sort for long lists).
 //! * `streaming`: bounded-memory, mergeable `hdrhistogram` summaries.
 //!
 //! Every public item is re-exported here, so `servebench::stats::X` names it whichever
@@ -35,6 +36,7 @@
 mod exact;
 mod numpy;
 mod order;
+mod pair_sort;
 mod streaming;
 mod weighted;
 
@@ -49,6 +51,7 @@ pub use numpy::{
     mean, median_sorted, numpy_summary, pairwise_sum, percentile_linear, std, NumpySummary,
 };
 pub use order::order_statistics;
+pub(crate) use pair_sort::sort_pairs;
 pub(crate) use streaming::nanos_u64;
 pub use streaming::{StatsError, Streaming};
 pub(crate) use weighted::pair_order;

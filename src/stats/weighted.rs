@@ -4,6 +4,7 @@
 
 use serde::{Deserialize, Serialize};
 
+use super::pair_sort::sort_pairs;
 use super::pairwise_sum;
 
 /// guidellm's standard percentiles, in percent: p001, p01, p05, p10, p25, p50, p75, p90,
@@ -103,7 +104,7 @@ impl WeightedDistribution {
             round_half_even_u64(pairwise_sum(&w))
         });
         let mut sorted = pairs.to_vec();
-        sorted.sort_unstable_by(pair_order);
+        sort_pairs(&mut sorted);
         WeightedDistribution::from_sorted(sorted, count)
     }
 
@@ -225,7 +226,7 @@ impl WeightedDistribution {
             wt.retain(|x| x.0 <= e);
             wt.push((e, 0.0));
         }
-        wt.sort_unstable_by(pair_order);
+        sort_pairs(&mut wt);
         WeightedDistribution::rate_from_sorted(wt)
     }
 
@@ -271,7 +272,7 @@ impl WeightedDistribution {
         let count = kept.len() as u64;
         let mut wt: Vec<(f64, f64)> = kept.iter().map(|iv| (iv.0, iv.2)).collect();
         wt.extend(kept.iter().map(|iv| (iv.1, -iv.2)));
-        wt.sort_unstable_by(pair_order);
+        sort_pairs(&mut wt);
         let mut wt = merge_sorted_times(wt, GUIDELLM_MERGE_THRESHOLD_S);
         if let (Some(s), false) = (start, wt.is_empty()) {
             let i = wt.partition_point(|e| e.0 < s);

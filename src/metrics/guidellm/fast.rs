@@ -25,7 +25,7 @@ use super::{
 use crate::metrics::{exact_figures, MetricsOptions};
 use crate::record::RequestRecord;
 use crate::result::ExactFigures;
-use crate::stats::{pair_order, WeightedDistribution};
+use crate::stats::{pair_order, sort_pairs, WeightedDistribution};
 
 /// Below this many events everything runs on the calling thread.
 const PARALLEL_EVENTS: usize = 1 << 18;
@@ -88,7 +88,7 @@ pub(super) fn successful(
             .map(|s| s.prompt_timing())
             .filter(|e| e.0 >= ws && e.0 <= we)
             .collect();
-        prompts.sort_unstable_by(pair_order);
+        sort_pairs(&mut prompts);
         (output, prompts)
     };
     let ((output, prompts), p) = both(parallel, sort_events, per_request);
