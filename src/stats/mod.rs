@@ -46,7 +46,7 @@ pub(crate) use exact::Moments;
 pub(crate) use exact::ratio_f64;
 pub(crate) use numpy::SummaryRanks;
 #[allow(unused_imports)]
-pub(crate) use numpy::{leaf_sum, pairwise_split, pairwise_tree};
+pub(crate) use numpy::{leaf_sum, pairwise_split, pairwise_sum_by, pairwise_tree};
 pub use numpy::{
     mean, median_sorted, numpy_summary, pairwise_sum, percentile_linear, std, NumpySummary,
 };

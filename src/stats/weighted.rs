@@ -5,7 +5,7 @@
 use serde::{Deserialize, Serialize};
 
 use super::pair_sort::sort_pairs;
-use super::pairwise_sum;
+use super::{pairwise_sum, pairwise_sum_by};
 
 /// guidellm's standard percentiles, in percent: p001, p01, p05, p10, p25, p50, p75, p90,
 /// p95, p99, p999.
@@ -110,62 +110,56 @@ impl WeightedDistribution {
 
     /// [`WeightedDistribution::from_weighted`] of pairs already sorted by [`pair_order`]
     /// (not empty), with the observation count given.
-    pub(crate) fn from_sorted(sorted: Vec<(f64, f64)>, count: u64) -> Self {
-        let mut values: Vec<f64> = Vec::with_capacity(sorted.len());
-        let mut weights: Vec<f64> = Vec::with_capacity(sorted.len());
-        for (v, w) in sorted {
-            match values.last() {
-                Some(&last) if last == v => {
-                    if let Some(acc) = weights.last_mut() {
-                        *acc += w;
-                    }
-                }
+    pub(crate) fn from_sorted(mut sorted: Vec<(f64, f64)>, count: u64) -> Self {
+        // Equal values merged in place (weights summed in order), then non-positive
+        // weights dropped.
+        let mut k: usize = 0;
+        for i in 0..sorted.len() {
+            let (v, w) = sorted[i];
+            match k.checked_sub(1).map(|last| &mut sorted[last]) {
+                Some(last) if last.0 == v => last.1 += w,
                 _ => {
-                    values.push(v);
-                    weights.push(0.0 + w);
+                    sorted[k] = (v, 0.0 + w);
+                    k += 1;
                 }
             }
         }
-        let (values, mut weights): (Vec<f64>, Vec<f64>) = values
-            .into_iter()
-            .zip(weights)
-            .filter(|&(_, w)| w > 0.0)
-            .unzip();
-        let mut total = pairwise_sum(&weights);
-        if total <= GUIDELLM_EPSILON {
-            weights = vec![1.0; values.len()];
-            total = pairwise_sum(&weights);
+        sorted.truncate(k);
+        sorted.retain(|&(_, w)| w > 0.0);
+        let n = sorted.len();
+        let mut total = pairwise_sum_by(n, |i| sorted[i].1);
+        let ones = total <= GUIDELLM_EPSILON;
+        if ones {
+            total = pairwise_sum_by(n, |_| 1.0);
         }
-        if values.is_empty() {
+        if n == 0 {
             return WeightedDistribution {
                 count,
                 ..WeightedDistribution::from_weighted(&[], None)
             };
         }
-        let probs: Vec<f64> = weights.iter().map(|w| w / total).collect();
-        let mut cdf = Vec::with_capacity(probs.len());
+        let prob = |i: usize| (if ones { 1.0 } else { sorted[i].1 }) / total;
+        let mut cdf = Vec::with_capacity(n);
         let mut run = 0.0;
-        for &p in &probs {
-            run += p;
+        for i in 0..n {
+            run += prob(i);
             cdf.push(run);
         }
-        let products: Vec<f64> = values.iter().zip(&probs).map(|(v, p)| v * p).collect();
-        let mean = pairwise_sum(&products);
-        let dev: Vec<f64> = values
-            .iter()
-            .zip(&probs)
-            .map(|(v, p)| {
-                let d = v - mean;
-                d * d * p
-            })
-            .collect();
-        let variance = pairwise_sum(&dev);
+        let mean = pairwise_sum_by(n, |i| sorted[i].0 * prob(i));
+        let variance = pairwise_sum_by(n, |i| {
+            let d = sorted[i].0 - mean;
+            d * d * prob(i)
+        });
         let mut mode_i = 0;
-        for (i, &p) in probs.iter().enumerate() {
-            if p > probs[mode_i] {
+        let mut mode_p = prob(0);
+        for i in 1..n {
+            let p = prob(i);
+            if p > mode_p {
                 mode_i = i;
+                mode_p = p;
             }
         }
+        let values: Vec<f64> = sorted.iter().map(|x| x.0).collect();
         let mut d = WeightedDistribution {
             mean,
             median: 0.0,
@@ -238,21 +232,26 @@ impl WeightedDistribution {
             return WeightedDistribution::from_weighted(&[], None);
         }
         let n = wt.len();
-        let mids: Vec<f64> = (0..n - 1).map(|i| (wt[i + 1].0 + wt[i].0) / 2.0).collect();
-        let mut durations = vec![0.0; n];
-        durations[0] = mids[0] - wt[0].0;
-        for i in 1..n - 1 {
-            durations[i] = mids[i] - mids[i - 1];
+        let count = round_half_even_u64(pairwise_sum_by(n, |i| wt[i].1));
+        // Each event lasts from the previous midpoint (the first: from its own time) to the
+        // next (the last: to its own time, at least 1e-6 s).
+        let mut pairs: Vec<(f64, f64)> = Vec::with_capacity(n);
+        let mut edge = wt[0].0;
+        for i in 0..n {
+            let d = match wt.get(i + 1) {
+                Some(next) => {
+                    let mid = (next.0 + wt[i].0) / 2.0;
+                    let d = mid - edge;
+                    edge = mid;
+                    d
+                }
+                None => (wt[i].0 - edge).max(GUIDELLM_EPSILON),
+            };
+            pairs.push((wt[i].1 / d, d));
         }
-        durations[n - 1] = (wt[n - 1].0 - mids[n - 2]).max(GUIDELLM_EPSILON);
-        let occurrences: Vec<f64> = wt.iter().map(|e| e.1).collect();
-        let count = round_half_even_u64(pairwise_sum(&occurrences));
-        let pairs: Vec<(f64, f64)> = occurrences
-            .iter()
-            .zip(&durations)
-            .map(|(o, d)| (o / d, *d))
-            .collect();
-        WeightedDistribution::from_weighted(&pairs, Some(count))
+        drop(wt);
+        sort_pairs(&mut pairs);
+        WeightedDistribution::from_sorted(pairs, count)
     }
 
     /// guidellm's concurrency distribution (`concurrency_distribution_from_timings`) over
@@ -449,6 +448,84 @@ mod tests {
             run_start = run_end;
         }
         out
+    }
+
+    /// The array-shaped original of the summary in `from_sorted`: (mean, variance, mode,
+    /// values, cdf).
+    #[allow(clippy::type_complexity)]
+    fn summary_reference(sorted: Vec<(f64, f64)>) -> Option<(f64, f64, f64, Vec<f64>, Vec<f64>)> {
+        let mut values: Vec<f64> = Vec::new();
+        let mut weights: Vec<f64> = Vec::new();
+        for (v, w) in sorted {
+            match values.last() {
+                Some(&last) if last == v => *weights.last_mut()? += w,
+                _ => {
+                    values.push(v);
+                    weights.push(0.0 + w);
+                }
+            }
+        }
+        let (values, mut weights): (Vec<f64>, Vec<f64>) = values
+            .into_iter()
+            .zip(weights)
+            .filter(|&(_, w)| w > 0.0)
+            .unzip();
+        let mut total = pairwise_sum(&weights);
+        if total <= GUIDELLM_EPSILON {
+            weights = vec![1.0; values.len()];
+            total = pairwise_sum(&weights);
+        }
+        if values.is_empty() {
+            return None;
+        }
+        let probs: Vec<f64> = weights.iter().map(|w| w / total).collect();
+        let mut cdf = Vec::new();
+        let mut run = 0.0;
+        for &p in &probs {
+            run += p;
+            cdf.push(run);
+        }
+        let products: Vec<f64> = values.iter().zip(&probs).map(|(v, p)| v * p).collect();
+        let mean = pairwise_sum(&products);
+        let dev: Vec<f64> = values
+            .iter()
+            .zip(&probs)
+            .map(|(v, p)| (v - mean) * (v - mean) * p)
+            .collect();
+        let mut mode_i = 0;
+        for (i, &p) in probs.iter().enumerate() {
+            if p > probs[mode_i] {
+                mode_i = i;
+            }
+        }
+        Some((mean, pairwise_sum(&dev), values[mode_i], values, cdf))
+    }
+
+    proptest! {
+        #[test]
+        fn summary_equals_the_array_summary(
+            raw in proptest::collection::vec((0u16..300, -2i8..6), 1..1500),
+            tiny in any::<bool>(),
+        ) {
+            let scale = if tiny { 1e-9 } else { 0.37 };
+            let mut pairs: Vec<(f64, f64)> = raw
+                .iter()
+                .map(|&(v, w)| (f64::from(v) * 1.3, f64::from(w) * scale))
+                .collect();
+            sort_pairs(&mut pairs);
+            let d = WeightedDistribution::from_sorted(pairs.clone(), 7);
+            let bits = |xs: &[f64]| xs.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
+            match summary_reference(pairs) {
+                None => prop_assert!(d.values.is_empty()),
+                Some((mean, variance, mode, values, cdf)) => {
+                    prop_assert_eq!(d.mean.to_bits(), mean.to_bits());
+                    prop_assert_eq!(d.variance.to_bits(), variance.to_bits());
+                    prop_assert_eq!(d.mode.to_bits(), mode.to_bits());
+                    prop_assert_eq!(bits(&d.values), bits(&values));
+                    prop_assert_eq!(bits(&d.cdf), bits(&cdf));
+                }
+            }
+        }
     }
 
     proptest! {
