@@ -37,7 +37,7 @@ pub(crate) fn sort_pairs(xs: &mut Vec<(f64, f64)>) {
     let mut dst = vec![(0.0, 0.0); n];
     for (d, h) in hist.iter().enumerate() {
         // A digit every value shares orders nothing.
-        if h.iter().any(|&c| c == n) {
+        if h.contains(&n) {
             continue;
         }
         let mut pos = [0usize; 256];

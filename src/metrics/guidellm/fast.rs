@@ -147,18 +147,16 @@ fn both<A, B: Send>(parallel: bool, a: impl FnOnce() -> A, b: impl Fn() -> B + S
     if !parallel {
         return (a(), b());
     }
-    std::thread::scope(
-        |s| match std::thread::Builder::new().spawn_scoped(s, || b()) {
-            Ok(h) => {
-                let x = a();
-                let y = h
-                    .join()
-                    .unwrap_or_else(|payload| std::panic::resume_unwind(payload));
-                (x, y)
-            }
-            Err(_) => (a(), b()),
-        },
-    )
+    std::thread::scope(|s| match std::thread::Builder::new().spawn_scoped(s, &b) {
+        Ok(h) => {
+            let x = a();
+            let y = h
+                .join()
+                .unwrap_or_else(|payload| std::panic::resume_unwind(payload));
+            (x, y)
+        }
+        Err(_) => (a(), b()),
+    })
 }
 
 /// The output-token events of `ok` inside `[ws, we]` plus `(ws, 0)` and `(we, 0)`, sorted
