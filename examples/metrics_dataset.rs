@@ -1,10 +1,18 @@
 //! Generate a deterministic synthetic run, optionally write it for
-//! `scripts/numpy_metrics.py`, and time `metrics::compute(Convention::Vllm)` on it.
+//! `scripts/numpy_metrics.py`, and time `metrics::compute` on it (`Convention::Vllm`, or
+//! `--convention guidellm`).
 //!
 //! ```text
 //! cargo run --release --example metrics_dataset -- --requests 1000000 --chunks 100 \
 //!     --out /tmp/sb-100m --repeat 3
+//! cargo run --release --example metrics_dataset -- --requests 1000000 --chunks 100 \
+//!     --convention guidellm --repeat 3
 //! ```
+//!
+//! With `--convention guidellm --reference`, the straightforward computation
+//! (`guidellm_metrics`, every status group and distribution, plus the exact figures: what
+//! `compute` ran before its fast path) is timed instead, and the run is checked to give the
+//! same figures as `compute`.
 //!
 //! Prints one JSON object: sizes, each compute() time in seconds, and the main figures (so
 //! the numpy script can check that both computed the same numbers).
@@ -12,7 +20,7 @@
 use std::path::PathBuf;
 use std::time::Instant;
 
-use servebench::metrics::compute;
+use servebench::metrics::{compute, exact_figures, guidellm_metrics, MetricsOptions};
 use servebench::record::synthetic as dataset;
 use servebench::result::Convention;
 
@@ -49,6 +57,19 @@ fn main() {
     let repeat = num("--repeat", 1).max(1);
     let seed = num("--seed", 42);
     let rate = (n as f64 / 1000.0).max(1.0);
+    let convention = match arg(&args, "--convention").as_deref() {
+        None | Some("vllm") => Convention::Vllm,
+        Some("guidellm") => Convention::Guidellm,
+        Some(other) => {
+            eprintln!("--convention {other}: expected vllm or guidellm");
+            std::process::exit(2)
+        }
+    };
+    let reference = args.iter().any(|a| a == "--reference");
+    if reference && convention != Convention::Guidellm {
+        eprintln!("--reference needs --convention guidellm");
+        std::process::exit(2)
+    }
 
     let t = Instant::now();
     let records = dataset::generate(n, chunks, rate, seed);
@@ -61,13 +82,34 @@ fn main() {
         }
     }
     let mut times = Vec::new();
+    let mut reference_times = Vec::new();
     let mut cpu = Vec::new();
     let mut res = None;
     for _ in 0..repeat {
         let c0 = cpu_seconds();
         let t = Instant::now();
-        let r = compute(&records, Convention::Vllm);
-        times.push(t.elapsed().as_secs_f64());
+        let r = if reference {
+            let opts = MetricsOptions::new(Convention::Guidellm);
+            let m = guidellm_metrics(&records, &opts);
+            let exact = exact_figures(&records);
+            let elapsed = t.elapsed().as_secs_f64();
+            let fast = compute(&records, Convention::Guidellm);
+            reference_times.push(elapsed);
+            let same = fast.peak_output_throughput_per_s
+                == Some(m.output_tokens_per_second.successful.max)
+                && fast.total_token_throughput_per_s == Some(m.tokens_per_second.successful.mean)
+                && fast.exact == Some(exact);
+            if !same {
+                eprintln!("the reference and compute() disagree");
+                std::process::exit(1)
+            }
+            fast
+        } else {
+            compute(&records, convention)
+        };
+        let elapsed = t.elapsed().as_secs_f64();
+        times.push(reference_times.pop().unwrap_or(elapsed));
+        // (With --reference the CPU time includes the checking compute() call.)
         if let (Some(a), Some(b)) = (c0, cpu_seconds()) {
             cpu.push(b - a);
         }
@@ -101,6 +143,7 @@ fn main() {
         "max_concurrent_requests": res.peak_concurrent_requests,
     });
     let out = serde_json::json!({
+        "convention": if reference { "guidellm-reference".to_string() } else { format!("{convention:?}").to_lowercase() },
         "requests": n,
         "chunks": n * chunks,
         "generate_s": gen_s,

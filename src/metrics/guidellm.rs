@@ -43,8 +43,10 @@ use serde::{Deserialize, Serialize};
 
 use super::{exact_figures, record_end, MetricsOptions};
 use crate::record::{Outcome, RequestRecord};
-use crate::result::{BenchmarkResult, Convention, Percentile, Summary};
+use crate::result::{BenchmarkResult, Convention, ExactFigures, Percentile, Summary};
 use crate::stats::WeightedDistribution;
+
+mod fast;
 
 /// One distribution per status group, plus the total (successful, then incomplete, then
 /// errored — guidellm's concatenation order).
@@ -212,10 +214,16 @@ impl Stats {
     }
 
     fn output_timings(&self, out: &mut Vec<(f64, f64)>) {
+        self.for_each_output_timing(|t, w| out.push((t, w)));
+    }
+
+    /// Each `(time, tokens)` of [`Stats::output_timings`], in order.
+    #[inline]
+    fn for_each_output_timing(&self, mut out: impl FnMut(f64, f64)) {
         let n = self.output_tokens.unwrap_or(0);
         match (self.first, self.last) {
             (Some(first), Some(last)) if self.iterations > 1 => {
-                out.push((first, if n > 0 { 1.0 } else { 0.0 }));
+                out(first, if n > 0 { 1.0 } else { 0.0 });
                 if n > 1 {
                     let per = (n as f64 - 1.0) / (self.iterations as f64 - 1.0);
                     let num = self.iterations;
@@ -228,11 +236,11 @@ impl Stats {
                         } else {
                             i as f64 * step + first
                         };
-                        out.push((t, per));
+                        out(t, per);
                     }
                 }
             }
-            _ => out.push((self.last.unwrap_or(self.end_time), n as f64)),
+            _ => out(self.last.unwrap_or(self.end_time), n as f64),
         }
     }
 }
@@ -298,9 +306,8 @@ where
     }
 }
 
-/// guidellm's metrics over `records` (see the module docs). The window is
-/// [`MetricsOptions::window`], else from the first send to the last end.
-pub fn guidellm_metrics(records: &[RequestRecord], opts: &MetricsOptions) -> GuidellmMetrics {
+/// Every record's [`Stats`] and the window (`opts.window`, else first send to last end).
+fn prepare(records: &[RequestRecord], opts: &MetricsOptions) -> (Vec<Stats>, f64, f64) {
     let origin = opts.time_origin_s.unwrap_or(0.0);
     let at = |d: Duration| origin + d.as_secs_f64();
     let stats: Vec<Stats> = records.iter().map(|r| Stats::new(r, &at)).collect();
@@ -314,12 +321,24 @@ pub fn guidellm_metrics(records: &[RequestRecord], opts: &MetricsOptions) -> Gui
                 .fold(f64::NEG_INFINITY, f64::max),
         ),
     };
-    let (ws, we) = if ws.is_finite() && we.is_finite() {
-        (ws, we)
+    if ws.is_finite() && we.is_finite() {
+        (stats, ws, we)
     } else {
-        (origin, origin)
-    };
+        (stats, origin, origin)
+    }
+}
 
+/// The requests each distribution counts, by status.
+struct Groups<'a> {
+    /// Overlapping the window.
+    main: ByStatus<Vec<&'a Stats>>,
+    /// TTFT's: the interval ending at the first token overlaps the window.
+    first_token: ByStatus<Vec<&'a Stats>>,
+    /// ITL's: the interval starting at the first token overlaps the window.
+    after_first: ByStatus<Vec<&'a Stats>>,
+}
+
+fn groups(stats: &[Stats], ws: f64, we: f64) -> Groups<'_> {
     let group = |keep: &dyn Fn(&Stats) -> bool| -> ByStatus<Vec<&Stats>> {
         let mut g: ByStatus<Vec<&Stats>> = ByStatus::default();
         for s in stats.iter().filter(|s| keep(s)) {
@@ -327,16 +346,101 @@ pub fn guidellm_metrics(records: &[RequestRecord], opts: &MetricsOptions) -> Gui
         }
         g
     };
-    let main = group(&|s| s.end_time >= ws && s.start <= we);
-    let first_token = group(&|s| s.first.is_some_and(|f| f >= ws) && s.start <= we);
-    let after_first = group(&|s| s.end_time >= ws && s.first.unwrap_or(s.end_time) <= we);
+    Groups {
+        main: group(&|s| s.end_time >= ws && s.start <= we),
+        first_token: group(&|s| s.first.is_some_and(|f| f >= ws) && s.start <= we),
+        after_first: group(&|s| s.end_time >= ws && s.first.unwrap_or(s.end_time) <= we),
+    }
+}
+
+// What each distribution is built from, per group (shared by the reference and the fast
+// computation, so both summarize the same samples).
+
+fn completions(g: &[&Stats], out: &mut Vec<(f64, f64)>) {
+    out.extend(g.iter().map(|s| (s.end_time, 1.0)));
+}
+
+fn intervals(g: &[&Stats], out: &mut Vec<(f64, f64, f64)>) {
+    out.extend(g.iter().map(|s| (s.start, s.end_time, 1.0)));
+}
+
+fn latencies_s(g: &[&Stats], out: &mut Vec<f64>) {
+    out.extend(g.iter().map(|s| s.latency().unwrap_or(0.0)));
+}
+
+fn prompt_counts(g: &[&Stats], out: &mut Vec<f64>) {
+    out.extend(g.iter().map(|s| s.prompt_tokens.unwrap_or(0) as f64));
+}
+
+fn output_counts(g: &[&Stats], out: &mut Vec<f64>) {
+    out.extend(g.iter().map(|s| s.output_tokens.unwrap_or(0) as f64));
+}
+
+fn total_counts(g: &[&Stats], out: &mut Vec<f64>) {
+    out.extend(g.iter().map(|s| s.total_tokens().unwrap_or(0) as f64));
+}
+
+fn ttfts_ms(g: &[&Stats], out: &mut Vec<f64>) {
+    out.extend(g.iter().map(|s| s.ttft_ms().unwrap_or(0.0)));
+}
+
+fn tpots_ms(g: &[&Stats], out: &mut Vec<(f64, f64)>) {
+    out.extend(g.iter().map(|s| {
+        (
+            s.tpot_ms().unwrap_or(0.0),
+            s.output_tokens.unwrap_or(0) as f64,
+        )
+    }));
+}
+
+fn itls_ms(g: &[&Stats], out: &mut Vec<(f64, f64)>) {
+    out.extend(g.iter().map(|s| {
+        let w = match s.output_tokens {
+            Some(n) if n > 0 => n as f64 - 1.0,
+            _ => 0.0,
+        };
+        (s.itl_ms().unwrap_or(0.0), w)
+    }));
+}
+
+/// `(end, 1)` of each successful request meeting every SLO (guidellm's goodput).
+fn conforming(successful: &[&Stats], slo: &super::Slo) -> Vec<(f64, f64)> {
+    let ok = |limit: Option<f64>, v: Option<f64>| match (limit, v) {
+        (None, _) => Some(true),
+        (Some(_), None) => None,
+        (Some(l), Some(v)) => Some(v <= l),
+    };
+    successful
+        .iter()
+        .filter(|s| {
+            let verdicts = [
+                ok(slo.ttft_ms, s.ttft_ms()),
+                ok(slo.tpot_ms, s.itl_ms()),
+                ok(slo.e2el_ms, s.latency().map(|l| l * 1000.0)),
+            ];
+            !verdicts.contains(&None) && verdicts.iter().all(|v| *v == Some(true))
+        })
+        .map(|s| (s.end_time, 1.0))
+        .collect()
+}
+
+/// guidellm's metrics over `records` (see the module docs). The window is
+/// [`MetricsOptions::window`], else from the first send to the last end.
+///
+/// This is the straightforward computation of every distribution and status group;
+/// [`compute`](super::compute) takes the successful group's figures from a faster
+/// computation of the same numbers (tested equal to this one bit for bit).
+pub fn guidellm_metrics(records: &[RequestRecord], opts: &MetricsOptions) -> GuidellmMetrics {
+    let (stats, ws, we) = prepare(records, opts);
+    let Groups {
+        main,
+        first_token,
+        after_first,
+    } = groups(&stats, ws, we);
 
     let values = |xs: &[f64]| WeightedDistribution::from_values(xs);
     let weighted = |xs: &[(f64, f64)]| WeightedDistribution::from_weighted(xs, None);
     let rate = |xs: &[(f64, f64)]| WeightedDistribution::rate_from_timings(xs, Some(ws), Some(we));
-    let per_request = |f: &dyn Fn(&Stats) -> f64| {
-        by_status(&main, |g, out| out.extend(g.iter().map(|s| f(s))), values)
-    };
     // guidellm's `from_values_function`: requests whose value is None are left out.
     let scheduled = [&main.successful, &main.incomplete, &main.errored]
         .into_iter()
@@ -361,24 +465,7 @@ pub fn guidellm_metrics(records: &[RequestRecord], opts: &MetricsOptions) -> Gui
     };
 
     let goodput = opts.goodput.map(|slo| {
-        let ok = |limit: Option<f64>, v: Option<f64>| match (limit, v) {
-            (None, _) => Some(true),
-            (Some(_), None) => None,
-            (Some(l), Some(v)) => Some(v <= l),
-        };
-        let conforming: Vec<(f64, f64)> = main
-            .successful
-            .iter()
-            .filter(|s| {
-                let verdicts = [
-                    ok(slo.ttft_ms, s.ttft_ms()),
-                    ok(slo.tpot_ms, s.itl_ms()),
-                    ok(slo.e2el_ms, s.latency().map(|l| l * 1000.0)),
-                ];
-                !verdicts.contains(&None) && verdicts.iter().all(|v| *v == Some(true))
-            })
-            .map(|s| (s.end_time, 1.0))
-            .collect();
+        let conforming = conforming(&main.successful, &slo);
         StatusDistributions {
             successful: rate(&conforming),
             errored: rate(&[]),
@@ -391,52 +478,17 @@ pub fn guidellm_metrics(records: &[RequestRecord], opts: &MetricsOptions) -> Gui
         window_start_s: ws,
         window_end_s: we,
         request_totals,
-        requests_per_second: by_status(
-            &main,
-            |g, out| out.extend(g.iter().map(|s| (s.end_time, 1.0))),
-            rate,
-        ),
-        request_concurrency: by_status(
-            &main,
-            |g, out| out.extend(g.iter().map(|s| (s.start, s.end_time, 1.0))),
-            |xs: &[(f64, f64, f64)]| {
-                WeightedDistribution::concurrency_from_intervals(xs, Some(ws), Some(we))
-            },
-        ),
-        request_latency: per_request(&|s| s.latency().unwrap_or(0.0)),
-        prompt_token_count: per_request(&|s| s.prompt_tokens.unwrap_or(0) as f64),
-        output_token_count: per_request(&|s| s.output_tokens.unwrap_or(0) as f64),
-        total_token_count: per_request(&|s| s.total_tokens().unwrap_or(0) as f64),
-        time_to_first_token_ms: by_status(
-            &first_token,
-            |g, out| out.extend(g.iter().map(|s| s.ttft_ms().unwrap_or(0.0))),
-            values,
-        ),
-        time_per_output_token_ms: by_status(
-            &main,
-            |g, out| {
-                out.extend(g.iter().map(|s| {
-                    (
-                        s.tpot_ms().unwrap_or(0.0),
-                        s.output_tokens.unwrap_or(0) as f64,
-                    )
-                }))
-            },
-            weighted,
-        ),
-        inter_token_latency_ms: by_status(
-            &after_first,
-            |g, out| {
-                out.extend(g.iter().map(|s| {
-                    let w = match s.output_tokens {
-                        Some(n) if n > 0 => n as f64 - 1.0,
-                        _ => 0.0,
-                    };
-                    (s.itl_ms().unwrap_or(0.0), w)
-                }))
-            },
-            weighted,
-        ),
+        requests_per_second: by_status(&main, completions, rate),
+        request_concurrency: by_status(&main, intervals, |xs: &[(f64, f64, f64)]| {
+            WeightedDistribution::concurrency_from_intervals(xs, Some(ws), Some(we))
+        }),
+        request_latency: by_status(&main, latencies_s, values),
+        prompt_token_count: by_status(&main, prompt_counts, values),
+        output_token_count: by_status(&main, output_counts, values),
+        total_token_count: by_status(&main, total_counts, values),
+        time_to_first_token_ms: by_status(&first_token, ttfts_ms, values),
+        time_per_output_token_ms: by_status(&main, tpots_ms, weighted),
+        inter_token_latency_ms: by_status(&after_first, itls_ms, weighted),
         prompt_tokens_per_second: by_status(
             &main,
             |g, out| out.extend(g.iter().map(|s| s.prompt_timing())),
@@ -479,6 +531,46 @@ pub fn guidellm_metrics(records: &[RequestRecord], opts: &MetricsOptions) -> Gui
     }
 }
 
+/// The figures of the successful group that the GPUStack block reads.
+#[derive(Debug)]
+struct Successful {
+    window_start_s: f64,
+    window_end_s: f64,
+    totals: StatusCounts,
+    concurrency: WeightedDistribution,
+    prompt_count: WeightedDistribution,
+    output_count: WeightedDistribution,
+    requests_per_second: WeightedDistribution,
+    goodput: Option<WeightedDistribution>,
+    output_tokens_per_second: WeightedDistribution,
+    tokens_per_second: WeightedDistribution,
+    latency_s: WeightedDistribution,
+    ttft_ms: WeightedDistribution,
+    tpot_ms: WeightedDistribution,
+    itl_ms: WeightedDistribution,
+}
+
+impl Successful {
+    fn of(m: GuidellmMetrics) -> Self {
+        Successful {
+            window_start_s: m.window_start_s,
+            window_end_s: m.window_end_s,
+            totals: m.request_totals,
+            concurrency: m.request_concurrency.successful,
+            prompt_count: m.prompt_token_count.successful,
+            output_count: m.output_token_count.successful,
+            requests_per_second: m.requests_per_second.successful,
+            goodput: m.request_goodput.map(|g| g.successful),
+            output_tokens_per_second: m.output_tokens_per_second.successful,
+            tokens_per_second: m.tokens_per_second.successful,
+            latency_s: m.request_latency.successful,
+            ttft_ms: m.time_to_first_token_ms.successful,
+            tpot_ms: m.time_per_output_token_ms.successful,
+            itl_ms: m.inter_token_latency_ms.successful,
+        }
+    }
+}
+
 fn summary(d: &WeightedDistribution, scale: f64, percentiles: &[f64]) -> Summary {
     Summary {
         mean: Some(d.mean * scale),
@@ -502,36 +594,47 @@ fn summary(d: &WeightedDistribution, scale: f64, percentiles: &[f64]) -> Summary
 
 /// The GPUStack "Serving Benchmark Result" figures from guidellm's metrics (see
 /// `gpustack-report-format` in the reference notes): successful-group distributions,
-/// latency converted to ms.
+/// latency converted to ms. Computed by `fast` where it applies, else by the reference.
 pub(crate) fn compute_guidellm(
     records: &[RequestRecord],
     opts: &MetricsOptions,
 ) -> BenchmarkResult {
-    let m = guidellm_metrics(records, opts);
-    let ok = m.request_totals.successful;
+    match fast::successful(records, opts) {
+        Some((m, exact)) => block(m, exact, opts),
+        None => compute_guidellm_reference(records, opts),
+    }
+}
+
+/// [`compute_guidellm`] from the straightforward [`guidellm_metrics`].
+pub(crate) fn compute_guidellm_reference(
+    records: &[RequestRecord],
+    opts: &MetricsOptions,
+) -> BenchmarkResult {
+    let m = Successful::of(guidellm_metrics(records, opts));
+    block(m, exact_figures(records), opts)
+}
+
+fn block(m: Successful, exact: ExactFigures, opts: &MetricsOptions) -> BenchmarkResult {
+    let ok = m.totals.successful;
     let pct = &opts.percentiles;
     let mut res = BenchmarkResult {
         successful_requests: Some(ok),
-        failed_requests: Some(m.request_totals.errored + m.request_totals.incomplete),
-        max_concurrency: Some(m.request_concurrency.successful.max.round() as u64),
+        failed_requests: Some(m.totals.errored + m.totals.incomplete),
+        max_concurrency: Some(m.concurrency.max.round() as u64),
         duration_ms: Some((m.window_end_s - m.window_start_s) * 1000.0),
-        total_input_tokens: Some(
-            (m.prompt_token_count.successful.mean * ok as f64).round_ties_even() as u64,
-        ),
-        total_output_tokens: Some(
-            (m.output_token_count.successful.mean * ok as f64).round_ties_even() as u64,
-        ),
-        request_throughput_per_s: Some(m.requests_per_second.successful.mean),
-        request_goodput_per_s: m.request_goodput.as_ref().map(|g| g.successful.mean),
-        output_throughput_per_s: Some(m.output_tokens_per_second.successful.mean),
-        peak_output_throughput_per_s: Some(m.output_tokens_per_second.successful.max),
-        peak_concurrent_requests: Some(m.request_concurrency.successful.max),
-        total_token_throughput_per_s: Some(m.tokens_per_second.successful.mean),
-        e2el: Some(summary(&m.request_latency.successful, 1000.0, pct)),
-        ttft: Some(summary(&m.time_to_first_token_ms.successful, 1.0, pct)),
-        tpot: Some(summary(&m.time_per_output_token_ms.successful, 1.0, pct)),
-        itl: Some(summary(&m.inter_token_latency_ms.successful, 1.0, pct)),
-        exact: Some(exact_figures(records)),
+        total_input_tokens: Some((m.prompt_count.mean * ok as f64).round_ties_even() as u64),
+        total_output_tokens: Some((m.output_count.mean * ok as f64).round_ties_even() as u64),
+        request_throughput_per_s: Some(m.requests_per_second.mean),
+        request_goodput_per_s: m.goodput.as_ref().map(|g| g.mean),
+        output_throughput_per_s: Some(m.output_tokens_per_second.mean),
+        peak_output_throughput_per_s: Some(m.output_tokens_per_second.max),
+        peak_concurrent_requests: Some(m.concurrency.max),
+        total_token_throughput_per_s: Some(m.tokens_per_second.mean),
+        e2el: Some(summary(&m.latency_s, 1000.0, pct)),
+        ttft: Some(summary(&m.ttft_ms, 1.0, pct)),
+        tpot: Some(summary(&m.tpot_ms, 1.0, pct)),
+        itl: Some(summary(&m.itl_ms, 1.0, pct)),
+        exact: Some(exact),
         ..BenchmarkResult::default()
     };
     res.meta.convention = Some(Convention::Guidellm);

@@ -27,6 +27,7 @@
 //! * `numpy`: numpy's summation, mean, std, percentiles and median.
 //! * `order`: order statistics in O(n) (selection, radix selection).
 //! * `weighted`: guidellm's weighted, event-merging distributions.
+//! * `pair_sort`: sorting their `(value, weight)` pairs (radix sort for long lists).
 //! * `streaming`: bounded-memory, mergeable `hdrhistogram` summaries.
 //!
 //! Every public item is re-exported here, so `servebench::stats::X` names it whichever
@@ -35,6 +36,7 @@
 mod exact;
 mod numpy;
 mod order;
+mod pair_sort;
 mod streaming;
 mod weighted;
 
@@ -44,11 +46,13 @@ pub(crate) use exact::Moments;
 pub(crate) use exact::ratio_f64;
 pub(crate) use numpy::SummaryRanks;
 #[allow(unused_imports)]
-pub(crate) use numpy::{leaf_sum, pairwise_split, pairwise_tree};
+pub(crate) use numpy::{leaf_sum, pairwise_split, pairwise_sum_by, pairwise_tree};
 pub use numpy::{
     mean, median_sorted, numpy_summary, pairwise_sum, percentile_linear, std, NumpySummary,
 };
 pub use order::order_statistics;
+pub(crate) use pair_sort::sort_pairs;
 pub(crate) use streaming::nanos_u64;
 pub use streaming::{StatsError, Streaming};
+pub(crate) use weighted::pair_order;
 pub use weighted::{WeightedDistribution, GUIDELLM_MERGE_THRESHOLD_S, GUIDELLM_PERCENTILES};

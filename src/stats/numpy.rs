@@ -20,6 +20,20 @@ pub fn pairwise_sum(xs: &[f64]) -> f64 {
     })
 }
 
+/// [`pairwise_sum`] of `f(0), f(1), …, f(n − 1)` without storing them: the same leaves,
+/// the same order, the same bits.
+pub(crate) fn pairwise_sum_by(n: usize, f: impl Fn(usize) -> f64) -> f64 {
+    let mut at = 0;
+    let mut buf = [0.0f64; PW_BLOCKSIZE];
+    pairwise_tree(n, &mut |len| {
+        for (k, b) in buf[..len].iter_mut().enumerate() {
+            *b = f(at + k);
+        }
+        at += len;
+        leaf_sum(&buf[..len])
+    })
+}
+
 /// numpy's pairwise summation tree over `n` values, with each leaf (a run of at most
 /// [`PW_BLOCKSIZE`] consecutive values, in order) summed by `leaf(len)`: the leaves are
 /// requested left to right, so `leaf` can consume the values from a stream.

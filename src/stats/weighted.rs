@@ -4,7 +4,8 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::pairwise_sum;
+use super::pair_sort::sort_pairs;
+use super::{pairwise_sum, pairwise_sum_by};
 
 /// guidellm's standard percentiles, in percent: p001, p01, p05, p10, p25, p50, p75, p90,
 /// p95, p99, p999.
@@ -103,62 +104,62 @@ impl WeightedDistribution {
             round_half_even_u64(pairwise_sum(&w))
         });
         let mut sorted = pairs.to_vec();
-        sorted.sort_unstable_by(|a, b| a.0.total_cmp(&b.0));
-        let mut values: Vec<f64> = Vec::with_capacity(sorted.len());
-        let mut weights: Vec<f64> = Vec::with_capacity(sorted.len());
-        for (v, w) in sorted {
-            match values.last() {
-                Some(&last) if last == v => {
-                    if let Some(acc) = weights.last_mut() {
-                        *acc += w;
-                    }
-                }
+        sort_pairs(&mut sorted);
+        WeightedDistribution::from_sorted(sorted, count)
+    }
+
+    /// [`WeightedDistribution::from_weighted`] of pairs already sorted by [`pair_order`]
+    /// (not empty), with the observation count given.
+    pub(crate) fn from_sorted(mut sorted: Vec<(f64, f64)>, count: u64) -> Self {
+        // Equal values merged in place (weights summed in order), then non-positive
+        // weights dropped.
+        let mut k: usize = 0;
+        for i in 0..sorted.len() {
+            let (v, w) = sorted[i];
+            match k.checked_sub(1).map(|last| &mut sorted[last]) {
+                Some(last) if last.0 == v => last.1 += w,
                 _ => {
-                    values.push(v);
-                    weights.push(0.0 + w);
+                    sorted[k] = (v, 0.0 + w);
+                    k += 1;
                 }
             }
         }
-        let (values, mut weights): (Vec<f64>, Vec<f64>) = values
-            .into_iter()
-            .zip(weights)
-            .filter(|&(_, w)| w > 0.0)
-            .unzip();
-        let mut total = pairwise_sum(&weights);
-        if total <= GUIDELLM_EPSILON {
-            weights = vec![1.0; values.len()];
-            total = pairwise_sum(&weights);
+        sorted.truncate(k);
+        sorted.retain(|&(_, w)| w > 0.0);
+        let n = sorted.len();
+        let mut total = pairwise_sum_by(n, |i| sorted[i].1);
+        let ones = total <= GUIDELLM_EPSILON;
+        if ones {
+            total = pairwise_sum_by(n, |_| 1.0);
         }
-        if values.is_empty() {
+        if n == 0 {
             return WeightedDistribution {
                 count,
                 ..WeightedDistribution::from_weighted(&[], None)
             };
         }
-        let probs: Vec<f64> = weights.iter().map(|w| w / total).collect();
-        let mut cdf = Vec::with_capacity(probs.len());
+        let prob = |i: usize| (if ones { 1.0 } else { sorted[i].1 }) / total;
+        let mut cdf = Vec::with_capacity(n);
         let mut run = 0.0;
-        for &p in &probs {
-            run += p;
+        for i in 0..n {
+            run += prob(i);
             cdf.push(run);
         }
-        let products: Vec<f64> = values.iter().zip(&probs).map(|(v, p)| v * p).collect();
-        let mean = pairwise_sum(&products);
-        let dev: Vec<f64> = values
-            .iter()
-            .zip(&probs)
-            .map(|(v, p)| {
-                let d = v - mean;
-                d * d * p
-            })
-            .collect();
-        let variance = pairwise_sum(&dev);
+        let mean = pairwise_sum_by(n, |i| sorted[i].0 * prob(i));
+        let variance = pairwise_sum_by(n, |i| {
+            let d = sorted[i].0 - mean;
+            d * d * prob(i)
+        });
         let mut mode_i = 0;
-        for (i, &p) in probs.iter().enumerate() {
-            if p > probs[mode_i] {
+        let mut mode_p = prob(0);
+        for i in 1..n {
+            let p = prob(i);
+            if p > mode_p {
                 mode_i = i;
+                mode_p = p;
             }
         }
+        let values: Vec<f64> = sorted.iter().map(|x| x.0).collect();
         let mut d = WeightedDistribution {
             mean,
             median: 0.0,
@@ -219,27 +220,38 @@ impl WeightedDistribution {
             wt.retain(|x| x.0 <= e);
             wt.push((e, 0.0));
         }
-        wt.sort_unstable_by(|a, b| a.0.total_cmp(&b.0));
-        let wt = merge_sorted_times(wt, GUIDELLM_MERGE_THRESHOLD_S);
+        sort_pairs(&mut wt);
+        WeightedDistribution::rate_from_sorted(wt)
+    }
+
+    /// [`WeightedDistribution::rate_from_timings`] of events already filtered to the window,
+    /// with the window's `(start, 0)` and `(end, 0)` events added, sorted by [`pair_order`].
+    pub(crate) fn rate_from_sorted(sorted: impl IntoIterator<Item = (f64, f64)>) -> Self {
+        let wt = merge_sorted_times(sorted, GUIDELLM_MERGE_THRESHOLD_S);
         if wt.len() <= 1 {
             return WeightedDistribution::from_weighted(&[], None);
         }
         let n = wt.len();
-        let mids: Vec<f64> = (0..n - 1).map(|i| (wt[i + 1].0 + wt[i].0) / 2.0).collect();
-        let mut durations = vec![0.0; n];
-        durations[0] = mids[0] - wt[0].0;
-        for i in 1..n - 1 {
-            durations[i] = mids[i] - mids[i - 1];
+        let count = round_half_even_u64(pairwise_sum_by(n, |i| wt[i].1));
+        // Each event lasts from the previous midpoint (the first: from its own time) to the
+        // next (the last: to its own time, at least 1e-6 s).
+        let mut pairs: Vec<(f64, f64)> = Vec::with_capacity(n);
+        let mut edge = wt[0].0;
+        for i in 0..n {
+            let d = match wt.get(i + 1) {
+                Some(next) => {
+                    let mid = (next.0 + wt[i].0) / 2.0;
+                    let d = mid - edge;
+                    edge = mid;
+                    d
+                }
+                None => (wt[i].0 - edge).max(GUIDELLM_EPSILON),
+            };
+            pairs.push((wt[i].1 / d, d));
         }
-        durations[n - 1] = (wt[n - 1].0 - mids[n - 2]).max(GUIDELLM_EPSILON);
-        let occurrences: Vec<f64> = wt.iter().map(|e| e.1).collect();
-        let count = round_half_even_u64(pairwise_sum(&occurrences));
-        let pairs: Vec<(f64, f64)> = occurrences
-            .iter()
-            .zip(&durations)
-            .map(|(o, d)| (o / d, *d))
-            .collect();
-        WeightedDistribution::from_weighted(&pairs, Some(count))
+        drop(wt);
+        sort_pairs(&mut pairs);
+        WeightedDistribution::from_sorted(pairs, count)
     }
 
     /// guidellm's concurrency distribution (`concurrency_distribution_from_timings`) over
@@ -259,7 +271,7 @@ impl WeightedDistribution {
         let count = kept.len() as u64;
         let mut wt: Vec<(f64, f64)> = kept.iter().map(|iv| (iv.0, iv.2)).collect();
         wt.extend(kept.iter().map(|iv| (iv.1, -iv.2)));
-        wt.sort_unstable_by(|a, b| a.0.total_cmp(&b.0));
+        sort_pairs(&mut wt);
         let mut wt = merge_sorted_times(wt, GUIDELLM_MERGE_THRESHOLD_S);
         if let (Some(s), false) = (start, wt.is_empty()) {
             let i = wt.partition_point(|e| e.0 < s);
@@ -313,51 +325,227 @@ fn round_half_even_u64(x: f64) -> u64 {
     }
 }
 
+/// The order events and pairs are sorted in: by value (time), then by weight, both by
+/// `total_cmp`. guidellm sorts by value alone (numpy's unstable sort), which leaves the
+/// order of equal values, and so the rounding of their summed weights, unspecified; this
+/// fixes it, so that any sort gives the same sequence and the same bits.
+pub(crate) fn pair_order(a: &(f64, f64), b: &(f64, f64)) -> std::cmp::Ordering {
+    a.0.total_cmp(&b.0).then_with(|| a.1.total_cmp(&b.1))
+}
+
 /// guidellm 0.8's `_merge_sorted_times_with_weights`: sum the weights of equal times, then
 /// greedily group times lying within `threshold` of a group's first time (groups never
-/// span a gap larger than `threshold`), keeping each group's first time.
-fn merge_sorted_times(sorted: Vec<(f64, f64)>, threshold: f64) -> Vec<(f64, f64)> {
-    let mut uniq: Vec<(f64, f64)> = Vec::with_capacity(sorted.len());
-    for (t, w) in sorted {
-        match uniq.last_mut() {
-            Some(last) if last.0 == t => last.1 += w,
-            _ => uniq.push((t, 0.0 + w)),
-        }
-    }
-    if threshold <= 0.0 || uniq.len() <= 1 {
-        return uniq;
-    }
-    let n = uniq.len();
-    let within: Vec<bool> = (0..n - 1)
-        .map(|k| uniq[k + 1].0 - uniq[k].0 <= threshold)
-        .collect();
-    if !within.iter().any(|&b| b) {
-        return uniq;
-    }
-    let mut out = Vec::with_capacity(n);
-    let mut run_start = 0;
-    while run_start < n {
-        let mut run_end = run_start + 1;
-        while run_end < n && within[run_end - 1] {
-            run_end += 1;
-        }
-        let mut g = run_start;
-        while g < run_end {
-            let limit = uniq[g].0 + threshold;
-            let mut e = g + 1;
-            while e < run_end && uniq[e].0 <= limit {
-                e += 1;
+/// span a gap larger than `threshold`), keeping each group's first time. One pass over a
+/// stream of sorted events (see `merge_sorted_times_reference` in the tests for the
+/// array-shaped original).
+fn merge_sorted_times(
+    sorted: impl IntoIterator<Item = (f64, f64)>,
+    threshold: f64,
+) -> Vec<(f64, f64)> {
+    let mut it = sorted.into_iter().peekable();
+    // Equal times summed in order, as `np.unique` + `np.add.reduceat` do.
+    let mut uniq = move || -> Option<(f64, f64)> {
+        let (t, w) = it.next()?;
+        let mut acc = 0.0 + w;
+        while let Some(&(t2, w2)) = it.peek() {
+            if t2 != t {
+                break;
             }
-            // np.add.reduceat: first element, then numpy's sum of the rest.
-            if e == g + 1 {
-                out.push(uniq[g]);
-            } else {
-                let rest: Vec<f64> = uniq[g + 1..e].iter().map(|x| x.1).collect();
-                out.push((uniq[g].0, uniq[g].1 + pairwise_sum(&rest)));
-            }
-            g = e;
+            acc += w2;
+            it.next();
         }
-        run_start = run_end;
+        Some((t, acc))
+    };
+    let mut out = Vec::new();
+    if threshold <= 0.0 {
+        while let Some(x) = uniq() {
+            out.push(x);
+        }
+        return out;
     }
-    out
+    let Some(mut first) = uniq() else {
+        return out;
+    };
+    let mut prev = first.0;
+    let mut rest: Vec<f64> = Vec::new();
+    loop {
+        let next = uniq();
+        match next {
+            // Inside the run (gap within the threshold) and within the group's reach.
+            Some(x) if x.0 - prev <= threshold && x.0 <= first.0 + threshold => {
+                rest.push(x.1);
+                prev = x.0;
+            }
+            _ => {
+                // np.add.reduceat: first element, then numpy's sum of the rest.
+                if rest.is_empty() {
+                    out.push(first);
+                } else {
+                    out.push((first.0, first.1 + pairwise_sum(&rest)));
+                    rest.clear();
+                }
+                match next {
+                    Some(x) => {
+                        first = x;
+                        prev = x.0;
+                    }
+                    None => return out,
+                }
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    /// The array-shaped original of [`merge_sorted_times`]: guidellm 0.8's `_merge_sorted_times_with_weights`: sum the weights of equal times, then
+    /// greedily group times lying within `threshold` of a group's first time (groups never
+    /// span a gap larger than `threshold`), keeping each group's first time.
+    fn merge_sorted_times_reference(sorted: Vec<(f64, f64)>, threshold: f64) -> Vec<(f64, f64)> {
+        let mut uniq: Vec<(f64, f64)> = Vec::with_capacity(sorted.len());
+        for (t, w) in sorted {
+            match uniq.last_mut() {
+                Some(last) if last.0 == t => last.1 += w,
+                _ => uniq.push((t, 0.0 + w)),
+            }
+        }
+        if threshold <= 0.0 || uniq.len() <= 1 {
+            return uniq;
+        }
+        let n = uniq.len();
+        let within: Vec<bool> = (0..n - 1)
+            .map(|k| uniq[k + 1].0 - uniq[k].0 <= threshold)
+            .collect();
+        if !within.iter().any(|&b| b) {
+            return uniq;
+        }
+        let mut out = Vec::with_capacity(n);
+        let mut run_start = 0;
+        while run_start < n {
+            let mut run_end = run_start + 1;
+            while run_end < n && within[run_end - 1] {
+                run_end += 1;
+            }
+            let mut g = run_start;
+            while g < run_end {
+                let limit = uniq[g].0 + threshold;
+                let mut e = g + 1;
+                while e < run_end && uniq[e].0 <= limit {
+                    e += 1;
+                }
+                // np.add.reduceat: first element, then numpy's sum of the rest.
+                if e == g + 1 {
+                    out.push(uniq[g]);
+                } else {
+                    let rest: Vec<f64> = uniq[g + 1..e].iter().map(|x| x.1).collect();
+                    out.push((uniq[g].0, uniq[g].1 + pairwise_sum(&rest)));
+                }
+                g = e;
+            }
+            run_start = run_end;
+        }
+        out
+    }
+
+    /// The array-shaped original of the summary in `from_sorted`: (mean, variance, mode,
+    /// values, cdf).
+    #[allow(clippy::type_complexity)]
+    fn summary_reference(sorted: Vec<(f64, f64)>) -> Option<(f64, f64, f64, Vec<f64>, Vec<f64>)> {
+        let mut values: Vec<f64> = Vec::new();
+        let mut weights: Vec<f64> = Vec::new();
+        for (v, w) in sorted {
+            match values.last() {
+                Some(&last) if last == v => *weights.last_mut()? += w,
+                _ => {
+                    values.push(v);
+                    weights.push(0.0 + w);
+                }
+            }
+        }
+        let (values, mut weights): (Vec<f64>, Vec<f64>) = values
+            .into_iter()
+            .zip(weights)
+            .filter(|&(_, w)| w > 0.0)
+            .unzip();
+        let mut total = pairwise_sum(&weights);
+        if total <= GUIDELLM_EPSILON {
+            weights = vec![1.0; values.len()];
+            total = pairwise_sum(&weights);
+        }
+        if values.is_empty() {
+            return None;
+        }
+        let probs: Vec<f64> = weights.iter().map(|w| w / total).collect();
+        let mut cdf = Vec::new();
+        let mut run = 0.0;
+        for &p in &probs {
+            run += p;
+            cdf.push(run);
+        }
+        let products: Vec<f64> = values.iter().zip(&probs).map(|(v, p)| v * p).collect();
+        let mean = pairwise_sum(&products);
+        let dev: Vec<f64> = values
+            .iter()
+            .zip(&probs)
+            .map(|(v, p)| (v - mean) * (v - mean) * p)
+            .collect();
+        let mut mode_i = 0;
+        for (i, &p) in probs.iter().enumerate() {
+            if p > probs[mode_i] {
+                mode_i = i;
+            }
+        }
+        Some((mean, pairwise_sum(&dev), values[mode_i], values, cdf))
+    }
+
+    proptest! {
+        #[test]
+        fn summary_equals_the_array_summary(
+            raw in proptest::collection::vec((0u16..300, -2i8..6), 1..1500),
+            tiny in any::<bool>(),
+        ) {
+            let scale = if tiny { 1e-9 } else { 0.37 };
+            let mut pairs: Vec<(f64, f64)> = raw
+                .iter()
+                .map(|&(v, w)| (f64::from(v) * 1.3, f64::from(w) * scale))
+                .collect();
+            sort_pairs(&mut pairs);
+            let d = WeightedDistribution::from_sorted(pairs.clone(), 7);
+            let bits = |xs: &[f64]| xs.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
+            match summary_reference(pairs) {
+                None => prop_assert!(d.values.is_empty()),
+                Some((mean, variance, mode, values, cdf)) => {
+                    prop_assert_eq!(d.mean.to_bits(), mean.to_bits());
+                    prop_assert_eq!(d.variance.to_bits(), variance.to_bits());
+                    prop_assert_eq!(d.mode.to_bits(), mode.to_bits());
+                    prop_assert_eq!(bits(&d.values), bits(&values));
+                    prop_assert_eq!(bits(&d.cdf), bits(&cdf));
+                }
+            }
+        }
+    }
+
+    proptest! {
+        #[test]
+        fn streaming_merge_equals_the_array_merge(
+            mut ev in proptest::collection::vec((0u32..400, 0u8..4), 0..200),
+            scale in prop_oneof![Just(1e-5), Just(3.3e-5), Just(1e-4)],
+            threshold in prop_oneof![Just(0.0), Just(1e-4), Just(2.5e-4)],
+        ) {
+            let mut events: Vec<(f64, f64)> = ev
+                .drain(..)
+                .map(|(t, w)| (f64::from(t) * scale, f64::from(w) / 3.0))
+                .collect();
+            events.sort_unstable_by(pair_order);
+            let a = merge_sorted_times(events.iter().copied(), threshold);
+            let b = merge_sorted_times_reference(events, threshold);
+            prop_assert_eq!(
+                a.iter().map(|x| (x.0.to_bits(), x.1.to_bits())).collect::<Vec<_>>(),
+                b.iter().map(|x| (x.0.to_bits(), x.1.to_bits())).collect::<Vec<_>>()
+            );
+        }
+    }
 }
