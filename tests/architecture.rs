@@ -75,13 +75,21 @@ const RULES: &[(&str, &[&str], &str)] = &[
     ),
     (
         "compare",
-        &["http", "sim", "driver", "collector", "engine", "import"],
-        "comparisons work on results, wherever they came from",
+        &[
+            "http",
+            "sim",
+            "driver",
+            "collector",
+            "engine",
+            "import",
+            "format",
+        ],
+        "comparisons work on results, wherever they came from, and are rendered by `format`",
     ),
     (
         "lint",
-        &["http", "sim", "driver", "collector", "engine"],
-        "lints work on results and records, wherever they came from",
+        &["http", "sim", "driver", "collector", "engine", "format"],
+        "lints work on results and records, wherever they came from, and are rendered by `format`",
     ),
     (
         "accuracy",
@@ -247,6 +255,55 @@ fn the_scanner_sees_grouped_uses_and_skips_comments_and_tests() {
         .map(|s| s.to_string())
         .collect();
     assert_eq!(seen, want);
+}
+
+/// What rendering looks like in code: writing into a sink, appending to a string, a
+/// `Display` implementation, serialising for output.
+const RENDERING: &[&str] = &[
+    "write!(",
+    "writeln!(",
+    "push_str(",
+    "impl fmt::Display",
+    "impl std::fmt::Display",
+    "impl Display",
+    "serde_json::to_string",
+];
+
+/// `compare` and `lint` hold numbers, decisions and findings; `format` writes them as text
+/// (GPUStack's cells, tables, sentences and ladder; the comparison table; lint's finding
+/// lines). `compare` builds no string at all; `lint` builds only its findings' messages.
+#[test]
+fn compare_and_lint_render_nothing() {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    let mut broken = Vec::new();
+    let mut checked = 0;
+    for (module, extra) in [("compare", &["format!("][..]), ("lint", &[][..])] {
+        let mut files = Vec::new();
+        rust_files(&src.join(module), &mut files);
+        files.push(src.join(format!("{module}.rs")));
+        files.sort();
+        for file in files.iter().filter(|f| f.exists()) {
+            checked += 1;
+            let source = std::fs::read_to_string(file).unwrap();
+            for (line, code) in code_lines(&source) {
+                for needle in RENDERING.iter().chain(extra) {
+                    if code.contains(needle) {
+                        broken.push(format!(
+                            "{}:{line}: `{module}` renders (`{needle}`): move it to `format`",
+                            file.strip_prefix(env!("CARGO_MANIFEST_DIR"))
+                                .unwrap()
+                                .display()
+                        ));
+                    }
+                }
+            }
+        }
+    }
+    assert!(
+        checked >= 5,
+        "only {checked} files checked: the scan lost its way"
+    );
+    assert!(broken.is_empty(), "{}", broken.join("\n"));
 }
 
 /// Files over the size limit that wait to be split along their seams (issue #12); the list

@@ -2,7 +2,9 @@
 
 pub mod comparison;
 pub mod doc;
+pub mod gpustack;
 pub mod intervals;
 pub mod labels;
+pub mod lint;
 pub mod pyfmt;
 pub mod text;

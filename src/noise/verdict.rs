@@ -25,7 +25,8 @@
 
 use std::fmt::Write as _;
 
-use crate::compare::{signed_percent, Delta, Direction, Metric, METRICS};
+use crate::compare::{Delta, Direction, Metric, METRICS};
+use crate::format::comparison::signed_percent;
 use crate::noise::bootstrap::mean_sd;
 use crate::noise::dist::{normal_quantile, t_quantile};
 use crate::noise::interval::Interval;

@@ -3,9 +3,9 @@
 //! records or stored intervals, or from repetitions with `--repetitions`), then GPUStack's
 //! conclusion row (with the noise verdict when known).
 
-use servebench::compare::gpustack::noise::{noisy_row_markdown, noisy_row_text};
 use servebench::compare::gpustack::{conclusion_row, ConclusionTable};
 use servebench::compare::{compare, MEAN_TPOT};
+use servebench::format::gpustack::noise::{noisy_row_markdown, noisy_row_text};
 use servebench::noise::verdict::{
     compare_repetitions, compare_runs, NoiseSource, NoisyComparison, VerdictOptions,
 };

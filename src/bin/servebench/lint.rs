@@ -8,6 +8,7 @@
 use std::io::Write as _;
 use std::process::ExitCode;
 
+use servebench::format::lint::{render_json, render_text};
 use servebench::lint::{self, LintOptions, RunFindings};
 
 use crate::input;
@@ -57,8 +58,8 @@ pub fn run(args: &Args) -> ExitCode {
         }
     }
     let text = match args.format {
-        FormatArg::Text => lint::render_text(&runs),
-        FormatArg::Json => lint::render_json(&runs) + "\n",
+        FormatArg::Text => render_text(&runs),
+        FormatArg::Json => render_json(&runs) + "\n",
     };
     let mut out = std::io::stdout().lock();
     if let Err(e) = out.write_all(text.as_bytes()).and_then(|()| out.flush()) {
