@@ -41,6 +41,27 @@ const RULES: &[(&str, &[&str], &str)] = &[
         "raw timings depend on nothing",
     ),
     (
+        "rng",
+        &[
+            "format",
+            "metrics",
+            "compare",
+            "lint",
+            "import",
+            "http",
+            "sim",
+            "driver",
+            "collector",
+            "engine",
+            "result",
+            "record",
+            "stats",
+            "noise",
+            "profile",
+        ],
+        "random numbers depend on nothing",
+    ),
+    (
         "collector",
         &[
             "metrics", "format", "compare", "lint", "import", "http", "sim", "driver", "engine",

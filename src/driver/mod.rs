@@ -366,26 +366,8 @@ pub fn run<E: Engine + ?Sized>(
                 break;
             }
         }
-        // Ends of requests reported below free conversation slots and release later turns.
-        let mut ended: Vec<(usize, Duration)> = Vec::new();
-        while !stop_sending && follow.peek().is_some_and(|Reverse((t, _))| *t <= now) {
-            let Some(Reverse((_, id))) = follow.pop() else {
-                break;
-            };
-            let turn = opts.turns.as_ref().and_then(|t| t.get(id));
-            if !send_one(
-                id,
-                now,
-                &work[id],
-                turn,
-                scheduled[id],
-                engine,
-                &mut open,
-                &collector,
-            ) {
-                ended.push((id, now));
-            }
-        }
+        // Due follow-up turns first (ends of requests, released below, free conversation
+        // slots and release later turns), then new roots while the cap allows.
         let used = |open: &HashMap<u64, RequestHandle<'_, ManualClock>>, active: usize| {
             if conversations {
                 active
@@ -393,15 +375,27 @@ pub fn run<E: Engine + ?Sized>(
                 open.len()
             }
         };
-        while !stop_sending
-            && used(&open, active_conversations) < cap
-            && roots_queue.peek().is_some_and(|Reverse((t, _))| *t <= now)
-        {
-            let Some(Reverse((_, id))) = roots_queue.pop() else {
+        let mut ended: Vec<(usize, Duration)> = Vec::new();
+        loop {
+            let id = if stop_sending {
+                break;
+            } else if follow.peek().is_some_and(|Reverse((t, _))| *t <= now) {
+                let Some(Reverse((_, id))) = follow.pop() else {
+                    break;
+                };
+                id
+            } else if used(&open, active_conversations) < cap
+                && roots_queue.peek().is_some_and(|Reverse((t, _))| *t <= now)
+            {
+                let Some(Reverse((_, id))) = roots_queue.pop() else {
+                    break;
+                };
+                roots_sent += 1;
+                active_conversations += 1;
+                id
+            } else {
                 break;
             };
-            roots_sent += 1;
-            active_conversations += 1;
             let turn = opts.turns.as_ref().and_then(|t| t.get(id));
             if !send_one(
                 id,

@@ -116,6 +116,19 @@ pub struct NoisyDelta {
 }
 
 impl NoisyDelta {
+    /// `metric`'s delta with nothing known about its noise yet (no interval, verdict
+    /// [`NoiseVerdict::Unknown`]).
+    fn unknown(metric: Metric, delta: Delta) -> NoisyDelta {
+        NoisyDelta {
+            metric,
+            delta,
+            interval: None,
+            verdict: NoiseVerdict::Unknown,
+            mde_percent: None,
+            runs_needed: None,
+        }
+    }
+
     /// The delta's interval in percent of the baseline value.
     pub fn percent_interval(&self) -> Option<(f64, f64)> {
         let i = self.interval?;
@@ -200,14 +213,7 @@ pub fn compare_runs(
         .filter_map(|m| {
             let delta = Delta::new(m.value(base)?, m.value(candidate)?);
             let se = |r: &BenchmarkResult| r.intervals.as_ref()?.for_metric(m).map(|i| i.se);
-            let mut nd = NoisyDelta {
-                metric: *m,
-                delta,
-                interval: None,
-                verdict: NoiseVerdict::Unknown,
-                mde_percent: None,
-                runs_needed: None,
-            };
+            let mut nd = NoisyDelta::unknown(*m, delta);
             if let (Some(sa), Some(sb)) = (se(base), se(candidate)) {
                 any = true;
                 let s = (sa * sa + sb * sb).sqrt();
@@ -263,14 +269,7 @@ pub fn compare_repetitions(
             let (ma, sa) = mean_sd(&xa);
             let (mb, sb) = mean_sd(&xb);
             let delta = Delta::new(ma, mb);
-            let mut nd = NoisyDelta {
-                metric: *m,
-                delta,
-                interval: None,
-                verdict: NoiseVerdict::Unknown,
-                mde_percent: None,
-                runs_needed: None,
-            };
+            let mut nd = NoisyDelta::unknown(*m, delta);
             let effect = opts.effect_percent / 100.0 * ma.abs();
             let (se, df, sigma, k, dff): (f64, f64, f64, f64, fn(f64) -> f64) = if paired {
                 let d: Vec<f64> = xa.iter().zip(&xb).map(|(x, y)| y - x).collect();

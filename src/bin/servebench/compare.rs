@@ -224,30 +224,24 @@ pub fn run(args: &Args) -> Result<String, InputError> {
     };
     let known = noise.source != NoiseSource::Unknown;
     let notes: String = notes.iter().map(|n| format!("{n}\n")).collect();
-    Ok(match args.format {
-        Format::Text => {
-            let mut t = table.text();
-            if known {
-                t = replace_last_line(&t, &noisy_row_text(&row, &noise));
-            }
-            format!(
-                "{}\n{}{notes}\n{t}{tpot_note}",
-                cmp.to_text(),
-                noise_block(&noise, false)
-            )
-        }
-        Format::Markdown => {
-            let mut t = table.markdown();
-            if known {
-                t = replace_last_line(&t, &noisy_row_markdown(&row, &noise));
-            }
-            format!(
-                "{}\n{}{notes}\n{t}{tpot_note}",
-                cmp.to_markdown(),
-                noise_block(&noise, true)
-            )
-        }
-    })
+    let markdown = matches!(args.format, Format::Markdown);
+    let (comparison, mut conclusion) = if markdown {
+        (cmp.to_markdown(), table.markdown())
+    } else {
+        (cmp.to_text(), table.text())
+    };
+    if known {
+        let noisy = if markdown {
+            noisy_row_markdown(&row, &noise)
+        } else {
+            noisy_row_text(&row, &noise)
+        };
+        conclusion = replace_last_line(&conclusion, &noisy);
+    }
+    Ok(format!(
+        "{comparison}\n{}{notes}\n{conclusion}{tpot_note}",
+        noise_block(&noise, markdown)
+    ))
 }
 
 fn noise_block(noise: &NoisyComparison, markdown: bool) -> String {
