@@ -150,6 +150,14 @@ pub trait Engine {
     /// Requests submitted and not yet finished or failed.
     fn in_flight(&self) -> usize;
 
+    /// The engine-clock time of the next thing that will happen without a new submit, if
+    /// the engine knows it (a virtual-time engine that has computed its next step does):
+    /// a real-time host of a virtual engine (the example server) sleeps until then instead
+    /// of polling. `None` (the default): unknown, or nothing left to do.
+    fn next_event_at(&self) -> Option<Duration> {
+        None
+    }
+
     /// The requests the run will submit first, in the order they are due (the driver calls
     /// this once, before the first submit): an engine that must encode a request before it
     /// can send it (the HTTP client) may do that ahead, so that the send at the due time

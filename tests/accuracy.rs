@@ -287,6 +287,11 @@ fn a_servebench_run_against_the_example_server_matches_its_timeline() {
     assert_eq!(late["count"], 24);
     assert!(late["min_ms"].as_f64().unwrap() > -0.05, "{late}");
     assert_eq!(a["ttft_after_release"]["count"], 24);
+    // The client's side (after the server's HTTP task wrote the first chunk) is never
+    // negative beyond the clocks' rounding: the client cannot see bytes before they exist.
+    let wire = &a["ttft_after_write"];
+    assert_eq!(wire["count"], 24);
+    assert!(wire["min_ms"].as_f64().unwrap() > -0.05, "{wire}");
     // 16 tokens, one per chunk: 15 gaps per request.
     assert_eq!(a["itl"]["count"], 15 * 24);
     let t = &a["throughput"];

@@ -12,8 +12,11 @@
 //! * **TTFT**: client TTFT − (first chunk − arrival), per request. Where the timeline has
 //!   the first chunk's release (`first_release_unix_s`), the error is split in two: the
 //!   server's own lateness ([`ClientAccuracy::ttft_server_late`]: release − first chunk, the
-//!   engine thread's tick and wake-up) and what remains after the release
-//!   ([`ClientAccuracy::ttft_after_release`]: client TTFT − (release − arrival)).
+//!   engine thread's wake-up) and what remains after the release
+//!   ([`ClientAccuracy::ttft_after_release`]: client TTFT − (release − arrival)); where it
+//!   has the first chunk's write (`first_write_unix_s`), the part after the server's HTTP
+//!   task handed the bytes on ([`ClientAccuracy::ttft_after_write`]): socket, loopback and
+//!   client.
 //! * **E2E**: client (end, else last chunk) − send − (end − arrival), per request.
 //! * **TPOT** (vLLM's): (last chunk − first chunk) / (output tokens − 1), client − server,
 //!   per request with at least two tokens (the server's output count).
@@ -41,6 +44,7 @@
 //!     end_s: Some(0.03), arrival_unix_s: t0, admitted_unix_s: t0,
 //!     first_token_unix_s: Some(t0 + 0.020), chunk_unix_s: vec![t0 + 0.020, t0 + 0.030],
 //!     end_unix_s: Some(t0 + 0.030), first_release_unix_s: Some(t0 + 0.0203),
+//!     first_write_unix_s: Some(t0 + 0.0205),
 //!     chunk_tokens: vec![1, 1], output_tokens: 2,
 //!     prompt_tokens: Some(4), outcome: servebench::record::Outcome::Success,
 //! }]);
@@ -68,6 +72,8 @@
 //! // 0.3 ms of it was the server's (its engine thread released the chunk late), 1.2 ms after.
 //! assert!((a.ttft_server_late.unwrap().median_ms - 0.3).abs() < 1e-3);
 //! assert!((a.ttft_after_release.unwrap().median_ms - 1.2).abs() < 1e-3);
+//! // Of those 1.2 ms, 1.0 ms passed after the server's HTTP task wrote the chunk.
+//! assert!((a.ttft_after_write.unwrap().median_ms - 1.0).abs() < 1e-3);
 //! ```
 
 pub mod keys;
@@ -225,6 +231,10 @@ pub struct ClientAccuracy {
     pub ttft_server_late: Option<ErrorStats>,
     /// The rest: client TTFT − (release of the first chunk − arrival).
     pub ttft_after_release: Option<ErrorStats>,
+    /// Of the rest, what passed after the server's HTTP task handed the first chunk's bytes
+    /// to its HTTP library: client TTFT − (first write − arrival) — the socket, the
+    /// loopback and the client's reading and stamping (and its sending, before arrival).
+    pub ttft_after_write: Option<ErrorStats>,
     /// ITL error, per chunk gap.
     pub itl: Option<ErrorStats>,
     /// Requests whose chunk counts differ between client and server (no ITL comparison).
@@ -288,6 +298,7 @@ pub fn measure(truth: &Truth, run: &Run, keys: &[RequestKeys]) -> ClientAccuracy
         ttft: None,
         ttft_server_late: None,
         ttft_after_release: None,
+        ttft_after_write: None,
         itl: None,
         itl_skipped: 0,
         tpot: None,
@@ -295,7 +306,7 @@ pub fn measure(truth: &Truth, run: &Run, keys: &[RequestKeys]) -> ClientAccuracy
         throughput: Throughput::default(),
     };
     let (mut ttft, mut itl, mut tpot, mut e2e) = (Vec::new(), Vec::new(), Vec::new(), Vec::new());
-    let (mut late, mut after) = (Vec::new(), Vec::new());
+    let (mut late, mut after, mut after_write) = (Vec::new(), Vec::new(), Vec::new());
     let mut used = vec![false; truth.entries.len()];
     let mut served: Vec<&TimelineEntry> = Vec::new();
     let ms = |d: std::time::Duration| d.as_secs_f64() * 1e3;
@@ -337,6 +348,9 @@ pub fn measure(truth: &Truth, run: &Run, keys: &[RequestKeys]) -> ClientAccuracy
             late.push((s_release, s_ttft));
             after.push((ms(c_ttft), s_release));
         }
+        if let Some(write) = e.first_write_unix_s {
+            after_write.push((ms(c_ttft), (write - e.arrival_unix_s) * 1e3));
+        }
         let t_last = e.chunk_unix_s.last().copied().unwrap_or(t_first);
         let t_end = e.end_unix_s.unwrap_or(t_last);
         let c_end = rec
@@ -368,6 +382,7 @@ pub fn measure(truth: &Truth, run: &Run, keys: &[RequestKeys]) -> ClientAccuracy
     out.ttft = ErrorStats::from_pairs(&ttft);
     out.ttft_server_late = ErrorStats::from_pairs(&late);
     out.ttft_after_release = ErrorStats::from_pairs(&after);
+    out.ttft_after_write = ErrorStats::from_pairs(&after_write);
     out.itl = ErrorStats::from_pairs(&itl);
     out.tpot = ErrorStats::from_pairs(&tpot);
     out.e2e = ErrorStats::from_pairs(&e2e);

@@ -294,6 +294,36 @@ pub fn summarize(
     result
 }
 
+/// How many requests a run sends at its start at once: a concurrency-bound run (every
+/// request due at once) sends its cap, or all its requests if fewer, in one burst; a run on
+/// a schedule opens its connections as its requests come (0).
+fn first_burst(args: &BenchArgs) -> usize {
+    let all_at_once = match args.arrivals {
+        Some(Arrivals::AllAtOnce) => true,
+        Some(_) => false,
+        None => !args.profile.request_rate.is_finite(),
+    };
+    if !all_at_once {
+        return 0;
+    }
+    let cap = args
+        .max_concurrency
+        .or_else(|| {
+            args.profile
+                .max_concurrency
+                .and_then(|c| usize::try_from(c).ok())
+        })
+        .unwrap_or(crate::driver::GUIDELLM_MAX_CONCURRENCY);
+    let cap = match args.shard {
+        Some(shard) => shard.cap_share(cap).unwrap_or(cap),
+        None => cap,
+    };
+    let requests = args.max_requests.map_or(args.profile.total_requests, |m| {
+        m.min(args.profile.total_requests)
+    });
+    cap.min(usize::try_from(requests).unwrap_or(usize::MAX))
+}
+
 fn wall_clock_at(origin: Instant) -> chrono::DateTime<chrono::FixedOffset> {
     let now = chrono::Utc::now();
     let back = chrono::Duration::from_std(origin.elapsed()).unwrap_or_default();
@@ -324,6 +354,12 @@ pub fn run(args: &BenchArgs, progress: &mut dyn FnMut(&Progress)) -> Result<Benc
     let mut workload = args.workload.clone();
     workload.with_text = true;
     let engine = HttpEngine::new(http)?;
+    if args.http.preconnect {
+        let burst = first_burst(args);
+        if burst > 1 {
+            engine.preconnect(burst);
+        }
+    }
     let prefix_cache_reset = if args.reset_prefix_cache {
         Some(engine.reset_prefix_cache()?.to_string())
     } else {

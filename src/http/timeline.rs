@@ -27,6 +27,7 @@
 //!     chunk_unix_s: vec![1.0e9 + 0.1, 1.0e9 + 0.12],
 //!     end_unix_s: Some(1.0e9 + 0.12),
 //!     first_release_unix_s: Some(1.0e9 + 0.1003),
+//!     first_write_unix_s: Some(1.0e9 + 0.1004),
 //!     chunk_tokens: vec![1, 1],
 //!     output_tokens: 2,
 //!     prompt_tokens: Some(8),
@@ -74,10 +75,16 @@ pub struct TimelineEntry {
     pub end_unix_s: Option<f64>,
     /// When the engine thread actually handed the first token chunk to the request's HTTP
     /// task, as wall-clock Unix seconds: `first_token_unix_s` is when the simulated engine
-    /// produced it; the thread wakes every tick (500 µs), so this is up to a tick and a
+    /// produced it; the thread sleeps until the simulator's next event, so this is its
     /// wake-up later. Absent in files written before it was recorded.
     #[serde(default)]
     pub first_release_unix_s: Option<f64>,
+    /// When the request's HTTP task handed the first token chunk's bytes to hyper (which
+    /// writes them to the socket), as wall-clock Unix seconds: what a client's TTFT holds
+    /// beyond this is the socket, the loopback and the client. Absent in files written
+    /// before it was recorded.
+    #[serde(default)]
+    pub first_write_unix_s: Option<f64>,
     /// Tokens in each chunk (parallel to `chunk_s`).
     pub chunk_tokens: Vec<u32>,
     /// Output tokens (the engine's count when it reported one, else the chunks' sum).
@@ -151,6 +158,7 @@ pub fn entries(served: &[ServedRequest], origin: Instant, speed: f64) -> Vec<Tim
                 first_release_unix_s: s
                     .first_release_wall
                     .map(|w| origin_unix_s + w.as_secs_f64()),
+                first_write_unix_s: s.first_write_wall.map(|w| origin_unix_s + w.as_secs_f64()),
                 chunk_tokens: r.chunks.iter().map(|c| c.tokens).collect(),
                 output_tokens: r.output_tokens(),
                 prompt_tokens: r.usage_prompt_tokens.or(r.prompt_tokens),
@@ -247,6 +255,7 @@ mod tests {
             response_id: "cmpl-3".into(),
             received_wall: Duration::from_millis(received_ms),
             first_release_wall: Some(Duration::from_millis(received_ms + 11)),
+            first_write_wall: Some(Duration::from_millis(received_ms + 12)),
             record: r,
         }
     }

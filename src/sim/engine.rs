@@ -671,6 +671,25 @@ impl Engine for H200Sim {
         }
     }
 
+    /// The first event already computed; else the next step's start while requests are
+    /// running or waiting; else the next arrival or admission.
+    fn next_event_at(&self) -> Option<Duration> {
+        if !self.sent.is_empty() {
+            return Some(dur(self.now_s));
+        }
+        if let Some(ev) = self.pending.front() {
+            return Some(ev.at());
+        }
+        if !self.running.is_empty() || !self.waiting.is_empty() {
+            return Some(dur(self.gpu_s.max(self.now_s)));
+        }
+        self.arriving
+            .front()
+            .map(|r| r.arrival_s)
+            .or_else(|| self.frontend.next_completion())
+            .map(dur)
+    }
+
     /// Drops request `id` wherever it is (frontend, waiting, running): its blocks are freed
     /// and no further events are reported for it.
     fn cancel(&mut self, id: u64) -> bool {

@@ -96,6 +96,9 @@ fn text(truth: &Path, all: &[ClientAccuracy]) -> String {
             row(&mut out, " srv", a.ttft_server_late.as_ref());
             row(&mut out, " rest", a.ttft_after_release.as_ref());
         }
+        if a.ttft_after_write.is_some() {
+            row(&mut out, " wire", a.ttft_after_write.as_ref());
+        }
         row(&mut out, "ITL", a.itl.as_ref());
         row(&mut out, "TPOT", a.tpot.as_ref());
         row(&mut out, "E2E", a.e2e.as_ref());
@@ -104,7 +107,9 @@ fn text(truth: &Path, all: &[ClientAccuracy]) -> String {
                 out,
                 "  (TTFT = srv + rest: srv is the server's own lateness, its engine thread \
                  releasing the first chunk after the engine produced it; rest is everything \
-                 after that release)"
+                 after that release; wire, of the rest, is what passed after the server's HTTP \
+                 task handed the first chunk's bytes to its HTTP library: socket, loopback and \
+                 client)"
             );
         }
         if a.itl_skipped > 0 {

@@ -192,6 +192,12 @@ pub struct Args {
     /// chunk then counts as one token.
     #[arg(long)]
     no_continuous_usage: bool,
+    /// Do not open the first burst's connections before the run (a concurrency-bound run
+    /// opens min(cap, requests) keep-alive connections first, so that the first wave's TTFT
+    /// holds no TCP handshake); with this flag each request of the first wave connects
+    /// after its send time, as `vllm bench serve` and guidellm do.
+    #[arg(long)]
+    no_preconnect: bool,
     /// Scrape the server's /metrics every this many seconds during the run (kept in the run
     /// file as server_metrics; a server without /metrics is noted, not an error).
     #[arg(long, default_value_t = 1.0, allow_negative_numbers = true,
@@ -533,6 +539,7 @@ fn run(args: &Args) -> Result<(String, u8), Failure> {
         .filter(|k| !k.is_empty());
     http.request_timeout = Some(seconds(args.timeout));
     http.continuous_usage = !args.no_continuous_usage;
+    http.preconnect = !args.no_preconnect;
     let stop = StopSignal::new();
     let mut bench_args = BenchArgs::new(args.target.clone(), profile.clone());
     bench_args.http = http;

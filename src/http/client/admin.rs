@@ -18,7 +18,8 @@ async fn send_empty(
 ) -> Result<hyper::Response<hyper::body::Incoming>, HttpError> {
     let mut sender = connect(shared)
         .await
-        .map_err(|f| HttpError::Request(f.message))?;
+        .map_err(|f| HttpError::Request(f.message))?
+        .sender;
     let t = &shared.target;
     let mut builder = Request::builder()
         .method(method.clone())

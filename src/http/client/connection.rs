@@ -1,16 +1,25 @@
 //! Connections to the server: connecting, the pool of idle keep-alive connections, and
 //! building each request's HTTP head.
 
+use std::sync::Arc;
+
 use bytes::Bytes;
 use http_body_util::Full;
 use hyper::Request;
 use hyper_util::rt::TokioIo;
 
+use super::stamped::{ReadStamp, StampedTcp};
 use super::stream::{fail, Failure};
 use super::{Sender, Shared, MAX_IDLE, REQUEST_ID_PREFIX};
 use crate::record::ErrorKind;
 
-pub(super) async fn connect(shared: &Shared) -> Result<Sender, Failure> {
+/// One keep-alive connection: the request sender and the times its reads returned data.
+pub(super) struct Conn {
+    pub(super) sender: Sender,
+    pub(super) stamp: Arc<ReadStamp>,
+}
+
+pub(super) async fn connect(shared: &Shared) -> Result<Conn, Failure> {
     let t = &shared.target;
     let tcp = tokio::time::timeout(
         shared.config.connect_timeout,
@@ -30,36 +39,56 @@ pub(super) async fn connect(shared: &Shared) -> Result<Sender, Failure> {
         )
     })?;
     let _ = tcp.set_nodelay(true);
-    let (sender, conn) = hyper::client::conn::http1::handshake(TokioIo::new(tcp))
+    let stamp = Arc::new(ReadStamp::new(shared.origin));
+    let io = TokioIo::new(StampedTcp::new(tcp, Arc::clone(&stamp)));
+    let (sender, conn) = hyper::client::conn::http1::handshake(io)
         .await
         .map_err(|e| fail(ErrorKind::Connect, format!("HTTP handshake: {e}")))?;
     tokio::spawn(async move {
         let _ = conn.await;
     });
-    Ok(sender)
+    Ok(Conn { sender, stamp })
 }
 
-/// An idle pooled connection, or `None`.
-pub(super) async fn pooled(shared: &Shared) -> Option<Sender> {
+/// Opens `count` connections concurrently into the idle pool; returns how many opened.
+pub(super) async fn preconnect(shared: &Arc<Shared>, count: usize) -> usize {
+    let mut set = tokio::task::JoinSet::new();
+    for _ in 0..count {
+        let shared = Arc::clone(shared);
+        set.spawn(async move { connect(&shared).await.ok() });
+    }
+    let mut opened = 0;
+    while let Some(joined) = set.join_next().await {
+        if let Ok(Some(conn)) = joined {
+            give_back(shared, conn);
+            opened += 1;
+        }
+    }
+    opened
+}
+
+/// An idle pooled connection (its read stamps forgotten), or `None`.
+pub(super) async fn pooled(shared: &Shared) -> Option<Conn> {
     loop {
         let candidate = shared.idle.lock().ok()?.pop();
-        let mut sender = candidate?;
-        if sender.is_closed() {
+        let mut conn = candidate?;
+        if conn.sender.is_closed() {
             continue;
         }
-        if sender.ready().await.is_ok() {
-            return Some(sender);
+        if conn.sender.ready().await.is_ok() {
+            conn.stamp.reset();
+            return Some(conn);
         }
     }
 }
 
-pub(super) fn give_back(shared: &Shared, sender: Sender) {
-    if sender.is_closed() {
+pub(super) fn give_back(shared: &Shared, conn: Conn) {
+    if conn.sender.is_closed() {
         return;
     }
     if let Ok(mut idle) = shared.idle.lock() {
         if idle.len() < MAX_IDLE {
-            idle.push(sender);
+            idle.push(conn);
         }
     }
 }

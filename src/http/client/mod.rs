@@ -6,7 +6,8 @@
 //! stamps [`EngineEvent::Sent`] just before it takes a connection and sends (vLLM's `st`;
 //! the bodies of the requests announced by [`Engine::prepare`] are encoded ahead by a
 //! thread of their own, the others in the task after the stamp),
-//! stamps every body read on arrival (an [`Instant`]-based offset from the engine's origin),
+//! stamps every body read with the time its connection's read returned the bytes (an
+//! [`Instant`]-based offset from the engine's origin; not when the task next ran),
 //! parses the SSE events in it and sends [`EngineEvent::Chunk`]s through a channel that
 //! [`Engine::advance`] drains while it waits on the wall clock.
 //!
@@ -21,6 +22,7 @@ mod admin;
 mod connection;
 mod inbox;
 mod prompt;
+mod stamped;
 mod stream;
 #[cfg(test)]
 mod tests;
@@ -69,11 +71,16 @@ pub struct HttpConfig {
     pub extra_body: serde_json::Map<String, Value>,
     /// Tokio worker threads for the I/O tasks.
     pub worker_threads: usize,
+    /// Open the connections of a run's first burst before the run starts
+    /// ([`HttpEngine::preconnect`], which [`crate::http::bench::run`] calls for
+    /// concurrency-bound runs), so that the first wave's TTFT holds no TCP handshake.
+    pub preconnect: bool,
 }
 
 impl HttpConfig {
     /// Defaults for `target`: completions endpoint, no model/key, 6 h request timeout (vLLM's
-    /// aiohttp limit), 10 s connect timeout, continuous usage on, 2 worker threads.
+    /// aiohttp limit), 10 s connect timeout, continuous usage on, 2 worker threads, the first
+    /// burst's connections opened ahead.
     pub fn new(target: impl Into<String>) -> Self {
         HttpConfig {
             target: target.into(),
@@ -85,6 +92,7 @@ impl HttpConfig {
             continuous_usage: true,
             extra_body: serde_json::Map::new(),
             worker_threads: 2,
+            preconnect: true,
         }
     }
 }
@@ -105,7 +113,7 @@ struct Shared {
     config: HttpConfig,
     origin: Instant,
     inbox: Inbox,
-    idle: Mutex<Vec<Sender>>,
+    idle: Mutex<Vec<connection::Conn>>,
     /// The server's clock from the responses' `Date` headers.
     clock: Mutex<ServerClock>,
 }
@@ -170,6 +178,17 @@ impl HttpEngine {
     /// responses so far ([`ServerClock`]).
     pub fn server_clock(&self) -> ServerClock {
         self.shared.clock.lock().map(|c| *c).unwrap_or_default()
+    }
+
+    /// Opens `count` keep-alive connections now, all at once, and keeps them for the
+    /// requests to come; returns how many opened (a failure here is not an error: the
+    /// request that would have used the connection reports it). At most 4096.
+    pub fn preconnect(&self, count: usize) -> usize {
+        let Ok(rt) = self.runtime() else {
+            return 0;
+        };
+        let shared = Arc::clone(&self.shared);
+        rt.block_on(connection::preconnect(&shared, count.min(MAX_IDLE)))
     }
 
     /// `GET /v1/models`: the ids the server serves (the first is vLLM's default model).

@@ -72,15 +72,19 @@ pub(super) async fn stream_request(
     };
     drop(request);
     // A pooled connection may have been closed by the server meanwhile: retry once on a new one.
-    let (mut sender, reused) = match pooled(shared).await {
-        Some(s) => (s, true),
+    let (mut conn, reused) = match pooled(shared).await {
+        Some(c) => (c, true),
         None => (connect(shared).await?, false),
     };
-    let response = match sender.send_request(build_request(shared, id, &body)?).await {
+    let response = match conn
+        .sender
+        .send_request(build_request(shared, id, &body)?)
+        .await
+    {
         Ok(r) => r,
         Err(e) if reused && (e.is_canceled() || e.is_closed() || e.is_incomplete_message()) => {
-            sender = connect(shared).await?;
-            sender
+            conn = connect(shared).await?;
+            conn.sender
                 .send_request(build_request(shared, id, &body)?)
                 .await
                 .map_err(|e| fail(ErrorKind::Connect, format!("sending the request: {e}")))?
@@ -92,7 +96,9 @@ pub(super) async fn stream_request(
             ))
         }
     };
-    let head = shared.now();
+    // The head's read is claimed here, so that the first body chunk, when it comes in a
+    // later read, is stamped by that one.
+    let head = conn.stamp.claim(shared.now());
     if let Some(date) = response.headers().get(hyper::header::DATE) {
         if let (Ok(v), Ok(mut clock)) = (date.to_str(), shared.clock.lock()) {
             clock.observe_header(v, sent, head);
@@ -125,7 +131,8 @@ pub(super) async fn stream_request(
                 let Ok(data) = frame.into_data() else {
                     continue; // trailers
                 };
-                let at = shared.now();
+                // When the read that brought these bytes returned, not when this task ran.
+                let at = conn.stamp.claim(shared.now());
                 parser
                     .feed(&data, &mut events)
                     .map_err(|e| fail(ErrorKind::Protocol, e.to_string()))?;
@@ -162,7 +169,7 @@ pub(super) async fn stream_request(
             ),
         ));
     };
-    give_back(shared, sender);
+    give_back(shared, conn);
     if state.token_chunks == 0 {
         return Err(fail(
             ErrorKind::Protocol,

@@ -21,6 +21,10 @@ pub(super) enum End {
     Failed { kind: ErrorKind, message: String },
 }
 
+/// The instant a request's first token chunk went to hyper, shared by its HTTP task (which
+/// sets it) and the engine thread (which keeps it in the timeline).
+pub(super) type FirstWrite = std::sync::Arc<std::sync::OnceLock<Instant>>;
+
 /// What the engine thread hands to a request's HTTP task.
 #[derive(Debug)]
 pub(super) struct Item {
@@ -35,6 +39,9 @@ pub(super) enum Control {
         tag: Option<String>,
         response_id: String,
         received: Instant,
+        /// Set by the request's HTTP task when it hands the first token chunk's bytes to
+        /// hyper.
+        first_write: FirstWrite,
     },
     Cancel(u64),
     /// `POST /reset_prefix_cache` (vLLM) or `/flush_cache` (SGLang).
@@ -59,6 +66,8 @@ pub(super) struct Slot {
     pub(super) received: Instant,
     /// When the engine thread handed the first token chunk to the HTTP task.
     pub(super) first_released: Option<Instant>,
+    /// When the HTTP task handed the first token chunk's bytes to hyper.
+    pub(super) first_write: FirstWrite,
     pub(super) record: Option<RequestRecord>,
 }
 
@@ -87,7 +96,7 @@ impl<E: Engine> EngineLoop<E> {
             // flight (a virtual engine may have computed events it has not delivered yet).
             let busy = self.engine.in_flight() > 0 || !self.slots.is_empty();
             let first = if busy {
-                match ctrl.recv_timeout(tick) {
+                match ctrl.recv_timeout(self.wait(tick)) {
                     Ok(m) => Some(m),
                     Err(std_mpsc::RecvTimeoutError::Timeout) => None,
                     Err(std_mpsc::RecvTimeoutError::Disconnected) => return,
@@ -119,6 +128,7 @@ impl<E: Engine> EngineLoop<E> {
                         tag,
                         response_id,
                         received,
+                        first_write,
                     } => {
                         if let Some(reason) = &self.dead {
                             let _ = tx.try_send(Item {
@@ -149,6 +159,7 @@ impl<E: Engine> EngineLoop<E> {
                                         tag,
                                         response_id,
                                         received,
+                                        first_write,
                                         first_released: None,
                                         record,
                                     },
@@ -168,6 +179,19 @@ impl<E: Engine> EngineLoop<E> {
             }
             self.flush();
         }
+    }
+
+    /// How long the engine thread may sleep while busy: until the engine's next event in
+    /// wall time, at most `tick` (an engine that cannot tell is polled every `tick`).
+    fn wait(&self, tick: Duration) -> Duration {
+        let Some(next) = self.engine.next_event_at() else {
+            return tick;
+        };
+        let ahead_virtual_s = next.as_secs_f64() - self.origin.elapsed().as_secs_f64() * self.speed;
+        if ahead_virtual_s <= 0.0 {
+            return Duration::ZERO;
+        }
+        Duration::try_from_secs_f64(ahead_virtual_s / self.speed).map_or(tick, |d| d.min(tick))
     }
 
     /// The engine failed: fail every open stream and every later request.

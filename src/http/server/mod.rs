@@ -10,8 +10,9 @@
 //! [`ServeOptions::api_key`] set, a `/v1/…` request without `Authorization: Bearer KEY`
 //! gets a 401 of that shape.
 //!
-//! The engine runs on its own thread. It wakes every `tick` of wall time while requests are in
-//! flight (and sleeps while idle), advances the engine to the virtual "now" and hands each
+//! The engine runs on its own thread. While requests are in flight it sleeps until the
+//! engine's next event ([`Engine::next_event_at`], scaled to wall time) or at most `tick`
+//! (and sleeps while idle), advances the engine to the virtual "now" and hands each
 //! request's chunks to that request's bounded channel; the HTTP tasks format the SSE bytes.
 //! When a client reads slower than the engine produces, the engine thread coalesces the
 //! waiting tokens into one chunk instead of queueing, so memory per stream is bounded. A

@@ -109,7 +109,9 @@ pub struct ServeOptions {
     pub delta_field: DeltaField,
     /// Fault injection, for tests.
     pub fault: Option<Fault>,
-    /// Wall-clock pacing granularity of the engine thread while requests are in flight.
+    /// Longest sleep of the engine thread while requests are in flight: it wakes at the
+    /// engine's next event when the engine knows it ([`crate::engine::Engine::next_event_at`];
+    /// the simulator does), else polls at this interval.
     pub tick: Duration,
     /// Capacity of each stream's channel (items, not bytes).
     pub stream_buffer: usize,

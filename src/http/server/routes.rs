@@ -17,7 +17,7 @@ use hyper_util::rt::TokioIo;
 use serde_json::json;
 use tokio::sync::mpsc as tokio_mpsc;
 
-use super::engine_loop::Control;
+use super::engine_loop::{Control, FirstWrite};
 use super::openai::{parse_request, ApiError};
 use super::options::{FaultKind, ServeOptions};
 use super::prometheus::{inc, metrics_text, Counters};
@@ -323,12 +323,14 @@ pub(super) async fn generate(
         Endpoint::Completions => format!("cmpl-{id}"),
         Endpoint::Chat => format!("chatcmpl-{id}"),
     };
+    let first_write = FirstWrite::default();
     if !ctx.send(Control::Submit {
         request,
         tx,
         tag: tag.clone(),
         response_id,
         received,
+        first_write: Arc::clone(&first_write),
     }) {
         return full(
             StatusCode::SERVICE_UNAVAILABLE,
@@ -353,6 +355,7 @@ pub(super) async fn generate(
         text_index: 0,
         cut: None,
         cut_timer: None,
+        first_write,
     };
     inc(&ctx.counters.open_streams, 1);
     let mut resp = if parsed.stream {

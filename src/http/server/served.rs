@@ -21,8 +21,13 @@ pub struct ServedRequest {
     pub received_wall: Duration,
     /// Wall time since [`ServerHandle::origin`] at which the engine thread handed the first
     /// token chunk to the request's HTTP task (its virtual time is `record.chunks[0].at`;
-    /// the engine thread wakes every `tick`, so this is up to a tick and its wake-up later).
+    /// the engine thread sleeps until the engine's next event, so this is its wake-up later;
+    /// an engine that cannot tell its next event is polled, up to a `tick` later).
     pub first_release_wall: Option<Duration>,
+    /// Wall time since [`ServerHandle::origin`] at which the request's HTTP task handed the
+    /// first token chunk's bytes to hyper, which writes them to the socket (what remains of
+    /// a client's TTFT error after this is the socket, the loopback and the client).
+    pub first_write_wall: Option<Duration>,
     /// The engine's timeline: `sent_at` is the submission time, chunks and end as the engine
     /// reported them (virtual time, offsets from the engine's clock at server start).
     pub record: RequestRecord,
@@ -48,6 +53,10 @@ impl<E: Engine> EngineLoop<E> {
                     received_wall: slot.received.saturating_duration_since(self.origin),
                     first_release_wall: slot
                         .first_released
+                        .map(|t| t.saturating_duration_since(self.origin)),
+                    first_write_wall: slot
+                        .first_write
+                        .get()
                         .map(|t| t.saturating_duration_since(self.origin)),
                     record,
                 });

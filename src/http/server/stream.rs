@@ -5,7 +5,7 @@ use std::future::Future;
 use std::pin::Pin;
 use std::sync::Arc;
 use std::task::{Context, Poll};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use bytes::Bytes;
 use hyper::body::Frame;
@@ -13,7 +13,7 @@ use hyper::StatusCode;
 use serde_json::{json, Value};
 use tokio::sync::mpsc as tokio_mpsc;
 
-use super::engine_loop::{End, Item};
+use super::engine_loop::{End, FirstWrite, Item};
 use super::openai::Parsed;
 use super::options::FaultKind;
 use super::prometheus::inc;
@@ -45,6 +45,8 @@ pub(super) struct SseBody {
     /// A cut to deliver once `cut_timer` fires.
     pub(super) cut: Option<BodyError>,
     pub(super) cut_timer: Option<Pin<Box<tokio::time::Sleep>>>,
+    /// Set when the first frame holding a token chunk goes to hyper.
+    pub(super) first_write: FirstWrite,
 }
 
 impl SseBody {
@@ -275,6 +277,9 @@ impl SseBody {
             if self.done {
                 break;
             }
+        }
+        if self.token_chunks > 0 {
+            let _ = self.first_write.get_or_init(Instant::now);
         }
         Poll::Ready(Some(Ok(Frame::data(Bytes::from(out)))))
     }
