@@ -394,3 +394,66 @@ fn no_target_includes_files_by_path() {
         .collect();
     assert!(found.is_empty(), "path-attribute includes in {found:?}");
 }
+
+/// Public type names the library still uses twice, each with the files that define it; the
+/// list may only shrink. `Section`: `format::text`'s report sections and `observe::html`'s
+/// page sections (the study's observe module uses the latter).
+const SHARED_TYPE_NAMES: &[(&str, &[&str])] = &[(
+    "Section",
+    &["src/format/text/vocabulary.rs", "src/observe/html.rs"],
+)];
+
+/// "No two public types with one name": every `pub struct`, `pub enum`, `pub type` and
+/// `pub trait` of the library (the CLI's private modules aside) has a name of its own.
+#[test]
+fn public_type_names_are_unique() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let src = root.join("src");
+    let mut files = Vec::new();
+    rust_files(&src, &mut files);
+    files.sort();
+    let mut defined: std::collections::BTreeMap<String, Vec<String>> = Default::default();
+    for file in files.iter().filter(|f| !f.starts_with(src.join("bin"))) {
+        let rel = file
+            .strip_prefix(root)
+            .unwrap()
+            .to_string_lossy()
+            .replace('\\', "/");
+        let source = std::fs::read_to_string(file).unwrap();
+        for (_, code) in code_lines(&source) {
+            let code = code.trim_start();
+            for kind in ["pub struct ", "pub enum ", "pub type ", "pub trait "] {
+                if let Some(rest) = code.strip_prefix(kind) {
+                    let name: String = rest
+                        .chars()
+                        .take_while(|c| c.is_alphanumeric() || *c == '_')
+                        .collect();
+                    defined.entry(name).or_default().push(rel.clone());
+                }
+            }
+        }
+    }
+    assert!(
+        defined.len() >= 50,
+        "only {} public types found: the scan lost its way",
+        defined.len()
+    );
+    let mut broken = Vec::new();
+    for (name, places) in defined.iter().filter(|(_, p)| p.len() > 1) {
+        let allowed = SHARED_TYPE_NAMES
+            .iter()
+            .find(|(n, _)| n == name)
+            .map(|(_, files)| files.to_vec());
+        if allowed.as_deref() != Some(&places.iter().map(String::as_str).collect::<Vec<_>>()[..]) {
+            broken.push(format!("`{name}` is defined in {}", places.join(", ")));
+        }
+    }
+    for (name, _) in SHARED_TYPE_NAMES {
+        if defined.get(*name).is_none_or(|p| p.len() < 2) {
+            broken.push(format!(
+                "`{name}` has one definition now: take it off SHARED_TYPE_NAMES"
+            ));
+        }
+    }
+    assert!(broken.is_empty(), "{}", broken.join("\n"));
+}
