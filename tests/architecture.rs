@@ -113,6 +113,21 @@ const RULES: &[(&str, &[&str], &str)] = &[
         "lints work on results and records, wherever they came from, and are rendered by `format`",
     ),
     (
+        "noise",
+        &[
+            "format",
+            "http",
+            "sim",
+            "driver",
+            "collector",
+            "engine",
+            "import",
+            "lint",
+        ],
+        "noise statistics work on results and records, wherever they came from, and are \
+         rendered by `format`",
+    ),
+    (
         "accuracy",
         &[
             "sim",
@@ -290,15 +305,20 @@ const RENDERING: &[&str] = &[
     "serde_json::to_string",
 ];
 
-/// `compare` and `lint` hold numbers, decisions and findings; `format` writes them as text
-/// (GPUStack's cells, tables, sentences and ladder; the comparison table; lint's finding
-/// lines). `compare` builds no string at all; `lint` builds only its findings' messages.
+/// `compare`, `noise` and `lint` hold numbers, decisions and findings; `format` writes them
+/// as text (GPUStack's cells, tables, sentences and ladder; the comparison and noise
+/// tables; lint's finding lines). `compare` and `noise` build no string at all; `lint`
+/// builds only its findings' messages.
 #[test]
-fn compare_and_lint_render_nothing() {
+fn compare_noise_and_lint_render_nothing() {
     let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
     let mut broken = Vec::new();
     let mut checked = 0;
-    for (module, extra) in [("compare", &["format!("][..]), ("lint", &[][..])] {
+    for (module, extra) in [
+        ("compare", &["format!("][..]),
+        ("noise", &["format!("][..]),
+        ("lint", &[][..]),
+    ] {
         let mut files = Vec::new();
         rust_files(&src.join(module), &mut files);
         files.push(src.join(format!("{module}.rs")));
@@ -321,7 +341,7 @@ fn compare_and_lint_render_nothing() {
         }
     }
     assert!(
-        checked >= 5,
+        checked >= 10,
         "only {checked} files checked: the scan lost its way"
     );
     assert!(broken.is_empty(), "{}", broken.join("\n"));

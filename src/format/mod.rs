@@ -6,5 +6,6 @@ pub mod gpustack;
 pub mod intervals;
 pub mod labels;
 pub mod lint;
+pub mod noise;
 pub mod pyfmt;
 pub mod text;
