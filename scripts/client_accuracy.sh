@@ -106,11 +106,11 @@ for d in sorted(os.listdir(out)):
     tp = a["throughput"]
     rows.append((speed, conc, ["servebench", "guidellm", "aiperf"].index(client) if client in ("servebench", "guidellm", "aiperf") else 9,
         f"| {speed} | {conc} | {client} | {a['matched']}/{a['requests']} | {e('ttft','median_ms')} / {e('ttft','p99_ms')} | "
-        f"{e('ttft_server_late','median_ms')} / {e('ttft_after_release','median_ms')} / {e('ttft_after_write','median_ms')} | "
+        f"{e('ttft_server_late','median_ms')} / {e('ttft_after_release','median_ms')} / {e('ttft_after_write','median_ms')} | {e('ttft_send','median_ms')} / {e('ttft_send','p99_ms')} | {e('ttft_receive','median_ms')} / {e('ttft_receive','p99_ms')} | "
         f"{a['ttft']['truth_median_ms']:.1f} | {e('itl','median_ms')} / {e('itl','p99_ms')} | {e('e2e','median_ms')} / {e('e2e','p99_ms')} | "
         f"{tp['output_error_pct']:+.1f} | {tp['truth_output_tok_per_s']:.0f} | {tp['truth_peak_in_flight']} | {cpu:.1f} | {rss:.0f} | {wall} |"))
 rows.sort()
-head = ("| speed | conc. | client | matched | TTFT err p50 / p99 (ms) | of which server / rest / after write, p50 (ms) | server TTFT p50 (ms) | ITL err p50 / p99 (ms) | "
+head = ("| speed | conc. | client | matched | TTFT err p50 / p99 (ms) | of which server / rest / after write, p50 (ms) | send side p50 / p99 (ms) | receive side p50 / p99 (ms) | server TTFT p50 (ms) | ITL err p50 / p99 (ms) | "
         "E2E err p50 / p99 (ms) | reported tok/s vs server (%) | server tok/s | peak in flight at server | client CPU-s | client max RSS (MiB) | wall |")
 sep = "|" + "|".join(["---"] * (head.count("|") - 1)) + "|"
 with open(os.path.join(out, "table.md"), "w") as f:

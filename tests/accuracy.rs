@@ -292,6 +292,22 @@ fn a_servebench_run_against_the_example_server_matches_its_timeline() {
     let wire = &a["ttft_after_write"];
     assert_eq!(wire["count"], 24);
     assert!(wire["min_ms"].as_f64().unwrap() > -0.05, "{wire}");
+    // Its two ends on the host's clock: neither can be negative (a request arrives after it
+    // is sent, a chunk is read after it is written), and they add up to the whole.
+    let (send, recv) = (&a["ttft_send"], &a["ttft_receive"]);
+    assert_eq!((&send["count"], &recv["count"]), (&24.into(), &24.into()));
+    for side in [send, recv] {
+        assert!(side["min_ms"].as_f64().unwrap() > -0.05, "{side}");
+    }
+    // Per request send + recv = wire with both ends ≥ 0, so neither end exceeds the
+    // largest wire time.
+    let w = wire["max_ms"].as_f64().unwrap();
+    for side in [send, recv] {
+        assert!(
+            side["max_ms"].as_f64().unwrap() <= w + 0.1,
+            "{side} vs wire max {w}"
+        );
+    }
     // 16 tokens, one per chunk: 15 gaps per request.
     assert_eq!(a["itl"]["count"], 15 * 24);
     let t = &a["throughput"];

@@ -7,7 +7,7 @@
 
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
+use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use servebench::merge::shift_record;
@@ -17,18 +17,6 @@ use servebench::sim::engine::Config;
 use servebench::sim::serve::{spawn, ServeArgs};
 
 const BIN: &str = env!("CARGO_BIN_EXE_servebench");
-
-/// Child processes killed if the test fails before they end.
-struct Kids(Vec<Child>);
-
-impl Drop for Kids {
-    fn drop(&mut self) {
-        for c in &mut self.0 {
-            let _ = c.kill();
-            let _ = c.wait();
-        }
-    }
-}
 
 fn bench_args(target: &str, out: &Path) -> Vec<String> {
     [
@@ -52,25 +40,9 @@ fn bench_args(target: &str, out: &Path) -> Vec<String> {
     .collect()
 }
 
-/// (id, client prompt tokens, server prompt tokens, send offset in the schedule, output
-/// tokens).
-type Key = (u64, Option<u64>, Option<u64>, Duration, u64);
-
-fn keys(run: &RunFile) -> BTreeSet<Key> {
-    let origin = run.schedule_origin.expect("schedule origin");
-    run.records
-        .iter()
-        .map(|r| {
-            (
-                r.id,
-                r.prompt_tokens,
-                r.usage_prompt_tokens,
-                r.scheduled_at.expect("scheduled") - origin,
-                r.output_tokens(),
-            )
-        })
-        .collect()
-}
+mod common;
+use common::kids::Kids;
+use common::request_keys::keys;
 
 fn wait_all(kids: &mut Kids, limit: Duration) -> Vec<String> {
     let t0 = Instant::now();

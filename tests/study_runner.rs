@@ -7,11 +7,10 @@
 //! The example server has no `CARGO_BIN_EXE_*` variable (examples get none), so
 //! [`example_server`] runs `cargo build --example h200_server` once (a no-op when it is
 //! fresh) into the same target directory as the `servebench` binary under test.
-#![cfg(all(feature = "study", unix))]
+#![cfg(all(feature = "study", feature = "cli", unix))]
 
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
-use std::sync::OnceLock;
 use std::time::{Duration, Instant};
 
 use servebench::format::text;
@@ -19,31 +18,11 @@ use servebench::runfile::RunFile;
 use servebench::study::journal::Journal;
 use servebench::study::process::group_alive;
 
+mod common;
+use common::example_server::example_server;
+
 fn servebench() -> PathBuf {
     PathBuf::from(env!("CARGO_BIN_EXE_servebench"))
-}
-
-/// The example server binary, built on first use.
-fn example_server() -> PathBuf {
-    static PATH: OnceLock<PathBuf> = OnceLock::new();
-    PATH.get_or_init(|| {
-        let bin_dir = servebench().parent().unwrap().to_path_buf();
-        let target = bin_dir.parent().unwrap();
-        let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
-        let mut cmd = Command::new(cargo);
-        cmd.args(["build", "--example", "h200_server"])
-            .current_dir(env!("CARGO_MANIFEST_DIR"))
-            .env("CARGO_TARGET_DIR", target);
-        if bin_dir.ends_with("release") {
-            cmd.arg("--release");
-        }
-        let st = cmd.status().expect("cargo build --example h200_server");
-        assert!(st.success(), "building the example server failed");
-        let p = bin_dir.join("examples").join("h200_server");
-        assert!(p.exists(), "{}", p.display());
-        p
-    })
-    .clone()
 }
 
 fn tmp(name: &str) -> PathBuf {

@@ -10,6 +10,9 @@
 //!
 //! vLLM's `--save-detailed` lists, SGLang's `--output-details` lists and every aggregate-only
 //! format keep no id: [`request_keys`] says so ([`KeysError::NoIds`]).
+//!
+//! A servebench run file also gives its records' wall-clock zero ([`client_origin_unix_s`]),
+//! so that the client's send and receive times can be set against the server's.
 
 use serde::Deserialize;
 
@@ -47,6 +50,38 @@ pub enum KeysError {
         /// Records the loader read.
         records: usize,
     },
+}
+
+/// The wall-clock time (Unix seconds) of a servebench run file's record zero, its
+/// `started_at`; `None` for other formats, files of several runs, or a file without one.
+///
+/// ```
+/// use servebench::accuracy::keys::client_origin_unix_s;
+/// use servebench::load::{Format, Provenance, Run};
+/// let run = Run {
+///     name: "r".into(),
+///     result: Default::default(),
+///     records: None,
+///     layout: None,
+///     provenance: Provenance { file: "r.json".into(), format: Format::ServebenchRun, at: None },
+///     sweep: None,
+/// };
+/// let bytes = br#"{"started_at": "2026-12-04T03:22:08.5Z"}"#;
+/// assert_eq!(client_origin_unix_s(&[run], bytes), Some(1_796_354_528.5));
+/// ```
+pub fn client_origin_unix_s(runs: &[Run], bytes: &[u8]) -> Option<f64> {
+    #[derive(Deserialize)]
+    struct Started {
+        started_at: chrono::DateTime<chrono::FixedOffset>,
+    }
+    match runs {
+        [run] if run.provenance.format == Format::ServebenchRun => {
+            let s: Started = serde_json::from_slice(bytes).ok()?;
+            let t = s.started_at;
+            Some(t.timestamp() as f64 + f64::from(t.timestamp_subsec_nanos()) * 1e-9)
+        }
+        _ => None,
+    }
 }
 
 /// The keys of every record of every run of one file (`runs`, as [`crate::load::load`]

@@ -235,6 +235,14 @@ pub struct ClientAccuracy {
     /// to its HTTP library: client TTFT − (first write − arrival) — the socket, the
     /// loopback and the client's reading and stamping (and its sending, before arrival).
     pub ttft_after_write: Option<ErrorStats>,
+    /// The TTFT error's two ends on one clock, where the client file gives its wall-clock
+    /// origin (servebench run files: `started_at`) and client and server share a host:
+    /// the request's way in, server arrival − client send (the client's task, connection
+    /// and write, the loopback, the server's accept and parse).
+    pub ttft_send: Option<ErrorStats>,
+    /// The way out: client stamp of the first chunk − the server's write of it (the
+    /// server's socket write, the loopback, the client's read).
+    pub ttft_receive: Option<ErrorStats>,
     /// ITL error, per chunk gap.
     pub itl: Option<ErrorStats>,
     /// Requests whose chunk counts differ between client and server (no ITL comparison).
@@ -282,6 +290,19 @@ pub enum AccuracyError {
 
 /// Join `run` (its records, with `keys` in the same order) to `truth`.
 pub fn measure(truth: &Truth, run: &Run, keys: &[RequestKeys]) -> ClientAccuracy {
+    measure_on_clock(truth, run, keys, None)
+}
+
+/// [`measure`], and where `client_origin_unix_s` gives the wall-clock time of the client
+/// records' zero (a servebench run file's `started_at`), the TTFT error's send and receive
+/// ends ([`ClientAccuracy::ttft_send`], [`ClientAccuracy::ttft_receive`]), which compare
+/// the two processes' clocks and so need them on one host.
+pub fn measure_on_clock(
+    truth: &Truth,
+    run: &Run,
+    keys: &[RequestKeys],
+    client_origin_unix_s: Option<f64>,
+) -> ClientAccuracy {
     let empty = Vec::new();
     let records = run.records.as_ref().map_or(&empty, |r| &r.all);
     let mut out = ClientAccuracy {
@@ -299,6 +320,8 @@ pub fn measure(truth: &Truth, run: &Run, keys: &[RequestKeys]) -> ClientAccuracy
         ttft_server_late: None,
         ttft_after_release: None,
         ttft_after_write: None,
+        ttft_send: None,
+        ttft_receive: None,
         itl: None,
         itl_skipped: 0,
         tpot: None,
@@ -307,6 +330,7 @@ pub fn measure(truth: &Truth, run: &Run, keys: &[RequestKeys]) -> ClientAccuracy
     };
     let (mut ttft, mut itl, mut tpot, mut e2e) = (Vec::new(), Vec::new(), Vec::new(), Vec::new());
     let (mut late, mut after, mut after_write) = (Vec::new(), Vec::new(), Vec::new());
+    let (mut send, mut receive) = (Vec::new(), Vec::new());
     let mut used = vec![false; truth.entries.len()];
     let mut served: Vec<&TimelineEntry> = Vec::new();
     let ms = |d: std::time::Duration| d.as_secs_f64() * 1e3;
@@ -350,6 +374,12 @@ pub fn measure(truth: &Truth, run: &Run, keys: &[RequestKeys]) -> ClientAccuracy
         }
         if let Some(write) = e.first_write_unix_s {
             after_write.push((ms(c_ttft), (write - e.arrival_unix_s) * 1e3));
+            if let (Some(origin), Some(first)) = (client_origin_unix_s, rec.chunks.first()) {
+                let sent = origin + rec.sent_at.as_secs_f64();
+                let seen = origin + first.at.as_secs_f64();
+                send.push(((e.arrival_unix_s - sent) * 1e3, 0.0));
+                receive.push(((seen - write) * 1e3, 0.0));
+            }
         }
         let t_last = e.chunk_unix_s.last().copied().unwrap_or(t_first);
         let t_end = e.end_unix_s.unwrap_or(t_last);
@@ -383,6 +413,8 @@ pub fn measure(truth: &Truth, run: &Run, keys: &[RequestKeys]) -> ClientAccuracy
     out.ttft_server_late = ErrorStats::from_pairs(&late);
     out.ttft_after_release = ErrorStats::from_pairs(&after);
     out.ttft_after_write = ErrorStats::from_pairs(&after_write);
+    out.ttft_send = ErrorStats::from_pairs(&send);
+    out.ttft_receive = ErrorStats::from_pairs(&receive);
     out.itl = ErrorStats::from_pairs(&itl);
     out.tpot = ErrorStats::from_pairs(&tpot);
     out.e2e = ErrorStats::from_pairs(&e2e);
@@ -466,8 +498,9 @@ pub fn measure_files(
             file: name.clone(),
             source,
         })?;
+        let origin = keys::client_origin_unix_s(&runs, &bytes);
         for (run, k) in runs.iter().zip(&keys) {
-            out.push(measure(&truth, run, k));
+            out.push(measure_on_clock(&truth, run, k, origin));
         }
     }
     Ok(out)

@@ -83,6 +83,14 @@ pub enum StartError {
         /// How long this shard waited.
         waited_s: f64,
     },
+    /// The wait was given up before every shard arrived ([`barrier_until`]'s `give_up`).
+    #[error("barrier {dir}: {reason}")]
+    GaveUp {
+        /// The directory.
+        dir: PathBuf,
+        /// Why (another shard stopped, …).
+        reason: String,
+    },
 }
 
 impl FromStr for StartAt {
@@ -150,6 +158,17 @@ fn io(path: &Path) -> impl FnOnce(std::io::Error) -> StartError + '_ {
 /// Arrive at the barrier in `dir` as `shard`, wait for the others, and return the common
 /// start instant (which may lie up to [`BarrierOptions::lead`] in the future).
 pub fn barrier(dir: &Path, shard: Shard, opts: &BarrierOptions) -> Result<SystemTime, StartError> {
+    barrier_until(dir, shard, opts, &mut || None)
+}
+
+/// [`barrier`] that asks `give_up` at every poll whether to stop waiting (`Some(reason)`:
+/// [`StartError::GaveUp`]), e.g. because another shard has stopped for good.
+pub fn barrier_until(
+    dir: &Path,
+    shard: Shard,
+    opts: &BarrierOptions,
+    give_up: &mut dyn FnMut() -> Option<String>,
+) -> Result<SystemTime, StartError> {
     std::fs::create_dir_all(dir).map_err(io(dir))?;
     let file = barrier_file(dir, shard);
     let tmp = dir.join(format!(
@@ -207,6 +226,12 @@ pub fn barrier(dir: &Path, shard: Shard, opts: &BarrierOptions) -> Result<System
                 missing,
                 count: shard.count,
                 waited_s: waited.elapsed().as_secs_f64(),
+            });
+        }
+        if let Some(reason) = give_up() {
+            return Err(StartError::GaveUp {
+                dir: dir.to_path_buf(),
+                reason,
             });
         }
         std::thread::sleep(opts.poll);

@@ -306,6 +306,11 @@ The simulator engine understands: a model name ending in -FP8 or --quantization=
 --no-enable-prefix-caching, --max-num-batched-tokens=N, --max-num-seqs=N, and (no modelled
 effect) --reasoning-parser, --max-model-len=32768, --async-scheduling. A configuration with any
 other flag is recorded as not run on the simulator, naming the flag.
+
+Sharded studies (`study run FILE --shard K/N --start-at barrier:DIR`, then `study merge`):
+command engines only; shard 1 launches each server and the other shards load it at
+http://{host}:{port}, so on several hosts `host` must be an address of shard 1's host that
+the others reach.
 "#;
 
 impl StudyFile {

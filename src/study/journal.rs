@@ -71,8 +71,11 @@ pub struct RunEntry {
     pub profile: String,
     /// The repetition, from 1.
     pub rep: u32,
-    /// The run file, relative to the study directory.
+    /// The run file, relative to the study directory (a sharded study's: this shard's part).
     pub file: String,
+    /// A sharded study's: the run merged from every shard's part (what the decisions saw).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub merged: Option<String>,
 }
 
 /// A configuration that failed (never healthy, crashed, wrong command, not modelled).
@@ -117,6 +120,9 @@ pub struct Journal {
     /// The server running now, if any.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub server: Option<LiveServer>,
+    /// The shard this directory holds, for a sharded study (`study run --shard K/N`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub shard: Option<crate::driver::shard::Shard>,
     /// What happened, in order (launches, failures, resumes): for people, not the document.
     #[serde(default)]
     pub events: Vec<String>,
@@ -133,6 +139,7 @@ impl Journal {
             runs: BTreeMap::new(),
             failures: BTreeMap::new(),
             server: None,
+            shard: None,
             events: Vec::new(),
         }
     }

@@ -44,10 +44,12 @@ pub mod document;
 pub mod file;
 pub mod flags;
 pub mod journal;
+pub mod merged;
 pub mod observe;
 pub mod plan;
 pub mod process;
 pub mod runner;
+pub mod shards;
 pub mod verdict;
 
 use std::path::PathBuf;
@@ -79,6 +81,24 @@ pub enum StudyError {
     /// A request that cannot be carried out (`--out` without a directory, …).
     #[error("{0}")]
     Usage(String),
+    /// A sharded study that cannot go on or merge ([`shards`], [`merged`]).
+    #[error(transparent)]
+    Sharded(Box<shards::ShardedError>),
+    /// Shard directories that do not merge into one study ([`merged`]).
+    #[error(transparent)]
+    StudyMerge(Box<merged::StudyMergeError>),
+}
+
+impl From<shards::ShardedError> for StudyError {
+    fn from(e: shards::ShardedError) -> Self {
+        StudyError::Sharded(Box::new(e))
+    }
+}
+
+impl From<merged::StudyMergeError> for StudyError {
+    fn from(e: merged::StudyMergeError) -> Self {
+        StudyError::StudyMerge(Box::new(e))
+    }
 }
 
 /// Runs a study with simulator engines in memory and returns its document (the main job).

@@ -5,6 +5,8 @@
 //! finished run is written as a run file and entered in the journal at once; a failed
 //! configuration is recorded and the study goes on.
 
+mod sharded;
+
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
@@ -37,6 +39,8 @@ pub struct Runner {
     journal: Journal,
     /// Finished runs and failures.
     pub outcomes: Outcomes,
+    /// A sharded study's meeting place with the other shards.
+    exchange: Option<super::shards::Exchange>,
 }
 
 /// What [`Runner::run`] ended with.
@@ -63,6 +67,7 @@ impl Runner {
             study,
             dir: None,
             outcomes: Outcomes::default(),
+            exchange: None,
         }
     }
 
@@ -87,6 +92,7 @@ impl Runner {
             dir: Some(dir.to_path_buf()),
             journal,
             outcomes: Outcomes::default(),
+            exchange: None,
         })
     }
 
@@ -104,7 +110,8 @@ impl Runner {
         }
         let mut outcomes = Outcomes::default();
         for (key, entry) in &journal.runs {
-            let path = dir.join(&entry.file);
+            // A shard's decisions were taken on the merged run.
+            let path = dir.join(entry.merged.as_ref().unwrap_or(&entry.file));
             let run = RunFile::read(&path).map_err(|e| StudyError::File {
                 path: path.clone(),
                 message: e.to_string(),
@@ -125,6 +132,7 @@ impl Runner {
             dir: Some(dir.to_path_buf()),
             journal,
             outcomes,
+            exchange: None,
         })
     }
 
@@ -134,8 +142,20 @@ impl Runner {
     }
 
     /// Runs sessions until the study is complete or `cancel` is set. `log` gets one line
-    /// per event (for a terminal).
+    /// per event (for a terminal). A shard ([`Runner::set_shard`]) first agrees with the
+    /// other shards on what is done.
     pub fn run(
+        &mut self,
+        cancel: &AtomicBool,
+        log: &mut dyn FnMut(&str),
+    ) -> Result<Finish, StudyError> {
+        if self.exchange.is_some() {
+            return self.run_sharded(cancel, log);
+        }
+        self.run_loop(cancel, log)
+    }
+
+    fn run_loop(
         &mut self,
         cancel: &AtomicBool,
         log: &mut dyn FnMut(&str),
@@ -168,8 +188,14 @@ impl Runner {
                     StudyError::Usage(format!("no engine `{}`", session.config.engine))
                 })?;
             let before = self.outcomes.results.len();
+            if let Some(x) = &mut self.exchange {
+                x.begin_session(&key);
+            }
             match spec.kind {
                 EngineKind::Simulator => self.simulate(&session, log)?,
+                EngineKind::Command if !self.leads() => {
+                    self.follow(&spec, &session, cancel, log)?
+                }
                 EngineKind::Command => self.launch(&spec, &session, cancel, log)?,
             }
             if cancel.load(Ordering::SeqCst) {
@@ -209,6 +235,10 @@ impl Runner {
         log: Option<String>,
         retryable: bool,
     ) -> Result<(), StudyError> {
+        if let Some(x) = &self.exchange {
+            // The other shards fail this configuration too.
+            x.publish_failure(&reason)?;
+        }
         self.journal.events.push(format!("{key}: failed: {reason}"));
         let f = Failure {
             reason,
@@ -230,9 +260,24 @@ impl Runner {
     ) -> Result<(), StudyError> {
         let key = session.config.key();
         let name = profile.name.clone().unwrap_or_default();
-        let rkey = run_key(&key, &name, rep);
+        self.label(session, rep, &mut run);
+        let rel = run_path(&key, &name, rep);
+        self.write_run(&rel, &run)?;
+        let entry = RunEntry {
+            config: key.clone(),
+            profile: name.clone(),
+            rep,
+            file: rel,
+            merged: None,
+        };
+        self.record(run_key(&key, &name, rep), entry, &run)
+    }
+
+    /// The study's labels and the within-run intervals of a finished run.
+    fn label(&self, session: &Session, rep: u32, run: &mut RunFile) {
+        let key = session.config.key();
         run.labels.insert("study".into(), self.study.title.clone());
-        run.labels.insert("configuration".into(), key.clone());
+        run.labels.insert("configuration".into(), key);
         run.labels
             .insert("engine".into(), session.config.engine.clone());
         run.labels.insert("purpose".into(), session.purpose.clone());
@@ -246,32 +291,34 @@ impl Runner {
             &crate::noise::within::IntervalOptions::default(),
         );
         run.result.meta.label = Some(session.purpose.clone());
+    }
+
+    /// Writes a run file into the study directory (if any), atomically.
+    fn write_run(&self, rel: &str, run: &RunFile) -> Result<(), StudyError> {
+        if let Some(dir) = &self.dir {
+            let path = dir.join(rel);
+            if let Some(parent) = path.parent() {
+                std::fs::create_dir_all(parent).map_err(|e| io_err(parent, e))?;
+            }
+            run.write_atomic(&path).map_err(|e| io_err(&path, e))?;
+        }
+        Ok(())
+    }
+
+    /// Enters a finished run (`run`: what the decisions see) in the journal and outcomes.
+    fn record(&mut self, rkey: String, entry: RunEntry, run: &RunFile) -> Result<(), StudyError> {
         // What a reader of the run file gets back, bit for bit.
         let result: BenchmarkResult = serde_json::to_vec(&run.result)
             .ok()
             .and_then(|b| serde_json::from_slice(&b).ok())
             .unwrap_or_else(|| run.result.clone());
         if let Some(dir) = &self.dir {
-            let rel = format!("runs/{key}/{name}-r{rep}.json");
-            let path = dir.join(&rel);
-            if let Some(parent) = path.parent() {
-                std::fs::create_dir_all(parent).map_err(|e| io_err(parent, e))?;
-            }
-            run.write_atomic(&path).map_err(|e| io_err(&path, e))?;
-            self.journal.runs.insert(
-                rkey.clone(),
-                RunEntry {
-                    config: key,
-                    profile: name,
-                    rep,
-                    file: rel,
-                },
-            );
+            self.journal.runs.insert(rkey.clone(), entry);
             self.journal.write(dir)?;
         }
         self.outcomes
             .observed
-            .insert(rkey.clone(), super::observe::Observed::of(&run));
+            .insert(rkey.clone(), super::observe::Observed::of(run));
         self.outcomes.results.insert(rkey, result);
         Ok(())
     }
@@ -434,13 +481,8 @@ impl Runner {
         };
         let models_json: Option<serde_json::Value> = serde_json::from_str(&models).ok();
         let target = format!("http://{}:{port}", spec.host);
-        let http = |profile: Profile| {
-            let mut args = crate::http::bench::BenchArgs::new(target.clone(), profile);
-            args.http.api_key = bearer.map(str::to_string);
-            args.http.request_timeout = Some(Duration::from_secs_f64(spec.request_timeout_s));
-            args.scrape_interval = Some(super::observe::SCRAPE_INTERVAL);
-            args
-        };
+        self.publish_server(&target, &models_json)?;
+        let http = |profile: Profile| bench_args(spec, &target, bearer, profile);
         // A watcher stops the server's group as soon as the runner is cancelled, so that a
         // run in flight ends at once.
         let pid = server.pid;
@@ -460,7 +502,7 @@ impl Runner {
             });
             let r = self.session_runs(
                 session,
-                server,
+                Some(&mut *server),
                 &key,
                 &models_json,
                 &target,
@@ -485,7 +527,7 @@ impl Runner {
     fn session_runs(
         &mut self,
         session: &Session,
-        server: &mut Server,
+        mut server: Option<&mut Server>,
         key: &str,
         models_json: &Option<serde_json::Value>,
         target: &str,
@@ -493,7 +535,8 @@ impl Runner {
         cancel: &AtomicBool,
         log: &mut dyn FnMut(&str),
     ) -> Result<Option<String>, StudyError> {
-        if self.study.warmup_requests > 0 {
+        // The warm-up and the cache resets are the server's: shard 1's in a sharded study.
+        if self.study.warmup_requests > 0 && self.leads() {
             if let Some((pname, _)) = session.runs.first() {
                 let mut p = self.study.profile(pname).map_err(StudyError::Usage)?;
                 p.total_requests = self.study.warmup_requests;
@@ -511,7 +554,7 @@ impl Runner {
             {
                 continue;
             }
-            if let Some(how) = server.exited() {
+            if let Some(how) = server.as_mut().and_then(|s| s.exited()) {
                 return Ok(Some(format!(
                     "the server exited ({how}) before {pname} repetition {rep}"
                 )));
@@ -521,18 +564,31 @@ impl Runner {
             // run (vLLM `POST /reset_prefix_cache`, SGLang `POST /flush_cache`), else the
             // warm cache of the previous run inflates the next one. A server without
             // either route is run as it is, and the run file says so.
-            let reset = reset_prefix_cache(&http(profile.clone()));
+            let reset = if self.leads() {
+                reset_prefix_cache(&http(profile.clone()))
+            } else {
+                sharded::RESET_BY_SHARD_ONE.to_string()
+            };
             log(&format!("  {pname} r{rep}: prefix cache {reset}"));
-            let res = crate::http::bench::run(&http(profile.clone()), &mut |_| {});
+            let mut args = http(profile.clone());
+            match self.gate(pname, *rep, cancel)? {
+                sharded::Gate::Whole => {}
+                sharded::Gate::Start(shard, at) => {
+                    args.shard = Some(shard);
+                    args.start_at = Some(at);
+                }
+                sharded::Gate::Failed(reason) => return Ok(Some(reason)),
+                sharded::Gate::Cancelled => return Ok(None),
+            }
+            let res = self.bench(args, cancel);
             if cancel.load(Ordering::SeqCst) {
                 return Ok(None);
             }
             // A killed server resets its connections before its parent can reap it: when the
             // run failed, give the exit a moment to show so the reason names the crash.
             let failed = res.as_ref().map_or(true, |r| r.aborted.is_some());
-            if let Some(how) =
-                server.exited_within(if failed { EXIT_GRACE } else { Duration::ZERO })
-            {
+            let grace = if failed { EXIT_GRACE } else { Duration::ZERO };
+            if let Some(how) = server.as_mut().and_then(|s| s.exited_within(grace)) {
                 return Ok(Some(format!(
                     "the server exited ({how}) during {pname} repetition {rep}"
                 )));
@@ -561,10 +617,31 @@ impl Runner {
             if let Some(live) = &self.journal.server {
                 file.command_line = live.argv.clone();
             }
-            self.finish(session, &profile, *rep, file)?;
+            if let Some(reason) = self.finish_run(session, &profile, *rep, file, cancel)? {
+                return Ok(Some(reason));
+            }
         }
         Ok(None)
     }
+}
+
+/// A run file's path in the study directory (a shard's part of the run, in a sharded study).
+fn run_path(config: &str, profile: &str, rep: u32) -> String {
+    format!("runs/{config}/{profile}-r{rep}.json")
+}
+
+/// The `bench` arguments of a study's runs against the server at `target`.
+fn bench_args(
+    spec: &EngineSpec,
+    target: &str,
+    bearer: Option<&str>,
+    profile: Profile,
+) -> crate::http::bench::BenchArgs {
+    let mut args = crate::http::bench::BenchArgs::new(target.to_string(), profile);
+    args.http.api_key = bearer.map(str::to_string);
+    args.http.request_timeout = Some(Duration::from_secs_f64(spec.request_timeout_s));
+    args.scrape_interval = Some(super::observe::SCRAPE_INTERVAL);
+    args
 }
 
 /// The run-file label saying whether and how the prefix cache was emptied before the run

@@ -1,7 +1,12 @@
 //! Helpers for the HTTP and driver tests and the load check: the deterministic
 //! virtual-time engine (the library's [`FixedEngine`], named `TestEngine` here), work items
 //! and a driver run.
-#![allow(dead_code)]
+#![allow(dead_code, unused_imports)]
+
+#[cfg(feature = "cli")]
+pub mod example_server;
+pub mod kids;
+pub mod request_keys;
 
 use std::time::Duration;
 

@@ -99,6 +99,10 @@ fn text(truth: &Path, all: &[ClientAccuracy]) -> String {
         if a.ttft_after_write.is_some() {
             row(&mut out, " wire", a.ttft_after_write.as_ref());
         }
+        if a.ttft_send.is_some() {
+            row(&mut out, "  send", a.ttft_send.as_ref());
+            row(&mut out, "  recv", a.ttft_receive.as_ref());
+        }
         row(&mut out, "ITL", a.itl.as_ref());
         row(&mut out, "TPOT", a.tpot.as_ref());
         row(&mut out, "E2E", a.e2e.as_ref());
@@ -109,7 +113,8 @@ fn text(truth: &Path, all: &[ClientAccuracy]) -> String {
                  releasing the first chunk after the engine produced it; rest is everything \
                  after that release; wire, of the rest, is what passed after the server's HTTP \
                  task handed the first chunk's bytes to its HTTP library: socket, loopback and \
-                 client)"
+                 client; send and recv split wire on the host's clock: server arrival − client \
+                 send, client stamp − server write)"
             );
         }
         if a.itl_skipped > 0 {

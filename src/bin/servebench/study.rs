@@ -1,13 +1,18 @@
-//! `servebench study`: run a tuning study (`run FILE --out DIR`, `run --resume DIR`), print
-//! its plan with the simulator's time estimate (`plan FILE`), or explain the study file
-//! (`--explain`). Ctrl-C stops the server in flight, keeps every finished run in the journal
-//! and exits 130; `--resume DIR` continues.
+//! `servebench study`: run a tuning study (`run FILE --out DIR`, `run --resume DIR`), as
+//! one shard of N (`run … --shard K/N --start-at barrier:DIR`), merge the shards' study
+//! directories (`merge DIR… --out DIR`), print its plan with the simulator's time estimate
+//! (`plan FILE`), or explain the study file (`--explain`). Ctrl-C stops the server in
+//! flight, keeps every finished run in the journal and exits 130; `--resume DIR` continues.
 
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
+use std::time::Duration;
 
+use servebench::driver::shard::Shard;
+use servebench::driver::start::StartAt;
+use servebench::study::shards::{refuse_simulators, ShardedError};
 use servebench::study::{self, file::EXPLAIN, Finish, Runner, StudyFile};
 
 /// Arguments of `servebench study`.
@@ -30,6 +35,16 @@ enum Command {
         /// The study file (TOML).
         file: PathBuf,
     },
+    /// Merge the study directories of a sharded study's shards (`run --shard K/N`) into one
+    /// study directory with its document, as an unsharded study would have written it.
+    Merge {
+        /// The shards' study directories (one per shard, any order).
+        #[arg(value_name = "DIR", required = true)]
+        dirs: Vec<PathBuf>,
+        /// The merged study directory to write.
+        #[arg(long, value_name = "DIR")]
+        out: PathBuf,
+    },
 }
 
 #[derive(Debug, clap::Args)]
@@ -46,6 +61,19 @@ struct RunArgs {
     /// With --resume: do not retry configurations whose server failed.
     #[arg(long, requires = "resume")]
     keep_failures: bool,
+    /// Run shard K of N (1-based): every run sends only its shard's part of the workload
+    /// and schedule; shard 1 launches the servers, the others load them. Needs
+    /// --start-at barrier:DIR. A resumed shard keeps its K/N (from its journal).
+    #[arg(long, value_name = "K/N")]
+    shard: Option<Shard>,
+    /// barrier:DIR — the directory every shard reaches (fresh for each invocation, also
+    /// for --resume), where they meet before each run and exchange their run files.
+    #[arg(long, value_name = "barrier:DIR")]
+    start_at: Option<StartAt>,
+    /// Seconds a shard waits for the others (at a barrier, for a run's parts, for shard 1's
+    /// server on top of its start_timeout_s) before giving up, naming the missing shards.
+    #[arg(long, value_name = "SECONDS", default_value_t = 600.0)]
+    shard_timeout_s: f64,
     /// Print no progress lines.
     #[arg(long, short)]
     quiet: bool,
@@ -69,6 +97,15 @@ pub fn run(args: &Args) -> ExitCode {
                 ExitCode::SUCCESS
             }),
         Some(Command::Run(r)) => run_study(r),
+        Some(Command::Merge { dirs, out }) => study::merged::merge_studies(dirs, out).map(|m| {
+            eprintln!(
+                "servebench: {} runs of {} shards merged; wrote {}",
+                m.runs,
+                m.shards,
+                out.join("STUDY.md").display()
+            );
+            ExitCode::SUCCESS
+        }),
     };
     match result {
         Ok(code) => code,
@@ -79,7 +116,31 @@ pub fn run(args: &Args) -> ExitCode {
     }
 }
 
+/// The shared directory of a shard: `--start-at barrier:DIR` (required with `--shard`).
+fn shared_dir(args: &RunArgs) -> Result<Option<PathBuf>, study::StudyError> {
+    match (&args.start_at, args.shard) {
+        (Some(StartAt::Barrier(dir)), _) => Ok(Some(dir.clone())),
+        (Some(StartAt::Time(_)), _) | (None, Some(_)) => Err(ShardedError::NeedsBarrier.into()),
+        (None, None) => Ok(None),
+    }
+}
+
+/// `--start-at` in a study is for its shards (a resumed shard's K/N is in its journal).
+fn start_needs_shard() -> study::StudyError {
+    study::StudyError::Usage("--start-at in a study is for its shards: give --shard K/N".into())
+}
+
 fn run_study(args: &RunArgs) -> Result<ExitCode, study::StudyError> {
+    let shared = shared_dir(args)?;
+    if shared.is_some() && args.shard.is_none() && args.resume.is_none() {
+        return Err(start_needs_shard());
+    }
+    if !args.shard_timeout_s.is_finite() || args.shard_timeout_s <= 0.0 {
+        return Err(study::StudyError::Usage(format!(
+            "--shard-timeout-s {}: give a positive number of seconds",
+            args.shard_timeout_s
+        )));
+    }
     let mut runner = match (&args.resume, &args.file, &args.out) {
         (Some(dir), _, _) => Runner::resume(dir, !args.keep_failures)?,
         (None, Some(file), Some(out)) => {
@@ -88,6 +149,10 @@ fn run_study(args: &RunArgs) -> Result<ExitCode, study::StudyError> {
                 message: e.to_string(),
             })?;
             let s = StudyFile::parse(&text, file)?;
+            // Refused before the directory is made, so that a corrected command can reuse it.
+            if args.shard.is_some() {
+                refuse_simulators(&s)?;
+            }
             Runner::create(s, &text, out)?
         }
         _ => {
@@ -96,6 +161,20 @@ fn run_study(args: &RunArgs) -> Result<ExitCode, study::StudyError> {
             ))
         }
     };
+    // A shard's resume keeps its K/N; `--shard` there must agree with the journal.
+    match (args.shard.or(runner.shard()), shared) {
+        (Some(shard), Some(dir)) => {
+            let timeout = Duration::from_secs_f64(args.shard_timeout_s);
+            runner.set_shard(shard, &dir, timeout)?;
+            eprintln!(
+                "servebench: shard {shard}, meeting the others in {}",
+                dir.display()
+            );
+        }
+        (Some(_), None) => return Err(ShardedError::NeedsBarrier.into()),
+        (None, Some(_)) => return Err(start_needs_shard()),
+        (None, None) => {}
+    }
     let cancel = Arc::new(AtomicBool::new(false));
     let flag = Arc::clone(&cancel);
     // A second Ctrl-C while stopping is ignored: the runner is already stopping the server.
@@ -114,6 +193,15 @@ fn run_study(args: &RunArgs) -> Result<ExitCode, study::StudyError> {
                 dir.display()
             );
             Ok(ExitCode::from(130))
+        }
+        Finish::Complete if runner.shard().is_some() => {
+            if !quiet {
+                eprintln!(
+                    "servebench: shard {} done; merge every shard's directory with `servebench study merge DIR… --out DIR`",
+                    runner.shard().unwrap_or(Shard::WHOLE)
+                );
+            }
+            Ok(ExitCode::SUCCESS)
         }
         Finish::Complete => {
             let doc = study::render(&runner.study, &runner.outcomes, &runner.analysis(), true);
