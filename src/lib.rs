@@ -18,6 +18,7 @@
 //! | reports as text (GPUStack and vLLM styles) | [`mod@format`] |
 //! | records → metrics, both conventions | [`metrics`] |
 //! | exact and streaming statistics | [`stats`] |
+//! | seeded random numbers (SplitMix64, xoshiro256**) | [`rng`] |
 //! | confidence intervals, repetitions, noise-aware verdicts | [`noise`] |
 //! | comparing runs, GPUStack's conclusion and optimization tables | [`compare`] |
 //! | other tools' result files (guidellm, vLLM, SGLang) | [`import`] |
@@ -90,6 +91,7 @@ pub mod observe;
 pub mod profile;
 pub mod record;
 pub mod result;
+pub mod rng;
 pub mod runfile;
 #[cfg(feature = "sim")]
 pub mod sim;

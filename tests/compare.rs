@@ -4,11 +4,12 @@
 use approx::assert_abs_diff_eq;
 use proptest::prelude::*;
 use servebench::compare::gpustack::{
-    conclusion_row, optimization_ladder, requests_sent, serving_command, speed_summary, Annotation,
-    Cell, ConclusionTable, Verdict,
+    conclusion_row, optimization_ladder, requests_sent, speed_summary, Annotation, Cell,
+    ConclusionTable, Verdict,
 };
 use servebench::compare::{compare, Delta, Direction, METRICS};
 use servebench::format::doc::{self, Role};
+use servebench::format::gpustack::serving_command;
 use servebench::result::{BenchmarkResult, Summary};
 
 const SEED: &str = include_str!("fixtures/seed.txt");

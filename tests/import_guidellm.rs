@@ -3,7 +3,7 @@
 
 use std::path::{Path, PathBuf};
 
-use servebench::import::guidellm::{self, GuidellmBenchmark, Schema, StatusCounts};
+use servebench::import::guidellm::{self, GuidellmBenchmark, RequestCounts, Schema};
 use servebench::import::{ImportError, JsonErrorKind};
 use servebench::record::{ErrorKind, Outcome};
 use servebench::result::Convention;
@@ -162,7 +162,7 @@ fn errors_fixture_counts_like_guidellm() {
     let b: &GuidellmBenchmark = &report.benchmarks[0];
     assert_eq!(
         b.counts.listed,
-        StatusCounts {
+        RequestCounts {
             successful: 48,
             errored: 10,
             incomplete: 23
@@ -171,7 +171,7 @@ fn errors_fixture_counts_like_guidellm() {
     // guidellm counts 22 incompletes: one cancelled request lies outside the window.
     assert_eq!(
         b.counts.in_window,
-        StatusCounts {
+        RequestCounts {
             successful: 48,
             errored: 10,
             incomplete: 22
@@ -347,7 +347,7 @@ fn legacy_02_layout_reads_aggregates() {
     assert_eq!(r.successful_requests, Some(46));
     assert_eq!(
         b.counts.reported,
-        Some(StatusCounts {
+        Some(RequestCounts {
             successful: 46,
             errored: 0,
             incomplete: 1

@@ -3,6 +3,7 @@
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 
+use servebench::format::lint::{render_json, render_text};
 use servebench::import::{guidellm, vllm};
 use servebench::lint::{self, Code, LintOptions, Severity};
 use servebench::profile::Profile;
@@ -216,7 +217,7 @@ fn lint_file_on_the_seed_uses_format_parser_and_document_context() {
         );
     }
     assert_eq!(lint::exit_code(&runs), lint::EXIT_FINDINGS);
-    let text = lint::render_text(&runs);
+    let text = render_text(&runs);
     assert_eq!(
         text.lines().count(),
         runs.iter().map(|r| r.findings.len()).sum::<usize>()
@@ -227,7 +228,7 @@ fn lint_file_on_the_seed_uses_format_parser_and_document_context() {
     );
     // JSON for tools (serde_json's default float parser may differ in the last bit, so
     // compare everything but the evidence values exactly).
-    let back: Vec<lint::RunFindings> = serde_json::from_str(&lint::render_json(&runs)).unwrap();
+    let back: Vec<lint::RunFindings> = serde_json::from_str(&render_json(&runs)).unwrap();
     assert_eq!(back.len(), runs.len());
     for (a, b) in back.iter().zip(&runs) {
         assert_eq!((&a.source, &a.run), (&b.source, &b.run));
@@ -252,7 +253,7 @@ fn lint_file_on_result_files_and_bad_input() {
     )
     .unwrap();
     assert_eq!(lint::exit_code(&runs), lint::EXIT_CLEAN);
-    assert!(lint::render_text(&runs).is_empty());
+    assert!(render_text(&runs).is_empty());
     let runs = lint::lint_path(&fixture("guidellm/errors.json"), &LintOptions::default()).unwrap();
     assert_eq!(runs[0].run, "constant@10.00");
     assert_eq!(lint::exit_code(&runs), lint::EXIT_FINDINGS);

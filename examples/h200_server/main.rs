@@ -33,7 +33,7 @@ mod serve;
 use std::process::ExitCode;
 
 use clap::Parser;
-use servebench::sim::cli::{report, Format, SimArgs};
+use servebench::sim::cli::{report, OutputFormat, SimArgs};
 
 /// `--max-connections` default of `--serve`: thousands of open streams (the library's own
 /// default is 1024); the file-descriptor limit is raised to fit where the hard limit allows.
@@ -122,7 +122,7 @@ fn wants_document(args: &Args) -> bool {
             && s.requests.is_none()
             && s.input_tokens.is_none()
             && s.output_tokens.is_none()
-            && s.format != Format::Json
+            && s.format != OutputFormat::Json
             && !s.as_guidellm
             && !s.fidelity
             && s.sharegpt.is_none())
@@ -419,7 +419,7 @@ mod tests {
         .unwrap();
         assert_eq!(ok.sim.profile.as_deref(), Some("throughput"));
         assert_eq!(ok.sim.config.as_deref(), Some("kv-fp8"));
-        assert_eq!((ok.sim.seed, ok.sim.format), (7, Format::Json));
+        assert_eq!((ok.sim.seed, ok.sim.format), (7, OutputFormat::Json));
         assert!(a(&["--config", "turbo"])
             .unwrap_err()
             .contains("unknown config"));

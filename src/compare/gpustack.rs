@@ -1,21 +1,20 @@
-//! The comparison outputs of GPUStack's performance documents
-//! (`hack/perf/generate_throughput_optimization_doc.py`), in their markdown form and in the
-//! plain-text form the seed shows (the same document with markup removed: table cells
-//! joined by tabs, `<br>` read as a space, spans and backticks dropped):
+//! The comparisons behind GPUStack's performance documents
+//! (`hack/perf/generate_throughput_optimization_doc.py`), as data: what each figure is and
+//! what the generator's rules decide, never how it is printed
+//! ([`crate::format::gpustack`] writes them as markdown and as the plain text the seed shows):
 //!
-//! - a [`Cell`] `Total TPS: 10570.88 (+9.75%) Mean TPOT(ms): 24.71` and its [`Annotation`];
+//! - a [`Cell`] (total TPS, mean TPOT) and its [`Annotation`] (change, skipped, N/A);
 //! - the conclusion table ([`ConclusionTable`]) of baseline vs optimized per profile;
-//! - the group "Summary:" sentence ([`speed_summary`]);
+//! - the group "Summary:" figures ([`speed_summary`]);
 //! - the "Summary of Optimization Options" ladder ([`optimization_ladder`]) with its skip
-//!   rules, and the recommended final configuration ([`Ladder::final_parameters`],
-//!   [`serving_command`]);
-//! - in [`latency`], the latency document's cells and sentence.
+//!   rules, and the recommended final configuration ([`Ladder::final_parameters`]);
+//! - in [`latency`], the latency document's cells and summary.
 //!
 //! Percentages are computed from the values as the results hold them (unrounded when the
 //! result came from raw data; a parsed text report holds the printed two-decimal values).
 //!
 //! ```
-//! use servebench::compare::gpustack::conclusion_row;
+//! use servebench::compare::gpustack::{conclusion_row, Annotation};
 //! use servebench::result::{BenchmarkResult, Summary};
 //! let run = |tps: f64, tpot: f64| BenchmarkResult {
 //!     successful_requests: Some(1000),
@@ -24,26 +23,20 @@
 //!     ..Default::default()
 //! };
 //! let row = conclusion_row("ShareGPT Profile", &run(9632.01, 25.89), &run(10570.88, 24.71));
-//! assert_eq!(row.optimized.text(), "Total TPS: 10570.88 (+9.75%) Mean TPOT(ms): 24.71");
-//! assert_eq!(row.baseline.text(), "Total TPS: 9632.01 Mean TPOT(ms): 25.89");
+//! let Some(Annotation::Change { percent }) = row.optimized.annotation else { panic!() };
+//! assert!((percent - 9.747).abs() < 1e-3);
+//! assert_eq!(row.baseline.annotation, None);
 //! ```
 
 pub mod latency;
-pub mod noise;
-
-use std::fmt::Write as _;
 
 use serde::Serialize;
 
-use super::{signed_percent, Delta, MEAN_TPOT, TOTAL_TOKEN_THROUGHPUT};
+use super::{Delta, MEAN_TPOT, TOTAL_TOKEN_THROUGHPUT};
 use crate::result::BenchmarkResult;
 
 /// Header of the conclusion table's baseline column, as GPUStack's generator prints it.
 pub const BASELINE_HEADER: &str = "baseline (vLLM without any optimizations)";
-
-/// The markdown separator row under the "Summary of Optimization Options" header, as the
-/// generator prints it.
-const LADDER_SEPARATOR: &str = "| --------------------------------------- | ------------------------------------------------------------------------------------------------------- | ------------------------------------------ |";
 
 /// What follows a candidate's `Total TPS:` figure.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize)]
@@ -71,63 +64,6 @@ pub enum Annotation {
     },
     /// A throughput is missing or not positive: `N/A`, no colour.
     NotAvailable,
-}
-
-impl Annotation {
-    /// The annotation as plain text: `(+9.75%)`.
-    ///
-    /// ```
-    /// use servebench::compare::gpustack::Annotation;
-    /// let a = Annotation::SuccessRateSkipped { success_rate: 516.0 / 1000.0 };
-    /// assert_eq!(a.text(), "(Success rate: 51.6%, optimization skipped)");
-    /// ```
-    pub fn text(&self) -> String {
-        match *self {
-            Annotation::Change { percent } => format!("({})", signed_percent(percent)),
-            Annotation::SuccessRateSkipped { success_rate } => format!(
-                "(Success rate: {:.1}%, optimization skipped)",
-                success_rate * 100.0
-            ),
-            Annotation::LowerThanPrevious {
-                percent,
-                previous_percent,
-            } => format!(
-                "({},lower than previous {}, optimization skipped in final command)",
-                signed_percent(percent),
-                signed_percent(previous_percent)
-            ),
-            Annotation::NotAvailable => "N/A".to_string(),
-        }
-    }
-
-    /// The span colour GPUStack uses, if any.
-    pub fn colour(&self) -> Option<&'static str> {
-        match *self {
-            Annotation::Change { percent } if percent >= 0.0 => Some("lightgreen"),
-            Annotation::Change { .. } | Annotation::SuccessRateSkipped { .. } => Some("#ffd6d6"),
-            Annotation::LowerThanPrevious { .. } => Some("yellow"),
-            Annotation::NotAvailable => None,
-        }
-    }
-
-    /// The annotation in markdown, inside its coloured span.
-    ///
-    /// ```
-    /// use servebench::compare::gpustack::Annotation;
-    /// assert_eq!(
-    ///     Annotation::Change { percent: -1.234 }.markdown(),
-    ///     r#"<span style="background-color:#ffd6d6;">(-1.23%)</span>"#
-    /// );
-    /// ```
-    pub fn markdown(&self) -> String {
-        match self.colour() {
-            Some(c) => format!(
-                "<span style=\"background-color:{c};\">{}</span>",
-                self.text()
-            ),
-            None => self.text(),
-        }
-    }
 }
 
 /// The number of requests a run was meant to send, as far as `result` tells: its profile's
@@ -191,13 +127,6 @@ pub fn throughput_annotation(
     }
 }
 
-fn fmt2(v: Option<f64>) -> String {
-    match v {
-        Some(v) => crate::format::pyfmt::fixed(v, 2),
-        None => "N/A".to_string(),
-    }
-}
-
 /// One table cell: `Total TPS: … [annotation] Mean TPOT(ms): …`. Missing values print `N/A`
 /// (GPUStack's generator would print `0.00`).
 #[derive(Debug, Clone, Copy, PartialEq, Serialize)]
@@ -231,33 +160,6 @@ impl Cell {
         ));
         cell
     }
-
-    /// Plain text, as in the seed: `Total TPS: 10570.88 (+9.75%) Mean TPOT(ms): 24.71`.
-    pub fn text(&self) -> String {
-        let note = self
-            .annotation
-            .map(|a| format!(" {}", a.text()))
-            .unwrap_or_default();
-        format!(
-            "Total TPS: {}{note} Mean TPOT(ms): {}",
-            fmt2(self.total_tps),
-            fmt2(self.mean_tpot_ms)
-        )
-    }
-
-    /// Markdown, as GPUStack's generator prints it:
-    /// `Total TPS: 10570.88 <span style="background-color:lightgreen;">(+9.75%)</span><br>Mean TPOT(ms): 24.71`.
-    pub fn markdown(&self) -> String {
-        let note = self
-            .annotation
-            .map(|a| format!(" {}", a.markdown()))
-            .unwrap_or_default();
-        format!(
-            "Total TPS: {}{note}<br>Mean TPOT(ms): {}",
-            fmt2(self.total_tps),
-            fmt2(self.mean_tpot_ms)
-        )
-    }
 }
 
 /// One row of the conclusion table: a benchmark case, its baseline and optimized cells.
@@ -284,28 +186,6 @@ pub fn conclusion_row(
     }
 }
 
-impl ConclusionRow {
-    /// Tab-separated, as in the seed.
-    pub fn text(&self) -> String {
-        format!(
-            "{}\t{}\t{}",
-            self.case,
-            self.baseline.text(),
-            self.optimized.text()
-        )
-    }
-
-    /// A markdown table row, case in bold.
-    pub fn markdown(&self) -> String {
-        format!(
-            "| **{}** | {} | {} |",
-            self.case,
-            self.baseline.markdown(),
-            self.optimized.markdown()
-        )
-    }
-}
-
 /// "Comparison of benchmark results before and after optimization": one row per case.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct ConclusionTable {
@@ -322,29 +202,6 @@ impl ConclusionTable {
             baseline_header: BASELINE_HEADER.to_string(),
             rows,
         }
-    }
-
-    /// Tab-separated lines (header first), each ending in `\n`.
-    pub fn text(&self) -> String {
-        let mut out = format!("Benchmark Case\t{}\tOptimized\n", self.baseline_header);
-        for r in &self.rows {
-            out.push_str(&r.text());
-            out.push('\n');
-        }
-        out
-    }
-
-    /// The markdown table, each line ending in `\n`.
-    pub fn markdown(&self) -> String {
-        let mut out = format!(
-            "| Benchmark Case | {} | Optimized |\n|----------|-------------------------------------------|-----------|\n",
-            self.baseline_header
-        );
-        for r in &self.rows {
-            out.push_str(&r.markdown());
-            out.push('\n');
-        }
-        out
     }
 }
 
@@ -406,54 +263,6 @@ pub fn speed_summary(runs: &[(&str, &BenchmarkResult)]) -> Option<SpeedSummary> 
     })
 }
 
-impl SpeedSummary {
-    /// The sentence as the generator prints it after `- Summary: ` (names in backticks).
-    pub fn sentence(&self) -> String {
-        let gap = self.fastest_tps - self.slowest_tps;
-        let mut s = format!(
-            "`{f}` Total TPS = {:.2}, `{sl}` Total TPS = {:.2}. `{f}` is faster by {gap:.2} tok/s ({:.2}%)",
-            self.fastest_tps,
-            self.slowest_tps,
-            gap / self.slowest_tps * 100.0,
-            f = self.fastest,
-            sl = self.slowest,
-        );
-        if let (Some(fast), Some(slow)) = (self.fastest_tpot_ms, self.slowest_tpot_ms) {
-            let delta = slow - fast;
-            let _ = write!(s, "; Mean TPOT = {fast:.2} ms vs {slow:.2} ms");
-            if delta.abs() < 1e-9 {
-                s.push_str(", unchanged");
-            } else if delta > 0.0 {
-                let _ = write!(
-                    s,
-                    ", reduced by {delta:.2} ms ({:.2}%)",
-                    delta / slow * 100.0
-                );
-            } else {
-                let inc = -delta;
-                let _ = write!(
-                    s,
-                    ", increased by {inc:.2} ms ({:.2}% slower)",
-                    inc / slow * 100.0
-                );
-            }
-        }
-        s.push('.');
-        s
-    }
-
-    /// The markdown line: `` - Summary: `vLLM` Total TPS = … ``.
-    pub fn markdown(&self) -> String {
-        format!("- Summary: {}", self.sentence())
-    }
-
-    /// The plain-text line, as the seed shows it: `Summary: vLLM Total TPS = …` (no bullet,
-    /// no backticks).
-    pub fn text(&self) -> String {
-        format!("Summary: {}", self.sentence().replace('`', ""))
-    }
-}
-
 /// What the ladder decided for one optimization step.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize)]
 #[serde(rename_all = "kebab-case", tag = "kind")]
@@ -496,28 +305,6 @@ pub struct LadderStep {
     pub verdict: Verdict,
     /// The step's backend parameters.
     pub backend_parameters: Vec<String>,
-}
-
-impl LadderStep {
-    /// Tab-separated row, as in the seed: name, optimized, baseline.
-    pub fn text(&self) -> String {
-        format!(
-            "{}\t{}\t{}",
-            self.name,
-            self.optimized.text(),
-            self.baseline.text()
-        )
-    }
-
-    /// Markdown row, as the generator prints it.
-    pub fn markdown(&self) -> String {
-        format!(
-            "| {} | {} | {} |",
-            self.name,
-            self.optimized.markdown(),
-            self.baseline.markdown()
-        )
-    }
 }
 
 /// The "Summary of Optimization Options": each step against one baseline, in order.
@@ -642,53 +429,4 @@ impl Ladder {
         }
         acc
     }
-
-    /// The tab-separated table (header `Benchmark Cases\tOptimized\tBaseline`), lines
-    /// ending in `\n`.
-    pub fn text(&self) -> String {
-        let mut out = String::from("Benchmark Cases\tOptimized\tBaseline\n");
-        for s in &self.steps {
-            out.push_str(&s.text());
-            out.push('\n');
-        }
-        out
-    }
-
-    /// The markdown table as the generator prints it, lines ending in `\n`.
-    pub fn markdown(&self) -> String {
-        let mut out = format!("| Benchmark Cases | Optimized | Baseline |\n{LADDER_SEPARATOR}\n");
-        for s in &self.steps {
-            out.push_str(&s.markdown());
-            out.push('\n');
-        }
-        out
-    }
-}
-
-/// The serving command of a configuration, as GPUStack's "Serving Command" prints it:
-/// `vllm serve MODEL \` (or `python3 -m sglang.launch_server \` + `--model MODEL \` when
-/// `engine` is SGLang), then one parameter per line indented by four spaces.
-///
-/// ```
-/// use servebench::compare::gpustack::serving_command;
-/// let cmd = serving_command("vLLM", "Qwen/Qwen3.5-35B-A3B-FP8", &["--max-model-len=32768".into()]);
-/// assert_eq!(cmd, "vllm serve Qwen/Qwen3.5-35B-A3B-FP8 \\\n    --max-model-len=32768");
-/// ```
-pub fn serving_command(engine: &str, model: &str, parameters: &[String]) -> String {
-    let mut lines = if engine.trim().eq_ignore_ascii_case("sglang") {
-        vec![
-            "python3 -m sglang.launch_server".to_string(),
-            format!("    --model {model}"),
-        ]
-    } else {
-        vec![format!("vllm serve {model}")]
-    };
-    lines.extend(
-        parameters
-            .iter()
-            .map(|p| p.trim())
-            .filter(|p| !p.is_empty())
-            .map(|p| format!("    {p}")),
-    );
-    lines.join(" \\\n")
 }

@@ -1,8 +1,9 @@
 //! Comparisons of benchmark runs: [`Delta`] (absolute and percent change, always from the
 //! unrounded values), the [`Direction`] in which each [`Metric`] improves, a metric-by-metric
-//! [`Comparison`], and in [`gpustack`] the outputs of GPUStack's performance documents
-//! (conclusion rows and tables, the "Summary:" sentence, the "Summary of Optimization Options"
-//! ladder with its skip rules and the recommended configuration).
+//! [`Comparison`], and in [`gpustack`] the figures of GPUStack's performance documents
+//! (conclusion rows and tables, the "Summary:" figures, the "Summary of Optimization Options"
+//! ladder with its skip rules and the recommended configuration). Numbers and decisions
+//! only: [`crate::format::comparison`] and [`crate::format::gpustack`] write them as text.
 //!
 //! ```
 //! use servebench::compare::{Delta, Direction};
@@ -80,20 +81,6 @@ impl Delta {
             Direction::HigherIsBetter => self.candidate < self.base,
             Direction::LowerIsBetter => self.candidate > self.base,
         }
-    }
-}
-
-/// Formats a percentage with an explicit sign and two decimals: `+9.75%`, `-3.10%`.
-///
-/// ```
-/// assert_eq!(servebench::compare::signed_percent(9.747394), "+9.75%");
-/// assert_eq!(servebench::compare::signed_percent(-3.1), "-3.10%");
-/// ```
-pub fn signed_percent(percent: f64) -> String {
-    if percent >= 0.0 {
-        format!("+{percent:.2}%")
-    } else {
-        format!("{percent:.2}%")
     }
 }
 
@@ -345,47 +332,5 @@ impl Comparison {
     /// ```
     pub fn conventions_differ(&self) -> bool {
         matches!((self.base_convention, self.candidate_convention), (Some(a), Some(b)) if a != b)
-    }
-
-    /// The warning printed under the tables when [`conventions_differ`](Self::conventions_differ).
-    pub fn convention_note(&self) -> Option<String> {
-        let name = |c: Convention| match c {
-            Convention::Vllm => "vllm",
-            Convention::Guidellm => "guidellm",
-        };
-        match (self.base_convention, self.candidate_convention) {
-            (Some(a), Some(b)) if a != b => Some(format!(
-                "Note: the baseline follows the {} convention and the candidate the {} \
-                 convention; TPOT and ITL are defined differently, compare them with care.",
-                name(a),
-                name(b)
-            )),
-            _ => None,
-        }
-    }
-
-    /// A plain-text table: metric, baseline, candidate, absolute change, percent change,
-    /// verdict; columns padded with spaces, no trailing spaces (rendered by
-    /// [`crate::format::comparison::write_text`]).
-    ///
-    /// ```
-    /// use servebench::compare::compare;
-    /// use servebench::BenchmarkResult;
-    /// let base = BenchmarkResult { total_token_throughput_per_s: Some(9632.01), ..Default::default() };
-    /// let cand = BenchmarkResult { total_token_throughput_per_s: Some(10570.88), ..Default::default() };
-    /// let text = compare(&base, &cand).to_text();
-    /// assert!(text.lines().nth(1).unwrap().ends_with("9632.01      10570.88     +938.87      +9.75%     better"));
-    /// ```
-    pub fn to_text(&self) -> String {
-        let mut out = String::new();
-        let _ = crate::format::comparison::write_text(&mut out, self);
-        out
-    }
-
-    /// The same table in markdown ([`crate::format::comparison::write_markdown`]).
-    pub fn to_markdown(&self) -> String {
-        let mut out = String::new();
-        let _ = crate::format::comparison::write_markdown(&mut out, self);
-        out
     }
 }

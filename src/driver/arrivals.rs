@@ -8,13 +8,13 @@
 //!   `1 / (rate · burstiness)` (burstiness 1 is Poisson; smaller is burstier), optionally
 //!   rescaled as vLLM ≥ 0.10 does so that the last arrival lands exactly at `n / rate`.
 //!
-//! Schedules are deterministic for a given seed ([`crate::driver::rng::Rng`]).
+//! Schedules are deterministic for a given seed ([`crate::rng::Rng`]).
 
 use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 
-use super::rng::Rng;
+use crate::rng::Rng;
 
 /// How requests arrive. See the module docs.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]

@@ -27,8 +27,8 @@ use std::time::Duration;
 use serde::Deserialize;
 
 use super::datasets::{DatasetError, Plan, TurnPlan};
-use super::rng::Rng;
 use super::workload::{approx_tokens, synthetic_text, WorkItem, MAX_REQUESTS, MAX_TEXT_TOKENS};
+use crate::rng::Rng;
 
 /// `conversations × turns` generated turns (ids in conversation order: conversation 0's
 /// turns first). See the module docs.

@@ -30,8 +30,8 @@ use serde::Deserialize;
 
 pub use crate::profile::DatasetSpec;
 
-use super::rng::Rng;
 use super::workload::{approx_tokens, synthetic_text, WorkItem, MAX_REQUESTS, MAX_TEXT_TOKENS};
+use crate::rng::Rng;
 
 /// Tokens per `hash_ids` block in the Mooncake trace format.
 pub const MOONCAKE_BLOCK_TOKENS: u64 = 512;

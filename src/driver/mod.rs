@@ -256,7 +256,6 @@ pub fn run<E: Engine + ?Sized>(
         .and_then(|m| usize::try_from(m).ok())
         .map_or(work.len(), |m| m.min(work.len()));
     let links = Links::new(n, opts.turns.as_deref())?;
-    let conversations = opts.turns.is_some();
     // First turns (every request without conversations) arrive by the schedule.
     let all_roots: Vec<usize> = (0..n).filter(|&i| links.prev[i].is_none()).collect();
     // The whole run's schedule; this shard sends its own part of it.
@@ -315,14 +314,18 @@ pub fn run<E: Engine + ?Sized>(
         scheduled[i] = t;
         roots_queue.push(Reverse((t, i)));
     }
-    // Later turns whose previous turn ended: (send time, id).
-    let mut follow: BinaryHeap<Reverse<(Duration, usize)>> = BinaryHeap::new();
     let end = opts.max_duration.and_then(|d| origin.checked_add(d));
     let collector = Collector::with_clock(ManualClock::at(origin));
     // Handles of the requests in flight, by id (= index in the workload).
     let mut open: HashMap<u64, RequestHandle<'_, ManualClock>> = HashMap::new();
     let mut roots_sent = 0usize;
-    let mut active_conversations = 0usize;
+    let mut conv = Conversations {
+        links,
+        turns: opts.turns.as_deref(),
+        follow: BinaryHeap::new(),
+        scheduled,
+        active: 0,
+    };
     let mut stop_sending = false;
     let mut events = Vec::new();
     let mut aborted = None;
@@ -366,49 +369,36 @@ pub fn run<E: Engine + ?Sized>(
                 break;
             }
         }
-        // Ends of requests reported below free conversation slots and release later turns.
+        // Due follow-up turns first (ends of requests, released below, free conversation
+        // slots and release later turns), then new roots while the cap allows.
         let mut ended: Vec<(usize, Duration)> = Vec::new();
-        while !stop_sending && follow.peek().is_some_and(|Reverse((t, _))| *t <= now) {
-            let Some(Reverse((_, id))) = follow.pop() else {
+        loop {
+            let id = if stop_sending {
                 break;
-            };
-            let turn = opts.turns.as_ref().and_then(|t| t.get(id));
-            if !send_one(
-                id,
-                now,
-                &work[id],
-                turn,
-                scheduled[id],
-                engine,
-                &mut open,
-                &collector,
-            ) {
-                ended.push((id, now));
-            }
-        }
-        let used = |open: &HashMap<u64, RequestHandle<'_, ManualClock>>, active: usize| {
-            if conversations {
-                active
+            } else if conv.follow.peek().is_some_and(|Reverse((t, _))| *t <= now) {
+                let Some(Reverse((_, id))) = conv.follow.pop() else {
+                    break;
+                };
+                id
+            } else if conv.in_use(open.len()) < cap
+                && roots_queue.peek().is_some_and(|Reverse((t, _))| *t <= now)
+            {
+                let Some(Reverse((_, id))) = roots_queue.pop() else {
+                    break;
+                };
+                roots_sent += 1;
+                conv.active += 1;
+                id
             } else {
-                open.len()
-            }
-        };
-        while !stop_sending
-            && used(&open, active_conversations) < cap
-            && roots_queue.peek().is_some_and(|Reverse((t, _))| *t <= now)
-        {
-            let Some(Reverse((_, id))) = roots_queue.pop() else {
                 break;
             };
-            roots_sent += 1;
-            active_conversations += 1;
             let turn = opts.turns.as_ref().and_then(|t| t.get(id));
             if !send_one(
                 id,
                 now,
                 &work[id],
                 turn,
-                scheduled[id],
+                conv.scheduled[id],
                 engine,
                 &mut open,
                 &collector,
@@ -416,18 +406,8 @@ pub fn run<E: Engine + ?Sized>(
                 ended.push((id, now));
             }
         }
-        for (id, at) in ended.drain(..) {
-            release(
-                id,
-                at,
-                &links,
-                opts.turns.as_deref(),
-                &mut follow,
-                &mut scheduled,
-                &mut active_conversations,
-            );
-        }
-        let nothing_left = roots_queue.is_empty() && follow.is_empty();
+        conv.release_ended(&mut ended);
+        let nothing_left = roots_queue.is_empty() && conv.follow.is_empty();
         if open.is_empty() && (nothing_left || stop_sending) {
             break;
         }
@@ -449,13 +429,10 @@ pub fn run<E: Engine + ?Sized>(
                 break;
             }
         }
-        let used = if conversations {
-            active_conversations
-        } else {
-            open.len()
-        };
+        let used = conv.in_use(open.len());
         // (Nothing more is sent once stopping: no wake-up for what is due.)
-        let mut deadline = follow
+        let mut deadline = conv
+            .follow
             .peek()
             .map(|Reverse((t, _))| *t)
             .filter(|_| !stop_sending);
@@ -503,17 +480,7 @@ pub fn run<E: Engine + ?Sized>(
                 }
             }
         }
-        for (id, at) in ended.drain(..) {
-            release(
-                id,
-                at,
-                &links,
-                opts.turns.as_deref(),
-                &mut follow,
-                &mut scheduled,
-                &mut active_conversations,
-            );
-        }
+        conv.release_ended(&mut ended);
         if let Err(EngineError::Fatal(message)) = res {
             let at = engine.now();
             let mut ids: Vec<u64> = open.keys().copied().collect();
@@ -648,22 +615,42 @@ impl Links {
     }
 }
 
-/// Request `id` ended at `at`: queue its conversation's next turn, or free the slot.
-fn release(
-    id: usize,
-    at: Duration,
-    links: &Links,
-    turns: Option<&[TurnPlan]>,
-    follow: &mut BinaryHeap<Reverse<(Duration, usize)>>,
-    scheduled: &mut [Duration],
-    active_conversations: &mut usize,
-) {
-    match (links.next.get(id).copied().flatten(), turns) {
-        (Some(next), Some(t)) => {
-            let when = at.saturating_add(t[next].think_time);
-            scheduled[next] = when;
-            follow.push(Reverse((when, next)));
+/// The run's conversations: each request's previous and next turn, the later turns
+/// released so far and their send times, the conversations under way.
+struct Conversations<'a> {
+    links: Links,
+    turns: Option<&'a [TurnPlan]>,
+    /// Later turns whose previous turn ended: (send time, id).
+    follow: BinaryHeap<Reverse<(Duration, usize)>>,
+    /// When each request is (or was) due.
+    scheduled: Vec<Duration>,
+    /// Conversations started and not yet finished.
+    active: usize,
+}
+
+impl Conversations<'_> {
+    /// What the concurrency cap counts: conversations under way in a multi-turn run, else
+    /// the `open` requests in flight.
+    fn in_use(&self, open: usize) -> usize {
+        if self.turns.is_some() {
+            self.active
+        } else {
+            open
         }
-        _ => *active_conversations = active_conversations.saturating_sub(1),
+    }
+
+    /// Releases what the requests in `ended` (emptied) lead to: each one's next turn
+    /// after its think time, or the end of its conversation.
+    fn release_ended(&mut self, ended: &mut Vec<(usize, Duration)>) {
+        for (id, at) in ended.drain(..) {
+            match (self.links.next.get(id).copied().flatten(), self.turns) {
+                (Some(next), Some(t)) => {
+                    let when = at.saturating_add(t[next].think_time);
+                    self.scheduled[next] = when;
+                    self.follow.push(Reverse((when, next)));
+                }
+                _ => self.active = self.active.saturating_sub(1),
+            }
+        }
     }
 }

@@ -13,8 +13,8 @@
 
 use std::path::{Path, PathBuf};
 
-use super::rng::Rng;
 use super::workload::{self, WorkItem, WorkloadError};
+use crate::rng::Rng;
 
 /// Decode/re-encode rounds before a prompt's length is taken as it is (vLLM's `max_retry`).
 pub const MAX_ROUNDS: usize = 10;

@@ -21,8 +21,8 @@ use std::path::{Path, PathBuf};
 
 use serde::Deserialize;
 
-use super::rng::Rng;
 use crate::profile::{Dataset, Profile, SHAREGPT_FILE};
+use crate::rng::Rng;
 
 /// One request to send.
 #[derive(Debug, Clone, PartialEq, Eq)]

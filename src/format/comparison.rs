@@ -1,6 +1,8 @@
 //! The metric-by-metric comparison table of [`Comparison`] (metric, baseline, candidate,
 //! absolute change, percent change, verdict), as plain text or markdown, written to any
 //! [`fmt::Write`]; the convention warning follows the table when the conventions differ.
+//! [`Comparison::to_text`] and [`Comparison::to_markdown`] are defined here, and
+//! [`signed_percent`], the `+9.75%` spelling every comparison output uses.
 //!
 //! ```
 //! use servebench::compare::compare;
@@ -15,7 +17,8 @@
 
 use std::fmt;
 
-use crate::compare::{signed_percent, Comparison, MetricDelta};
+use crate::compare::{Comparison, MetricDelta};
+use crate::result::Convention;
 
 /// The plain-text table: columns padded with spaces, no trailing spaces.
 pub fn write_text(out: &mut impl fmt::Write, c: &Comparison) -> fmt::Result {
@@ -84,5 +87,62 @@ fn signed(v: f64) -> String {
         format!("+{}", value(v))
     } else {
         value(v)
+    }
+}
+
+/// Formats a percentage with an explicit sign and two decimals: `+9.75%`, `-3.10%`.
+///
+/// ```
+/// assert_eq!(servebench::format::comparison::signed_percent(9.747394), "+9.75%");
+/// assert_eq!(servebench::format::comparison::signed_percent(-3.1), "-3.10%");
+/// ```
+pub fn signed_percent(percent: f64) -> String {
+    if percent >= 0.0 {
+        format!("+{percent:.2}%")
+    } else {
+        format!("{percent:.2}%")
+    }
+}
+
+impl Comparison {
+    /// The warning printed under the tables when [`conventions_differ`](Self::conventions_differ).
+    pub fn convention_note(&self) -> Option<String> {
+        let name = |c: Convention| match c {
+            Convention::Vllm => "vllm",
+            Convention::Guidellm => "guidellm",
+        };
+        match (self.base_convention, self.candidate_convention) {
+            (Some(a), Some(b)) if a != b => Some(format!(
+                "Note: the baseline follows the {} convention and the candidate the {} \
+                 convention; TPOT and ITL are defined differently, compare them with care.",
+                name(a),
+                name(b)
+            )),
+            _ => None,
+        }
+    }
+
+    /// A plain-text table: metric, baseline, candidate, absolute change, percent change,
+    /// verdict; columns padded with spaces, no trailing spaces (rendered by [`write_text`]).
+    ///
+    /// ```
+    /// use servebench::compare::compare;
+    /// use servebench::BenchmarkResult;
+    /// let base = BenchmarkResult { total_token_throughput_per_s: Some(9632.01), ..Default::default() };
+    /// let cand = BenchmarkResult { total_token_throughput_per_s: Some(10570.88), ..Default::default() };
+    /// let text = compare(&base, &cand).to_text();
+    /// assert!(text.lines().nth(1).unwrap().ends_with("9632.01      10570.88     +938.87      +9.75%     better"));
+    /// ```
+    pub fn to_text(&self) -> String {
+        let mut out = String::new();
+        let _ = write_text(&mut out, self);
+        out
+    }
+
+    /// The same table in markdown ([`write_markdown`]).
+    pub fn to_markdown(&self) -> String {
+        let mut out = String::new();
+        let _ = write_markdown(&mut out, self);
+        out
     }
 }

@@ -2,7 +2,10 @@
 
 pub mod comparison;
 pub mod doc;
+pub mod gpustack;
 pub mod intervals;
 pub mod labels;
+pub mod lint;
+pub mod noise;
 pub mod pyfmt;
 pub mod text;

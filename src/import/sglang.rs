@@ -17,7 +17,7 @@
 //! `[DONE]`) are documented in `shared/reference/vllm-sglang-bench.md` §5.
 
 use super::json::OrderedObject;
-use super::vllm::{detailed_records, Ctx};
+use super::vllm::{bench_serve_figures, detailed_records, Ctx};
 use super::{json_lines, read_file, ImportError};
 use crate::record::RequestRecord;
 use crate::result::{BenchmarkResult, Convention, RunMeta};
@@ -95,12 +95,6 @@ fn convert(obj: &OrderedObject, line: usize, text: &[u8]) -> Result<SglangRun, I
             ("itl", "itl"),
         ],
     )?;
-    let take = |m: &str| {
-        summaries
-            .iter()
-            .find(|(k, _)| k == m)
-            .map(|(_, s)| s.clone())
-    };
     let backend = c.string(obj, "backend")?;
     let duration_s = c.non_negative(obj, "duration")?;
     let records = detailed_records(&c, obj)?;
@@ -117,22 +111,9 @@ fn convert(obj: &OrderedObject, line: usize, text: &[u8]) -> Result<SglangRun, I
         },
         successful_requests: completed,
         failed_requests: failed,
-        max_concurrency: c.u64(obj, "max_concurrency")?,
         request_rate_configured: rate,
         duration_ms: duration_s.map(|d| d * 1000.0),
-        total_input_tokens: c.u64(obj, "total_input_tokens")?,
-        total_output_tokens: c.u64(obj, "total_output_tokens")?,
-        request_throughput_per_s: c.non_negative(obj, "request_throughput")?,
-        input_throughput_per_s: c.non_negative(obj, "input_throughput")?,
-        output_throughput_per_s: c.non_negative(obj, "output_throughput")?,
-        peak_output_throughput_per_s: c.non_negative(obj, "max_output_tokens_per_s")?,
-        peak_concurrent_requests: c.non_negative(obj, "max_concurrent_requests")?,
-        total_token_throughput_per_s: c.non_negative(obj, "total_throughput")?,
-        e2el: take("e2el"),
-        ttft: take("ttft"),
-        tpot: take("tpot"),
-        itl: take("itl"),
-        ..BenchmarkResult::default()
+        ..bench_serve_figures(&c, obj, &summaries, "total_throughput")?
     };
     Ok(SglangRun {
         name: format!("{} (line {line})", backend.as_deref().unwrap_or("sglang")),

@@ -351,13 +351,6 @@ fn convert(obj: &OrderedObject, c: Ctx) -> Result<VllmRun, ImportError> {
             ("e2el", "e2el"),
         ],
     )?;
-    let take = |m: &str| {
-        summaries
-            .iter()
-            .find(|(k, _)| k == m)
-            .map(|(_, s)| s.clone())
-    };
-
     let mut metadata = Vec::new();
     for (k, v) in &obj.0 {
         if KNOWN.contains(&k.as_str())
@@ -390,23 +383,10 @@ fn convert(obj: &OrderedObject, c: Ctx) -> Result<VllmRun, ImportError> {
         },
         successful_requests: completed,
         failed_requests: failed,
-        max_concurrency: c.u64(obj, "max_concurrency")?,
         request_rate_configured: rate,
         duration_ms: duration_s.map(|d| d * 1000.0),
-        total_input_tokens: c.u64(obj, "total_input_tokens")?,
-        total_output_tokens: c.u64(obj, "total_output_tokens")?,
-        request_throughput_per_s: c.non_negative(obj, "request_throughput")?,
         request_goodput_per_s: goodput,
-        input_throughput_per_s: c.non_negative(obj, "input_throughput")?,
-        output_throughput_per_s: c.non_negative(obj, "output_throughput")?,
-        peak_output_throughput_per_s: c.non_negative(obj, "max_output_tokens_per_s")?,
-        peak_concurrent_requests: c.non_negative(obj, "max_concurrent_requests")?,
-        total_token_throughput_per_s: c.non_negative(obj, "total_token_throughput")?,
-        e2el: take("e2el"),
-        ttft: take("ttft"),
-        tpot: take("tpot"),
-        itl: take("itl"),
-        ..BenchmarkResult::default()
+        ..bench_serve_figures(&c, obj, &summaries, "total_token_throughput")?
     };
     let layout = vllm_layout(obj, &result, &summaries);
     let records = detailed_records(&c, obj)?;
@@ -517,6 +497,42 @@ pub fn vllm_layout(
 
 /// Records from `--save-detailed` / `--output-details` lists (times in seconds); `None`
 /// without `ttfts`.
+/// The figures `vllm bench serve` and SGLang's `bench_serving` (which follows it) save
+/// under the same keys, read in this order: `max_concurrency`, the token totals, the
+/// request, input and output throughputs, the peaks, the total token throughput (under
+/// `total_key`: `total_token_throughput` for vLLM, `total_throughput` for SGLang) and the
+/// four latency `summaries` ([`Ctx::summaries`]). The caller adds the metadata, counts,
+/// rate, duration and what only its tool saves.
+pub(crate) fn bench_serve_figures(
+    c: &Ctx,
+    obj: &OrderedObject,
+    summaries: &[(String, Summary)],
+    total_key: &str,
+) -> Result<BenchmarkResult, ImportError> {
+    let take = |m: &str| {
+        summaries
+            .iter()
+            .find(|(k, _)| k == m)
+            .map(|(_, s)| s.clone())
+    };
+    Ok(BenchmarkResult {
+        max_concurrency: c.u64(obj, "max_concurrency")?,
+        total_input_tokens: c.u64(obj, "total_input_tokens")?,
+        total_output_tokens: c.u64(obj, "total_output_tokens")?,
+        request_throughput_per_s: c.non_negative(obj, "request_throughput")?,
+        input_throughput_per_s: c.non_negative(obj, "input_throughput")?,
+        output_throughput_per_s: c.non_negative(obj, "output_throughput")?,
+        peak_output_throughput_per_s: c.non_negative(obj, "max_output_tokens_per_s")?,
+        peak_concurrent_requests: c.non_negative(obj, "max_concurrent_requests")?,
+        total_token_throughput_per_s: c.non_negative(obj, total_key)?,
+        e2el: take("e2el"),
+        ttft: take("ttft"),
+        tpot: take("tpot"),
+        itl: take("itl"),
+        ..BenchmarkResult::default()
+    })
+}
+
 pub(crate) fn detailed_records(
     c: &Ctx,
     obj: &OrderedObject,

@@ -1,5 +1,5 @@
 //! Files: what `servebench lint FILE...` runs — every run the loader reads from a file,
-//! linted with its records when it has them, and the findings rendered as text or JSON.
+//! linted with its records when it has them ([`crate::format::lint`] prints the findings).
 
 use serde::{Deserialize, Serialize};
 
@@ -87,22 +87,6 @@ pub fn lint_path(
 ) -> Result<Vec<RunFindings>, LintInputError> {
     let runs = crate::load::load_path(path)?;
     Ok(lint_runs(&runs, opts))
-}
-
-/// One finding per line: `source: run: severity[code]: message (evidence)`.
-pub fn render_text(runs: &[RunFindings]) -> String {
-    let mut out = String::new();
-    for r in runs {
-        for f in &r.findings {
-            out.push_str(&format!("{}: {}: {f}\n", r.source, r.run));
-        }
-    }
-    out
-}
-
-/// The findings as a JSON array of [`RunFindings`] (for tools).
-pub fn render_json(runs: &[RunFindings]) -> String {
-    serde_json::to_string_pretty(runs).unwrap_or_else(|_| "[]".to_string())
 }
 
 /// [`EXIT_FINDINGS`] when any run has a finding, else [`EXIT_CLEAN`].

@@ -31,8 +31,8 @@
 //!
 //! [`lint_bytes`] / [`lint_path`] lint whole files as `servebench lint` does (text reports
 //! with the metadata written around each block, servebench JSON results, guidellm, vLLM and
-//! SGLang files); [`render_text`] prints one finding per line, [`render_json`] a JSON array;
-//! [`exit_code`] gives the command's status ([`EXIT_CLEAN`] 0, [`EXIT_FINDINGS`] 3;
+//! SGLang files); [`crate::format::lint`] prints the findings (one per line, or a JSON
+//! array); [`exit_code`] gives the command's status ([`EXIT_CLEAN`] 0, [`EXIT_FINDINGS`] 3;
 //! [`EXIT_BAD_INPUT`] 1 and [`EXIT_USAGE`] 2 are the CLI's).
 //!
 //! ```
@@ -52,8 +52,6 @@
 //! assert!(codes.contains(&Code::ImpossiblePeak));
 //! ```
 
-use std::fmt;
-
 use serde::{Deserialize, Serialize};
 
 use crate::record::RequestRecord;
@@ -67,8 +65,8 @@ use checks::{
     percentile_order, single_iteration_from_result, tpot_from_ttft, zero_latency,
 };
 pub use files::{
-    exit_code, lint_bytes, lint_path, lint_runs, render_json, render_text, LintInputError,
-    RunFindings, EXIT_BAD_INPUT, EXIT_CLEAN, EXIT_FINDINGS, EXIT_USAGE,
+    exit_code, lint_bytes, lint_path, lint_runs, LintInputError, RunFindings, EXIT_BAD_INPUT,
+    EXIT_CLEAN, EXIT_FINDINGS, EXIT_USAGE,
 };
 
 /// guidellm's default cap on requests in flight (`settings.max_concurrency`).
@@ -143,12 +141,6 @@ impl Code {
     }
 }
 
-impl fmt::Display for Code {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.as_str())
-    }
-}
-
 /// How bad a finding is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
@@ -159,16 +151,6 @@ pub enum Severity {
     Warning,
     /// The number cannot be true or does not measure what its label says.
     Error,
-}
-
-impl fmt::Display for Severity {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(match self {
-            Severity::Info => "info",
-            Severity::Warning => "warning",
-            Severity::Error => "error",
-        })
-    }
 }
 
 /// One number a finding is based on.
@@ -193,25 +175,9 @@ pub struct Finding {
     pub evidence: Vec<Evidence>,
 }
 
-impl fmt::Display for Finding {
-    /// `error[impossible-peak]: message (name=value, …)`
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{}[{}]: {}", self.severity, self.code, self.message)?;
-        if !self.evidence.is_empty() {
-            f.write_str(" (")?;
-            for (i, e) in self.evidence.iter().enumerate() {
-                if i > 0 {
-                    f.write_str(", ")?;
-                }
-                write!(f, "{}={}", e.name, fmt_num(e.value))?;
-            }
-            f.write_str(")")?;
-        }
-        Ok(())
-    }
-}
-
-fn fmt_num(v: f64) -> String {
+/// A number as findings spell it in messages and evidence: integers without decimals,
+/// two decimals from 100 up, else four.
+pub(crate) fn fmt_num(v: f64) -> String {
     if v.fract() == 0.0 && v.abs() < 1e15 {
         format!("{v:.0}")
     } else if v.abs() >= 100.0 {

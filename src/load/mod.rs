@@ -401,22 +401,21 @@ pub fn load(name: &str, bytes: &[u8]) -> Result<Vec<Run>, LoadError> {
                 sweep: None,
             }]
         }
-        Format::AiperfJson => vec![Run {
-            layout: None,
-            name: "aiperf".into(),
-            result: import::aiperf::aggregate_from_slice(bytes).map_err(imp)?,
-            records: None,
-            provenance: prov(None),
-            sweep: None,
-        }],
-        Format::AiperfCsv => vec![Run {
-            layout: None,
-            name: "aiperf".into(),
-            result: import::aiperf::csv_from_slice(bytes).map_err(imp)?,
-            records: None,
-            provenance: prov(None),
-            sweep: None,
-        }],
+        Format::AiperfJson | Format::AiperfCsv => {
+            let result = if format == Format::AiperfJson {
+                import::aiperf::aggregate_from_slice(bytes)
+            } else {
+                import::aiperf::csv_from_slice(bytes)
+            };
+            vec![Run {
+                layout: None,
+                name: "aiperf".into(),
+                result: result.map_err(imp)?,
+                records: None,
+                provenance: prov(None),
+                sweep: None,
+            }]
+        }
     };
     if runs.is_empty() {
         let hint = match format {

@@ -12,7 +12,7 @@
 //! Replicate `r` uses its own generator seeded from `(seed, r)`, so the totals do not
 //! depend on how the replicates are split over threads.
 
-use crate::driver::rng::Rng;
+use crate::rng::Rng;
 
 /// Per-block sums: `blocks × k` values, block-major.
 #[derive(Debug, Clone)]

@@ -69,16 +69,7 @@ fn gamma_q(a: f64, x: f64) -> f64 {
         for i in 1..1000 {
             let an = -(i as f64) * (i as f64 - a);
             b += 2.0;
-            d = an * d + b;
-            if d.abs() < tiny {
-                d = tiny;
-            }
-            c = b + an / c;
-            if c.abs() < tiny {
-                c = tiny;
-            }
-            d = 1.0 / d;
-            let delta = d * c;
+            let delta = lentz_step(an, b, &mut c, &mut d, tiny);
             h *= delta;
             if (delta - 1.0).abs() < 1e-16 {
                 break;
@@ -107,6 +98,22 @@ pub fn normal_cdf(x: f64) -> f64 {
     }
 }
 
+/// One step of the modified Lentz recurrence for a continued fraction's partial numerator
+/// `a` and denominator `b`: `d ← 1/(b + a·d)`, `c ← b + a/c` (each kept off zero by
+/// `tiny`); returns the step's factor `d·c`.
+fn lentz_step(a: f64, b: f64, c: &mut f64, d: &mut f64, tiny: f64) -> f64 {
+    *d = b + a * *d;
+    if d.abs() < tiny {
+        *d = tiny;
+    }
+    *c = b + a / *c;
+    if c.abs() < tiny {
+        *c = tiny;
+    }
+    *d = 1.0 / *d;
+    *d * *c
+}
+
 /// Continued fraction of the regularized incomplete beta function (modified Lentz).
 fn beta_cf(a: f64, b: f64, x: f64) -> f64 {
     let tiny = 1e-300;
@@ -122,27 +129,9 @@ fn beta_cf(a: f64, b: f64, x: f64) -> f64 {
         let m = m as f64;
         let m2 = 2.0 * m;
         let aa = m * (b - m) * x / ((qam + m2) * (a + m2));
-        d = 1.0 + aa * d;
-        if d.abs() < tiny {
-            d = tiny;
-        }
-        c = 1.0 + aa / c;
-        if c.abs() < tiny {
-            c = tiny;
-        }
-        d = 1.0 / d;
-        h *= d * c;
+        h *= lentz_step(aa, 1.0, &mut c, &mut d, tiny);
         let aa = -(a + m) * (qab + m) * x / ((a + m2) * (qap + m2));
-        d = 1.0 + aa * d;
-        if d.abs() < tiny {
-            d = tiny;
-        }
-        c = 1.0 + aa / c;
-        if c.abs() < tiny {
-            c = tiny;
-        }
-        d = 1.0 / d;
-        let delta = d * c;
+        let delta = lentz_step(aa, 1.0, &mut c, &mut d, tiny);
         h *= delta;
         if (delta - 1.0).abs() < 1e-16 {
             break;

@@ -95,39 +95,3 @@ pub fn summarize(runs: &[BenchmarkResult], confidence: f64) -> Vec<RepeatedMetri
         })
         .collect()
 }
-
-/// A plain-text table of [`summarize`]'s output: metric, runs, mean, sd, CV, interval.
-pub fn to_text(metrics: &[RepeatedMetric], confidence: f64) -> String {
-    use std::fmt::Write as _;
-    let mut out = String::new();
-    let _ = writeln!(
-        out,
-        "{:<34} {:>4} {:>12} {:>10} {:>7}  {:.0}% t-interval",
-        "Metric",
-        "Runs",
-        "Mean",
-        "SD",
-        "CV",
-        confidence * 100.0
-    );
-    for m in metrics {
-        let cv = m
-            .cv_percent
-            .map_or_else(|| "N/A".to_string(), |c| format!("{c:.2}%"));
-        let ci = m.interval.map_or_else(
-            || "N/A".to_string(),
-            |i| format!("[{:.2}, {:.2}]", i.lo, i.hi),
-        );
-        let sd = if m.sd.is_finite() {
-            format!("{:.2}", m.sd)
-        } else {
-            "N/A".into()
-        };
-        let _ = writeln!(
-            out,
-            "{:<34} {:>4} {:>12.2} {:>10} {:>7}  {ci}",
-            m.metric.label, m.runs, m.mean, sd, cv
-        );
-    }
-    out
-}

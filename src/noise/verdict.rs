@@ -23,9 +23,7 @@
 //! `σ_d/√n`, `ν = n − 1`). From one run each, `σ` is the within-run standard error — a
 //! lower bound, so the count is too.
 
-use std::fmt::Write as _;
-
-use crate::compare::{signed_percent, Delta, Direction, Metric, METRICS};
+use crate::compare::{Delta, Direction, Metric, METRICS};
 use crate::noise::bootstrap::mean_sd;
 use crate::noise::dist::{normal_quantile, t_quantile};
 use crate::noise::interval::Interval;
@@ -115,6 +113,19 @@ pub struct NoisyDelta {
 }
 
 impl NoisyDelta {
+    /// `metric`'s delta with nothing known about its noise yet (no interval, verdict
+    /// [`NoiseVerdict::Unknown`]).
+    fn unknown(metric: Metric, delta: Delta) -> NoisyDelta {
+        NoisyDelta {
+            metric,
+            delta,
+            interval: None,
+            verdict: NoiseVerdict::Unknown,
+            mde_percent: None,
+            runs_needed: None,
+        }
+    }
+
     /// The delta's interval in percent of the baseline value.
     pub fn percent_interval(&self) -> Option<(f64, f64)> {
         let i = self.interval?;
@@ -199,14 +210,7 @@ pub fn compare_runs(
         .filter_map(|m| {
             let delta = Delta::new(m.value(base)?, m.value(candidate)?);
             let se = |r: &BenchmarkResult| r.intervals.as_ref()?.for_metric(m).map(|i| i.se);
-            let mut nd = NoisyDelta {
-                metric: *m,
-                delta,
-                interval: None,
-                verdict: NoiseVerdict::Unknown,
-                mde_percent: None,
-                runs_needed: None,
-            };
+            let mut nd = NoisyDelta::unknown(*m, delta);
             if let (Some(sa), Some(sb)) = (se(base), se(candidate)) {
                 any = true;
                 let s = (sa * sa + sb * sb).sqrt();
@@ -262,14 +266,7 @@ pub fn compare_repetitions(
             let (ma, sa) = mean_sd(&xa);
             let (mb, sb) = mean_sd(&xb);
             let delta = Delta::new(ma, mb);
-            let mut nd = NoisyDelta {
-                metric: *m,
-                delta,
-                interval: None,
-                verdict: NoiseVerdict::Unknown,
-                mde_percent: None,
-                runs_needed: None,
-            };
+            let mut nd = NoisyDelta::unknown(*m, delta);
             let effect = opts.effect_percent / 100.0 * ma.abs();
             let (se, df, sigma, k, dff): (f64, f64, f64, f64, fn(f64) -> f64) = if paired {
                 let d: Vec<f64> = xa.iter().zip(&xb).map(|(x, y)| y - x).collect();
@@ -320,110 +317,6 @@ impl NoisyComparison {
     /// The entry of `metric`, if both sides report it.
     pub fn metric(&self, metric: &Metric) -> Option<&NoisyDelta> {
         self.metrics.iter().find(|d| d.metric.key == metric.key)
-    }
-
-    /// One line saying where the noise estimate came from.
-    pub fn source_line(&self) -> String {
-        let c = self.options.confidence * 100.0;
-        match self.source {
-            NoiseSource::WithinRun => format!(
-                "Noise: {c:.0}% intervals from each run's records (within-run noise only; \
-                 repetitions also capture run-to-run variation)"
-            ),
-            NoiseSource::Repetitions {
-                base_runs,
-                candidate_runs,
-                paired,
-            } => format!(
-                "Noise: {c:.0}% t-intervals from {base_runs} baseline and {candidate_runs} \
-                 candidate runs ({})",
-                if paired { "paired" } else { "unpaired, Welch" }
-            ),
-            NoiseSource::Unknown => "Noise: single runs without records: noise unknown".into(),
-        }
-    }
-
-    /// A plain-text table: metric, change %, interval of the change, verdict, detectable
-    /// effect, runs per side for the planned effect.
-    pub fn to_text(&self) -> String {
-        let mut out = String::new();
-        let _ = writeln!(out, "{}", self.source_line());
-        if self.source == NoiseSource::Unknown {
-            return out;
-        }
-        let _ = writeln!(
-            out,
-            "{:<34} {:<10} {:<22} {:<14} {:<11} Runs for {}",
-            "Metric",
-            "Change %",
-            format!("{:.0}% interval", self.options.confidence * 100.0),
-            "Verdict",
-            "Detectable",
-            signed_percent(self.options.effect_percent).replace('+', "±"),
-        );
-        for d in &self.metrics {
-            let cells = self.cells(d);
-            let line = format!(
-                "{:<34} {:<10} {:<22} {:<14} {:<11} {}",
-                d.metric.label, cells[0], cells[1], cells[2], cells[3], cells[4]
-            );
-            let _ = writeln!(out, "{}", line.trim_end());
-        }
-        out
-    }
-
-    /// The same table in markdown.
-    pub fn to_markdown(&self) -> String {
-        let mut out = format!("{}\n\n", self.source_line());
-        if self.source == NoiseSource::Unknown {
-            return out;
-        }
-        let _ = writeln!(
-            out,
-            "| Metric | Change % | {:.0}% interval | Verdict | Detectable | Runs for {} |\n|---|---|---|---|---|---|",
-            self.options.confidence * 100.0,
-            signed_percent(self.options.effect_percent).replace('+', "±"),
-        );
-        for d in &self.metrics {
-            let c = self.cells(d);
-            let _ = writeln!(
-                out,
-                "| {} | {} | {} | {} | {} | {} |",
-                d.metric.label, c[0], c[1], c[2], c[3], c[4]
-            );
-        }
-        out
-    }
-
-    fn cells(&self, d: &NoisyDelta) -> [String; 5] {
-        let na = || "N/A".to_string();
-        [
-            d.delta.percent().map_or_else(na, signed_percent),
-            d.percent_interval().map_or_else(
-                || {
-                    d.interval
-                        .map_or_else(na, |i| format!("[{:+.2}, {:+.2}]", i.lo, i.hi))
-                },
-                |(lo, hi)| format!("[{}, {}]", signed_percent(lo), signed_percent(hi)),
-            ),
-            d.verdict.as_str().to_string(),
-            d.mde_percent.map_or_else(na, |m| format!("±{m:.2}%")),
-            d.runs_needed.map_or_else(na, |n| n.to_string()),
-        ]
-    }
-
-    /// The annotation GPUStack's conclusion cells and summary sentences gain for `metric`:
-    /// `(+9.75% ±1.20%, better)`; `None` without noise information.
-    pub fn annotation(&self, metric: &Metric) -> Option<String> {
-        let d = self.metric(metric)?;
-        let (lo, hi) = d.percent_interval()?;
-        let p = d.delta.percent()?;
-        Some(format!(
-            "({} ±{:.2}%, {})",
-            signed_percent(p),
-            (hi - lo) / 2.0,
-            d.verdict.as_str()
-        ))
     }
 }
 

@@ -22,30 +22,8 @@ use std::time::Duration;
 
 use super::{Chunk, ErrorKind, Outcome, RequestRecord};
 
-/// SplitMix64: a tiny, good-enough seeded PRNG.
-#[derive(Debug, Clone)]
-pub struct SplitMix64(u64);
-
-impl SplitMix64 {
-    /// A generator seeded with `seed`.
-    pub fn new(seed: u64) -> Self {
-        SplitMix64(seed)
-    }
-
-    /// The next 64 random bits.
-    pub fn next_u64(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        z ^ (z >> 31)
-    }
-
-    /// Uniform in `[lo, hi)`.
-    pub fn range(&mut self, lo: u64, hi: u64) -> u64 {
-        lo + self.next_u64() % hi.saturating_sub(lo).max(1)
-    }
-}
+/// The generator of the synthetic runs (re-exported from [`crate::rng`], its home).
+pub use crate::rng::SplitMix64;
 
 /// `n` requests of `chunks` chunks each (±0 — every request has exactly `chunks` chunks so
 /// the event count is exact), arriving at ~`rate` req/s; 1 % fail, 10 % report no usage,

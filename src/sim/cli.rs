@@ -41,7 +41,7 @@ use super::run::{guidellm_view, simulate, simulate_with, SEED_BASELINE_S, SEED_O
 
 /// Output format.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum Format {
+pub enum OutputFormat {
     /// "Serving Benchmark Result" blocks, as the seed prints them.
     Text,
     /// The result JSON (one object for one run, an array for several).
@@ -98,8 +98,8 @@ pub struct SimArgs {
     #[arg(long, default_value_t = 0)]
     pub seed: u64,
     /// Output format.
-    #[arg(long, value_enum, default_value_t = Format::Text)]
-    pub format: Format,
+    #[arg(long, value_enum, default_value_t = OutputFormat::Text)]
+    pub format: OutputFormat,
     /// Print what guidellm + GPUStack would have reported of the same runs.
     #[arg(long)]
     pub as_guidellm: bool,
@@ -279,14 +279,14 @@ fn shown(out: &RunOutput, profile: &Profile, seed: u64, as_guidellm: bool) -> Be
     }
 }
 
-fn print_result(w: &mut String, r: &BenchmarkResult, format: Format) {
+fn print_result(w: &mut String, r: &BenchmarkResult, format: OutputFormat) {
     match format {
-        Format::Text => {
+        OutputFormat::Text => {
             w.push_str(&text::render(r, Style::Gpustack));
             w.push('\n');
         }
-        Format::Markdown => w.push_str(&markdown(r)),
-        Format::Json => {}
+        OutputFormat::Markdown => w.push_str(&markdown(r)),
+        OutputFormat::Json => {}
     }
 }
 
@@ -306,7 +306,7 @@ pub fn report(args: &SimArgs, notes: &mut dyn std::io::Write) -> Result<String, 
     }
     let mut w = String::new();
     let single = profiles.len() == 1 && configs.len() == 1;
-    let headings = !single && args.format != Format::Json;
+    let headings = !single && args.format != OutputFormat::Json;
     let mut table = Vec::new();
     for p in &profiles {
         let mut results = Vec::new();
@@ -336,7 +336,7 @@ pub fn report(args: &SimArgs, notes: &mut dyn std::io::Write) -> Result<String, 
         }
         table.push((p.title(), results));
     }
-    if args.format == Format::Json {
+    if args.format == OutputFormat::Json {
         let all: Vec<&BenchmarkResult> = table.iter().flat_map(|(_, rs)| rs.iter()).collect();
         let json = if single {
             all.first().map(serde_json::to_string_pretty)
@@ -360,7 +360,7 @@ pub fn report(args: &SimArgs, notes: &mut dyn std::io::Write) -> Result<String, 
     let conclusion = ConclusionTable::new(rows);
     w.push_str("Comparison of benchmark results before and after optimization:\n\n");
     match args.format {
-        Format::Markdown => w.push_str(&conclusion.markdown()),
+        OutputFormat::Markdown => w.push_str(&conclusion.markdown()),
         _ => w.push_str(&conclusion.text()),
     }
     w.push('\n');
@@ -368,7 +368,7 @@ pub fn report(args: &SimArgs, notes: &mut dyn std::io::Write) -> Result<String, 
         let runs = [(configs[0].name, &r[0]), (configs[1].name, &r[1])];
         if let Some(s) = speed_summary(&runs) {
             match args.format {
-                Format::Markdown => w.push_str(&format!("{title}: {}\n", s.markdown())),
+                OutputFormat::Markdown => w.push_str(&format!("{title}: {}\n", s.markdown())),
                 _ => w.push_str(&format!("{title} Profile {}\n", s.text())),
             }
         }

@@ -13,6 +13,7 @@ use std::time::Duration;
 
 use crate::engine::{Engine, EngineError, EngineEvent, EngineRequest, Usage};
 use crate::record::ErrorKind;
+use crate::rng::{SplitMix64, GOLDEN_GAMMA};
 
 pub use super::config::{Config, Params, CONFIG_NAMES, MTP_ACCEPTANCE, NON_KV_RESERVE_FRACTION};
 use super::frontend::Frontend;
@@ -95,18 +96,13 @@ pub struct H200Sim {
 /// `generated`: each with probability `p` given the previous one was, drawn from a hash of
 /// (id, position) so a run is deterministic whatever the batch order.
 fn accepted_drafts(id: u64, generated: u64, k: u64, p: f64) -> u64 {
-    let mut x = id
-        .wrapping_mul(0x9E37_79B9_7F4A_7C15)
-        .wrapping_add(generated.wrapping_mul(0xD1B5_4A32_D192_ED03));
+    let mut draws = SplitMix64::new(
+        id.wrapping_mul(GOLDEN_GAMMA)
+            .wrapping_add(generated.wrapping_mul(0xD1B5_4A32_D192_ED03)),
+    );
     let mut accepted = 0;
     for _ in 0..k {
-        // splitmix64
-        x = x.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let mut z = x;
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        z ^= z >> 31;
-        let u = (z >> 11) as f64 / (1u64 << 53) as f64;
+        let u = (draws.next_u64() >> 11) as f64 / (1u64 << 53) as f64;
         if u >= p {
             break;
         }

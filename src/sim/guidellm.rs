@@ -10,8 +10,8 @@
 //! largest instantaneous rate with events merged within 0.1 ms), as
 //! [`super::run::guidellm_view`] does.
 
-use crate::driver::rng::Rng;
 use crate::record::{Chunk, RequestRecord};
+use crate::rng::Rng;
 
 /// How long Qwen3.5 thinks before answering: log-normal reasoning length (median tokens,
 /// log-space sigma). A request whose output budget ends first never emits a content delta.

@@ -30,13 +30,13 @@
 //! assert_ne!(a.records, b.records);
 //! ```
 
-use crate::driver::rng::Rng;
 use crate::driver::workload::WorkloadOptions;
-use crate::driver::{run_profile, DriverError, RunOutput, GUIDELLM_MAX_CONCURRENCY};
-use crate::profile::{Dataset, Profile};
+use crate::driver::{DriverError, RunOutput};
+use crate::profile::Profile;
+use crate::rng::Rng;
 
 use super::engine::{Config, H200Sim, Params};
-use super::run::{starts_cold, PROMPT_SYNTHESIS};
+use super::run::{run_as_guidellm, starts_cold};
 
 /// The simulator's run-to-run variation (see the module docs).
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -138,14 +138,7 @@ pub fn simulate_repetition(
         sharegpt_seed: dataset_seed,
         ..WorkloadOptions::default()
     };
-    let synthetic = matches!(profile.dataset, Dataset::Random { .. });
-    let cap = (profile.total_requests as usize).min(GUIDELLM_MAX_CONCURRENCY);
-    let mut out = run_profile(&mut engine, profile, &opts, |o| {
-        o.max_concurrency = Some(cap);
-        if synthetic {
-            o.client_prep_per_prompt_token = PROMPT_SYNTHESIS;
-        }
-    })?;
+    let mut out = run_as_guidellm(&mut engine, profile, &opts)?;
     let meta = &mut out.result.meta;
     meta.label = Some(config.name.to_string());
     meta.engine = Some("h200-sim (vLLM 0.17.1 model, noise on)".into());

@@ -10,6 +10,7 @@ use crate::driver::{
     workload::{ShareGptFilter, WorkloadOptions},
     DriverError, RunOutput, GUIDELLM_MAX_CONCURRENCY,
 };
+use crate::engine::Engine;
 use crate::metrics::{self, MetricsOptions};
 use crate::profile::{Dataset, Profile};
 use crate::result::BenchmarkResult;
@@ -35,6 +36,26 @@ pub const SEED_OPTIMIZED_S: [(&str, f64); 4] = [
     ("long-context", 59.32),
     ("generation-heavy", 49.34),
 ];
+
+/// Runs `profile` on `engine` as guidellm's client sends it (the seed's runs): at most
+/// guidellm's 512 requests in flight (fewer when the profile sends fewer) and, for random
+/// prompts, guidellm's prompt synthesis time ([`PROMPT_SYNTHESIS`] per prompt token).
+pub fn run_as_guidellm<E: Engine + ?Sized>(
+    engine: &mut E,
+    profile: &Profile,
+    opts: &WorkloadOptions,
+) -> Result<RunOutput, DriverError> {
+    let synthetic = matches!(profile.dataset, Dataset::Random { .. });
+    let cap = usize::try_from(profile.total_requests)
+        .unwrap_or(usize::MAX)
+        .min(GUIDELLM_MAX_CONCURRENCY);
+    run_profile(engine, profile, opts, |o| {
+        o.max_concurrency = Some(cap);
+        if synthetic {
+            o.client_prep_per_prompt_token = PROMPT_SYNTHESIS;
+        }
+    })
+}
 
 /// Whether `profile` runs on a freshly deployed server: in the seed's order each
 /// configuration is deployed, benchmarked with ShareGPT first, then with the other profiles
@@ -102,14 +123,7 @@ fn simulate_on(
         sharegpt_filter,
         ..WorkloadOptions::default()
     };
-    let synthetic = matches!(profile.dataset, Dataset::Random { .. });
-    let cap = (profile.total_requests as usize).min(GUIDELLM_MAX_CONCURRENCY);
-    let mut out = run_profile(engine, profile, &opts, |o| {
-        o.max_concurrency = Some(cap);
-        if synthetic {
-            o.client_prep_per_prompt_token = PROMPT_SYNTHESIS;
-        }
-    })?;
+    let mut out = run_as_guidellm(engine, profile, &opts)?;
     let meta = &mut out.result.meta;
     meta.label = Some(config.name.to_string());
     meta.engine = Some(format!("h200-sim (vLLM 0.17.1 model, {})", config.gpu.name));

@@ -12,12 +12,12 @@ use super::file::{EngineKind, Goal, StudyFile};
 use super::journal::Configuration;
 use super::plan::{target_values, Analysis, Outcomes, Status, StepOutcome};
 use super::verdict::{decide_results, mean_interval, Decision};
-use crate::compare::gpustack::latency::{
-    baseline_latency_cell, latency_cell, latency_summary, LATENCY_BASELINE_HEADER,
-};
+use crate::compare::gpustack::latency::{baseline_latency_cell, latency_cell, latency_summary};
 use crate::compare::gpustack::{
-    self, conclusion_row, speed_summary, Annotation, Cell, ConclusionTable, LadderStep, Verdict,
+    conclusion_row, speed_summary, Annotation, Cell, ConclusionTable, LadderStep, Verdict,
 };
+use crate::format::gpustack::latency::{latency_conclusion_markdown, LATENCY_BASELINE_HEADER};
+use crate::format::gpustack::serving_command;
 use crate::format::text::{self, Style};
 use crate::profile::Dataset;
 use crate::result::BenchmarkResult;
@@ -133,7 +133,7 @@ fn serve_command(study: &StudyFile, c: &Configuration) -> String {
                 .collect::<Vec<_>>()
                 .join(" \\\n")
         }
-        _ => gpustack::serving_command(&engine_label(study, c), &c.model, &c.flags),
+        _ => serving_command(&engine_label(study, c), &c.model, &c.flags),
     }
 }
 
@@ -353,9 +353,7 @@ pub fn render(study: &StudyFile, o: &Outcomes, a: &Analysis, files: bool) -> Doc
             ) {
                 let case = format!("{title} Profile");
                 rows.push(conclusion_row(&case, br, rr));
-                latency_rows.push(
-                    crate::compare::gpustack::latency::latency_conclusion_markdown(&case, br, rr),
-                );
+                latency_rows.push(latency_conclusion_markdown(&case, br, rr));
             }
         }
         match study.goal {

@@ -9,16 +9,7 @@ use std::path::{Path, PathBuf};
 use servebench::accuracy::{self, ClientAccuracy, ErrorStats};
 
 use crate::input::InputError;
-
-/// Output formats.
-#[derive(Debug, Clone, Copy, Default, clap::ValueEnum)]
-pub enum FormatArg {
-    /// A block per client run, then a summary table.
-    #[default]
-    Text,
-    /// A JSON array, one object per client run.
-    Json,
-}
+use crate::output::TextOrJson;
 
 /// Arguments of `servebench accuracy`.
 #[derive(Debug, clap::Args)]
@@ -31,9 +22,10 @@ pub struct Args {
     /// (`bench --output`), guidellm JSON/YAML reports, aiperf `profile_export.jsonl`.
     #[arg(value_name = "CLIENT_FILE", required = true)]
     clients: Vec<PathBuf>,
-    /// Output format (`json`: an array, one object per client run).
+    /// Output format: `text`, a block per client run, then a summary table; `json`, an
+    /// array, one object per client run.
     #[arg(long, value_enum, default_value_t)]
-    format: FormatArg,
+    format: TextOrJson,
 }
 
 /// The accuracy report.
@@ -42,10 +34,10 @@ pub fn run(args: &Args) -> Result<String, InputError> {
     let all =
         accuracy::measure_files(&args.truth, &clients).map_err(|e| InputError(e.to_string()))?;
     match args.format {
-        FormatArg::Json => serde_json::to_string_pretty(&all)
+        TextOrJson::Json => serde_json::to_string_pretty(&all)
             .map(|s| s + "\n")
             .map_err(|e| InputError(format!("cannot write JSON: {e}"))),
-        FormatArg::Text => Ok(text(&args.truth, &all)),
+        TextOrJson::Text => Ok(text(&args.truth, &all)),
     }
 }
 

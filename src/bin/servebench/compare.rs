@@ -3,9 +3,9 @@
 //! records or stored intervals, or from repetitions with `--repetitions`), then GPUStack's
 //! conclusion row (with the noise verdict when known).
 
-use servebench::compare::gpustack::noise::{noisy_row_markdown, noisy_row_text};
 use servebench::compare::gpustack::{conclusion_row, ConclusionTable};
 use servebench::compare::{compare, MEAN_TPOT};
+use servebench::format::gpustack::noise::{noisy_row_markdown, noisy_row_text};
 use servebench::noise::verdict::{
     compare_repetitions, compare_runs, NoiseSource, NoisyComparison, VerdictOptions,
 };
@@ -224,30 +224,24 @@ pub fn run(args: &Args) -> Result<String, InputError> {
     };
     let known = noise.source != NoiseSource::Unknown;
     let notes: String = notes.iter().map(|n| format!("{n}\n")).collect();
-    Ok(match args.format {
-        Format::Text => {
-            let mut t = table.text();
-            if known {
-                t = replace_last_line(&t, &noisy_row_text(&row, &noise));
-            }
-            format!(
-                "{}\n{}{notes}\n{t}{tpot_note}",
-                cmp.to_text(),
-                noise_block(&noise, false)
-            )
-        }
-        Format::Markdown => {
-            let mut t = table.markdown();
-            if known {
-                t = replace_last_line(&t, &noisy_row_markdown(&row, &noise));
-            }
-            format!(
-                "{}\n{}{notes}\n{t}{tpot_note}",
-                cmp.to_markdown(),
-                noise_block(&noise, true)
-            )
-        }
-    })
+    let markdown = matches!(args.format, Format::Markdown);
+    let (comparison, mut conclusion) = if markdown {
+        (cmp.to_markdown(), table.markdown())
+    } else {
+        (cmp.to_text(), table.text())
+    };
+    if known {
+        let noisy = if markdown {
+            noisy_row_markdown(&row, &noise)
+        } else {
+            noisy_row_text(&row, &noise)
+        };
+        conclusion = replace_last_line(&conclusion, &noisy);
+    }
+    Ok(format!(
+        "{comparison}\n{}{notes}\n{conclusion}{tpot_note}",
+        noise_block(&noise, markdown)
+    ))
 }
 
 fn noise_block(noise: &NoisyComparison, markdown: bool) -> String {

@@ -8,19 +8,11 @@
 use std::io::Write as _;
 use std::process::ExitCode;
 
+use servebench::format::lint::{render_json, render_text};
 use servebench::lint::{self, LintOptions, RunFindings};
 
 use crate::input;
-
-/// Output formats.
-#[derive(Debug, Clone, Copy, Default, clap::ValueEnum)]
-pub enum FormatArg {
-    /// One finding per line.
-    #[default]
-    Text,
-    /// A JSON array of `{source, run, findings}` (for tools).
-    Json,
-}
+use crate::output::TextOrJson;
 
 /// Arguments of `servebench lint`.
 #[derive(Debug, clap::Args)]
@@ -28,9 +20,10 @@ pub struct Args {
     /// Files to lint; `-` reads stdin.
     #[arg(value_name = "FILE", required = true)]
     files: Vec<String>,
-    /// Output format.
+    /// Output format: `text`, one finding per line; `json`, an array of
+    /// `{source, run, findings}` (for tools).
     #[arg(long, value_enum, default_value_t)]
-    format: FormatArg,
+    format: TextOrJson,
     /// Requests each run was meant to send, when the files do not say (for
     /// `partial-success`).
     #[arg(long, value_name = "N")]
@@ -57,8 +50,8 @@ pub fn run(args: &Args) -> ExitCode {
         }
     }
     let text = match args.format {
-        FormatArg::Text => lint::render_text(&runs),
-        FormatArg::Json => lint::render_json(&runs) + "\n",
+        TextOrJson::Text => render_text(&runs),
+        TextOrJson::Json => render_json(&runs) + "\n",
     };
     let mut out = std::io::stdout().lock();
     if let Err(e) = out.write_all(text.as_bytes()).and_then(|()| out.flush()) {

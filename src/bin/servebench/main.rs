@@ -15,6 +15,7 @@ mod input;
 mod lint;
 mod merge;
 mod observe;
+mod output;
 mod parse;
 mod profiles;
 mod render;

@@ -10,6 +10,7 @@ use servebench::import::report::{render_report, report_runs, Numbers, ReportOpti
 use servebench::result::Convention;
 
 use crate::input::{self, InputError};
+use crate::output::TextOrJson;
 
 /// The conventions, as typed on the command line.
 #[derive(Debug, Clone, Copy, clap::ValueEnum)]
@@ -18,16 +19,6 @@ pub enum ConventionArg {
     Vllm,
     /// guidellm's definitions (printed GPUStack style).
     Guidellm,
-}
-
-/// Output formats.
-#[derive(Debug, Clone, Copy, Default, clap::ValueEnum)]
-pub enum FormatArg {
-    /// "Serving Benchmark Result" blocks.
-    #[default]
-    Text,
-    /// A JSON array of servebench results.
-    Json,
 }
 
 /// Arguments of `servebench report`.
@@ -51,9 +42,10 @@ pub struct Args {
     /// inclusive); adds the `Request goodput (req/s)` row.
     #[arg(long, value_name = "SLOS", requires = "convention")]
     goodput: Option<servebench::metrics::Slo>,
-    /// Output format.
+    /// Output format: `text`, "Serving Benchmark Result" blocks; `json`, an array of
+    /// servebench results.
     #[arg(long, value_enum, default_value_t)]
-    format: FormatArg,
+    format: TextOrJson,
 }
 
 /// The report text (blocks, or JSON results), ending in a newline.
@@ -82,7 +74,7 @@ pub fn run(args: &Args) -> Result<String, InputError> {
         }
     }
     let out = match args.format {
-        FormatArg::Text => {
+        TextOrJson::Text => {
             let mut text = render_report(&blocks);
             // A sweep file: the rate table and the saturation point after the blocks.
             if let Some(sweep) = servebench::load::sweep_of(&runs) {
@@ -95,7 +87,7 @@ pub fn run(args: &Args) -> Result<String, InputError> {
             }
             text
         }
-        FormatArg::Json => {
+        TextOrJson::Json => {
             let results: Vec<_> = blocks.iter().map(|b| &b.result).collect();
             serde_json::to_string_pretty(&results)
                 .map(|s| s + "\n")

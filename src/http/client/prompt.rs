@@ -7,6 +7,7 @@ use serde_json::{json, Value};
 use super::HttpConfig;
 use crate::engine::EngineRequest;
 use crate::http::Endpoint;
+use crate::rng::SplitMix64;
 
 /// A word list for synthetic prompts: common English words, about one token each in
 /// BPE vocabularies, and exactly one token each for the example server's word tokenizer.
@@ -26,14 +27,10 @@ pub(super) const WORDS: [&str; 32] = [
 /// assert_ne!(p, synthetic_prompt(8, 5));
 /// ```
 pub fn synthetic_prompt(seed: u64, tokens: u64) -> String {
-    let mut state = seed ^ 0x5851_f42d_4c95_7f2d;
+    let mut words = SplitMix64::new(seed ^ 0x5851_f42d_4c95_7f2d);
     let mut out = String::with_capacity(tokens as usize * 4);
     for i in 0..tokens {
-        state = state.wrapping_add(0x9e37_79b9_7f4a_7c15);
-        let mut z = state;
-        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-        z ^= z >> 31;
+        let z = words.next_u64();
         if i > 0 {
             out.push(' ');
         }

@@ -8,7 +8,7 @@ use chrono::{DateTime, FixedOffset, TimeZone, Utc};
 
 use super::raw::*;
 use super::request::{classify_error, reconstruct_chunks, times, Times};
-use super::{unsupported, Counts, GuidellmBenchmark, GuidellmReport, Schema, StatusCounts};
+use super::{unsupported, Counts, GuidellmBenchmark, GuidellmReport, RequestCounts, Schema};
 use crate::import::{round_count, ImportError};
 use crate::record::{Outcome, RequestRecord};
 use crate::result::{BenchmarkResult, Convention, Percentile, RunMeta, Summary};
@@ -252,7 +252,7 @@ fn convert_benchmark<L: RequestList>(
         .as_ref()
         .and_then(|m| m.request_totals)
         .or(b.request_totals)
-        .map(|t| StatusCounts {
+        .map(|t| RequestCounts {
             successful: t.successful.unwrap_or(0),
             errored: t.errored.unwrap_or(0),
             incomplete: t.incomplete.unwrap_or(0),
@@ -404,7 +404,7 @@ fn convert_benchmark<L: RequestList>(
     let mut statuses = listed.iter().map(|l| l.status);
     for part in parts {
         for ((record, inside), status) in part?.into_iter().zip(&mut statuses) {
-            let bump = |c: &mut StatusCounts| match status {
+            let bump = |c: &mut RequestCounts| match status {
                 Status::Successful => c.successful += 1,
                 Status::Errored => c.errored += 1,
                 Status::Incomplete => c.incomplete += 1,

@@ -97,9 +97,10 @@ pub enum Schema {
     V2,
 }
 
-/// Request counts by status.
+/// Request counts by status as a guidellm file lists or reports them (the file's side;
+/// [`crate::metrics::StatusCounts`] is guidellm's `request_totals` recomputed from records).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct StatusCounts {
+pub struct RequestCounts {
     /// Completed requests.
     pub successful: u64,
     /// Requests that failed.
@@ -108,7 +109,7 @@ pub struct StatusCounts {
     pub incomplete: u64,
 }
 
-impl StatusCounts {
+impl RequestCounts {
     /// Sum of the three.
     pub fn total(&self) -> u64 {
         // Counts come from the file: saturate rather than overflow.
@@ -122,11 +123,11 @@ impl StatusCounts {
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct Counts {
     /// Requests listed in the file's `requests` lists.
-    pub listed: StatusCounts,
+    pub listed: RequestCounts,
     /// Listed requests inside the measured window.
-    pub in_window: StatusCounts,
+    pub in_window: RequestCounts,
     /// `metrics.request_totals` (what guidellm's metrics count), when present.
-    pub reported: Option<StatusCounts>,
+    pub reported: Option<RequestCounts>,
 }
 
 /// One benchmark of a guidellm report.

@@ -129,13 +129,6 @@ pub(super) fn cells_exact(cells: &[u64], chunks: u64, tokens: u64) -> bool {
     c == chunks && t == tokens
 }
 
-/// A small mixing function (SplitMix64's finaliser), to place samples.
-pub(super) fn mix(mut x: u64) -> u64 {
-    x = (x ^ (x >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-    x = (x ^ (x >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-    x ^ (x >> 31)
-}
-
 /// What every worker needs to know.
 pub(super) struct Setup {
     /// Earliest send of a successful request: origin of the cells and of vLLM's buckets.

@@ -4,6 +4,7 @@
 use super::super::vllm_success;
 use super::*;
 use crate::record::RequestRecord;
+use crate::rng::mix;
 
 /// The gaps a second walk keeps: those in the histogram buckets of the wanted ranks, as
 /// value ranges (few buckets) or a bucket → group table. Escaped gaps are never kept here

@@ -4,8 +4,10 @@
 //! information the seed's own forms ([`ConclusionRow::text`], [`SpeedSummary::text`]) are
 //! unchanged.
 
-use super::{fmt2, ConclusionRow, SpeedSummary};
-use crate::compare::{signed_percent, Metric, MEAN_TPOT, TOTAL_TOKEN_THROUGHPUT};
+use super::fmt2;
+use crate::compare::gpustack::{ConclusionRow, SpeedSummary};
+use crate::compare::{Metric, MEAN_TPOT, TOTAL_TOKEN_THROUGHPUT};
+use crate::format::comparison::signed_percent;
 use crate::noise::verdict::{NoiseVerdict, NoisyComparison};
 
 /// `[±1.65%, better]` for throughput (its change is already printed), `[-4.56% ±0.80%,
@@ -26,7 +28,8 @@ fn bracket(noise: &NoisyComparison, metric: &Metric, with_change: bool) -> Optio
 /// The optimized cell of `row` in plain text with the noise brackets.
 ///
 /// ```
-/// use servebench::compare::gpustack::{conclusion_row, noise::noisy_cell_text};
+/// use servebench::compare::gpustack::conclusion_row;
+/// use servebench::format::gpustack::noise::noisy_cell_text;
 /// use servebench::noise::verdict::{compare_repetitions, VerdictOptions};
 /// use servebench::result::{BenchmarkResult, Summary};
 /// let run = |tps: f64, tpot: f64| BenchmarkResult {
@@ -89,7 +92,8 @@ pub fn noisy_row_markdown(row: &ConclusionRow, noise: &NoisyComparison) -> Strin
 /// the slowest run (baseline) with the fastest (candidate).
 ///
 /// ```
-/// use servebench::compare::gpustack::{noise::noisy_summary_text, speed_summary};
+/// use servebench::compare::gpustack::speed_summary;
+/// use servebench::format::gpustack::noise::noisy_summary_text;
 /// use servebench::noise::verdict::{compare_repetitions, compare_runs, VerdictOptions};
 /// use servebench::BenchmarkResult;
 /// let run = |tps: f64| BenchmarkResult { total_token_throughput_per_s: Some(tps), ..Default::default() };

@@ -1,0 +1,164 @@
+//! The noise statistics as text: the A-versus-B verdict table of a [`NoisyComparison`]
+//! (its `source_line`, `to_text`, `to_markdown` and `annotation` are defined here) and the
+//! repetition table of [`crate::noise::repeat::summarize`] ([`repetitions_text`]).
+//!
+//! ```
+//! use servebench::compare::OUTPUT_THROUGHPUT;
+//! use servebench::noise::verdict::{compare_repetitions, VerdictOptions};
+//! use servebench::BenchmarkResult;
+//! let run = |t: f64| BenchmarkResult { output_throughput_per_s: Some(t), ..Default::default() };
+//! let base = [run(1000.0), run(1010.0), run(990.0)];
+//! let cand = [run(1100.0), run(1110.0), run(1090.0)];
+//! let c = compare_repetitions(&base, &cand, false, &VerdictOptions::default());
+//! let text = c.to_text();
+//! assert!(text.starts_with("Noise: 95% t-intervals from 3 baseline and 3 candidate runs"), "{text}");
+//! assert!(c.annotation(&OUTPUT_THROUGHPUT).unwrap().starts_with("(+10.00% ±"));
+//! ```
+
+use std::fmt::Write as _;
+
+use crate::compare::Metric;
+use crate::format::comparison::signed_percent;
+use crate::noise::repeat::RepeatedMetric;
+use crate::noise::verdict::{NoiseSource, NoisyComparison, NoisyDelta};
+
+impl NoisyComparison {
+    /// One line saying where the noise estimate came from.
+    pub fn source_line(&self) -> String {
+        let c = self.options.confidence * 100.0;
+        match self.source {
+            NoiseSource::WithinRun => format!(
+                "Noise: {c:.0}% intervals from each run's records (within-run noise only; \
+                 repetitions also capture run-to-run variation)"
+            ),
+            NoiseSource::Repetitions {
+                base_runs,
+                candidate_runs,
+                paired,
+            } => format!(
+                "Noise: {c:.0}% t-intervals from {base_runs} baseline and {candidate_runs} \
+                 candidate runs ({})",
+                if paired { "paired" } else { "unpaired, Welch" }
+            ),
+            NoiseSource::Unknown => "Noise: single runs without records: noise unknown".into(),
+        }
+    }
+
+    /// A plain-text table: metric, change %, interval of the change, verdict, detectable
+    /// effect, runs per side for the planned effect.
+    pub fn to_text(&self) -> String {
+        let mut out = String::new();
+        let _ = writeln!(out, "{}", self.source_line());
+        if self.source == NoiseSource::Unknown {
+            return out;
+        }
+        let _ = writeln!(
+            out,
+            "{:<34} {:<10} {:<22} {:<14} {:<11} Runs for {}",
+            "Metric",
+            "Change %",
+            format!("{:.0}% interval", self.options.confidence * 100.0),
+            "Verdict",
+            "Detectable",
+            signed_percent(self.options.effect_percent).replace('+', "±"),
+        );
+        for d in &self.metrics {
+            let cells = self.cells(d);
+            let line = format!(
+                "{:<34} {:<10} {:<22} {:<14} {:<11} {}",
+                d.metric.label, cells[0], cells[1], cells[2], cells[3], cells[4]
+            );
+            let _ = writeln!(out, "{}", line.trim_end());
+        }
+        out
+    }
+
+    /// The same table in markdown.
+    pub fn to_markdown(&self) -> String {
+        let mut out = format!("{}\n\n", self.source_line());
+        if self.source == NoiseSource::Unknown {
+            return out;
+        }
+        let _ = writeln!(
+            out,
+            "| Metric | Change % | {:.0}% interval | Verdict | Detectable | Runs for {} |\n|---|---|---|---|---|---|",
+            self.options.confidence * 100.0,
+            signed_percent(self.options.effect_percent).replace('+', "±"),
+        );
+        for d in &self.metrics {
+            let c = self.cells(d);
+            let _ = writeln!(
+                out,
+                "| {} | {} | {} | {} | {} | {} |",
+                d.metric.label, c[0], c[1], c[2], c[3], c[4]
+            );
+        }
+        out
+    }
+
+    fn cells(&self, d: &NoisyDelta) -> [String; 5] {
+        let na = || "N/A".to_string();
+        [
+            d.delta.percent().map_or_else(na, signed_percent),
+            d.percent_interval().map_or_else(
+                || {
+                    d.interval
+                        .map_or_else(na, |i| format!("[{:+.2}, {:+.2}]", i.lo, i.hi))
+                },
+                |(lo, hi)| format!("[{}, {}]", signed_percent(lo), signed_percent(hi)),
+            ),
+            d.verdict.as_str().to_string(),
+            d.mde_percent.map_or_else(na, |m| format!("±{m:.2}%")),
+            d.runs_needed.map_or_else(na, |n| n.to_string()),
+        ]
+    }
+
+    /// The annotation GPUStack's conclusion cells and summary sentences gain for `metric`:
+    /// `(+9.75% ±1.20%, better)`; `None` without noise information.
+    pub fn annotation(&self, metric: &Metric) -> Option<String> {
+        let d = self.metric(metric)?;
+        let (lo, hi) = d.percent_interval()?;
+        let p = d.delta.percent()?;
+        Some(format!(
+            "({} ±{:.2}%, {})",
+            signed_percent(p),
+            (hi - lo) / 2.0,
+            d.verdict.as_str()
+        ))
+    }
+}
+
+/// A plain-text table of [`crate::noise::repeat::summarize`]'s output: metric, runs, mean, sd, CV, interval.
+pub fn repetitions_text(metrics: &[RepeatedMetric], confidence: f64) -> String {
+    let mut out = String::new();
+    let _ = writeln!(
+        out,
+        "{:<34} {:>4} {:>12} {:>10} {:>7}  {:.0}% t-interval",
+        "Metric",
+        "Runs",
+        "Mean",
+        "SD",
+        "CV",
+        confidence * 100.0
+    );
+    for m in metrics {
+        let cv = m
+            .cv_percent
+            .map_or_else(|| "N/A".to_string(), |c| format!("{c:.2}%"));
+        let ci = m.interval.map_or_else(
+            || "N/A".to_string(),
+            |i| format!("[{:.2}, {:.2}]", i.lo, i.hi),
+        );
+        let sd = if m.sd.is_finite() {
+            format!("{:.2}", m.sd)
+        } else {
+            "N/A".into()
+        };
+        let _ = writeln!(
+            out,
+            "{:<34} {:>4} {:>12.2} {:>10} {:>7}  {ci}",
+            m.metric.label, m.runs, m.mean, sd, cv
+        );
+    }
+    out
+}
