@@ -5,13 +5,13 @@
 //!
 //! ```
 //! use servebench::metrics::{compute, MetricsOptions};
-//! use servebench::observe::html::{report, Section};
+//! use servebench::observe::html::{report, PageSection};
 //! use servebench::observe::plot::{charts, PlotRun};
 //! use servebench::Convention;
 //!
 //! let result = compute(&[], MetricsOptions::new(Convention::Vllm));
 //! let runs = [PlotRun::new("a<b", &result, &[])];
-//! let html = report("Study", &runs, &charts(&runs).unwrap(), &[Section::text("Why", "x & y")]);
+//! let html = report("Study", &runs, &charts(&runs).unwrap(), &[PageSection::text("Why", "x & y")]);
 //! assert!(html.contains("<td>a&lt;b</td>") && html.contains("x &amp; y"));
 //! assert!(!html.contains("<script") && !html.contains(" src="));
 //! ```
@@ -24,17 +24,17 @@ use super::series::ServerSummary;
 
 /// A titled block of text in the report.
 #[derive(Debug, Clone, PartialEq)]
-pub struct Section {
+pub struct PageSection {
     /// Its heading.
     pub heading: String,
     /// Its text, shown preformatted (escaped).
     pub text: String,
 }
 
-impl Section {
+impl PageSection {
     /// A section of preformatted text.
-    pub fn text(heading: impl Into<String>, text: impl Into<String>) -> Section {
-        Section {
+    pub fn text(heading: impl Into<String>, text: impl Into<String>) -> PageSection {
+        PageSection {
             heading: heading.into(),
             text: text.into(),
         }
@@ -84,7 +84,7 @@ fn steady(r: &PlotRun) -> String {
 }
 
 /// The report's HTML; see the module docs.
-pub fn report(title: &str, runs: &[PlotRun], charts: &[Chart], sections: &[Section]) -> String {
+pub fn report(title: &str, runs: &[PlotRun], charts: &[Chart], sections: &[PageSection]) -> String {
     let mut h = String::new();
     let _ = write!(
         h,
@@ -154,7 +154,7 @@ pub fn write_report(
     dir: &Path,
     title: &str,
     runs: &[PlotRun],
-    sections: &[Section],
+    sections: &[PageSection],
 ) -> Result<PathBuf, PlotError> {
     let charts = write_charts(runs, dir)?;
     let path = dir.join("index.html");

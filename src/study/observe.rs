@@ -155,7 +155,7 @@ pub type Files = Vec<(String, String)>;
 /// finished run.
 #[cfg(feature = "plot")]
 pub fn files(study: &StudyFile, o: &Outcomes, a: &Analysis) -> Files {
-    use crate::observe::html::{report, Section};
+    use crate::observe::html::{report, PageSection};
     use crate::observe::plot::{charts, PlotRun};
     let configs = labelled_configs(a);
     let mut out = Files::new();
@@ -184,16 +184,16 @@ pub fn files(study: &StudyFile, o: &Outcomes, a: &Analysis) -> Files {
         }
         if first.is_none() {
             first = Some(p.clone());
-            let mut sections: Vec<Section> = step_explanations(study, o, a)
+            let mut sections: Vec<PageSection> = step_explanations(study, o, a)
                 .iter()
                 .map(|e| {
-                    Section::text(
+                    PageSection::text(
                         format!("{}: {} → {} (profile {p})", e.step, e.reference, e.step),
                         e.explanation.render(),
                     )
                 })
                 .collect();
-            sections.push(Section::text(
+            sections.push(PageSection::text(
                 "Other profiles",
                 "The charts of every profile are in plots/PROFILE/ beside this report (listed in STUDY.md).",
             ));

@@ -249,7 +249,7 @@ pub struct PlotArgs {
 /// Writes the charts and the HTML report; explains each run against the first.
 #[cfg(feature = "plot")]
 pub fn run_plot(a: &PlotArgs) -> Result<String, InputError> {
-    use servebench::observe::html::{write_report, Section};
+    use servebench::observe::html::{write_report, PageSection};
     use servebench::observe::plot::PlotRun;
     let runs = a
         .runs
@@ -266,12 +266,12 @@ pub fn run_plot(a: &PlotArgs) -> Result<String, InputError> {
             ..PlotRun::new(&r.label, &r.result, &r.records)
         })
         .collect();
-    let sections: Vec<Section> = runs
+    let sections: Vec<PageSection> = runs
         .iter()
         .skip(1)
         .map(|c| {
             let e = explain(&runs[0].view(), &c.view());
-            Section::text(format!("{} → {}", runs[0].label, c.label), e.render())
+            PageSection::text(format!("{} → {}", runs[0].label, c.label), e.render())
         })
         .collect();
     let path = write_report(&a.out, &a.title, &plot_runs, &sections)
