@@ -5,9 +5,11 @@
 //!
 //! Errors are `client − server`, in milliseconds, over the requests both sides saw
 //! succeed. The server's times are wall-clock (`*_unix_s`): from the request's arrival at
-//! the server's handler to the engine releasing a chunk to the response stream, so an
-//! error holds everything outside the engine: the client's scheduling and connection, the
-//! request and response on the wire, the client's parsing and time-stamping.
+//! the server's socket (its first bytes; on Linux the kernel's stamp) to the engine
+//! releasing a chunk to the response stream, so an error holds the server's own lateness
+//! after the engine (reported apart) and everything outside the server: the client's
+//! scheduling and connection, the request and response on the wire, the client's reading
+//! and time-stamping.
 //!
 //! * **TTFT**: client TTFT − (first chunk − arrival), per request. Where the timeline has
 //!   the first chunk's release (`first_release_unix_s`), the error is split in two: the

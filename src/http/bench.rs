@@ -294,18 +294,26 @@ pub fn summarize(
     result
 }
 
-/// How many requests a run sends at its start at once: a concurrency-bound run (every
-/// request due at once) sends its cap, or all its requests if fewer, in one burst; a run on
-/// a schedule opens its connections as its requests come (0).
+/// How many connections a run needs at its start: the requests due in its first second
+/// (all of them for a run without a rate), at most its concurrency cap. A run at a rate the
+/// cap does not bind opens few; a concurrency-bound run (`--max-concurrency 256` at the
+/// default 1000/s or `inf`) opens its cap.
 fn first_burst(args: &BenchArgs) -> usize {
-    let all_at_once = match args.arrivals {
-        Some(Arrivals::AllAtOnce) => true,
-        Some(_) => false,
-        None => !args.profile.request_rate.is_finite(),
+    let rate_per_s = match args.arrivals {
+        Some(Arrivals::AllAtOnce) => f64::INFINITY,
+        Some(
+            Arrivals::Constant { rate }
+            | Arrivals::Poisson { rate, .. }
+            | Arrivals::Gamma { rate, .. },
+        ) => rate,
+        None => args.profile.request_rate,
     };
-    if !all_at_once {
-        return 0;
-    }
+    let first_second = if rate_per_s.is_finite() {
+        // Saturating float-to-int conversion; a NaN rate opens none.
+        rate_per_s.ceil().max(0.0) as usize
+    } else {
+        usize::MAX
+    };
     let cap = args
         .max_concurrency
         .or_else(|| {
@@ -321,7 +329,8 @@ fn first_burst(args: &BenchArgs) -> usize {
     let requests = args.max_requests.map_or(args.profile.total_requests, |m| {
         m.min(args.profile.total_requests)
     });
-    cap.min(usize::try_from(requests).unwrap_or(usize::MAX))
+    cap.min(first_second)
+        .min(usize::try_from(requests).unwrap_or(usize::MAX))
 }
 
 fn wall_clock_at(origin: Instant) -> chrono::DateTime<chrono::FixedOffset> {
@@ -511,6 +520,43 @@ pub fn save(path: &Path, run: &BenchRun) -> Result<(), BenchError> {
 mod tests {
     use super::*;
     use crate::engine::Usage;
+
+    #[test]
+    fn the_first_seconds_connections_are_opened_ahead_up_to_the_cap() {
+        let profile = |rate: f64, n: u64, cap: Option<u64>| Profile {
+            request_rate: rate,
+            total_requests: n,
+            max_concurrency: cap,
+            ..Profile::seed_study()[0].clone()
+        };
+        let args = |p: Profile, cap: Option<usize>, arrivals: Option<Arrivals>| {
+            let mut a = BenchArgs::new("http://127.0.0.1:1", p);
+            a.max_concurrency = cap;
+            a.arrivals = arrivals;
+            a
+        };
+        // (profile rate, requests, profile cap, --max-concurrency, arrivals) → connections
+        let table = [
+            (1000.0, 400, None, Some(256), None, 256),
+            (f64::INFINITY, 100, Some(64), None, None, 64),
+            (f64::INFINITY, 10, Some(64), None, None, 10),
+            (5.0, 1000, None, Some(256), None, 5),
+            (2.5, 1000, None, None, None, 3),
+            (5.0, 1000, None, Some(256), Some(Arrivals::AllAtOnce), 256),
+            (1000.0, 1000, None, None, None, 512),
+        ];
+        for (rate, n, pcap, cap, arrivals, want) in table {
+            let a = args(profile(rate, n, pcap), cap, arrivals);
+            assert_eq!(
+                first_burst(&a),
+                want,
+                "rate {rate}, {n} requests, caps {pcap:?}/{cap:?}"
+            );
+        }
+        let mut sharded = args(profile(1000.0, 400, None), Some(256), None);
+        sharded.shard = Some("1/4".parse().unwrap());
+        assert_eq!(first_burst(&sharded), 64);
+    }
 
     /// One chunk per request, 50 ms after submission.
     struct Echo {

@@ -9,6 +9,7 @@ pub mod client;
 mod prepare;
 pub mod server;
 pub mod sse;
+mod stamped;
 pub mod sweep;
 pub mod timeline;
 

@@ -53,7 +53,9 @@ pub struct TimelineEntry {
     pub request_id: String,
     /// The response's `id` (`cmpl-N` / `chatcmpl-N`).
     pub response_id: String,
-    /// Virtual time the request's head reached the server's handler.
+    /// Virtual time the request arrived: its first bytes reached the server's socket (the
+    /// kernel's receive stamp on Linux). Files written before 2026-12-04 hold the time its
+    /// head reached the server's handler.
     pub arrival_s: f64,
     /// Virtual time the engine accepted the request (its arrival in the engine's queue).
     pub admitted_s: f64,

@@ -192,10 +192,11 @@ pub struct Args {
     /// chunk then counts as one token.
     #[arg(long)]
     no_continuous_usage: bool,
-    /// Do not open the first burst's connections before the run (a concurrency-bound run
-    /// opens min(cap, requests) keep-alive connections first, so that the first wave's TTFT
-    /// holds no TCP handshake); with this flag each request of the first wave connects
-    /// after its send time, as `vllm bench serve` and guidellm do.
+    /// Do not open the first second's connections before the run (a run opens as many
+    /// keep-alive connections as requests are due in its first second, at most its
+    /// concurrency cap, so that the first wave's TTFT holds no TCP handshake); with this
+    /// flag each request of the first wave connects after its send time, as `vllm bench
+    /// serve` and guidellm do.
     #[arg(long)]
     no_preconnect: bool,
     /// Scrape the server's /metrics every this many seconds during the run (kept in the run

@@ -8,9 +8,9 @@ use http_body_util::Full;
 use hyper::Request;
 use hyper_util::rt::TokioIo;
 
-use super::stamped::{ReadStamp, StampedTcp};
 use super::stream::{fail, Failure};
 use super::{Sender, Shared, MAX_IDLE, REQUEST_ID_PREFIX};
+use crate::http::stamped::{ReadStamp, StampedTcp};
 use crate::record::ErrorKind;
 
 /// One keep-alive connection: the request sender and the times its reads returned data.

@@ -22,7 +22,6 @@ mod admin;
 mod connection;
 mod inbox;
 mod prompt;
-mod stamped;
 mod stream;
 #[cfg(test)]
 mod tests;
@@ -71,9 +70,10 @@ pub struct HttpConfig {
     pub extra_body: serde_json::Map<String, Value>,
     /// Tokio worker threads for the I/O tasks.
     pub worker_threads: usize,
-    /// Open the connections of a run's first burst before the run starts
-    /// ([`HttpEngine::preconnect`], which [`crate::http::bench::run`] calls for
-    /// concurrency-bound runs), so that the first wave's TTFT holds no TCP handshake.
+    /// Open the connections of a run's first second before the run starts
+    /// ([`HttpEngine::preconnect`], which [`crate::http::bench::run`] calls with the
+    /// requests due in that second, at most the concurrency cap), so that the first
+    /// wave's TTFT holds no TCP handshake.
     pub preconnect: bool,
 }
 

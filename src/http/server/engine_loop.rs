@@ -286,8 +286,18 @@ impl<E: Engine> EngineLoop<E> {
 
     /// Hand pending chunks/ends to the HTTP tasks, one item per engine chunk (the end rides
     /// on the last one); what does not fit in the channel waits for the next tick.
+    ///
+    /// Streams still waiting for their first token go first: their HTTP tasks are woken, and
+    /// so write, before the hundreds of streams of the same step that only get one more
+    /// token, so a request's TTFT does not hold the time the server takes to write a whole
+    /// decode step's chunks.
     pub(super) fn flush(&mut self) {
-        let ids = std::mem::take(&mut self.dirty);
+        let mut ids = std::mem::take(&mut self.dirty);
+        ids.sort_by_key(|id| {
+            self.slots
+                .get(id)
+                .is_none_or(|slot| slot.first_released.is_some())
+        });
         for id in ids {
             let Some(slot) = self.slots.get_mut(&id) else {
                 continue;

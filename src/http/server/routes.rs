@@ -24,6 +24,7 @@ use super::prometheus::{inc, metrics_text, Counters};
 use super::served::ServedRequest;
 use super::stream::{BodyError, SseBody};
 use crate::engine::EngineRequest;
+use crate::http::stamped::{ReadStamp, StampedTcp};
 use crate::http::Endpoint;
 
 pub(super) struct Ctx {
@@ -68,16 +69,21 @@ pub(super) async fn accept_loop(listener: tokio::net::TcpListener, ctx: Arc<Ctx>
         let _ = stream.set_nodelay(true);
         let ctx = Arc::clone(&ctx);
         let header_timeout = ctx.options.header_read_timeout;
+        // Each request's arrival is when its first bytes reached this socket (the kernel's
+        // stamp on Linux), not when the handler got to run.
+        let arrivals = Arc::new(ReadStamp::new(Instant::now()));
+        let io = StampedTcp::new(stream, Arc::clone(&arrivals));
         tokio::spawn(async move {
             let _slot = slot;
             let svc = hyper::service::service_fn(move |req| {
                 let ctx = Arc::clone(&ctx);
-                async move { Ok::<_, Infallible>(handle(req, ctx).await) }
+                let arrivals = Arc::clone(&arrivals);
+                async move { Ok::<_, Infallible>(handle(req, ctx, arrivals).await) }
             });
             let _ = hyper::server::conn::http1::Builder::new()
                 .timer(hyper_util::rt::TokioTimer::new())
                 .header_read_timeout(header_timeout)
-                .serve_connection(TokioIo::new(stream), svc)
+                .serve_connection(TokioIo::new(io), svc)
                 .await;
         });
     }
@@ -172,7 +178,14 @@ pub(super) fn authorized(headers: &hyper::HeaderMap, key: Option<&str>) -> bool 
         .any(|(scheme, k)| scheme.eq_ignore_ascii_case("bearer") && k.trim() == key)
 }
 
-pub(super) async fn handle(req: Request<Incoming>, ctx: Arc<Ctx>) -> Response<ServerBody> {
+/// `arrivals`: the connection's read stamps; the request arrived with the first read not
+/// yet claimed (its head's).
+pub(super) async fn handle(
+    req: Request<Incoming>,
+    ctx: Arc<Ctx>,
+    arrivals: Arc<ReadStamp>,
+) -> Response<ServerBody> {
+    let arrived = arrivals.claim_instant();
     let path = req.uri().path().to_string();
     let method = req.method().clone();
     if path.starts_with("/v1/") && !authorized(req.headers(), ctx.options.api_key.as_deref()) {
@@ -224,8 +237,12 @@ pub(super) async fn handle(req: Request<Incoming>, ctx: Arc<Ctx>) -> Response<Se
             )
         }
         (Method::POST, "/reset_prefix_cache" | "/flush_cache") => reset_prefix_cache(&ctx).await,
-        (Method::POST, "/v1/completions") => generate(req, ctx, Endpoint::Completions).await,
-        (Method::POST, "/v1/chat/completions") => generate(req, ctx, Endpoint::Chat).await,
+        (Method::POST, "/v1/completions") => {
+            generate(req, ctx, Endpoint::Completions, arrived, &arrivals).await
+        }
+        (Method::POST, "/v1/chat/completions") => {
+            generate(req, ctx, Endpoint::Chat, arrived, &arrivals).await
+        }
         (
             _,
             "/health"
@@ -263,8 +280,9 @@ pub(super) async fn generate(
     req: Request<Incoming>,
     ctx: Arc<Ctx>,
     endpoint: Endpoint,
+    received: Instant,
+    arrivals: &ReadStamp,
 ) -> Response<ServerBody> {
-    let received = Instant::now();
     let tag = req
         .headers()
         .get("x-request-id")
@@ -274,7 +292,11 @@ pub(super) async fn generate(
         .collect()
         .await
     {
-        Ok(c) => c.to_bytes(),
+        Ok(c) => {
+            // The body's reads belong to this request: the next one arrives with a later read.
+            arrivals.reset();
+            c.to_bytes()
+        }
         Err(e) if e.is::<http_body_util::LengthLimitError>() => {
             return error_response(
                 &ctx,

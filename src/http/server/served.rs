@@ -16,8 +16,9 @@ pub struct ServedRequest {
     pub request_id: Option<String>,
     /// The response's `id` (`cmpl-N` / `chatcmpl-N`), which every chunk carries.
     pub response_id: String,
-    /// Wall time since [`ServerHandle::origin`] at which the request's head reached the
-    /// server's handler (before its body was read and parsed).
+    /// Wall time since [`ServerHandle::origin`] at which the request arrived: when its
+    /// first bytes reached the server's socket (the kernel's receive stamp on Linux; the
+    /// read's time elsewhere), however long the server then took to parse it.
     pub received_wall: Duration,
     /// Wall time since [`ServerHandle::origin`] at which the engine thread handed the first
     /// token chunk to the request's HTTP task (its virtual time is `record.chunks[0].at`;

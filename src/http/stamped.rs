@@ -1,6 +1,8 @@
 //! Time stamps taken where the bytes arrive: a TCP stream that notes when each read
 //! returned data, so that a response chunk is stamped at the read that brought it rather
-//! than when the request's task was next scheduled to look at it.
+//! than when the request's task was next scheduled to look at it (the client), and a
+//! request's arrival is when its first bytes reached the socket rather than when a busy
+//! server got round to parsing it (the example server).
 //!
 //! hyper's HTTP/1 connection runs as its own task and hands body frames to the request's
 //! task through a channel. Under load (hundreds of streams on two cores) the second task
@@ -25,7 +27,7 @@ use tokio::net::TcpStream;
 /// When data last arrived on one connection, in nanoseconds since the engine's origin
 /// (0: not yet).
 #[derive(Debug)]
-pub(super) struct ReadStamp {
+pub(crate) struct ReadStamp {
     origin: Instant,
     /// `origin` on the wall clock (the kernel's stamps are wall-clock), ns since the epoch.
     origin_unix_ns: u128,
@@ -36,7 +38,7 @@ pub(super) struct ReadStamp {
 }
 
 impl ReadStamp {
-    pub(super) fn new(origin: Instant) -> Self {
+    pub(crate) fn new(origin: Instant) -> Self {
         let now_unix = SystemTime::now()
             .duration_since(UNIX_EPOCH)
             .unwrap_or_default();
@@ -66,7 +68,7 @@ impl ReadStamp {
     /// The arrival time of data the reader now holds: the first read it has not yet
     /// claimed, else the latest read (the data came with a read already claimed, at or
     /// before that one), else `now` when nothing was read yet. Never later than `now`.
-    pub(super) fn claim(&self, now: Duration) -> Duration {
+    pub(crate) fn claim(&self, now: Duration) -> Duration {
         let ns = match self.unclaimed_ns.swap(0, Ordering::AcqRel) {
             0 => self.last_ns.load(Ordering::Acquire),
             ns => ns,
@@ -77,16 +79,22 @@ impl ReadStamp {
         Duration::from_nanos(ns).min(now)
     }
 
+    /// [`ReadStamp::claim`] as an instant: when the data the reader now holds arrived.
+    pub(crate) fn claim_instant(&self) -> Instant {
+        let now = self.origin.elapsed();
+        self.origin + self.claim(now)
+    }
+
     /// Forget reads so far (a pooled connection taken for a new request: what was read
     /// before belongs to the previous response).
-    pub(super) fn reset(&self) {
+    pub(crate) fn reset(&self) {
         self.unclaimed_ns.store(0, Ordering::Release);
         self.last_ns.store(0, Ordering::Release);
     }
 }
 
 /// A TCP stream that stamps its reads into a [`ReadStamp`].
-pub(super) struct StampedTcp {
+pub(crate) struct StampedTcp {
     inner: TcpStream,
     stamp: Arc<ReadStamp>,
 }
@@ -94,7 +102,7 @@ pub(super) struct StampedTcp {
 impl StampedTcp {
     /// Wraps `inner`; on Linux, asks the kernel for receive time stamps on it (a socket
     /// that refuses still works, stamped at the read).
-    pub(super) fn new(inner: TcpStream, stamp: Arc<ReadStamp>) -> Self {
+    pub(crate) fn new(inner: TcpStream, stamp: Arc<ReadStamp>) -> Self {
         #[cfg(target_os = "linux")]
         let _ = nix::sys::socket::setsockopt(
             &inner,
