@@ -148,6 +148,19 @@ struct Ctx<'a> {
 }
 
 impl Ctx<'_> {
+    /// `Profile: TITLE` and [`Ctx::block`] for each profile of the ladder.
+    fn profile_blocks(&mut self, w: &mut String, c: &Configuration) {
+        let study = self.study;
+        for p in &study.ladder.profiles {
+            let title = study
+                .profile(p)
+                .map(|x| x.title())
+                .unwrap_or_else(|_| p.clone());
+            let _ = writeln!(w, "Profile: {title}\n");
+            self.block(w, c, p, "");
+        }
+    }
+
     /// `Backend Parameters:` + flags + the block of the representative run, or why none.
     fn block(&mut self, w: &mut String, c: &Configuration, profile: &str, who: &str) {
         let _ = writeln!(w, "{who}Backend Parameters:\n");
@@ -492,14 +505,7 @@ pub fn render(study: &StudyFile, o: &Outcomes, a: &Analysis, files: bool) -> Doc
     let _ = writeln!(w, "### Baseline of the Inference Engine\n");
     for e in &a.engines {
         let _ = writeln!(w, "#### {}\n", e.name);
-        for p in &study.ladder.profiles {
-            let title = study
-                .profile(p)
-                .map(|x| x.title())
-                .unwrap_or_else(|_| p.clone());
-            let _ = writeln!(w, "Profile: {title}\n");
-            cx.block(w, &e.config, p, "");
-        }
+        cx.profile_blocks(w, &e.config);
     }
     let done: Vec<(String, &BenchmarkResult)> = a
         .engines
@@ -518,14 +524,7 @@ pub fn render(study: &StudyFile, o: &Outcomes, a: &Analysis, files: bool) -> Doc
     }
     for s in &a.steps {
         let _ = writeln!(w, "### {}\n", s.name);
-        for p in &study.ladder.profiles {
-            let title = study
-                .profile(p)
-                .map(|x| x.title())
-                .unwrap_or_else(|_| p.clone());
-            let _ = writeln!(w, "Profile: {title}\n");
-            cx.block(w, &s.config, p, "");
-        }
+        cx.profile_blocks(w, &s.config);
         let outcome = if s.accepted {
             format!(
                 "Kept: {} than {}",
