@@ -156,6 +156,15 @@ const RULES: &[(&str, &[&str], &str)] = &[
     ),
 ];
 
+/// `file`'s path from the crate root, with `/` separators (as the messages and lists name
+/// files).
+fn rel(file: &Path) -> String {
+    file.strip_prefix(env!("CARGO_MANIFEST_DIR"))
+        .unwrap()
+        .to_string_lossy()
+        .replace('\\', "/")
+}
+
 /// Every `.rs` file under `dir`.
 fn rust_files(dir: &Path, out: &mut Vec<PathBuf>) {
     for entry in std::fs::read_dir(dir).unwrap() {
@@ -264,9 +273,7 @@ fn library_modules_refer_only_to_what_the_architecture_allows() {
                 if forbidden.contains(&used.as_str()) {
                     broken.push(format!(
                         "{}:{line}: `{module}` refers to `crate::{used}` ({why})",
-                        file.strip_prefix(env!("CARGO_MANIFEST_DIR"))
-                            .unwrap()
-                            .display()
+                        rel(file)
                     ));
                 }
             }
@@ -331,9 +338,7 @@ fn compare_noise_and_lint_render_nothing() {
                     if code.contains(needle) {
                         broken.push(format!(
                             "{}:{line}: `{module}` renders (`{needle}`): move it to `format`",
-                            file.strip_prefix(env!("CARGO_MANIFEST_DIR"))
-                                .unwrap()
-                                .display()
+                            rel(file)
                         ));
                     }
                 }
@@ -362,11 +367,7 @@ fn source_files_stay_small_and_open_with_what_they_own() {
     files.sort();
     let mut broken = Vec::new();
     for file in &files {
-        let rel = file
-            .strip_prefix(root)
-            .unwrap()
-            .to_string_lossy()
-            .replace('\\', "/");
+        let rel = rel(file);
         let source = std::fs::read_to_string(file).unwrap();
         let lines = source.lines().count();
         if lines > MAX_LINES && !OVERSIZED.contains(&rel.as_str()) {
@@ -410,7 +411,7 @@ fn no_target_includes_files_by_path() {
                 .lines()
                 .any(|l| l.trim_start().starts_with(needle))
         })
-        .map(|f| f.strip_prefix(root).unwrap().display().to_string())
+        .map(|f| rel(f))
         .collect();
     assert!(found.is_empty(), "path-attribute includes in {found:?}");
 }
@@ -430,11 +431,7 @@ fn public_type_names_are_unique() {
     files.sort();
     let mut defined: std::collections::BTreeMap<String, Vec<String>> = Default::default();
     for file in files.iter().filter(|f| !f.starts_with(src.join("bin"))) {
-        let rel = file
-            .strip_prefix(root)
-            .unwrap()
-            .to_string_lossy()
-            .replace('\\', "/");
+        let rel = rel(file);
         let source = std::fs::read_to_string(file).unwrap();
         for (_, code) in code_lines(&source) {
             let code = code.trim_start();

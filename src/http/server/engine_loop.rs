@@ -187,11 +187,8 @@ impl<E: Engine> EngineLoop<E> {
         let Some(next) = self.engine.next_event_at() else {
             return tick;
         };
-        let ahead_virtual_s = next.as_secs_f64() - self.origin.elapsed().as_secs_f64() * self.speed;
-        if ahead_virtual_s <= 0.0 {
-            return Duration::ZERO;
-        }
-        Duration::try_from_secs_f64(ahead_virtual_s / self.speed).map_or(tick, |d| d.min(tick))
+        let ahead = next.saturating_sub(self.virtual_now());
+        Duration::try_from_secs_f64(ahead.as_secs_f64() / self.speed).map_or(tick, |d| d.min(tick))
     }
 
     /// The engine failed: fail every open stream and every later request.
