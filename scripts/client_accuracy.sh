@@ -9,6 +9,7 @@
 #   RC=/scratch/dir holding tok/minilm and the fake HF cache hf/ (default $VENVS/rc)
 # Usage: scripts/client_accuracy.sh [OUTDIR]
 #   SPEEDS="1 10" CONCURRENCIES="64 256" CLIENTS="servebench guidellm aiperf" N=400
+#   SERVER_ARGS="--handoff-window 0 --workers 2"   (extra h200_server flags)
 # Writes OUTDIR/<speed>x-c<conc>-<client>/{timeline.jsonl,accuracy.json,time.txt,…} and
 # OUTDIR/table.md (the table in benches/README.md). Without SERVEBENCH/SERVER_BIN the
 # release binaries are built first.
@@ -42,7 +43,8 @@ for speed in $SPEEDS; do
     for client in $CLIENTS; do
       D="$OUT/${speed}x-c${conc}-${client}"
       rm -rf "$D"; mkdir -p "$D"
-      "$SERVER_BIN" --serve 127.0.0.1:$PORT --speed "$speed" --max-connections 4096 \
+      # shellcheck disable=SC2086 # SERVER_ARGS: extra server flags, word-split on purpose
+      "$SERVER_BIN" --serve 127.0.0.1:$PORT --speed "$speed" --max-connections 4096 ${SERVER_ARGS:-} \
         --timeline "$D/timeline.jsonl" > "$D/server.log" 2>&1 &
       SERVER=$!
       for _ in $(seq 200); do curl -sf http://127.0.0.1:$PORT/v1/models > /dev/null && break; sleep 0.1; done
