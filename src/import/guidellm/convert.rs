@@ -7,7 +7,7 @@ use std::time::Duration;
 use chrono::{DateTime, FixedOffset, TimeZone, Utc};
 
 use super::raw::*;
-use super::request::{classify_error, reconstruct_chunks, times, Times};
+use super::request::{classify_error, offset, reconstruct_chunks, times, Times};
 use super::{unsupported, Counts, GuidellmBenchmark, GuidellmReport, RequestCounts, Schema};
 use crate::import::{round_count, ImportError};
 use crate::record::{Outcome, RequestRecord};
@@ -291,7 +291,7 @@ fn convert_benchmark<L: RequestList>(
     }
     // Paths are only formatted on the error path: this runs once per chunk.
     let at = |v: f64, path: &dyn Fn() -> String| -> Result<Duration, ImportError> {
-        Duration::try_from_secs_f64(v - origin).map_err(|_| {
+        offset(v - origin).ok_or_else(|| {
             ImportError::invalid(
                 path(),
                 format!("timestamp {v} is not a finite time after {origin}"),
@@ -325,7 +325,7 @@ fn convert_benchmark<L: RequestList>(
             None => None,
         };
         let output_tokens = l.raw.output_tokens;
-        let chunks = reconstruct_chunks(t, output_tokens, &at, &tp)?;
+        let chunks = reconstruct_chunks(t, output_tokens, at, &tp)?;
         let message = l
             .raw
             .info

@@ -17,7 +17,9 @@
 //! * a piece parses whole request objects separated by commas, and ends exactly where the
 //!   next cut of the list starts or at the list's `]`; a list is the chain of pieces from
 //!   its start to its `]`. Each object is parsed strictly (`serde_json::from_slice`
-//!   semantics: no bare `NaN`, no trailing comma).
+//!   semantics: no bare `NaN`, no trailing comma), by [`super::scan`]'s fast reader when
+//!   the object lies in its subset (where it gives what `serde_json` gives), else by
+//!   `serde_json`.
 //! * the skeleton must parse, each placeholder must be read as a request list (the
 //!   placeholder is recognised by the address of its borrowed string, which no other text
 //!   can forge), and every placeholder exactly once.
@@ -193,10 +195,18 @@ fn parse_piece(bytes: &[u8], start: usize, cuts: &[usize]) -> Option<Piece> {
         });
     }
     loop {
-        let mut one =
-            serde_json::Deserializer::from_slice(bytes.get(pos..)?).into_iter::<RawRequest>();
-        requests.push(one.next()?.ok()?);
-        pos = skip_ws(bytes, pos + one.byte_offset());
+        // The fast reader when the object is in its subset, else `serde_json`.
+        let (request, end) = match super::scan::request(bytes, pos) {
+            Some(read) => read,
+            None => {
+                let mut one = serde_json::Deserializer::from_slice(bytes.get(pos..)?)
+                    .into_iter::<RawRequest>();
+                let request = one.next()?.ok()?;
+                (request, pos + one.byte_offset())
+            }
+        };
+        requests.push(request);
+        pos = skip_ws(bytes, end);
         match bytes.get(pos) {
             Some(b',') => {
                 // A `]` here (a trailing comma) fails as the next object, as it should.
