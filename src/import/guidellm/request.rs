@@ -166,6 +166,7 @@ pub(super) fn reconstruct_chunks(
 /// (all the offsets of a run; this runs once per chunk): the exact product of `secs` and
 /// 10^9 rounded to the nearest nanosecond, ties to even, which is what the standard
 /// library computes.
+#[inline]
 pub(super) fn offset(secs: f64) -> Option<Duration> {
     let bits = secs.to_bits();
     // The biased exponent (a negative `secs` has the sign bit set: out of range).

@@ -48,6 +48,25 @@ struct Cursor<'a> {
     i: usize,
 }
 
+/// The keys an object reader wants, and a bit for each of their lengths.
+struct Names {
+    names: &'static [&'static [u8]],
+    lengths: u64,
+}
+
+impl Names {
+    const fn new(names: &'static [&'static [u8]]) -> Names {
+        let mut lengths = 0u64;
+        let mut i = 0;
+        while i < names.len() {
+            assert!(names[i].len() < 64);
+            lengths |= 1 << names[i].len();
+            i += 1;
+        }
+        Names { names, lengths }
+    }
+}
+
 /// Which value a member holds, for the object readers.
 enum Key {
     Known(u32),
@@ -78,17 +97,18 @@ impl<'a> Cursor<'a> {
         loop {
             // A key or a short string ends within two words; a longer one is searched
             // with `memchr` and its span then checked for control characters.
+            let i = self.i;
             let mut found = None;
-            for _ in 0..2 {
-                let Some(w) = self.b.get(self.i..self.i + 8) else {
-                    break;
-                };
-                let m = special(u64::from_le_bytes(w.try_into().ok()?));
-                if m != 0 {
-                    found = Some(self.i + (m.trailing_zeros() / 8) as usize);
-                    break;
+            if let Some(w) = self.b.get(i..i + 16) {
+                let w = u128::from_le_bytes(w.try_into().ok()?);
+                let (lo, hi) = (special(w as u64), special((w >> 64) as u64));
+                if lo != 0 {
+                    found = Some(i + (lo.trailing_zeros() / 8) as usize);
+                } else if hi != 0 {
+                    found = Some(i + 8 + (hi.trailing_zeros() / 8) as usize);
+                } else {
+                    self.i = i + 16;
                 }
-                self.i += 8;
             }
             let at = match found {
                 Some(at) => at,
@@ -136,10 +156,13 @@ impl<'a> Cursor<'a> {
     }
 
     /// A member key (after the `"`), matched against `names`.
-    fn key(&mut self, names: &[&[u8]]) -> Option<Key> {
+    fn key(&mut self, names: &Names) -> Option<Key> {
         let k = self.plain_str()?;
-        if let Some(n) = names.iter().position(|&n| n == k) {
-            return Some(Key::Known(n as u32));
+        // Most keys are not wanted, and have a length no wanted key has.
+        if k.len() < 64 && names.lengths & (1 << k.len()) != 0 {
+            if let Some(n) = names.names.iter().position(|&n| n == k) {
+                return Some(Key::Known(n as u32));
+            }
         }
         // `serde_json` reads a key as a `str`: it must be UTF-8.
         if !k.is_ascii() {
@@ -365,7 +388,7 @@ impl<'a> Cursor<'a> {
     /// index (each at most once), other values are skipped. `None` for `null`.
     fn object(
         &mut self,
-        names: &[&[u8]],
+        names: &Names,
         mut member: impl FnMut(&mut Self, u32) -> Option<()>,
     ) -> Option<()> {
         self.ws();
@@ -415,7 +438,7 @@ impl<'a> Cursor<'a> {
     }
 
     fn request(&mut self) -> Option<RawRequest> {
-        const NAMES: &[&[u8]] = &[
+        const NAMES: Names = Names::new(&[
             b"info",
             b"request_start_time",
             b"request_end_time",
@@ -427,9 +450,9 @@ impl<'a> Cursor<'a> {
             b"first_token_time",
             b"last_token_time",
             b"error",
-        ];
+        ]);
         let mut r = RawRequest::default();
-        self.object(NAMES, |c, n| {
+        self.object(&NAMES, |c, n| {
             match n {
                 0 => r.info = c.nested(Self::info)?,
                 1 => r.request_start_time = c.f64()?,
@@ -449,9 +472,9 @@ impl<'a> Cursor<'a> {
     }
 
     fn info(&mut self) -> Option<RawInfo> {
-        const NAMES: &[&[u8]] = &[b"status", b"timings", b"error"];
+        const NAMES: Names = Names::new(&[b"status", b"timings", b"error"]);
         let mut r = RawInfo::default();
-        self.object(NAMES, |c, n| {
+        self.object(&NAMES, |c, n| {
             match n {
                 0 => r.status = c.string()?,
                 1 => r.timings = c.nested(Self::timings)?,
@@ -463,7 +486,7 @@ impl<'a> Cursor<'a> {
     }
 
     fn timings(&mut self) -> Option<RawTimings> {
-        const NAMES: &[&[u8]] = &[
+        const NAMES: Names = Names::new(&[
             b"targeted_start",
             b"request_start",
             b"first_token_iteration",
@@ -472,9 +495,9 @@ impl<'a> Cursor<'a> {
             b"request_end",
             b"resolve_start",
             b"resolve_end",
-        ];
+        ]);
         let mut r = RawTimings::default();
-        self.object(NAMES, |c, n| {
+        self.object(&NAMES, |c, n| {
             match n {
                 0 => r.targeted_start = c.f64()?,
                 1 => r.request_start = c.f64()?,
@@ -491,9 +514,10 @@ impl<'a> Cursor<'a> {
     }
 
     fn scheduler_info(&mut self) -> Option<RawSchedulerInfo> {
-        const NAMES: &[&[u8]] = &[b"targeted_start_time", b"request_start", b"request_end"];
+        const NAMES: Names =
+            Names::new(&[b"targeted_start_time", b"request_start", b"request_end"]);
         let mut r = RawSchedulerInfo::default();
-        self.object(NAMES, |c, n| {
+        self.object(&NAMES, |c, n| {
             match n {
                 0 => r.targeted_start_time = c.f64()?,
                 1 => r.request_start = c.f64()?,
