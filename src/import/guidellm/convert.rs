@@ -262,9 +262,9 @@ fn convert_benchmark<L: RequestList>(
     }
 
     // Origin: the earliest timestamp we convert.
-    let all_times: Vec<Times> = listed.iter().map(|l| times(l.raw)).collect();
+    // (The times are resolved again for each record below: cheaper than keeping them.)
     let mut origin = f64::INFINITY;
-    for t in &all_times {
+    for t in listed.iter().map(|l| times(l.raw)) {
         for v in [
             t.scheduled,
             t.start,
@@ -369,52 +369,67 @@ fn convert_benchmark<L: RequestList>(
         };
         Ok((record, inside))
     };
-    let convert_range = |from: usize, to: usize| {
-        listed[from..to]
-            .iter()
-            .zip(&all_times[from..to])
-            .enumerate()
-            .map(|(k, (l, t))| one(from + k, l, t))
-            .collect::<Result<Vec<_>, ImportError>>()
+    // The records of `listed[from..to]`, appended to `out` (and whether each is in the
+    // window, to `inside`).
+    let convert_range = |from: usize,
+                         to: usize,
+                         out: &mut Vec<RequestRecord>,
+                         inside: &mut Vec<bool>|
+     -> Result<(), ImportError> {
+        for (k, l) in listed[from..to].iter().enumerate() {
+            let (record, is_inside) = one(from + k, l, &times(l.raw))?;
+            out.push(record);
+            inside.push(is_inside);
+        }
+        Ok(())
     };
     // Requests convert independently: a large benchmark on `threads` threads, in
     // consecutive parts whose errors are taken in order (the first is the sequential one).
-    let parts = if threads > 1 && listed.len() >= PARALLEL_RECORDS {
+    // The first part is converted into the final vectors, the others are appended.
+    let mut records = Vec::with_capacity(listed.len());
+    let mut in_window = Vec::with_capacity(listed.len());
+    let mut parts = Vec::new();
+    if threads > 1 && listed.len() >= PARALLEL_RECORDS {
         let bounds: Vec<usize> = (0..=threads).map(|k| listed.len() * k / threads).collect();
         std::thread::scope(|s| {
             let handles: Vec<_> = bounds[1..]
                 .windows(2)
-                .map(|w| s.spawn(|| convert_range(w[0], w[1])))
+                .map(|w| {
+                    s.spawn(|| {
+                        let mut out = Vec::with_capacity(w[1] - w[0]);
+                        let mut inside = Vec::with_capacity(w[1] - w[0]);
+                        convert_range(w[0], w[1], &mut out, &mut inside).map(|()| (out, inside))
+                    })
+                })
                 .collect();
-            let mut parts = vec![convert_range(0, bounds[1])];
+            parts.push(convert_range(0, bounds[1], &mut records, &mut in_window).map(|()| None));
             for h in handles {
-                parts.push(h.join().unwrap_or_else(|e| std::panic::resume_unwind(e)));
+                let part = h.join().unwrap_or_else(|e| std::panic::resume_unwind(e));
+                parts.push(part.map(Some));
             }
-            parts
-        })
+        });
     } else {
-        vec![convert_range(0, listed.len())]
-    };
-    let mut records = Vec::with_capacity(listed.len());
-    let mut in_window = Vec::with_capacity(listed.len());
+        parts.push(convert_range(0, listed.len(), &mut records, &mut in_window).map(|()| None));
+    }
+    for part in parts {
+        if let Some((mut out, mut inside)) = part? {
+            records.append(&mut out);
+            in_window.append(&mut inside);
+        }
+    }
     let mut counts = Counts {
         reported,
         ..Counts::default()
     };
-    let mut statuses = listed.iter().map(|l| l.status);
-    for part in parts {
-        for ((record, inside), status) in part?.into_iter().zip(&mut statuses) {
-            let bump = |c: &mut RequestCounts| match status {
-                Status::Successful => c.successful += 1,
-                Status::Errored => c.errored += 1,
-                Status::Incomplete => c.incomplete += 1,
-            };
-            bump(&mut counts.listed);
-            if inside {
-                bump(&mut counts.in_window);
-            }
-            records.push(record);
-            in_window.push(inside);
+    for (l, &inside) in listed.iter().zip(&in_window) {
+        let bump = |c: &mut RequestCounts| match l.status {
+            Status::Successful => c.successful += 1,
+            Status::Errored => c.errored += 1,
+            Status::Incomplete => c.incomplete += 1,
+        };
+        bump(&mut counts.listed);
+        if inside {
+            bump(&mut counts.in_window);
         }
     }
 
