@@ -95,20 +95,19 @@ impl<'a> Cursor<'a> {
     fn skip_str(&mut self) -> Option<bool> {
         let mut escaped = false;
         loop {
-            // A key or a short string ends within two words; a longer one is searched
+            // A key or a short string ends within four words; a longer one is searched
             // with `memchr` and its span then checked for control characters.
-            let i = self.i;
             let mut found = None;
-            if let Some(w) = self.b.get(i..i + 16) {
-                let w = u128::from_le_bytes(w.try_into().ok()?);
-                let (lo, hi) = (special(w as u64), special((w >> 64) as u64));
-                if lo != 0 {
-                    found = Some(i + (lo.trailing_zeros() / 8) as usize);
-                } else if hi != 0 {
-                    found = Some(i + 8 + (hi.trailing_zeros() / 8) as usize);
-                } else {
-                    self.i = i + 16;
+            for _ in 0..4 {
+                let Some(w) = self.b.get(self.i..self.i + 8) else {
+                    break;
+                };
+                let m = special(u64::from_le_bytes(w.try_into().ok()?));
+                if m != 0 {
+                    found = Some(self.i + (m.trailing_zeros() / 8) as usize);
+                    break;
                 }
+                self.i += 8;
             }
             let at = match found {
                 Some(at) => at,
