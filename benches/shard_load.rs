@@ -128,6 +128,7 @@ fn main() {
             fault: None,
             max_connections: 4096,
             api_key: None,
+            handoff_window: servebench::http::server::DEFAULT_HANDOFF_WINDOW,
         };
         let opts = ServeOptions {
             record_timeline: true,

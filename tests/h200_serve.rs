@@ -44,6 +44,7 @@ fn args(speed: f64) -> ServeArgs {
         fault: None,
         max_connections: 8192,
         api_key: None,
+        handoff_window: servebench::http::server::DEFAULT_HANDOFF_WINDOW,
     }
 }
 

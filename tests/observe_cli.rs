@@ -34,6 +34,7 @@ fn a_benched_run_is_explained_sliced_and_plotted() {
         fault: None,
         max_connections: 256,
         api_key: None,
+        handoff_window: servebench::http::server::DEFAULT_HANDOFF_WINDOW,
     };
     let server = serve::spawn(&Config::named("baseline").unwrap(), &args).unwrap();
     let target = format!("http://{}", server.local_addr());

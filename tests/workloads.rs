@@ -141,6 +141,7 @@ fn spawn_sim(config: Config, speed: f64, timeline: bool) -> server::ServerHandle
         fault: None,
         max_connections: 8192,
         api_key: None,
+        handoff_window: servebench::http::server::DEFAULT_HANDOFF_WINDOW,
     };
     let opts = ServeOptions {
         record_timeline: timeline,

@@ -74,6 +74,11 @@ struct Args {
     #[cfg(feature = "http")]
     #[arg(long)]
     api_key: Option<String>,
+    /// With --serve: most streams woken to write at once; the others wait in line, first
+    /// tokens in front (0: wake every stream at once).
+    #[cfg(feature = "http")]
+    #[arg(long, value_name = "N", default_value_t = servebench::http::server::DEFAULT_HANDOFF_WINDOW)]
+    handoff_window: usize,
     /// With --serve: record every request's server-side timeline, serve it at
     /// `GET /timeline` and write it to FILE (JSON Lines) on SIGTERM/SIGINT.
     #[cfg(feature = "http")]
@@ -166,6 +171,7 @@ fn main() -> ExitCode {
                 fault: args.fault,
                 max_connections: args.max_connections,
                 api_key: args.api_key.clone().filter(|k| !k.is_empty()),
+                handoff_window: args.handoff_window,
             };
             let config = match args.sim.configs() {
                 Ok(c) => c.into_iter().next(),

@@ -27,6 +27,8 @@ pub struct ServeArgs {
     pub max_connections: usize,
     /// Required API key (`Authorization: Bearer KEY` on `/v1/…`), like `vllm serve --api-key`.
     pub api_key: Option<String>,
+    /// Most woken streams waiting to write ([`ServeOptions::handoff_window`]; 0: no limit).
+    pub handoff_window: usize,
 }
 
 /// Parses a `--delta` value.
@@ -60,6 +62,7 @@ pub fn options(config: &Config, args: &ServeArgs) -> ServeOptions {
         max_model_len,
         max_connections: args.max_connections,
         api_key: args.api_key.clone(),
+        handoff_window: args.handoff_window,
         ..ServeOptions::default()
     }
 }
@@ -97,6 +100,7 @@ mod tests {
             fault: None,
             max_connections: 8192,
             api_key: None,
+            handoff_window: crate::http::server::DEFAULT_HANDOFF_WINDOW,
         };
         for name in CONFIG_NAMES {
             let config = Config::named(name).unwrap();
@@ -116,6 +120,7 @@ mod tests {
             &ServeArgs {
                 delta: Some(DeltaField::Content),
                 api_key: Some("k".into()),
+                handoff_window: crate::http::server::DEFAULT_HANDOFF_WINDOW,
                 max_connections: 10,
                 ..args
             },

@@ -7,8 +7,7 @@ use std::sync::mpsc as std_mpsc;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use tokio::sync::mpsc as tokio_mpsc;
-
+use super::handoff::{Gate, ItemTx, SendError, STALE};
 use super::prometheus::{inc, Counters};
 use super::served::ServedRequest;
 use crate::engine::{Engine, EngineEvent, EngineRequest, Usage};
@@ -35,7 +34,7 @@ pub(super) struct Item {
 pub(super) enum Control {
     Submit {
         request: EngineRequest,
-        tx: tokio_mpsc::Sender<Item>,
+        tx: ItemTx,
         tag: Option<String>,
         response_id: String,
         received: Instant,
@@ -56,7 +55,7 @@ pub(super) enum Control {
 pub(super) const MAX_PENDING_CHUNKS: usize = 64;
 
 pub(super) struct Slot {
-    pub(super) tx: tokio_mpsc::Sender<Item>,
+    pub(super) tx: ItemTx,
     /// Chunks not yet handed over (bounded: beyond [`MAX_PENDING_CHUNKS`] they merge).
     pub(super) pending: std::collections::VecDeque<u32>,
     pub(super) end: Option<End>,
@@ -77,6 +76,8 @@ pub(super) struct EngineLoop<E> {
     pub(super) speed: f64,
     pub(super) slots: HashMap<u64, Slot>,
     pub(super) dirty: Vec<u64>,
+    /// Wakes the HTTP tasks a window at a time ([`super::handoff`]).
+    pub(super) gate: Arc<Gate>,
     pub(super) counters: Arc<Counters>,
     pub(super) timeline: Option<Arc<Mutex<Vec<ServedRequest>>>>,
     pub(super) dead: Option<String>,
@@ -93,8 +94,11 @@ impl<E: Engine> EngineLoop<E> {
         let mut events = Vec::new();
         loop {
             // Open streams keep the clock ticking even when the engine reports nothing in
-            // flight (a virtual engine may have computed events it has not delivered yet).
-            let busy = self.engine.in_flight() > 0 || !self.slots.is_empty();
+            // flight (a virtual engine may have computed events it has not delivered yet);
+            // streams waiting in the gate's line keep it pumping (their tasks may be stuck
+            // behind stalled ones).
+            let busy =
+                self.engine.in_flight() > 0 || !self.slots.is_empty() || self.gate.has_queued();
             let first = if busy {
                 match ctrl.recv_timeout(self.wait(tick)) {
                     Ok(m) => Some(m),
@@ -131,13 +135,16 @@ impl<E: Engine> EngineLoop<E> {
                         first_write,
                     } => {
                         if let Some(reason) = &self.dead {
-                            let _ = tx.try_send(Item {
-                                tokens: 0,
-                                end: Some(End::Failed {
-                                    kind: ErrorKind::Other,
-                                    message: reason.clone(),
-                                }),
-                            });
+                            let _ = tx.send(
+                                Item {
+                                    tokens: 0,
+                                    end: Some(End::Failed {
+                                        kind: ErrorKind::Other,
+                                        message: reason.clone(),
+                                    }),
+                                },
+                                true,
+                            );
                             continue;
                         }
                         request.arrival = self.engine.now();
@@ -184,6 +191,11 @@ impl<E: Engine> EngineLoop<E> {
     /// How long the engine thread may sleep while busy: until the engine's next event in
     /// wall time, at most `tick` (an engine that cannot tell is polled every `tick`).
     fn wait(&self, tick: Duration) -> Duration {
+        let tick = if self.gate.has_queued() {
+            tick.min(STALE)
+        } else {
+            tick
+        };
         let Some(next) = self.engine.next_event_at() else {
             return tick;
         };
@@ -192,25 +204,31 @@ impl<E: Engine> EngineLoop<E> {
     }
 
     /// The engine failed: fail every open stream and every later request.
-    pub(super) fn die(&mut self, reason: String, extra: Option<tokio_mpsc::Sender<Item>>) {
+    pub(super) fn die(&mut self, reason: String, extra: Option<ItemTx>) {
         let reason = format!("engine failure: {reason}");
         for (_, slot) in self.slots.drain() {
-            let _ = slot.tx.try_send(Item {
-                tokens: 0,
-                end: Some(End::Failed {
-                    kind: ErrorKind::Other,
-                    message: reason.clone(),
-                }),
-            });
+            let _ = slot.tx.send(
+                Item {
+                    tokens: 0,
+                    end: Some(End::Failed {
+                        kind: ErrorKind::Other,
+                        message: reason.clone(),
+                    }),
+                },
+                true,
+            );
         }
         if let Some(tx) = extra {
-            let _ = tx.try_send(Item {
-                tokens: 0,
-                end: Some(End::Failed {
-                    kind: ErrorKind::Other,
-                    message: reason.clone(),
-                }),
-            });
+            let _ = tx.send(
+                Item {
+                    tokens: 0,
+                    end: Some(End::Failed {
+                        kind: ErrorKind::Other,
+                        message: reason.clone(),
+                    }),
+                },
+                true,
+            );
         }
         self.dirty.clear();
         self.dead = Some(reason);
@@ -284,10 +302,9 @@ impl<E: Engine> EngineLoop<E> {
     /// Hand pending chunks/ends to the HTTP tasks, one item per engine chunk (the end rides
     /// on the last one); what does not fit in the channel waits for the next tick.
     ///
-    /// Streams still waiting for their first token go first: their HTTP tasks are woken, and
-    /// so write, before the hundreds of streams of the same step that only get one more
-    /// token, so a request's TTFT does not hold the time the server takes to write a whole
-    /// decode step's chunks.
+    /// Streams still waiting for their first token go first and are woken at once; the
+    /// others queue in the [`Gate`], which wakes a window of them at a time, so a request's
+    /// TTFT does not hold the time the server takes to write a whole decode step's chunks.
     pub(super) fn flush(&mut self) {
         let mut ids = std::mem::take(&mut self.dirty);
         ids.sort_by_key(|id| {
@@ -296,57 +313,72 @@ impl<E: Engine> EngineLoop<E> {
                 .is_none_or(|slot| slot.first_released.is_some())
         });
         for id in ids {
-            let Some(slot) = self.slots.get_mut(&id) else {
-                continue;
+            self.hand_over(id);
+        }
+        self.pump();
+    }
+
+    /// Wake streams whose turn has come although no task ran to wake them.
+    fn pump(&self) {
+        if self.gate.has_queued() {
+            // Streams woken long ago whose tasks could not run no longer hold the queue up.
+            self.gate.pump(Instant::now());
+        }
+    }
+
+    /// Hand over what stream `id` has pending.
+    fn hand_over(&mut self, id: u64) {
+        let Some(slot) = self.slots.get_mut(&id) else {
+            return;
+        };
+        let first = slot.first_released.is_none();
+        let mut outcome = Ok(false);
+        while !slot.pending.is_empty() || slot.end.is_some() {
+            let tokens = slot.pending.front().copied().unwrap_or(0);
+            let end = if slot.pending.len() <= 1 {
+                slot.end.take()
+            } else {
+                None
             };
-            let mut outcome = Ok(false);
-            while !slot.pending.is_empty() || slot.end.is_some() {
-                let tokens = slot.pending.front().copied().unwrap_or(0);
-                let end = if slot.pending.len() <= 1 {
-                    slot.end.take()
-                } else {
-                    None
-                };
-                let ended = end.is_some();
-                match slot.tx.try_send(Item { tokens, end }) {
-                    Ok(()) => {
-                        if tokens > 0 && slot.first_released.is_none() {
-                            slot.first_released = Some(Instant::now());
-                        }
-                        slot.pending.pop_front();
-                        if ended {
-                            outcome = Ok(true);
-                            break;
-                        }
+            let ended = end.is_some();
+            match slot.tx.send(Item { tokens, end }, first) {
+                Ok(()) => {
+                    if tokens > 0 && slot.first_released.is_none() {
+                        slot.first_released = Some(Instant::now());
                     }
-                    Err(tokio_mpsc::error::TrySendError::Full(item)) => {
-                        if item.end.is_some() {
-                            slot.end = item.end;
-                        }
-                        outcome = Err(true);
+                    slot.pending.pop_front();
+                    if ended {
+                        outcome = Ok(true);
                         break;
                     }
-                    Err(tokio_mpsc::error::TrySendError::Closed(_)) => {
-                        outcome = Err(false);
-                        break;
+                }
+                Err(SendError::Full(item)) => {
+                    if item.end.is_some() {
+                        slot.end = item.end;
                     }
+                    outcome = Err(true);
+                    break;
+                }
+                Err(SendError::Closed) => {
+                    outcome = Err(false);
+                    break;
                 }
             }
-            match outcome {
-                Ok(false) => slot.dirty = false,
-                Ok(true) => {
-                    if let Some(slot) = self.slots.remove(&id) {
-                        self.finish_record(slot, true, "");
-                    }
+        }
+        match outcome {
+            Ok(false) => slot.dirty = false,
+            Ok(true) => {
+                if let Some(slot) = self.slots.remove(&id) {
+                    self.finish_record(slot, true, "");
                 }
-                Err(true) => self.dirty.push(id), // channel full: retry next tick
-                Err(false) => {
-                    // The HTTP task is gone: the client disconnected.
-                    if let Some(slot) = self.slots.remove(&id) {
-                        self.engine.cancel(id);
-                        inc(&self.counters.cancelled, 1);
-                        self.finish_record(slot, false, "client disconnected");
-                    }
+            }
+            Err(true) => self.dirty.push(id), // channel full: retry next tick
+            Err(false) => {
+                // The HTTP task is gone: the client disconnected.
+                if let Some(slot) = self.slots.remove(&id) {
+                    self.engine.cancel(id);
+                    inc(&self.counters.cancelled, 1);
+                    self.finish_record(slot, false, "client disconnected");
                 }
             }
         }

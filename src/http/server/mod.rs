@@ -14,6 +14,9 @@
 //! engine's next event ([`Engine::next_event_at`], scaled to wall time) or at most `tick`
 //! (and sleeps while idle), advances the engine to the virtual "now" and hands each
 //! request's chunks to that request's bounded channel; the HTTP tasks format the SSE bytes.
+//! A decode step's chunks wake at most [`ServeOptions::handoff_window`] HTTP tasks at once;
+//! the others wait in line, each task that runs wakes the next, and first tokens go to the
+//! front, so a request's TTFT does not include the time to write a whole step's chunks.
 //! When a client reads slower than the engine produces, the engine thread coalesces the
 //! waiting tokens into one chunk instead of queueing, so memory per stream is bounded. A
 //! client that disconnects drops its response body, which cancels the request in the engine
@@ -25,6 +28,7 @@
 //! short word) or the length of a token-id array; every generated token is one short word.
 
 mod engine_loop;
+mod handoff;
 mod openai;
 mod options;
 mod prometheus;
@@ -35,7 +39,8 @@ mod stream;
 mod tests;
 
 pub use options::{
-    DeltaField, Fault, FaultKind, FaultParseError, ServeError, ServeOptions, MAX_COMPLETION_TOKENS,
+    DeltaField, Fault, FaultKind, FaultParseError, ServeError, ServeOptions,
+    DEFAULT_HANDOFF_WINDOW, MAX_COMPLETION_TOKENS,
 };
 pub use prometheus::ServeStats;
 pub use served::ServedRequest;
@@ -173,8 +178,10 @@ pub fn spawn<E: Engine + Send + 'static>(
     let timeline = Arc::new(Mutex::new(Vec::new()));
     let (ctrl_tx, ctrl_rx) = std_mpsc::channel();
     let origin = Instant::now();
+    let gate = handoff::Gate::new(options.handoff_window);
     let engine_thread = {
         let counters = Arc::clone(&counters);
+        let gate = Arc::clone(&gate);
         let timeline = options.record_timeline.then(|| Arc::clone(&timeline));
         let tick = options.tick;
         std::thread::Builder::new()
@@ -186,6 +193,7 @@ pub fn spawn<E: Engine + Send + 'static>(
                     speed,
                     slots: HashMap::new(),
                     dirty: Vec::new(),
+                    gate,
                     counters,
                     timeline,
                     dead: None,
@@ -206,6 +214,7 @@ pub fn spawn<E: Engine + Send + 'static>(
         next_id: AtomicU64::new(0),
         counter: AtomicU64::new(0),
         counters: Arc::clone(&counters),
+        gate,
         created,
         timeline: ctx_timeline,
         origin,

@@ -99,6 +99,10 @@ impl FromStr for Fault {
     }
 }
 
+/// Default [`ServeOptions::handoff_window`]: measured on a 2-core machine at 256 streams
+/// (`benches/README.md`), 8–32 give the same TTFT; smaller windows cost CPU.
+pub const DEFAULT_HANDOFF_WINDOW: usize = 16;
+
 /// Server settings.
 #[derive(Debug, Clone, PartialEq)]
 pub struct ServeOptions {
@@ -115,6 +119,11 @@ pub struct ServeOptions {
     pub tick: Duration,
     /// Capacity of each stream's channel (items, not bytes).
     pub stream_buffer: usize,
+    /// Most streams woken to write and not yet run. When a decode step hands a chunk to
+    /// more streams than this, the others wait in line and each task that runs wakes the
+    /// next; a stream's first token goes to the front of the line, so it waits behind at
+    /// most this many writes instead of a whole step's. 0: wake every stream at once.
+    pub handoff_window: usize,
     /// Largest accepted request body.
     pub max_body_bytes: usize,
     /// `max_tokens` when a request gives none.
@@ -145,6 +154,7 @@ impl Default for ServeOptions {
             fault: None,
             tick: Duration::from_micros(500),
             stream_buffer: 32,
+            handoff_window: DEFAULT_HANDOFF_WINDOW,
             max_body_bytes: 8 << 20,
             default_max_tokens: 16,
             max_model_len: None,

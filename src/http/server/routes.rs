@@ -15,7 +15,6 @@ use hyper::body::{Body, Frame, Incoming, SizeHint};
 use hyper::{Method, Request, Response, StatusCode};
 use hyper_util::rt::TokioIo;
 use serde_json::json;
-use tokio::sync::mpsc as tokio_mpsc;
 
 use super::engine_loop::{Control, FirstWrite};
 use super::openai::{parse_request, ApiError};
@@ -34,6 +33,8 @@ pub(super) struct Ctx {
     pub(super) next_id: AtomicU64,
     pub(super) counter: AtomicU64,
     pub(super) counters: Arc<Counters>,
+    /// The engine thread's hand-off window ([`super::handoff`]).
+    pub(super) gate: Arc<super::handoff::Gate>,
     pub(super) created: u64,
     /// The finished requests, for `GET /timeline` (with `record_timeline`).
     pub(super) timeline: Option<Arc<Mutex<Vec<ServedRequest>>>>,
@@ -331,7 +332,7 @@ pub(super) async fn generate(
         );
     }
     let id = ctx.next_id.fetch_add(1, Ordering::Relaxed);
-    let (tx, rx) = tokio_mpsc::channel(ctx.options.stream_buffer.max(1));
+    let (tx, rx) = super::handoff::channel(&ctx.gate, ctx.options.stream_buffer);
     let request = EngineRequest {
         id,
         prompt_tokens: parsed.prompt_tokens,

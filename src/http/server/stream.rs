@@ -11,9 +11,9 @@ use bytes::Bytes;
 use hyper::body::Frame;
 use hyper::StatusCode;
 use serde_json::{json, Value};
-use tokio::sync::mpsc as tokio_mpsc;
 
 use super::engine_loop::{End, FirstWrite, Item};
+use super::handoff::ItemRx;
 use super::openai::Parsed;
 use super::options::FaultKind;
 use super::prometheus::inc;
@@ -32,7 +32,7 @@ pub(super) const OUT_WORDS: [&str; 8] = [
 ];
 
 pub(super) struct SseBody {
-    pub(super) rx: tokio_mpsc::Receiver<Item>,
+    pub(super) rx: ItemRx,
     pub(super) endpoint: Endpoint,
     pub(super) parsed: Parsed,
     pub(super) fault: Option<FaultKind>,
