@@ -693,7 +693,7 @@ mod tests {
             edits in prop::collection::vec((any::<prop::sample::Index>(), 0u8..3, interesting()), 1..4),
         ) {
             let requests = fixture_requests();
-            let r = pick.get(&requests);
+            let r = pick.get(requests);
             let mut bytes = if pretty { serde_json::to_vec_pretty(r) } else { serde_json::to_vec(r) }.unwrap();
             for (at, kind, byte) in edits {
                 let i = at.index(bytes.len());
