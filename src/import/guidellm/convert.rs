@@ -2,6 +2,7 @@
 //! mapped onto the report rows, its requests to records (on several threads for large
 //! lists), its measured window and counts.
 
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
 use chrono::{DateTime, FixedOffset, TimeZone, Utc};
@@ -190,6 +191,9 @@ impl Status {
 /// Benchmarks with at least this many listed requests convert on several threads (when
 /// the caller offers them).
 const PARALLEL_RECORDS: usize = 2048;
+
+/// Requests per part of a parallel conversion.
+const PART_RECORDS: usize = 256;
 
 fn convert_benchmark<L: RequestList>(
     i: usize,
@@ -383,39 +387,45 @@ fn convert_benchmark<L: RequestList>(
         }
         Ok(())
     };
-    // Requests convert independently: a large benchmark on `threads` threads, in
-    // consecutive parts whose errors are taken in order (the first is the sequential one).
-    // The first part is converted into the final vectors, the others are appended.
+    // Requests convert independently: a large benchmark in consecutive parts that
+    // `threads` threads take in turn (a thread that is slower, or whose fresh memory
+    // costs more, takes fewer), appended in order; errors are taken in order (the first
+    // is the sequential one).
     let mut records = Vec::with_capacity(listed.len());
     let mut in_window = Vec::with_capacity(listed.len());
-    let mut parts = Vec::new();
     if threads > 1 && listed.len() >= PARALLEL_RECORDS {
-        let bounds: Vec<usize> = (0..=threads).map(|k| listed.len() * k / threads).collect();
-        std::thread::scope(|s| {
-            let handles: Vec<_> = bounds[1..]
-                .windows(2)
-                .map(|w| {
-                    s.spawn(|| {
-                        let mut out = Vec::with_capacity(w[1] - w[0]);
-                        let mut inside = Vec::with_capacity(w[1] - w[0]);
-                        convert_range(w[0], w[1], &mut out, &mut inside).map(|()| (out, inside))
-                    })
-                })
-                .collect();
-            parts.push(convert_range(0, bounds[1], &mut records, &mut in_window).map(|()| None));
-            for h in handles {
-                let part = h.join().unwrap_or_else(|e| std::panic::resume_unwind(e));
-                parts.push(part.map(Some));
+        let nparts = listed.len().div_ceil(PART_RECORDS);
+        let next = AtomicUsize::new(0);
+        let work = || {
+            let mut done = Vec::new();
+            loop {
+                let i = next.fetch_add(1, Ordering::Relaxed);
+                if i >= nparts {
+                    return done;
+                }
+                let (from, to) = (i * PART_RECORDS, ((i + 1) * PART_RECORDS).min(listed.len()));
+                let mut out = Vec::with_capacity(to - from);
+                let mut inside = Vec::with_capacity(to - from);
+                let part = convert_range(from, to, &mut out, &mut inside).map(|()| (out, inside));
+                done.push((i, part));
             }
+        };
+        let mut parts = std::thread::scope(|s| {
+            let handles: Vec<_> = (1..threads).map(|_| s.spawn(work)).collect();
+            let mut parts = work();
+            for h in handles {
+                parts.extend(h.join().unwrap_or_else(|e| std::panic::resume_unwind(e)));
+            }
+            parts
         });
-    } else {
-        parts.push(convert_range(0, listed.len(), &mut records, &mut in_window).map(|()| None));
-    }
-    for part in parts {
-        if let Some((mut out, mut inside)) = part? {
+        parts.sort_unstable_by_key(|(i, _)| *i);
+        for (_, part) in parts {
+            let (mut out, mut inside) = part?;
             records.append(&mut out);
             in_window.append(&mut inside);
         }
+    } else {
+        convert_range(0, listed.len(), &mut records, &mut in_window)?;
     }
     let mut counts = Counts {
         reported,
