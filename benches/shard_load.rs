@@ -129,6 +129,7 @@ fn main() {
             max_connections: 4096,
             api_key: None,
             handoff_window: servebench::http::server::DEFAULT_HANDOFF_WINDOW,
+            worker_threads: servebench::http::server::default_worker_threads(),
         };
         let opts = ServeOptions {
             record_timeline: true,

@@ -24,6 +24,7 @@ fn spawn_sim(config: Config, speed: f64) -> server::ServerHandle {
         max_connections: 8192,
         api_key: None,
         handoff_window: servebench::http::server::DEFAULT_HANDOFF_WINDOW,
+        worker_threads: servebench::http::server::default_worker_threads(),
     };
     let opts = sim_serve::options(&config, &args);
     server::spawn(H200Sim::new(config).warmed_up(), args.addr, speed, opts).unwrap()

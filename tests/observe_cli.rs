@@ -35,6 +35,7 @@ fn a_benched_run_is_explained_sliced_and_plotted() {
         max_connections: 256,
         api_key: None,
         handoff_window: servebench::http::server::DEFAULT_HANDOFF_WINDOW,
+        worker_threads: servebench::http::server::default_worker_threads(),
     };
     let server = serve::spawn(&Config::named("baseline").unwrap(), &args).unwrap();
     let target = format!("http://{}", server.local_addr());

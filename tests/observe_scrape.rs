@@ -23,6 +23,7 @@ fn args(speed: f64) -> ServeArgs {
         max_connections: 1024,
         api_key: None,
         handoff_window: servebench::http::server::DEFAULT_HANDOFF_WINDOW,
+        worker_threads: servebench::http::server::default_worker_threads(),
     }
 }
 

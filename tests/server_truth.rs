@@ -24,6 +24,7 @@ fn args(max_connections: usize) -> ServeArgs {
         max_connections,
         api_key: None,
         handoff_window: servebench::http::server::DEFAULT_HANDOFF_WINDOW,
+        worker_threads: servebench::http::server::default_worker_threads(),
     }
 }
 
@@ -325,6 +326,7 @@ fn every_stream_completes_through_a_window_of_one_and_of_none() {
     for window in [1, 0] {
         let a = ServeArgs {
             handoff_window: window,
+            worker_threads: servebench::http::server::default_worker_threads(),
             ..args(256)
         };
         let server = serve_sim(&a, true);

@@ -142,6 +142,7 @@ fn spawn_sim(config: Config, speed: f64, timeline: bool) -> server::ServerHandle
         max_connections: 8192,
         api_key: None,
         handoff_window: servebench::http::server::DEFAULT_HANDOFF_WINDOW,
+        worker_threads: servebench::http::server::default_worker_threads(),
     };
     let opts = ServeOptions {
         record_timeline: timeline,

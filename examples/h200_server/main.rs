@@ -22,7 +22,7 @@
 //! `--help` lists every flag. The simulator's flags are
 //! [`servebench::sim::cli::SimArgs`], the same as `servebench simulate`'s; `--serve
 //! HOST:PORT [--speed X] [--delta content|reasoning|reasoning_content] [--fault
-//! 500:N|cut:N:K|error:N:K] [--max-connections N] [--api-key KEY]` serves the simulator
+//! 500:N|cut:N:K|error:N:K] [--max-connections N] [--api-key KEY] [--handoff-window N] [--workers N]` serves the simulator
 //! (the configuration the flags select, default baseline; warm) as an OpenAI-compatible
 //! streaming server (at most N connections at once, default 8192; with a key, `/v1/…`
 //! requests need `Authorization: Bearer KEY`).
@@ -79,6 +79,11 @@ struct Args {
     #[cfg(feature = "http")]
     #[arg(long, value_name = "N", default_value_t = servebench::http::server::DEFAULT_HANDOFF_WINDOW)]
     handoff_window: usize,
+    /// With --serve: HTTP worker threads (default: the cores besides the engine thread's,
+    /// 1–8).
+    #[cfg(feature = "http")]
+    #[arg(long, value_name = "N", default_value_t = servebench::http::server::default_worker_threads(), value_parser = positive_usize)]
+    workers: usize,
     /// With --serve: record every request's server-side timeline, serve it at
     /// `GET /timeline` and write it to FILE (JSON Lines) on SIGTERM/SIGINT.
     #[cfg(feature = "http")]
@@ -172,6 +177,7 @@ fn main() -> ExitCode {
                 max_connections: args.max_connections,
                 api_key: args.api_key.clone().filter(|k| !k.is_empty()),
                 handoff_window: args.handoff_window,
+                worker_threads: args.workers,
             };
             let config = match args.sim.configs() {
                 Ok(c) => c.into_iter().next(),

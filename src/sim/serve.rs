@@ -29,6 +29,8 @@ pub struct ServeArgs {
     pub api_key: Option<String>,
     /// Most woken streams waiting to write ([`ServeOptions::handoff_window`]; 0: no limit).
     pub handoff_window: usize,
+    /// HTTP worker threads ([`ServeOptions::worker_threads`]).
+    pub worker_threads: usize,
 }
 
 /// Parses a `--delta` value.
@@ -63,6 +65,7 @@ pub fn options(config: &Config, args: &ServeArgs) -> ServeOptions {
         max_connections: args.max_connections,
         api_key: args.api_key.clone(),
         handoff_window: args.handoff_window,
+        worker_threads: args.worker_threads,
         ..ServeOptions::default()
     }
 }
@@ -101,6 +104,7 @@ mod tests {
             max_connections: 8192,
             api_key: None,
             handoff_window: crate::http::server::DEFAULT_HANDOFF_WINDOW,
+            worker_threads: crate::http::server::default_worker_threads(),
         };
         for name in CONFIG_NAMES {
             let config = Config::named(name).unwrap();
@@ -121,6 +125,7 @@ mod tests {
                 delta: Some(DeltaField::Content),
                 api_key: Some("k".into()),
                 handoff_window: crate::http::server::DEFAULT_HANDOFF_WINDOW,
+                worker_threads: crate::http::server::default_worker_threads(),
                 max_connections: 10,
                 ..args
             },

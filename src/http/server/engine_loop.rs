@@ -4,12 +4,12 @@
 
 use std::collections::HashMap;
 use std::sync::mpsc as std_mpsc;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use super::handoff::{Gate, ItemTx, SendError, STALE};
 use super::prometheus::{inc, Counters};
-use super::served::ServedRequest;
+use super::served::Timeline;
 use crate::engine::{Engine, EngineEvent, EngineRequest, Usage};
 use crate::record::{Chunk, ErrorKind, Outcome, RequestRecord};
 
@@ -79,7 +79,7 @@ pub(super) struct EngineLoop<E> {
     /// Wakes the HTTP tasks a window at a time ([`super::handoff`]).
     pub(super) gate: Arc<Gate>,
     pub(super) counters: Arc<Counters>,
-    pub(super) timeline: Option<Arc<Mutex<Vec<ServedRequest>>>>,
+    pub(super) timeline: Option<Timeline>,
     pub(super) dead: Option<String>,
 }
 

@@ -39,8 +39,8 @@ mod stream;
 mod tests;
 
 pub use options::{
-    DeltaField, Fault, FaultKind, FaultParseError, ServeError, ServeOptions,
-    DEFAULT_HANDOFF_WINDOW, MAX_COMPLETION_TOKENS,
+    default_worker_threads, DeltaField, Fault, FaultKind, FaultParseError, ServeError,
+    ServeOptions, DEFAULT_HANDOFF_WINDOW, MAX_COMPLETION_TOKENS,
 };
 pub use prometheus::ServeStats;
 pub use served::ServedRequest;
@@ -66,7 +66,7 @@ pub struct ServerHandle {
     origin: Instant,
     speed: f64,
     counters: Arc<Counters>,
-    timeline: Arc<Mutex<Vec<ServedRequest>>>,
+    timeline: served::Timeline,
     ctrl: std_mpsc::Sender<Control>,
     runtime: Option<tokio::runtime::Runtime>,
     engine_thread: Option<std::thread::JoinHandle<()>>,
@@ -106,7 +106,7 @@ impl ServerHandle {
     /// Finished requests' virtual-time records (empty unless
     /// [`ServeOptions::record_timeline`]).
     pub fn timeline(&self) -> Vec<ServedRequest> {
-        self.timeline.lock().map(|t| t.clone()).unwrap_or_default()
+        served::snapshot(&self.timeline)
     }
 
     /// Block until the server stops (it runs until the process ends or the handle is shut

@@ -5,7 +5,7 @@ use std::convert::Infallible;
 use std::pin::Pin;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::mpsc as std_mpsc;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::task::{Context, Poll};
 use std::time::{Duration, Instant};
 
@@ -20,7 +20,6 @@ use super::engine_loop::{Control, FirstWrite};
 use super::openai::{parse_request, ApiError};
 use super::options::{FaultKind, ServeOptions};
 use super::prometheus::{inc, metrics_text, Counters};
-use super::served::ServedRequest;
 use super::stream::{BodyError, SseBody};
 use crate::engine::EngineRequest;
 use crate::http::stamped::{ReadStamp, StampedTcp};
@@ -37,7 +36,7 @@ pub(super) struct Ctx {
     pub(super) gate: Arc<super::handoff::Gate>,
     pub(super) created: u64,
     /// The finished requests, for `GET /timeline` (with `record_timeline`).
-    pub(super) timeline: Option<Arc<Mutex<Vec<ServedRequest>>>>,
+    pub(super) timeline: Option<super::served::Timeline>,
     pub(super) origin: Instant,
     pub(super) speed: f64,
 }
@@ -228,7 +227,7 @@ pub(super) async fn handle(
             let served = ctx
                 .timeline
                 .as_ref()
-                .and_then(|t| t.lock().ok().map(|t| t.clone()))
+                .map(super::served::snapshot)
                 .unwrap_or_default();
             let entries = crate::http::timeline::entries(&served, ctx.origin, ctx.speed);
             full(

@@ -1,9 +1,10 @@
 //! The timeline plumbing: the virtual-time record of each served request
 //! ([`ServedRequest`]) that the engine thread keeps with `record_timeline`.
 
-use std::time::Duration;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
 
-use super::engine_loop::{EngineLoop, Slot};
+use super::engine_loop::{EngineLoop, FirstWrite, Slot};
 #[cfg(doc)]
 use super::ServerHandle;
 use crate::engine::Engine;
@@ -34,6 +35,40 @@ pub struct ServedRequest {
     pub record: RequestRecord,
 }
 
+/// A request as the engine thread filed it when it handed over the request's end. The
+/// request's HTTP task may write its first chunk only after that (the chunks wait in the
+/// hand-off line), so the first write is read when the timeline is.
+#[derive(Debug)]
+pub(super) struct Filed {
+    served: ServedRequest,
+    first_write: FirstWrite,
+    origin: Instant,
+}
+
+impl Filed {
+    fn resolve(&self) -> ServedRequest {
+        let mut served = self.served.clone();
+        if served.first_write_wall.is_none() {
+            served.first_write_wall = self
+                .first_write
+                .get()
+                .map(|t| t.saturating_duration_since(self.origin));
+        }
+        served
+    }
+}
+
+/// The filed requests, shared by the engine thread and the readers of the timeline.
+pub(super) type Timeline = Arc<Mutex<Vec<Filed>>>;
+
+/// The timeline as it stands.
+pub(super) fn snapshot(timeline: &Timeline) -> Vec<ServedRequest> {
+    timeline
+        .lock()
+        .map(|t| t.iter().map(Filed::resolve).collect())
+        .unwrap_or_default()
+}
+
 impl<E: Engine> EngineLoop<E> {
     /// Keep (with `record_timeline`) a request that left the engine. `delivered`: its end was
     /// handed to the client.
@@ -48,18 +83,19 @@ impl<E: Engine> EngineLoop<E> {
         }
         if let (Some(timeline), Some(record)) = (&self.timeline, record) {
             if let Ok(mut t) = timeline.lock() {
-                t.push(ServedRequest {
-                    request_id: slot.tag,
-                    response_id: slot.response_id,
-                    received_wall: slot.received.saturating_duration_since(self.origin),
-                    first_release_wall: slot
-                        .first_released
-                        .map(|t| t.saturating_duration_since(self.origin)),
-                    first_write_wall: slot
-                        .first_write
-                        .get()
-                        .map(|t| t.saturating_duration_since(self.origin)),
-                    record,
+                t.push(Filed {
+                    served: ServedRequest {
+                        request_id: slot.tag,
+                        response_id: slot.response_id,
+                        received_wall: slot.received.saturating_duration_since(self.origin),
+                        first_release_wall: slot
+                            .first_released
+                            .map(|t| t.saturating_duration_since(self.origin)),
+                        first_write_wall: None,
+                        record,
+                    },
+                    first_write: slot.first_write,
+                    origin: self.origin,
                 });
             }
         }
