@@ -2,12 +2,13 @@
 //! mapped onto the report rows, its requests to records (on several threads for large
 //! lists), its measured window and counts.
 
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
 use chrono::{DateTime, FixedOffset, TimeZone, Utc};
 
 use super::raw::*;
-use super::request::{classify_error, reconstruct_chunks, times, Times};
+use super::request::{classify_error, offset, reconstruct_chunks, times, Times};
 use super::{unsupported, Counts, GuidellmBenchmark, GuidellmReport, RequestCounts, Schema};
 use crate::import::{round_count, ImportError};
 use crate::record::{Outcome, RequestRecord};
@@ -191,6 +192,9 @@ impl Status {
 /// the caller offers them).
 const PARALLEL_RECORDS: usize = 2048;
 
+/// Requests per part of a parallel conversion.
+const PART_RECORDS: usize = 256;
+
 fn convert_benchmark<L: RequestList>(
     i: usize,
     b: RawBenchmark<L>,
@@ -262,9 +266,9 @@ fn convert_benchmark<L: RequestList>(
     }
 
     // Origin: the earliest timestamp we convert.
-    let all_times: Vec<Times> = listed.iter().map(|l| times(l.raw)).collect();
+    // (The times are resolved again for each record below: cheaper than keeping them.)
     let mut origin = f64::INFINITY;
-    for t in &all_times {
+    for t in listed.iter().map(|l| times(l.raw)) {
         for v in [
             t.scheduled,
             t.start,
@@ -291,7 +295,7 @@ fn convert_benchmark<L: RequestList>(
     }
     // Paths are only formatted on the error path: this runs once per chunk.
     let at = |v: f64, path: &dyn Fn() -> String| -> Result<Duration, ImportError> {
-        Duration::try_from_secs_f64(v - origin).map_err(|_| {
+        offset(v - origin).ok_or_else(|| {
             ImportError::invalid(
                 path(),
                 format!("timestamp {v} is not a finite time after {origin}"),
@@ -325,7 +329,7 @@ fn convert_benchmark<L: RequestList>(
             None => None,
         };
         let output_tokens = l.raw.output_tokens;
-        let chunks = reconstruct_chunks(t, output_tokens, &at, &tp)?;
+        let chunks = reconstruct_chunks(t, output_tokens, at, &tp)?;
         let message = l
             .raw
             .info
@@ -369,52 +373,73 @@ fn convert_benchmark<L: RequestList>(
         };
         Ok((record, inside))
     };
-    let convert_range = |from: usize, to: usize| {
-        listed[from..to]
-            .iter()
-            .zip(&all_times[from..to])
-            .enumerate()
-            .map(|(k, (l, t))| one(from + k, l, t))
-            .collect::<Result<Vec<_>, ImportError>>()
+    // The records of `listed[from..to]`, appended to `out` (and whether each is in the
+    // window, to `inside`).
+    let convert_range = |from: usize,
+                         to: usize,
+                         out: &mut Vec<RequestRecord>,
+                         inside: &mut Vec<bool>|
+     -> Result<(), ImportError> {
+        for (k, l) in listed[from..to].iter().enumerate() {
+            let (record, is_inside) = one(from + k, l, &times(l.raw))?;
+            out.push(record);
+            inside.push(is_inside);
+        }
+        Ok(())
     };
-    // Requests convert independently: a large benchmark on `threads` threads, in
-    // consecutive parts whose errors are taken in order (the first is the sequential one).
-    let parts = if threads > 1 && listed.len() >= PARALLEL_RECORDS {
-        let bounds: Vec<usize> = (0..=threads).map(|k| listed.len() * k / threads).collect();
-        std::thread::scope(|s| {
-            let handles: Vec<_> = bounds[1..]
-                .windows(2)
-                .map(|w| s.spawn(|| convert_range(w[0], w[1])))
-                .collect();
-            let mut parts = vec![convert_range(0, bounds[1])];
-            for h in handles {
-                parts.push(h.join().unwrap_or_else(|e| std::panic::resume_unwind(e)));
-            }
-            parts
-        })
-    } else {
-        vec![convert_range(0, listed.len())]
-    };
+    // Requests convert independently: a large benchmark in consecutive parts that
+    // `threads` threads take in turn (a thread that is slower, or whose fresh memory
+    // costs more, takes fewer), appended in order; errors are taken in order (the first
+    // is the sequential one).
     let mut records = Vec::with_capacity(listed.len());
     let mut in_window = Vec::with_capacity(listed.len());
+    if threads > 1 && listed.len() >= PARALLEL_RECORDS {
+        let nparts = listed.len().div_ceil(PART_RECORDS);
+        let next = AtomicUsize::new(0);
+        let work = || {
+            let mut done = Vec::new();
+            loop {
+                let i = next.fetch_add(1, Ordering::Relaxed);
+                if i >= nparts {
+                    return done;
+                }
+                let (from, to) = (i * PART_RECORDS, ((i + 1) * PART_RECORDS).min(listed.len()));
+                let mut out = Vec::with_capacity(to - from);
+                let mut inside = Vec::with_capacity(to - from);
+                let part = convert_range(from, to, &mut out, &mut inside).map(|()| (out, inside));
+                done.push((i, part));
+            }
+        };
+        let mut parts = std::thread::scope(|s| {
+            let handles: Vec<_> = (1..threads).map(|_| s.spawn(work)).collect();
+            let mut parts = work();
+            for h in handles {
+                parts.extend(h.join().unwrap_or_else(|e| std::panic::resume_unwind(e)));
+            }
+            parts
+        });
+        parts.sort_unstable_by_key(|(i, _)| *i);
+        for (_, part) in parts {
+            let (mut out, mut inside) = part?;
+            records.append(&mut out);
+            in_window.append(&mut inside);
+        }
+    } else {
+        convert_range(0, listed.len(), &mut records, &mut in_window)?;
+    }
     let mut counts = Counts {
         reported,
         ..Counts::default()
     };
-    let mut statuses = listed.iter().map(|l| l.status);
-    for part in parts {
-        for ((record, inside), status) in part?.into_iter().zip(&mut statuses) {
-            let bump = |c: &mut RequestCounts| match status {
-                Status::Successful => c.successful += 1,
-                Status::Errored => c.errored += 1,
-                Status::Incomplete => c.incomplete += 1,
-            };
-            bump(&mut counts.listed);
-            if inside {
-                bump(&mut counts.in_window);
-            }
-            records.push(record);
-            in_window.push(inside);
+    for (l, &inside) in listed.iter().zip(&in_window) {
+        let bump = |c: &mut RequestCounts| match l.status {
+            Status::Successful => c.successful += 1,
+            Status::Errored => c.errored += 1,
+            Status::Incomplete => c.incomplete += 1,
+        };
+        bump(&mut counts.listed);
+        if inside {
+            bump(&mut counts.in_window);
         }
     }
 

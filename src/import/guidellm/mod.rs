@@ -78,6 +78,7 @@ pub mod csv;
 mod parallel;
 mod raw;
 mod request;
+mod scan;
 pub mod yaml;
 
 use convert::convert;

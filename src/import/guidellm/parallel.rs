@@ -2,7 +2,7 @@
 //!
 //! Almost all of a large report is its request lists (`requests.successful`, `errored`,
 //! `incomplete`: thousands of ~5 KB objects). This module cuts those lists into pieces,
-//! parses the pieces on `threads` threads with `serde_json`, and parses the rest of the
+//! parses the pieces on `threads` threads (with [`super::scan`], or `serde_json`), and parses the rest of the
 //! document — a small *skeleton* copy in which every list's content is replaced by the
 //! placeholder `"0"` — with the same structures as the sequential path. The pieces are
 //! found by cheap byte patterns, so any of them may be wrong; the result is used only when
@@ -12,12 +12,14 @@
 //! * a list starts after `"successful": [` (or `errored`, `incomplete`, any whitespace);
 //!   the cuts, spread evenly over the file from the first non-empty list on, are at
 //!   `}, {` followed by the same first member as that list's first request
-//!   (`"type_": "generative_request_stats"`). The threads scan for the other lists while
-//!   they parse the first pieces;
+//!   (`"type_": "generative_request_stats"`). The other lists are found in what the
+//!   pieces parsed from there do not cover, and parsed in a second round;
 //! * a piece parses whole request objects separated by commas, and ends exactly where the
 //!   next cut of the list starts or at the list's `]`; a list is the chain of pieces from
 //!   its start to its `]`. Each object is parsed strictly (`serde_json::from_slice`
-//!   semantics: no bare `NaN`, no trailing comma).
+//!   semantics: no bare `NaN`, no trailing comma), by [`super::scan`]'s fast reader when
+//!   the object lies in its subset (where it gives what `serde_json` gives), else by
+//!   `serde_json`.
 //! * the skeleton must parse, each placeholder must be read as a request list (the
 //!   placeholder is recognised by the address of its borrowed string, which no other text
 //!   can forge), and every placeholder exactly once.
@@ -153,20 +155,6 @@ fn cut_after(bytes: &[u8], from: usize, to: usize, sig: &[u8]) -> Option<usize> 
     None
 }
 
-/// Work for the threads.
-enum Job {
-    /// Find the list starts in a range.
-    Scan(usize, usize),
-    /// Parse the piece at a position.
-    Piece(usize),
-}
-
-/// A job's result.
-enum Done {
-    Starts(Vec<usize>),
-    Piece(usize, Option<Piece>),
-}
-
 /// How a piece ended.
 enum Stop {
     /// At the start of the next cut (a position in `cuts`).
@@ -193,10 +181,26 @@ fn parse_piece(bytes: &[u8], start: usize, cuts: &[usize]) -> Option<Piece> {
         });
     }
     loop {
-        let mut one =
-            serde_json::Deserializer::from_slice(bytes.get(pos..)?).into_iter::<RawRequest>();
-        requests.push(one.next()?.ok()?);
-        pos = skip_ws(bytes, pos + one.byte_offset());
+        // The fast reader when the object is in its subset, else `serde_json`.
+        let (request, end) = match super::scan::request(bytes, pos) {
+            Some(read) => read,
+            None => {
+                let mut one = serde_json::Deserializer::from_slice(bytes.get(pos..)?)
+                    .into_iter::<RawRequest>();
+                let request = one.next()?.ok()?;
+                (request, pos + one.byte_offset())
+            }
+        };
+        if requests.is_empty() {
+            // Room for the piece's requests if they are about this size (growing the
+            // vector would copy them, and touch more fresh memory).
+            let bound = cuts
+                .get(cuts.partition_point(|&c| c <= start))
+                .map_or(bytes.len(), |&c| c);
+            requests.reserve(((bound - start) / (end - start).max(1) + 1).min(1 << 16));
+        }
+        requests.push(request);
+        pos = skip_ws(bytes, end);
         match bytes.get(pos) {
             Some(b',') => {
                 // A `]` here (a trailing comma) fails as the next object, as it should.
@@ -343,55 +347,46 @@ pub(super) fn parse(bytes: &[u8], threads: usize) -> Option<RawReport<Pieces>> {
         }
     }
 
-    // 3. Scan the rest for lists and parse the pieces from the first list and the cuts;
-    //    then the pieces from the lists the scan found.
-    let scans = threads.min((bytes.len() - first) / MIN_BYTES + 1);
-    let mut jobs: Vec<Job> = (0..scans)
-        .map(|k| {
-            let span = bytes.len() - first;
-            Job::Scan(first + span * k / scans, first + span * (k + 1) / scans)
-        })
-        .collect();
-    jobs.extend(
-        std::iter::once(first)
-            .chain(cuts.iter().copied())
-            .map(Job::Piece),
-    );
+    // 3. Parse the pieces from the first list and the cuts; then scan what they did not
+    //    cover for the other lists, and parse the pieces from those.
     let mut pieces: BTreeMap<usize, Option<Piece>> = BTreeMap::new();
     let failed = AtomicBool::new(false);
-    let run = |jobs: &[Job],
-               starts: &mut Vec<usize>,
-               pieces: &mut BTreeMap<usize, Option<Piece>>|
-     -> Option<()> {
-        for done in run_all(jobs.len(), threads, &|i| match jobs[i] {
-            Job::Scan(from, to) => Done::Starts(list_starts(bytes, from, to)),
+    let run = |at: &[usize], pieces: &mut BTreeMap<usize, Option<Piece>>| -> Option<()> {
+        let done = run_all(at.len(), threads, &|i| {
             // Once a piece has failed (a bare `NaN`, a syntax error: the sequential parse
             // will run), the others are not worth parsing.
-            Job::Piece(_) if failed.load(Ordering::Relaxed) => Done::Piece(usize::MAX, None),
-            Job::Piece(at) => {
-                let piece = parse_piece(bytes, at, &cuts);
-                if piece.is_none() {
-                    failed.store(true, Ordering::Relaxed);
-                }
-                Done::Piece(at, piece)
+            if failed.load(Ordering::Relaxed) {
+                return None;
             }
-        })? {
-            match done {
-                Done::Starts(found) => starts.extend(found),
-                Done::Piece(at, piece) => {
-                    pieces.insert(at, piece);
-                }
+            let piece = parse_piece(bytes, at[i], &cuts);
+            if piece.is_none() {
+                failed.store(true, Ordering::Relaxed);
             }
-        }
+            piece
+        })?;
+        pieces.extend(at.iter().copied().zip(done));
         Some(())
     };
-    run(&jobs, &mut starts, &mut pieces)?;
-    let later: Vec<Job> = starts
+    let first_pieces: Vec<usize> = std::iter::once(first).chain(cuts.iter().copied()).collect();
+    run(&first_pieces, &mut pieces)?;
+    // The parsed pieces hold whole request objects, so a request list (its `[`) lies
+    // outside them. (One missed would only stay in the skeleton, where it fails.)
+    let mut from = first;
+    for (&at, piece) in &pieces {
+        let Some(piece) = piece else { continue };
+        starts.extend(list_starts(bytes, from, at));
+        from = from.max(match piece.stop {
+            Stop::Cut(c) => c,
+            Stop::End(e) => e,
+        });
+    }
+    starts.extend(list_starts(bytes, from, bytes.len()));
+    let later: Vec<usize> = starts
         .iter()
+        .copied()
         .filter(|s| !pieces.contains_key(s))
-        .map(|&s| Job::Piece(s))
         .collect();
-    run(&later, &mut starts, &mut pieces)?;
+    run(&later, &mut pieces)?;
     starts.sort_unstable();
 
     // 4. Follow each list's chain of pieces to its `]`.

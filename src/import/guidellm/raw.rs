@@ -136,7 +136,7 @@ pub(super) struct RawRequests<L = Vec<RawRequest>> {
     pub(super) incomplete: Option<L>,
 }
 
-#[derive(Deserialize)]
+#[derive(Deserialize, Default, Debug, PartialEq)]
 pub(super) struct RawRequest {
     pub(super) info: Option<RawInfo>,
     pub(super) request_start_time: Option<f64>,
@@ -152,14 +152,14 @@ pub(super) struct RawRequest {
     pub(super) error: Option<String>,
 }
 
-#[derive(Deserialize)]
+#[derive(Deserialize, Default, Debug, PartialEq)]
 pub(super) struct RawInfo {
     pub(super) status: Option<String>,
     pub(super) timings: Option<RawTimings>,
     pub(super) error: Option<String>,
 }
 
-#[derive(Deserialize)]
+#[derive(Deserialize, Default, Debug, PartialEq)]
 pub(super) struct RawTimings {
     pub(super) targeted_start: Option<f64>,
     pub(super) request_start: Option<f64>,
@@ -171,7 +171,7 @@ pub(super) struct RawTimings {
     pub(super) resolve_end: Option<f64>,
 }
 
-#[derive(Deserialize)]
+#[derive(Deserialize, Default, Debug, PartialEq)]
 pub(super) struct RawSchedulerInfo {
     pub(super) targeted_start_time: Option<f64>,
     pub(super) request_start: Option<f64>,

@@ -76,19 +76,16 @@ pub(super) fn classify_error(message: &str) -> ErrorKind {
     }
 }
 
-/// Converts an epoch timestamp to an offset; the path closure names the field on error.
-pub(super) type ToOffset<'a> =
-    dyn Fn(f64, &dyn Fn() -> String) -> Result<Duration, ImportError> + 'a;
-
 /// Most token iterations one request may have (a million-token stream is beyond any model;
 /// a larger count is corrupt input, and would make the importer allocate without bound).
 pub const MAX_ITERATIONS: u64 = 1_000_000;
 
-/// guidellm's token timeline as chunks (see the module docs).
+/// guidellm's token timeline as chunks (see the module docs). `at` converts an epoch
+/// timestamp to an offset (its path closure names the field on error).
 pub(super) fn reconstruct_chunks(
     t: &Times,
     output_tokens: Option<u64>,
-    at: &ToOffset<'_>,
+    at: impl Fn(f64, &dyn Fn() -> String) -> Result<Duration, ImportError>,
     tp: &dyn Fn(&str) -> String,
 ) -> Result<Vec<Chunk>, ImportError> {
     let iterations = t.iterations.unwrap_or(0);
@@ -123,17 +120,25 @@ pub(super) fn reconstruct_chunks(
             let gaps = iters - 1;
             let rest = n - 1;
             let step = (last - first) / gaps as f64;
-            let mut given = 0u64;
+            // Integer shares whose running sum after k iterations is
+            // floor(k * rest / gaps): each adds `whole`, plus one when the remainder
+            // (k * part mod gaps, kept in `carry`) wraps.
+            let (whole, part) = (rest / gaps, rest % gaps);
+            let mut carry = 0u64;
             for k in 1..=gaps {
                 let time = if k == gaps {
                     last
                 } else {
                     first + k as f64 * step
                 };
-                // Integer share whose running sum is floor(k * rest / gaps).
-                let upto = (u128::from(k) * u128::from(rest) / u128::from(gaps)) as u64;
-                let tokens = upto - given;
-                given = upto;
+                // carry < gaps and part < gaps: no overflow (gaps ≤ MAX_ITERATIONS).
+                carry += part;
+                let tokens = if carry >= gaps {
+                    carry -= gaps;
+                    whole + 1
+                } else {
+                    whole
+                };
                 chunks.push(Chunk {
                     at: at(time, &|| tp("last_token_iteration"))?,
                     tokens: clamp(tokens),
@@ -153,6 +158,80 @@ pub(super) fn reconstruct_chunks(
                 }]),
                 None => Ok(Vec::new()),
             }
+        }
+    }
+}
+
+/// `Duration::try_from_secs_f64(secs).ok()`, computed directly for 2^-20 ≤ `secs` < 2^33
+/// (all the offsets of a run; this runs once per chunk): the exact product of `secs` and
+/// 10^9 rounded to the nearest nanosecond, ties to even, which is what the standard
+/// library computes.
+#[inline]
+pub(super) fn offset(secs: f64) -> Option<Duration> {
+    let bits = secs.to_bits();
+    // The biased exponent (a negative `secs` has the sign bit set: out of range).
+    let biased = bits >> 52;
+    if (1003..1056).contains(&biased) {
+        // secs = m · 2^(biased − 1075), with m < 2^53: the product m · 10^9 < 2^83.
+        let m = (bits & ((1 << 52) - 1)) | (1 << 52);
+        let shift = (1075 - biased) as u32; // 20 ..= 72
+        let p = u128::from(m) * 1_000_000_000;
+        let ns = (p >> shift) as u64; // < 2^63
+        let rem = p & ((1u128 << shift) - 1);
+        let half = 1u128 << (shift - 1);
+        let up = rem > half || (rem == half && ns & 1 == 1);
+        return Some(Duration::from_nanos(ns + u64::from(up)));
+    }
+    Duration::try_from_secs_f64(secs).ok()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    fn std_offset(secs: f64) -> Option<Duration> {
+        Duration::try_from_secs_f64(secs).ok()
+    }
+
+    #[test]
+    fn offset_is_the_standard_conversion_on_ties_and_edges() {
+        // m / 1024 with m odd is a tie at the nanosecond (m · 976562.5 ns).
+        for m in (1..20_000u64).step_by(7) {
+            let secs = m as f64 / 1024.0;
+            assert_eq!(offset(secs), std_offset(secs), "{secs}");
+        }
+        for secs in [
+            0.0,
+            -0.0,
+            -1.0,
+            f64::MIN_POSITIVE,
+            2f64.powi(-20),
+            2f64.powi(-20) * (1.0 - f64::EPSILON),
+            2f64.powi(33),
+            2f64.powi(33) * (1.0 - f64::EPSILON / 2.0),
+            1e-9,
+            0.5e-9,
+            1.5e-9,
+            f64::NAN,
+            f64::INFINITY,
+            1e30,
+            u64::MAX as f64,
+        ] {
+            assert_eq!(offset(secs), std_offset(secs), "{secs}");
+        }
+    }
+
+    proptest! {
+        #[test]
+        fn offset_is_the_standard_conversion(bits in any::<u64>(), secs in 0.0..1e6f64, scale in -30i32..40) {
+            let any = f64::from_bits(bits);
+            prop_assert_eq!(offset(any), std_offset(any));
+            let scaled = secs * 2f64.powi(scale);
+            prop_assert_eq!(offset(scaled), std_offset(scaled));
+            // The offsets of a run: epoch times minus an origin.
+            let diff = (1.7e9 + secs) - 1.7e9;
+            prop_assert_eq!(offset(diff), std_offset(diff));
         }
     }
 }
