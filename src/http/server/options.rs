@@ -99,8 +99,8 @@ impl FromStr for Fault {
     }
 }
 
-/// Default [`ServeOptions::handoff_window`]: measured on a 2-core machine at 256 streams
-/// (`benches/README.md`), 8–32 give the same TTFT; smaller windows cost CPU.
+/// Default [`ServeOptions::handoff_window`]: on a 2-core machine at 256 streams, windows of
+/// 8 to 32 gave the same TTFT error (`benches/README.md`, "The server's hand-off window").
 pub const DEFAULT_HANDOFF_WINDOW: usize = 16;
 
 /// The default [`ServeOptions::worker_threads`]: the cores besides the one the engine thread
