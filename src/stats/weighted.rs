@@ -227,29 +227,30 @@ impl WeightedDistribution {
     /// [`WeightedDistribution::rate_from_timings`] of events already filtered to the window,
     /// with the window's `(start, 0)` and `(end, 0)` events added, sorted by [`pair_order`].
     pub(crate) fn rate_from_sorted(sorted: impl IntoIterator<Item = (f64, f64)>) -> Self {
-        let wt = merge_sorted_times(sorted, GUIDELLM_MERGE_THRESHOLD_S);
+        let mut wt = merge_sorted_times(sorted, GUIDELLM_MERGE_THRESHOLD_S);
         if wt.len() <= 1 {
             return WeightedDistribution::from_weighted(&[], None);
         }
         let n = wt.len();
         let count = round_half_even_u64(pairwise_sum_by(n, |i| wt[i].1));
         // Each event lasts from the previous midpoint (the first: from its own time) to the
-        // next (the last: to its own time, at least 1e-6 s).
-        let mut pairs: Vec<(f64, f64)> = Vec::with_capacity(n);
+        // next (the last: to its own time, at least 1e-6 s). The (rate, duration) pairs
+        // replace the events in place: pair i needs only events i and i + 1.
         let mut edge = wt[0].0;
         for i in 0..n {
+            let (t, w) = wt[i];
             let d = match wt.get(i + 1) {
                 Some(next) => {
-                    let mid = (next.0 + wt[i].0) / 2.0;
+                    let mid = (next.0 + t) / 2.0;
                     let d = mid - edge;
                     edge = mid;
                     d
                 }
-                None => (wt[i].0 - edge).max(GUIDELLM_EPSILON),
+                None => (t - edge).max(GUIDELLM_EPSILON),
             };
-            pairs.push((wt[i].1 / d, d));
+            wt[i] = (w / d, d);
         }
-        drop(wt);
+        let mut pairs = wt;
         sort_pairs(&mut pairs);
         WeightedDistribution::from_sorted(pairs, count)
     }
