@@ -135,16 +135,7 @@ impl<E: Engine> EngineLoop<E> {
                         first_write,
                     } => {
                         if let Some(reason) = &self.dead {
-                            let _ = tx.send(
-                                Item {
-                                    tokens: 0,
-                                    end: Some(End::Failed {
-                                        kind: ErrorKind::Other,
-                                        message: reason.clone(),
-                                    }),
-                                },
-                                true,
-                            );
+                            tx.fail(reason.clone());
                             continue;
                         }
                         request.arrival = self.engine.now();
@@ -203,32 +194,15 @@ impl<E: Engine> EngineLoop<E> {
         Duration::try_from_secs_f64(ahead.as_secs_f64() / self.speed).map_or(tick, |d| d.min(tick))
     }
 
-    /// The engine failed: fail every open stream and every later request.
+    /// The engine failed (`reason`: its error, which names itself an engine failure): hand
+    /// over what it produced before, then fail every open stream and every later request.
     pub(super) fn die(&mut self, reason: String, extra: Option<ItemTx>) {
-        let reason = format!("engine failure: {reason}");
+        self.flush();
         for (_, slot) in self.slots.drain() {
-            let _ = slot.tx.send(
-                Item {
-                    tokens: 0,
-                    end: Some(End::Failed {
-                        kind: ErrorKind::Other,
-                        message: reason.clone(),
-                    }),
-                },
-                true,
-            );
+            slot.tx.fail(reason.clone());
         }
         if let Some(tx) = extra {
-            let _ = tx.send(
-                Item {
-                    tokens: 0,
-                    end: Some(End::Failed {
-                        kind: ErrorKind::Other,
-                        message: reason.clone(),
-                    }),
-                },
-                true,
-            );
+            tx.fail(reason.clone());
         }
         self.dirty.clear();
         self.dead = Some(reason);

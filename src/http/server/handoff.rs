@@ -196,6 +196,21 @@ impl ItemTx {
     }
 }
 
+impl ItemTx {
+    /// End the stream with an error (the engine failed); a stream that cannot take it is
+    /// gone or full, and ends when its task sees the sender gone.
+    pub(super) fn fail(&self, message: String) {
+        let item = Item {
+            tokens: 0,
+            end: Some(super::engine_loop::End::Failed {
+                kind: crate::record::ErrorKind::Other,
+                message,
+            }),
+        };
+        let _ = self.send(item, true);
+    }
+}
+
 impl Drop for ItemTx {
     fn drop(&mut self) {
         let mut s = self.stream.lock();

@@ -257,3 +257,98 @@ fn bad_speed_is_refused() {
         ));
     }
 }
+
+/// An engine that streams one chunk to each request, then fails on its next step.
+struct FailsAfterOneChunk {
+    now: Duration,
+    waiting: Vec<u64>,
+    failed: bool,
+}
+
+impl Engine for FailsAfterOneChunk {
+    fn now(&self) -> Duration {
+        self.now
+    }
+    fn submit(&mut self, r: EngineRequest) -> Result<(), crate::engine::EngineError> {
+        self.waiting.push(r.id);
+        Ok(())
+    }
+    fn advance(
+        &mut self,
+        until: Option<Duration>,
+        events: &mut Vec<EngineEvent>,
+    ) -> Result<(), crate::engine::EngineError> {
+        if self.waiting.is_empty() {
+            self.now = until.unwrap_or(self.now);
+            return Ok(());
+        }
+        if self.failed {
+            return Err(crate::engine::EngineError::Fatal(
+                "GPU fell off the bus".into(),
+            ));
+        }
+        for id in self.waiting.drain(..) {
+            events.push(EngineEvent::Chunk {
+                id,
+                at: self.now,
+                tokens: 1,
+            });
+        }
+        self.failed = true;
+        // Keep the request "waiting": the next step fails.
+        self.waiting.push(u64::MAX);
+        Ok(())
+    }
+    fn in_flight(&self) -> usize {
+        self.waiting.len()
+    }
+}
+
+/// One streaming completion over a raw socket: the whole response text.
+fn stream_once(addr: SocketAddr) -> String {
+    use std::io::{Read, Write};
+    let body = r#"{"model":"servebench-sim","prompt":"one two","max_tokens":4,"stream":true}"#;
+    let mut s = std::net::TcpStream::connect(addr).unwrap();
+    s.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
+    write!(
+        s,
+        "POST /v1/completions HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n\
+         Content-Length: {}\r\nConnection: close\r\n\r\n{body}",
+        body.len()
+    )
+    .unwrap();
+    let mut out = String::new();
+    let _ = s.read_to_string(&mut out);
+    out
+}
+
+#[test]
+fn an_engine_failure_ends_open_streams_and_later_requests_with_its_reason() {
+    let engine = FailsAfterOneChunk {
+        now: Duration::ZERO,
+        waiting: Vec::new(),
+        failed: false,
+    };
+    let server = spawn(
+        engine,
+        "127.0.0.1:0".parse().unwrap(),
+        1.0,
+        ServeOptions::default(),
+    )
+    .unwrap();
+    let first = stream_once(server.local_addr());
+    assert!(
+        first.contains("lorem"),
+        "the chunk before the failure: {first}"
+    );
+    assert!(
+        first.contains("engine failure: GPU fell off the bus"),
+        "the open stream ends with the reason: {first}"
+    );
+    let later = stream_once(server.local_addr());
+    assert!(
+        later.contains("engine failure: GPU fell off the bus"),
+        "a later request gets the reason too: {later}"
+    );
+    server.shutdown();
+}
