@@ -46,6 +46,7 @@ use crate::record::{Outcome, RequestRecord};
 use crate::result::{BenchmarkResult, Convention, ExactFigures, Percentile, Summary};
 use crate::stats::WeightedDistribution;
 
+mod events;
 mod fast;
 
 /// One distribution per status group, plus the total (successful, then incomplete, then
@@ -542,8 +543,8 @@ struct Successful {
     output_count: WeightedDistribution,
     requests_per_second: WeightedDistribution,
     goodput: Option<WeightedDistribution>,
-    output_tokens_per_second: WeightedDistribution,
-    tokens_per_second: WeightedDistribution,
+    output_rate: RateFigures,
+    total_rate: RateFigures,
     latency_s: WeightedDistribution,
     ttft_ms: WeightedDistribution,
     tpot_ms: WeightedDistribution,
@@ -561,12 +562,28 @@ impl Successful {
             output_count: m.output_token_count.successful,
             requests_per_second: m.requests_per_second.successful,
             goodput: m.request_goodput.map(|g| g.successful),
-            output_tokens_per_second: m.output_tokens_per_second.successful,
-            tokens_per_second: m.tokens_per_second.successful,
+            output_rate: RateFigures::of(&m.output_tokens_per_second.successful),
+            total_rate: RateFigures::of(&m.tokens_per_second.successful),
             latency_s: m.request_latency.successful,
             ttft_ms: m.time_to_first_token_ms.successful,
             tpot_ms: m.time_per_output_token_ms.successful,
             itl_ms: m.inter_token_latency_ms.successful,
+        }
+    }
+}
+
+/// The two figures the block reads from a token-rate distribution.
+#[derive(Debug)]
+struct RateFigures {
+    mean_per_s: f64,
+    max_per_s: f64,
+}
+
+impl RateFigures {
+    fn of(d: &WeightedDistribution) -> Self {
+        RateFigures {
+            mean_per_s: d.mean,
+            max_per_s: d.max,
         }
     }
 }
@@ -626,10 +643,10 @@ fn block(m: Successful, exact: ExactFigures, opts: &MetricsOptions) -> Benchmark
         total_output_tokens: Some((m.output_count.mean * ok as f64).round_ties_even() as u64),
         request_throughput_per_s: Some(m.requests_per_second.mean),
         request_goodput_per_s: m.goodput.as_ref().map(|g| g.mean),
-        output_throughput_per_s: Some(m.output_tokens_per_second.mean),
-        peak_output_throughput_per_s: Some(m.output_tokens_per_second.max),
+        output_throughput_per_s: Some(m.output_rate.mean_per_s),
+        peak_output_throughput_per_s: Some(m.output_rate.max_per_s),
         peak_concurrent_requests: Some(m.concurrency.max),
-        total_token_throughput_per_s: Some(m.tokens_per_second.mean),
+        total_token_throughput_per_s: Some(m.total_rate.mean_per_s),
         e2el: Some(summary(&m.latency_s, 1000.0, pct)),
         ttft: Some(summary(&m.ttft_ms, 1.0, pct)),
         tpot: Some(summary(&m.tpot_ms, 1.0, pct)),

@@ -1,12 +1,21 @@
 //! Sorting `(value, weight)` pairs in [`pair_order`] (value, then weight, both by
-//! `total_cmp`): a comparison sort for short lists, an LSD radix sort on the value's bits
+//! `total_cmp`): a comparison sort for short lists, an MSD radix sort on the value's bits
 //! for long ones (guidellm's rate distributions sort millions of pairs). Both give the
 //! one sequence [`pair_order`] defines.
+//!
+//! The radix sort splits on the highest bits in which the keys of a range still differ
+//! (at most [`MAX_BITS`] at a time, fewer for short ranges), so values bunched in a
+//! narrow range cost no pass over the bits they share; ranges of at most [`LEAF`] pairs
+//! are insertion-sorted, and ranges of one value are sorted by weight.
 
 use super::weighted::pair_order;
 
 /// Lists shorter than this are comparison-sorted.
 const RADIX_MIN: usize = 1 << 12;
+/// Ranges this short are insertion-sorted.
+const LEAF: usize = 32;
+/// Most key bits one radix pass splits on.
+const MAX_BITS: u32 = 11;
 
 /// `f64::total_cmp` as an unsigned integer order.
 #[inline]
@@ -20,52 +29,87 @@ fn key(x: f64) -> u64 {
 }
 
 /// Sort `xs` by [`pair_order`].
-pub(crate) fn sort_pairs(xs: &mut Vec<(f64, f64)>) {
+pub(crate) fn sort_pairs(xs: &mut [(f64, f64)]) {
     if xs.len() < RADIX_MIN {
         xs.sort_unstable_by(pair_order);
         return;
     }
-    let n = xs.len();
-    let mut hist = vec![[0usize; 256]; 8];
+    let (mut lo, mut hi) = (u64::MAX, 0u64);
     for x in xs.iter() {
         let k = key(x.0);
-        for (d, h) in hist.iter_mut().enumerate() {
-            h[((k >> (8 * d)) & 255) as usize] += 1;
-        }
+        lo = lo.min(k);
+        hi = hi.max(k);
     }
-    let mut src = std::mem::take(xs);
-    let mut dst = vec![(0.0, 0.0); n];
-    for (d, h) in hist.iter().enumerate() {
-        // A digit every value shares orders nothing.
-        if h.contains(&n) {
-            continue;
-        }
-        let mut pos = [0usize; 256];
-        let mut acc = 0;
-        for (p, &c) in pos.iter_mut().zip(h.iter()) {
-            *p = acc;
-            acc += c;
-        }
-        for x in &src {
-            let b = ((key(x.0) >> (8 * d)) & 255) as usize;
-            dst[pos[b]] = *x;
-            pos[b] += 1;
-        }
-        std::mem::swap(&mut src, &mut dst);
+    let mut scratch = vec![(0.0, 0.0); xs.len()];
+    radix(xs, &mut scratch, lo, hi);
+}
+
+/// Sort `xs`, whose keys lie in `[lo, hi]`, using `scratch` (as long as `xs`).
+fn radix(xs: &mut [(f64, f64)], scratch: &mut [(f64, f64)], lo: u64, hi: u64) {
+    let n = xs.len();
+    if n <= LEAF {
+        insertion_sort(xs);
+        return;
     }
-    // Equal values (equal bits): by weight.
-    let mut i = 0;
-    while i < n {
-        let mut j = i + 1;
-        while j < n && src[j].0.to_bits() == src[i].0.to_bits() {
-            j += 1;
-        }
-        if j - i > 1 {
-            src[i..j].sort_unstable_by(pair_order);
-        }
-        i = j;
+    if lo == hi {
+        // One value (the same bits): by weight.
+        xs.sort_unstable_by(|a, b| a.1.total_cmp(&b.1));
+        return;
     }
-    *xs = src;
+    // The keys share the bits above `varying`; split on the highest `bits` below.
+    let varying = u64::BITS - (lo ^ hi).leading_zeros();
+    let wanted = (usize::BITS - n.leading_zeros())
+        .saturating_sub(3)
+        .clamp(4, MAX_BITS);
+    let bits = wanted.min(varying);
+    let shift = varying - bits;
+    let base = lo >> shift;
+    let buckets = ((hi >> shift) - base + 1) as usize;
+    let bucket = |x: &(f64, f64)| ((key(x.0) >> shift) - base) as usize;
+    // Counts, then each bucket's start, then (after the scatter) each bucket's end.
+    let mut at = [0usize; 1 << MAX_BITS];
+    for x in xs.iter() {
+        at[bucket(x)] += 1;
+    }
+    let mut acc = 0;
+    for a in at[..buckets].iter_mut() {
+        let c = *a;
+        *a = acc;
+        acc += c;
+    }
+    for x in xs.iter() {
+        let b = bucket(x);
+        scratch[at[b]] = *x;
+        at[b] += 1;
+    }
+    xs.copy_from_slice(scratch);
+    let mut start = 0;
+    for (b, &end) in at[..buckets].iter().enumerate() {
+        if end - start > 1 {
+            let blo = (base + b as u64) << shift;
+            let bhi = blo | ((1u64 << shift) - 1);
+            radix(
+                &mut xs[start..end],
+                &mut scratch[start..end],
+                blo.max(lo),
+                bhi.min(hi),
+            );
+        }
+        start = end;
+    }
+}
+
+/// Insertion sort by [`pair_order`] (for the few pairs of a leaf).
+pub(crate) fn insertion_sort(xs: &mut [(f64, f64)]) {
+    for i in 1..xs.len() {
+        let x = xs[i];
+        let mut j = i;
+        while j > 0 && pair_order(&xs[j - 1], &x) == std::cmp::Ordering::Greater {
+            xs[j] = xs[j - 1];
+            j -= 1;
+        }
+        xs[j] = x;
+    }
 }
 
 #[cfg(test)]
@@ -101,6 +145,31 @@ mod tests {
             expected.sort_unstable_by(pair_order);
             sort_pairs(&mut xs);
             prop_assert_eq!(bits(&xs), bits(&expected));
+        }
+    }
+
+    /// Long lists of continuous values bunched in one octave plus outliers (like rate
+    /// pairs), so that ranges split several times before their leaves.
+    #[test]
+    fn radix_sort_of_long_bunched_lists_equals_the_comparison_sort() {
+        for (seed, n) in [(1u64, 300_000usize), (2, 70_001), (3, 5_000)] {
+            let mut rng = crate::record::synthetic::SplitMix64::new(seed);
+            let mut xs: Vec<(f64, f64)> = (0..n)
+                .map(|i| {
+                    let u = rng.range(0, 1 << 40) as f64 / (1u64 << 40) as f64;
+                    let v = match i % 97 {
+                        0 => 0.0,
+                        1 => 1e9 * u,
+                        2 => 1e5,
+                        _ => 1e5 * (1.0 + u),
+                    };
+                    (v, rng.range(0, 3) as f64 * 1e-4)
+                })
+                .collect();
+            let mut expected = xs.clone();
+            expected.sort_unstable_by(pair_order);
+            sort_pairs(&mut xs);
+            assert_eq!(bits(&xs), bits(&expected), "seed {seed}, n {n}");
         }
     }
 }

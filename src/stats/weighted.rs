@@ -111,41 +111,22 @@ impl WeightedDistribution {
     /// [`WeightedDistribution::from_weighted`] of pairs already sorted by [`pair_order`]
     /// (not empty), with the observation count given.
     pub(crate) fn from_sorted(mut sorted: Vec<(f64, f64)>, count: u64) -> Self {
-        // Equal values merged in place (weights summed in order), then non-positive
-        // weights dropped.
-        let mut k: usize = 0;
-        for i in 0..sorted.len() {
-            let (v, w) = sorted[i];
-            match k.checked_sub(1).map(|last| &mut sorted[last]) {
-                Some(last) if last.0 == v => last.1 += w,
-                _ => {
-                    sorted[k] = (v, 0.0 + w);
-                    k += 1;
-                }
-            }
-        }
-        sorted.truncate(k);
-        sorted.retain(|&(_, w)| w > 0.0);
+        let p = Probabilities::merge(&mut sorted);
         let n = sorted.len();
-        let mut total = pairwise_sum_by(n, |i| sorted[i].1);
-        let ones = total <= GUIDELLM_EPSILON;
-        if ones {
-            total = pairwise_sum_by(n, |_| 1.0);
-        }
         if n == 0 {
             return WeightedDistribution {
                 count,
                 ..WeightedDistribution::from_weighted(&[], None)
             };
         }
-        let prob = |i: usize| (if ones { 1.0 } else { sorted[i].1 }) / total;
+        let prob = |i: usize| p.of(sorted[i].1);
         let mut cdf = Vec::with_capacity(n);
         let mut run = 0.0;
         for i in 0..n {
             run += prob(i);
             cdf.push(run);
         }
-        let mean = pairwise_sum_by(n, |i| sorted[i].0 * prob(i));
+        let mean = p.mean(&sorted);
         let variance = pairwise_sum_by(n, |i| {
             let d = sorted[i].0 - mean;
             d * d * prob(i)
@@ -231,28 +212,9 @@ impl WeightedDistribution {
         if wt.len() <= 1 {
             return WeightedDistribution::from_weighted(&[], None);
         }
-        let n = wt.len();
-        let count = round_half_even_u64(pairwise_sum_by(n, |i| wt[i].1));
-        // Each event lasts from the previous midpoint (the first: from its own time) to the
-        // next (the last: to its own time, at least 1e-6 s). The (rate, duration) pairs
-        // replace the events in place: pair i needs only events i and i + 1.
-        let mut edge = wt[0].0;
-        for i in 0..n {
-            let (t, w) = wt[i];
-            let d = match wt.get(i + 1) {
-                Some(next) => {
-                    let mid = (next.0 + t) / 2.0;
-                    let d = mid - edge;
-                    edge = mid;
-                    d
-                }
-                None => (t - edge).max(GUIDELLM_EPSILON),
-            };
-            wt[i] = (w / d, d);
-        }
-        let mut pairs = wt;
-        sort_pairs(&mut pairs);
-        WeightedDistribution::from_sorted(pairs, count)
+        let count = round_half_even_u64(pairwise_sum_by(wt.len(), |i| wt[i].1));
+        sorted_rate_pairs(&mut wt);
+        WeightedDistribution::from_sorted(wt, count)
     }
 
     /// guidellm's concurrency distribution (`concurrency_distribution_from_timings`) over
@@ -326,6 +288,113 @@ fn round_half_even_u64(x: f64) -> u64 {
     }
 }
 
+/// guidellm's rate pairs from merged events (`(time, weight)`, time order), in place:
+/// each event lasts from the previous midpoint (the first: from its own time) to the next
+/// (the last: to its own time, at least 1e-6 s) and becomes `(weight / duration,
+/// duration)`; pair i needs only events i and i + 1. `next` is the time of the event after
+/// the last one when `events` is the first part of a longer sequence; `edge` (returned)
+/// is where the first event's duration starts: pass it on to the next part.
+pub(crate) fn rate_pairs_from(events: &mut [(f64, f64)], mut edge: f64, next: Option<f64>) -> f64 {
+    let n = events.len();
+    for i in 0..n {
+        let (t, w) = events[i];
+        let after = if i + 1 < n {
+            Some(events[i + 1].0)
+        } else {
+            next
+        };
+        let d = match after {
+            Some(next) => {
+                let mid = (next + t) / 2.0;
+                let d = mid - edge;
+                edge = mid;
+                d
+            }
+            None => (t - edge).max(GUIDELLM_EPSILON),
+        };
+        events[i] = (w / d, d);
+    }
+    edge
+}
+
+/// The rate pairs of merged events (see [`rate_pairs_from`]), sorted by [`pair_order`].
+fn sorted_rate_pairs(merged: &mut [(f64, f64)]) {
+    rate_pairs(merged, None);
+    sort_pairs(merged);
+}
+
+/// The mean and the max of [`WeightedDistribution::rate_from_sorted`]'s distribution,
+/// from its events already merged by a [`TimeMerger`] with
+/// [`GUIDELLM_MERGE_THRESHOLD_S`]: what a caller needing only those two figures computes
+/// (no CDF, variance or percentiles), with the same bits.
+pub(crate) fn rate_mean_max(mut merged: Vec<(f64, f64)>) -> (f64, f64) {
+    if merged.len() <= 1 {
+        return (0.0, 0.0);
+    }
+    sorted_rate_pairs(&mut merged);
+    let p = Probabilities::merge(&mut merged);
+    match merged.last() {
+        Some(&(max, _)) => (p.mean(&merged), max),
+        None => (0.0, 0.0),
+    }
+}
+
+/// [`rate_pairs_from`] of a whole sequence (not empty).
+fn rate_pairs(events: &mut [(f64, f64)], next: Option<f64>) {
+    if let Some(&(t, _)) = events.first() {
+        rate_pairs_from(events, t, next);
+    }
+}
+
+/// guidellm's probabilities over pairs sorted by [`pair_order`] whose equal values were
+/// merged and non-positive weights dropped ([`Probabilities::merge`]).
+pub(crate) struct Probabilities {
+    total: f64,
+    /// Every weight counts as 1 (the weights summed to at most 1e-6).
+    ones: bool,
+}
+
+impl Probabilities {
+    /// Merge equal values in place (weights summed in order), drop non-positive weights,
+    /// and return the probabilities of what remains.
+    pub(crate) fn merge(sorted: &mut Vec<(f64, f64)>) -> Self {
+        let mut k: usize = 0;
+        for i in 0..sorted.len() {
+            let (v, w) = sorted[i];
+            match k.checked_sub(1).map(|last| &mut sorted[last]) {
+                Some(last) if last.0 == v => last.1 += w,
+                _ => {
+                    sorted[k] = (v, 0.0 + w);
+                    k += 1;
+                }
+            }
+        }
+        sorted.truncate(k);
+        sorted.retain(|&(_, w)| w > 0.0);
+        let n = sorted.len();
+        let total = pairwise_sum_by(n, |i| sorted[i].1);
+        if total <= GUIDELLM_EPSILON {
+            Probabilities {
+                total: pairwise_sum_by(n, |_| 1.0),
+                ones: true,
+            }
+        } else {
+            Probabilities { total, ones: false }
+        }
+    }
+
+    /// The probability of a merged weight.
+    #[inline]
+    pub(crate) fn of(&self, w: f64) -> f64 {
+        (if self.ones { 1.0 } else { w }) / self.total
+    }
+
+    /// The weighted mean of the merged pairs.
+    pub(crate) fn mean(&self, merged: &[(f64, f64)]) -> f64 {
+        pairwise_sum_by(merged.len(), |i| merged[i].0 * self.of(merged[i].1))
+    }
+}
+
 /// The order events and pairs are sorted in: by value (time), then by weight, both by
 /// `total_cmp`. guidellm sorts by value alone (numpy's unstable sort), which leaves the
 /// order of equal values, and so the rounding of their summed weights, unspecified; this
@@ -343,57 +412,116 @@ fn merge_sorted_times(
     sorted: impl IntoIterator<Item = (f64, f64)>,
     threshold: f64,
 ) -> Vec<(f64, f64)> {
-    let mut it = sorted.into_iter().peekable();
-    // Equal times summed in order, as `np.unique` + `np.add.reduceat` do.
-    let mut uniq = move || -> Option<(f64, f64)> {
-        let (t, w) = it.next()?;
-        let mut acc = 0.0 + w;
-        while let Some(&(t2, w2)) = it.peek() {
-            if t2 != t {
-                break;
-            }
-            acc += w2;
-            it.next();
-        }
-        Some((t, acc))
-    };
-    let mut out = Vec::new();
-    if threshold <= 0.0 {
-        while let Some(x) = uniq() {
-            out.push(x);
-        }
-        return out;
+    let mut m = TimeMerger::new(threshold, 0);
+    for (t, w) in sorted {
+        m.push(t, w);
     }
-    let Some(mut first) = uniq() else {
-        return out;
-    };
-    let mut prev = first.0;
-    let mut rest: Vec<f64> = Vec::new();
-    loop {
-        let next = uniq();
-        match next {
-            // Inside the run (gap within the threshold) and within the group's reach.
-            Some(x) if x.0 - prev <= threshold && x.0 <= first.0 + threshold => {
-                rest.push(x.1);
-                prev = x.0;
-            }
-            _ => {
-                // np.add.reduceat: first element, then numpy's sum of the rest.
-                if rest.is_empty() {
-                    out.push(first);
-                } else {
-                    out.push((first.0, first.1 + pairwise_sum(&rest)));
-                    rest.clear();
-                }
-                match next {
-                    Some(x) => {
-                        first = x;
-                        prev = x.0;
-                    }
-                    None => return out,
-                }
-            }
+    m.finish()
+}
+
+/// [`merge_sorted_times`] fed one event at a time (events in [`pair_order`]), so that
+/// several streams can be merged in one pass over their events.
+///
+/// A group always starts at a time more than `threshold` after the previous distinct time
+/// (see [`TimeMerger::is_break`]): a stream may be cut there and its parts merged
+/// separately, giving the same groups.
+pub(crate) struct TimeMerger {
+    threshold: f64,
+    /// The distinct time being summed, and its weight so far.
+    cur: (f64, f64),
+    has_cur: bool,
+    /// The open group's first distinct time and weight; the last distinct time in it.
+    first: (f64, f64),
+    prev: f64,
+    has_group: bool,
+    /// The weights of the group's later distinct times.
+    rest: Vec<f64>,
+    out: Vec<(f64, f64)>,
+}
+
+impl TimeMerger {
+    /// An empty merger; `capacity` groups are reserved.
+    pub(crate) fn new(threshold: f64, capacity: usize) -> Self {
+        TimeMerger {
+            threshold,
+            cur: (0.0, 0.0),
+            has_cur: false,
+            first: (0.0, 0.0),
+            prev: 0.0,
+            has_group: false,
+            rest: Vec::new(),
+            out: Vec::with_capacity(capacity),
         }
+    }
+
+    /// Whether a distinct time `t` right after the distinct time `prev` starts a group
+    /// whatever came before (the gap exceeds the threshold).
+    #[inline]
+    pub(crate) fn is_break(prev: f64, t: f64, threshold: f64) -> bool {
+        // Not `within` (a NaN gap breaks too).
+        !matches!(
+            (t - prev).partial_cmp(&threshold),
+            Some(std::cmp::Ordering::Less | std::cmp::Ordering::Equal)
+        )
+    }
+
+    /// The next event.
+    #[inline]
+    pub(crate) fn push(&mut self, t: f64, w: f64) {
+        if self.has_cur && self.cur.0 == t {
+            // Equal times summed in order, as `np.unique` + `np.add.reduceat` do.
+            self.cur.1 += w;
+            return;
+        }
+        if self.has_cur {
+            self.distinct(self.cur);
+        }
+        self.cur = (t, 0.0 + w);
+        self.has_cur = true;
+    }
+
+    #[inline]
+    fn distinct(&mut self, x: (f64, f64)) {
+        if self.threshold <= 0.0 {
+            self.out.push(x);
+            return;
+        }
+        if self.has_group
+            && !Self::is_break(self.prev, x.0, self.threshold)
+            && x.0 <= self.first.0 + self.threshold
+        {
+            // Inside the run (gap within the threshold) and within the group's reach.
+            self.rest.push(x.1);
+            self.prev = x.0;
+            return;
+        }
+        self.close();
+        self.first = x;
+        self.prev = x.0;
+        self.has_group = true;
+    }
+
+    fn close(&mut self) {
+        if !self.has_group {
+            return;
+        }
+        // np.add.reduceat: first element, then numpy's sum of the rest.
+        if self.rest.is_empty() {
+            self.out.push(self.first);
+        } else {
+            self.out
+                .push((self.first.0, self.first.1 + pairwise_sum(&self.rest)));
+            self.rest.clear();
+        }
+    }
+
+    /// The groups: `(first time, summed weight)` in time order.
+    pub(crate) fn finish(mut self) -> Vec<(f64, f64)> {
+        if self.has_cur {
+            self.distinct(self.cur);
+        }
+        self.close();
+        self.out
     }
 }
 
