@@ -229,3 +229,97 @@ fn sort_cell(xs: &mut [(f64, f64)]) {
         crate::stats::insertion_sort(xs);
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::super::Status;
+    use super::*;
+    use crate::record::synthetic::SplitMix64;
+
+    fn stats(first: Option<f64>, last: Option<f64>, iterations: usize, n: Option<u64>) -> Stats {
+        Stats {
+            status: Status::Successful,
+            start: 0.0,
+            end_time: last.unwrap_or(0.5) + 0.01,
+            request_end: None,
+            first,
+            last,
+            iterations,
+            output_tokens: n,
+            prompt_tokens: Some(10),
+            scheduled: None,
+        }
+    }
+
+    /// Every event `for_each_output_timing` makes inside the window plus the window's
+    /// edges, sorted by `pair_order`: what the blocks must hand on, in that order.
+    fn expected(ok: &[&Stats], ws: f64, we: f64) -> Vec<(f64, f64)> {
+        let mut all = vec![(ws, 0.0), (we, 0.0)];
+        for s in ok {
+            s.for_each_output_timing(|t, w| {
+                if t >= ws && t <= we {
+                    all.push((t, w));
+                }
+            });
+        }
+        all.sort_unstable_by(pair_order);
+        all
+    }
+
+    #[test]
+    fn blocks_hand_on_every_event_in_order() {
+        let mut rng = SplitMix64::new(11);
+        let mut runs: Vec<Stats> = Vec::new();
+        for i in 0..400 {
+            let first = rng.range(0, 10_000) as f64 / 1000.0;
+            let len = rng.range(0, 4_000) as f64 / 1000.0;
+            runs.push(match i % 7 {
+                // Single events, events at one time, tokens without iterations.
+                0 => stats(None, Some(first), 1, Some(rng.range(0, 50))),
+                1 => stats(Some(first), Some(first), 30, Some(40)),
+                2 => stats(Some(first), Some(first + len), 20, Some(1)),
+                3 => stats(None, None, 0, None),
+                _ => stats(
+                    Some(first),
+                    Some(first + len),
+                    rng.range(2, 200) as usize,
+                    Some(rng.range(2, 400)),
+                ),
+            });
+        }
+        let ok: Vec<&Stats> = runs.iter().collect();
+        let events = ok.iter().map(|s| s.iterations.max(1)).sum();
+        for (ws, we) in [(0.0, 14.0), (2.5, 7.25), (3.0, 3.0)] {
+            let mut got = Vec::new();
+            let mut blocks = 0;
+            sorted_blocks(&ok, events, ws, we, |b| {
+                got.extend_from_slice(b);
+                blocks += 1;
+            })
+            .expect("increasing times");
+            let bits = |xs: &[(f64, f64)]| {
+                xs.iter()
+                    .map(|x| (x.0.to_bits(), x.1.to_bits()))
+                    .collect::<Vec<_>>()
+            };
+            assert_eq!(
+                bits(&got),
+                bits(&expected(&ok, ws, we)),
+                "window {ws}..{we}"
+            );
+            assert!(ws == we || blocks > 10, "{blocks} blocks");
+        }
+    }
+
+    #[test]
+    fn times_that_do_not_increase_give_up() {
+        let backwards = stats(Some(2.0), Some(1.0), 10, Some(20));
+        let infinite = stats(Some(1.0), Some(f64::INFINITY), 10, Some(20));
+        let fine = stats(Some(1.0), Some(2.0), 10, Some(20));
+        for bad in [&backwards, &infinite] {
+            let ok = [&fine, bad];
+            assert!(sorted_blocks(&ok, 20, 0.0, 3.0, |_| {}).is_none());
+        }
+        assert!(sorted_blocks(&[&fine], 10, 0.0, 3.0, |_| {}).is_some());
+    }
+}
