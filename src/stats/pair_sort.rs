@@ -41,19 +41,24 @@ pub(crate) fn sort_pairs(xs: &mut [(f64, f64)]) {
         hi = hi.max(k);
     }
     let mut scratch = vec![(0.0, 0.0); xs.len()];
-    radix(xs, &mut scratch, lo, hi);
+    radix(xs, &mut scratch, lo, hi, false);
 }
 
-/// Sort `xs`, whose keys lie in `[lo, hi]`, using `scratch` (as long as `xs`).
-fn radix(xs: &mut [(f64, f64)], scratch: &mut [(f64, f64)], lo: u64, hi: u64) {
+/// Sort the pairs whose keys lie in `[lo, hi]` into `xs`; they are in `scratch` if
+/// `in_scratch`, else in `xs` (the two are as long). Each pass scatters from the buffer
+/// holding the pairs into the other, so no pass copies them back.
+fn radix(xs: &mut [(f64, f64)], scratch: &mut [(f64, f64)], lo: u64, hi: u64, in_scratch: bool) {
     let n = xs.len();
-    if n <= LEAF {
-        insertion_sort(xs);
-        return;
-    }
-    if lo == hi {
-        // One value (the same bits): by weight.
-        xs.sort_unstable_by(|a, b| a.1.total_cmp(&b.1));
+    if n <= LEAF || lo == hi {
+        if in_scratch {
+            xs.copy_from_slice(scratch);
+        }
+        if lo == hi {
+            // One value (the same bits): by weight.
+            xs.sort_unstable_by(|a, b| a.1.total_cmp(&b.1));
+        } else {
+            insertion_sort(xs);
+        }
         return;
     }
     // The keys share the bits above `varying`; split on the highest `bits` below.
@@ -65,10 +70,41 @@ fn radix(xs: &mut [(f64, f64)], scratch: &mut [(f64, f64)], lo: u64, hi: u64) {
     let shift = varying - bits;
     let base = lo >> shift;
     let buckets = ((hi >> shift) - base + 1) as usize;
+    let at = if in_scratch {
+        scatter(scratch, xs, shift, base, buckets)
+    } else {
+        scatter(xs, scratch, shift, base, buckets)
+    };
+    let mut start = 0;
+    for (b, &end) in at[..buckets].iter().enumerate() {
+        if end > start {
+            let blo = (base + b as u64) << shift;
+            let bhi = blo | ((1u64 << shift) - 1);
+            radix(
+                &mut xs[start..end],
+                &mut scratch[start..end],
+                blo.max(lo),
+                bhi.min(hi),
+                !in_scratch,
+            );
+        }
+        start = end;
+    }
+}
+
+/// Scatter `src` into `dst` by the key bits from `shift` up (minus `base`, `buckets`
+/// values); returns each bucket's end.
+fn scatter(
+    src: &[(f64, f64)],
+    dst: &mut [(f64, f64)],
+    shift: u32,
+    base: u64,
+    buckets: usize,
+) -> [usize; 1 << MAX_BITS] {
     let bucket = |x: &(f64, f64)| ((key(x.0) >> shift) - base) as usize;
     // Counts, then each bucket's start, then (after the scatter) each bucket's end.
     let mut at = [0usize; 1 << MAX_BITS];
-    for x in xs.iter() {
+    for x in src {
         at[bucket(x)] += 1;
     }
     let mut acc = 0;
@@ -77,26 +113,12 @@ fn radix(xs: &mut [(f64, f64)], scratch: &mut [(f64, f64)], lo: u64, hi: u64) {
         *a = acc;
         acc += c;
     }
-    for x in xs.iter() {
+    for x in src {
         let b = bucket(x);
-        scratch[at[b]] = *x;
+        dst[at[b]] = *x;
         at[b] += 1;
     }
-    xs.copy_from_slice(scratch);
-    let mut start = 0;
-    for (b, &end) in at[..buckets].iter().enumerate() {
-        if end - start > 1 {
-            let blo = (base + b as u64) << shift;
-            let bhi = blo | ((1u64 << shift) - 1);
-            radix(
-                &mut xs[start..end],
-                &mut scratch[start..end],
-                blo.max(lo),
-                bhi.min(hi),
-            );
-        }
-        start = end;
-    }
+    at
 }
 
 /// Insertion sort by [`pair_order`] (for the few pairs of a leaf).

@@ -113,10 +113,12 @@ pub(super) fn successful(
     Some((m, p.exact))
 }
 
-/// The merged events of the output-token rate and of the all-token rate (see the module
-/// docs), or `None` where [`sorted_blocks`] gives up.
+/// The merged events (guidellm's groups) of the output-token rate and of the all-token
+/// rate.
 type Merged = (Vec<(f64, f64)>, Vec<(f64, f64)>);
 
+/// [`Merged`] from one pass over the events (see the module docs), or `None` where
+/// [`sorted_blocks`] gives up.
 fn merged_events(ok: &[&Stats], events: usize, ws: f64, we: f64) -> Option<Merged> {
     let mut prompts: Vec<(f64, f64)> = ok
         .iter()
@@ -148,6 +150,7 @@ fn merged_events(ok: &[&Stats], events: usize, ws: f64, we: f64) -> Option<Merge
     Some((out.finish(), all.finish()))
 }
 
+/// The figures the report reads from a rate distribution, from its merged events.
 fn rate_figures(merged: Vec<(f64, f64)>) -> RateFigures {
     let (mean_per_s, max_per_s) = rate_mean_max(merged);
     RateFigures {
