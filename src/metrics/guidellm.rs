@@ -221,27 +221,9 @@ impl Stats {
     /// Each `(time, tokens)` of [`Stats::output_timings`], in order.
     #[inline]
     fn for_each_output_timing(&self, mut out: impl FnMut(f64, f64)) {
-        let n = self.output_tokens.unwrap_or(0);
-        match (self.first, self.last) {
-            (Some(first), Some(last)) if self.iterations > 1 => {
-                out(first, if n > 0 { 1.0 } else { 0.0 });
-                if n > 1 {
-                    let per = (n as f64 - 1.0) / (self.iterations as f64 - 1.0);
-                    let num = self.iterations;
-                    let step = (last - first) / (num - 1) as f64;
-                    for i in 1..num {
-                        let t = if i == num - 1 {
-                            last
-                        } else if step == 0.0 {
-                            (i as f64 / (num - 1) as f64) * (last - first) + first
-                        } else {
-                            i as f64 * step + first
-                        };
-                        out(t, per);
-                    }
-                }
-            }
-            _ => out(self.last.unwrap_or(self.end_time), n as f64),
+        let lane = events::Lane::new(self);
+        for i in 0..lane.len() {
+            out(lane.time(i), lane.weight(i));
         }
     }
 }

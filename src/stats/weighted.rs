@@ -291,20 +291,16 @@ fn round_half_even_u64(x: f64) -> u64 {
 /// guidellm's rate pairs from merged events (`(time, weight)`, time order), in place:
 /// each event lasts from the previous midpoint (the first: from its own time) to the next
 /// (the last: to its own time, at least 1e-6 s) and becomes `(weight / duration,
-/// duration)`; pair i needs only events i and i + 1. `next` is the time of the event after
-/// the last one when `events` is the first part of a longer sequence; `edge` (returned)
-/// is where the first event's duration starts: pass it on to the next part.
-pub(crate) fn rate_pairs_from(events: &mut [(f64, f64)], mut edge: f64, next: Option<f64>) -> f64 {
+/// duration)`; pair i needs only events i and i + 1.
+fn rate_pairs(events: &mut [(f64, f64)]) {
+    let Some(&(mut edge, _)) = events.first() else {
+        return;
+    };
     let n = events.len();
     for i in 0..n {
         let (t, w) = events[i];
-        let after = if i + 1 < n {
-            Some(events[i + 1].0)
-        } else {
-            next
-        };
-        let d = match after {
-            Some(next) => {
+        let d = match events.get(i + 1) {
+            Some(&(next, _)) => {
                 let mid = (next + t) / 2.0;
                 let d = mid - edge;
                 edge = mid;
@@ -314,12 +310,11 @@ pub(crate) fn rate_pairs_from(events: &mut [(f64, f64)], mut edge: f64, next: Op
         };
         events[i] = (w / d, d);
     }
-    edge
 }
 
-/// The rate pairs of merged events (see [`rate_pairs_from`]), sorted by [`pair_order`].
+/// The rate pairs of merged events (see [`rate_pairs`]), sorted by [`pair_order`].
 fn sorted_rate_pairs(merged: &mut [(f64, f64)]) {
-    rate_pairs(merged, None);
+    rate_pairs(merged);
     sort_pairs(merged);
 }
 
@@ -339,16 +334,9 @@ pub(crate) fn rate_mean_max(mut merged: Vec<(f64, f64)>) -> (f64, f64) {
     }
 }
 
-/// [`rate_pairs_from`] of a whole sequence (not empty).
-fn rate_pairs(events: &mut [(f64, f64)], next: Option<f64>) {
-    if let Some(&(t, _)) = events.first() {
-        rate_pairs_from(events, t, next);
-    }
-}
-
 /// guidellm's probabilities over pairs sorted by [`pair_order`] whose equal values were
 /// merged and non-positive weights dropped ([`Probabilities::merge`]).
-pub(crate) struct Probabilities {
+struct Probabilities {
     total: f64,
     /// Every weight counts as 1 (the weights summed to at most 1e-6).
     ones: bool,
@@ -357,7 +345,7 @@ pub(crate) struct Probabilities {
 impl Probabilities {
     /// Merge equal values in place (weights summed in order), drop non-positive weights,
     /// and return the probabilities of what remains.
-    pub(crate) fn merge(sorted: &mut Vec<(f64, f64)>) -> Self {
+    fn merge(sorted: &mut Vec<(f64, f64)>) -> Self {
         let mut k: usize = 0;
         for i in 0..sorted.len() {
             let (v, w) = sorted[i];
@@ -385,12 +373,12 @@ impl Probabilities {
 
     /// The probability of a merged weight.
     #[inline]
-    pub(crate) fn of(&self, w: f64) -> f64 {
+    fn of(&self, w: f64) -> f64 {
         (if self.ones { 1.0 } else { w }) / self.total
     }
 
     /// The weighted mean of the merged pairs.
-    pub(crate) fn mean(&self, merged: &[(f64, f64)]) -> f64 {
+    fn mean(&self, merged: &[(f64, f64)]) -> f64 {
         pairwise_sum_by(merged.len(), |i| merged[i].0 * self.of(merged[i].1))
     }
 }
@@ -421,10 +409,6 @@ fn merge_sorted_times(
 
 /// [`merge_sorted_times`] fed one event at a time (events in [`pair_order`]), so that
 /// several streams can be merged in one pass over their events.
-///
-/// A group always starts at a time more than `threshold` after the previous distinct time
-/// (see [`TimeMerger::is_break`]): a stream may be cut there and its parts merged
-/// separately, giving the same groups.
 pub(crate) struct TimeMerger {
     threshold: f64,
     /// The distinct time being summed, and its weight so far.
@@ -454,17 +438,6 @@ impl TimeMerger {
         }
     }
 
-    /// Whether a distinct time `t` right after the distinct time `prev` starts a group
-    /// whatever came before (the gap exceeds the threshold).
-    #[inline]
-    pub(crate) fn is_break(prev: f64, t: f64, threshold: f64) -> bool {
-        // Not `within` (a NaN gap breaks too).
-        !matches!(
-            (t - prev).partial_cmp(&threshold),
-            Some(std::cmp::Ordering::Less | std::cmp::Ordering::Equal)
-        )
-    }
-
     /// The next event.
     #[inline]
     pub(crate) fn push(&mut self, t: f64, w: f64) {
@@ -487,7 +460,7 @@ impl TimeMerger {
             return;
         }
         if self.has_group
-            && !Self::is_break(self.prev, x.0, self.threshold)
+            && x.0 - self.prev <= self.threshold
             && x.0 <= self.first.0 + self.threshold
         {
             // Inside the run (gap within the threshold) and within the group's reach.

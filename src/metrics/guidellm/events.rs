@@ -1,8 +1,8 @@
 //! The successful requests' output-token events in [`pair_order`], without a sort of
 //! every event and without an array of every event.
 //!
-//! Each request's events form an arithmetic progression in time ([`Lane`], exactly as
-//! `Stats::for_each_output_timing` makes them), so they are already in order. Time is
+//! Each request's events form an arithmetic progression in time ([`Lane`]), so they are
+//! already in order. Time is
 //! cut into cells (a cell's index is monotone in the time, so cells are in order) and
 //! cells into blocks. A request waits in the bucket of the block of its next event; each
 //! block takes the events of the requests waiting in it up to the block's end (the
@@ -25,8 +25,12 @@ const BLOCK_CELLS: usize = if cfg!(test) { 8 } else { 1 << 14 };
 /// Cells sorted by insertion up to this many events.
 const INSERTION_MAX: usize = 24;
 
-/// One request's output-token events: `(time(i), weight(i))` for `i` in `0..len`.
-struct Lane {
+/// One request's output-token events: `(time(i), weight(i))` for `i` in `0..len()`.
+/// guidellm places one output token at the first token and spreads the others evenly
+/// (`np.linspace`) over the remaining iterations, or puts all of them at the last token
+/// (else the end) when there is at most one iteration. The one place this is written:
+/// `Stats::for_each_output_timing` reads it too.
+pub(super) struct Lane {
     first: f64,
     last: f64,
     step: f64,
@@ -35,15 +39,15 @@ struct Lane {
     len: usize,
     w0: f64,
     per: f64,
-    /// The next event to hand on.
+    /// The next event to hand on (in [`sorted_blocks`]).
     next: usize,
 }
 
 impl Lane {
-    /// The events of `s`, or `None` when their times do not increase.
-    fn of(s: &Stats) -> Option<Lane> {
+    /// The events of `s`.
+    pub(super) fn new(s: &Stats) -> Lane {
         let n = s.output_tokens.unwrap_or(0);
-        let lane = match (s.first, s.last) {
+        match (s.first, s.last) {
             (Some(first), Some(last)) if s.iterations > 1 => {
                 let num = s.iterations;
                 Lane {
@@ -70,22 +74,27 @@ impl Lane {
                     next: 0,
                 }
             }
-        };
-        if lane.len > 1 {
-            let increasing = lane.first.is_finite()
-                && lane.last.is_finite()
-                && lane.first <= lane.last
-                && lane.time(lane.len - 2) <= lane.last;
-            if !increasing {
-                return None;
-            }
         }
-        Some(lane)
     }
 
-    /// The time of event `i` (as `for_each_output_timing` computes it).
+    /// Whether the times never decrease (finite ends, the last-but-one not rounded past
+    /// the last).
+    fn increasing(&self) -> bool {
+        self.len <= 1
+            || (self.first.is_finite()
+                && self.last.is_finite()
+                && self.first <= self.last
+                && self.time(self.len - 2) <= self.last)
+    }
+
+    /// The number of events.
+    pub(super) fn len(&self) -> usize {
+        self.len
+    }
+
+    /// The time of event `i`.
     #[inline]
-    fn time(&self, i: usize) -> f64 {
+    pub(super) fn time(&self, i: usize) -> f64 {
         if i == 0 {
             self.first
         } else if i == self.num - 1 {
@@ -97,8 +106,9 @@ impl Lane {
         }
     }
 
+    /// The weight (tokens) of event `i`.
     #[inline]
-    fn weight(&self, i: usize) -> f64 {
+    pub(super) fn weight(&self, i: usize) -> f64 {
         if i == 0 {
             self.w0
         } else {
@@ -142,7 +152,10 @@ pub(super) fn sorted_blocks(
     let mut lanes = Vec::with_capacity(ok.len());
     let mut buckets: Vec<Vec<u32>> = vec![Vec::new(); nblocks];
     for s in ok {
-        let mut lane = Lane::of(s)?;
+        let mut lane = Lane::new(s);
+        if !lane.increasing() {
+            return None;
+        }
         lane.next = lane.first_from(ws);
         if lane.next < lane.len {
             let t = lane.time(lane.next);

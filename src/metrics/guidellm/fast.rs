@@ -86,8 +86,7 @@ pub(super) fn successful(
     let (p, (output_rate, total_rate)) = if events >= PARALLEL_EVENTS {
         in_parallel(merge, per_request)
     } else {
-        let (out, all) = merge()?;
-        Some((per_request(), (rate_figures(out), rate_figures(all))))
+        on_this_thread(merge, per_request)
     }?;
     let m = Successful {
         window_start_s: ws,
@@ -186,12 +185,18 @@ fn in_parallel(
                     .unwrap_or_else(|payload| std::panic::resume_unwind(payload));
                 Some((p, (output?, total?)))
             }
-            Err(_) => {
-                let (out, all) = merge()?;
-                Some((per_request(), (rate_figures(out), rate_figures(all))))
-            }
+            Err(_) => on_this_thread(merge, per_request),
         }
     })
+}
+
+/// What [`in_parallel`] computes, all on this thread.
+fn on_this_thread(
+    merge: impl FnOnce() -> Option<Merged>,
+    per_request: impl FnOnce() -> PerRequest,
+) -> Option<(PerRequest, (RateFigures, RateFigures))> {
+    let (out, all) = merge()?;
+    Some((per_request(), (rate_figures(out), rate_figures(all))))
 }
 
 /// The distributions with one sample per request, and the exact figures.
