@@ -582,16 +582,14 @@ mod tests {
             k: 2048,
             n: 248_320,
         };
-        // lm_head at one row streams 1 GB of weights at 0.86 of the H200's bandwidth: on
-        // the H100 it takes the bytes at the streaming ceiling.
+        // lm_head at one row streams 1 GB of weights at 0.86 of the H200's bandwidth: its
+        // streaming part slows by the bandwidth ratio, its latency does not.
         let (ta, tb) = (a.time_us(&lm, 1.0).unwrap(), b.time_us(&lm, 1.0).unwrap());
         let bytes = lm.work(1.0).1;
-        assert!(
-            (tb - bytes / (3.35e12 * STREAM_CEILING) * 1e6).abs() < 1e-6,
-            "{ta} {tb}"
-        );
-        assert!((1.25..4.8 / 3.35).contains(&(tb / ta)), "{ta} {tb}");
-        // The Gated DeltaNet update reached a third of the H200's bandwidth: same time.
+        let extra = bytes / STREAM_CEILING * (1.0 / 3.35e12 - 1.0 / 4.8e12) * 1e6;
+        assert!((tb - ta - extra).abs() < 1e-6, "{ta} {tb}");
+        assert!((1.35..4.8 / 3.35).contains(&(tb / ta)), "{ta} {tb}");
+        // The Gated DeltaNet update reached a third of the H200's bandwidth: it slows less.
         let gdn = Operator::GdnDecode {
             key_heads: 16,
             value_heads: 32,
