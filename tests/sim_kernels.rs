@@ -167,9 +167,7 @@ fn mean_e2e(model: &str, gpu: &str, k: u64, rate: f64, n: u64) -> f64 {
 #[test]
 fn more_draft_tokens_lower_latency_at_low_load_with_diminishing_returns() {
     for (model, gpu) in [("qwen3.5-9b", "h100"), ("Qwen/Qwen3.5-35B-A3B-FP8", "h200")] {
-        let e: Vec<f64> = (0..=4)
-            .map(|k| mean_e2e(model, gpu, k, 0.5, 12))
-            .collect();
+        let e: Vec<f64> = (0..=4).map(|k| mean_e2e(model, gpu, k, 0.5, 12)).collect();
         // (The MoE model with MTP pays its one-time drafter warm-up even on a warm
         // server, so its k = 0 run is not comparable; k = 1…4 all pay it.)
         if model == "qwen3.5-9b" {

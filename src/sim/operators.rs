@@ -9,7 +9,7 @@
 
 use serde::Serialize;
 
-use super::kernels::{Axis, Dtype, KernelTable, Operator};
+use super::kernels::{interpolate, Axis, Dtype, KernelTable, Operator};
 use super::model::StepLoad;
 use super::spec::{GpuSpec, ModelSpec};
 
@@ -356,6 +356,10 @@ pub const EAGER_LAYER_S: f64 = 20e-6;
 pub struct OperatorModel {
     forward: Vec<OperatorUse>,
     draft: Vec<OperatorUse>,
+    /// Each forward operator's measured points (`None`: the roofline), resolved once.
+    forward_points: Vec<Option<Vec<[f64; 2]>>>,
+    /// The same for the drafter's operators.
+    draft_points: Vec<Option<Vec<[f64; 2]>>>,
     table: Option<KernelTable>,
     gpu: GpuSpec,
     /// KV bytes per value relative to BF16 (0.5 for an FP8 KV cache).
@@ -385,9 +389,23 @@ impl OperatorModel {
         kv_fp8: bool,
         table: Option<KernelTable>,
     ) -> OperatorModel {
+        let forward = forward_ops(model, weights);
+        let draft = draft_ops(model, weights);
+        let resolve = |ops: &[OperatorUse]| -> Vec<Option<Vec<[f64; 2]>>> {
+            ops.iter()
+                .map(|u| {
+                    table
+                        .as_ref()
+                        .and_then(|t| t.entry(&u.op))
+                        .map(|e| e.points.clone())
+                })
+                .collect()
+        };
         OperatorModel {
-            forward: forward_ops(model, weights),
-            draft: draft_ops(model, weights),
+            forward_points: resolve(&forward),
+            draft_points: resolve(&draft),
+            forward,
+            draft,
             table,
             gpu: gpu.clone(),
             kv_scale: if kv_fp8 { 0.5 } else { 1.0 },
@@ -409,6 +427,30 @@ impl OperatorModel {
             Some(us) => (us * 1e-6, true),
             None => (op.roofline_us(x, &self.gpu) * 1e-6, false),
         }
+    }
+
+    /// Seconds of all of `ops`' runs with this load (`points`: their resolved tables).
+    fn sum_seconds(
+        &self,
+        ops: &[OperatorUse],
+        points: &[Option<Vec<[f64; 2]>>],
+        load: &StepLoad,
+    ) -> f64 {
+        ops.iter()
+            .zip(points)
+            .map(|(u, p)| {
+                let x = self.fed(u.feed, load);
+                let us = if x <= 0.0 {
+                    0.0
+                } else {
+                    match p {
+                        Some(p) => interpolate(p, x),
+                        None => u.op.roofline_us(x, &self.gpu),
+                    }
+                };
+                us * 1e-6 * u.count as f64
+            })
+            .sum()
     }
 
     fn fed(&self, feed: Feed, load: &StepLoad) -> f64 {
@@ -440,11 +482,7 @@ impl OperatorModel {
     /// Seconds of a forward step: the operators, the per-step overhead and, outside a
     /// full CUDA graph (`graphed` false), one eager launch per layer.
     pub fn step_seconds(&self, load: &StepLoad, graphed: bool) -> f64 {
-        let ops: f64 = self
-            .forward
-            .iter()
-            .map(|u| self.op_seconds(&u.op, self.fed(u.feed, load)).0 * u.count as f64)
-            .sum();
+        let ops = self.sum_seconds(&self.forward, &self.forward_points, load);
         let eager = if graphed {
             0.0
         } else {
@@ -472,10 +510,7 @@ impl OperatorModel {
                 decode_kv_tokens: kv_tokens,
                 ..StepLoad::default()
             };
-            self.draft
-                .iter()
-                .map(|u| self.op_seconds(&u.op, self.fed(u.feed, &load)).0 * u.count as f64)
-                .sum::<f64>()
+            self.sum_seconds(&self.draft, &self.draft_points, &load)
         };
         pass(tokens) + (k - 1) as f64 * pass(seqs)
     }
