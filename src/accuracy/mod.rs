@@ -634,10 +634,7 @@ pub fn measure_files_with(
             continue;
         };
         if let Some(reason) = unjoinable(format) {
-            rows.extend(
-                runs.into_iter()
-                    .map(|r| Row::Unjoined(Box::new(r), reason)),
-            );
+            rows.extend(runs.into_iter().map(|r| Row::Unjoined(Box::new(r), reason)));
             continue;
         }
         if let Some(run) = runs.iter().find(|r| r.records.is_none()) {

@@ -57,6 +57,8 @@ pub struct VllmRun {
     pub num_prompts: Option<u64>,
     /// `backend` (`vllm`, `openai`, `openai-chat`, …).
     pub backend: Option<String>,
+    /// `duration` in seconds, the float as saved (vLLM divides its rates by it).
+    pub duration_s: Option<f64>,
 }
 
 /// Read a vLLM result file (one JSON object, or JSON Lines).
@@ -407,6 +409,7 @@ fn convert(obj: &OrderedObject, c: Ctx) -> Result<VllmRun, ImportError> {
         infinite_rate,
         num_prompts: c.u64(obj, "num_prompts")?,
         backend,
+        duration_s,
     })
 }
 

@@ -84,7 +84,9 @@ fn row(out: &mut String, name: &str, s: Option<&ErrorStats>) {
 /// How a file was joined, for a human.
 fn join_text(join: &Join) -> String {
     match join {
-        Join::ServebenchIds => "by the x-request-id servebench sent (servebench-{record id})".into(),
+        Join::ServebenchIds => {
+            "by the x-request-id servebench sent (servebench-{record id})".into()
+        }
         Join::FileIds => "by the request ids the file lists (else the response ids)".into(),
         Join::RequestOrder {
             prefix,
