@@ -273,7 +273,7 @@ fn vllm_result(f: VllmFigures, opts: &MetricsOptions) -> BenchmarkResult {
     let dur_s = opts
         .duration_s
         .filter(|s| s.is_finite() && *s >= 0.0)
-        .unwrap_or_else(|| f.duration.as_secs_f64());
+        .unwrap_or(f.duration.as_secs_f64());
     let per_s = |x: f64| if dur_s > 0.0 { Some(x / dur_s) } else { None };
     let mut res = BenchmarkResult {
         successful_requests: Some(f.completed),
