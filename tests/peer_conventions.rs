@@ -66,8 +66,20 @@ fn two(x: Option<f64>) -> String {
 /// around the run); servebench's own duration (first send → last response) is shown beside.
 #[test]
 fn vllm_recompute_is_the_block_vllm_printed() {
-    let console = std::fs::read_to_string(fixture("vllm-0.33/console.txt")).unwrap();
-    let run = &load("vllm-0.33/result.json")[0];
+    for (file, console) in [
+        ("vllm-0.33/result.json", "vllm-0.33/console.txt"),
+        (
+            "accuracy-clients/vllm-result.json",
+            "accuracy-clients/vllm-console.txt",
+        ),
+    ] {
+        vllm_file_recomputes_to_its_console(file, console);
+    }
+}
+
+fn vllm_file_recomputes_to_its_console(file: &str, console: &str) {
+    let console = std::fs::read_to_string(fixture(console)).unwrap();
+    let run = &load(file)[0];
     let (ours, notes) = recompute_vllm(run, &[99.0]);
     assert_eq!(ours.duration_ms, run.result.duration_ms);
     assert_eq!(
@@ -212,8 +224,15 @@ fn aiperf_num(x: f64) -> String {
 /// aiperf printed, throughputs included; servebench's own duration is shown beside.
 #[test]
 fn aiperf_recompute_gives_what_aiperf_printed() {
-    let console = std::fs::read_to_string(fixture("aiperf/profile_export_console.txt")).unwrap();
-    let run = &load("aiperf/profile_export.jsonl")[0];
+    for dir in ["aiperf", "accuracy-clients/aiperf"] {
+        aiperf_dir_recomputes_to_its_console(dir);
+    }
+}
+
+fn aiperf_dir_recomputes_to_its_console(dir: &str) {
+    let console =
+        std::fs::read_to_string(fixture(&format!("{dir}/profile_export_console.txt"))).unwrap();
+    let run = &load(&format!("{dir}/profile_export.jsonl"))[0];
     let (ours, notes) = recompute_vllm(run, &[50.0, 90.0, 99.0]);
     // Columns: avg, min, max, p99, p90, p50, std.
     let check = |label: &str, s: &Summary| {
@@ -303,4 +322,94 @@ fn guidellm_configured_and_measured_concurrency_are_apart_and_named() {
         "{text}"
     );
     assert!(!text.contains("no client cap"), "{text}");
+}
+
+/// The cells of guidellm's console row for `strategy` in the table whose header line holds
+/// `header` (the first such table; guidellm prints its summary twice).
+fn guidellm_cells(console: &str, header: &str, strategy: &str) -> Vec<String> {
+    let lines: Vec<&str> = console.lines().collect();
+    let at = lines
+        .iter()
+        .position(|l| l.contains(header))
+        .unwrap_or_else(|| panic!("no table {header:?}"));
+    let row = lines[at..]
+        .iter()
+        .find(|l| l.starts_with(&format!("| {strategy} ")))
+        .unwrap();
+    row.split('|')
+        .map(str::trim)
+        .filter(|c| !c.is_empty())
+        .skip(1)
+        .map(str::to_string)
+        .collect()
+}
+
+/// guidellm 0.8.1: its records recomputed with guidellm's definitions give every figure
+/// its console printed (one decimal): request latency, TTFT, ITL, TPOT (mean, median,
+/// p95), and the request, output and total token rates.
+#[test]
+fn guidellm_recompute_gives_what_guidellm_printed() {
+    for (file, console) in [
+        (
+            "guidellm-0.8.1/benchmarks.json",
+            "guidellm-0.8.1/console.txt",
+        ),
+        (
+            "accuracy-clients/guidellm.json",
+            "accuracy-clients/guidellm-console.txt",
+        ),
+    ] {
+        let console = std::fs::read_to_string(fixture(console)).unwrap();
+        let run = &load(file)[0];
+        let opts = ReportOptions {
+            numbers: Numbers::Recompute(Convention::Guidellm),
+            percentiles: None,
+            goodput: None,
+        };
+        let ours = report_run(run, &opts).unwrap().result;
+        let one = |x: Option<f64>| format!("{:.1}", x.unwrap());
+        let lat = guidellm_cells(&console, "| Request Latency", &run.name);
+        // Request latency (s): "mean ± std", median, p95 (a '*' marks a p95 guidellm flags).
+        let e2e_s = |x: Option<f64>| x.map(|ms| ms / 1000.0);
+        let e = ours.e2el.as_ref().unwrap();
+        assert!(
+            lat[0].starts_with(&format!("{} ± ", one(e2e_s(e.mean)))),
+            "{file}: {lat:?}"
+        );
+        assert_eq!(lat[1], one(e2e_s(e.median)), "{file}");
+        assert_eq!(
+            lat[2].trim_end_matches('*'),
+            one(e2e_s(e.percentile(95.0))),
+            "{file}"
+        );
+        let t = ours.ttft.as_ref().unwrap();
+        assert!(
+            lat[3].starts_with(&format!("{} ± ", one(t.mean))),
+            "{file}: {lat:?}"
+        );
+        assert_eq!(lat[4], one(t.median), "{file}");
+        assert_eq!(
+            lat[5].trim_end_matches('*'),
+            one(t.percentile(95.0)),
+            "{file}"
+        );
+        for (col, s) in [
+            (9, ours.itl.as_ref().unwrap()),
+            (12, ours.tpot.as_ref().unwrap()),
+        ] {
+            assert_eq!(lat[col], one(s.mean), "{file} col {col}");
+            assert_eq!(lat[col + 1], one(s.median), "{file} col {col}");
+            assert_eq!(
+                lat[col + 2].trim_end_matches('*'),
+                one(s.percentile(95.0)),
+                "{file}"
+            );
+        }
+        let rates = guidellm_cells(&console, "| Requests             |", &run.name);
+        // Concurrency median and mean, then requests, input, output, total tokens per second.
+        assert_eq!(rates[2], one(ours.request_throughput_per_s), "{file}");
+        assert_eq!(rates[4], one(ours.output_throughput_per_s), "{file}");
+        assert_eq!(rates[5], one(ours.total_token_throughput_per_s), "{file}");
+        assert_eq!(ours.duration_ms, run.result.duration_ms, "{file}");
+    }
 }
