@@ -9,7 +9,7 @@
 //!   records with vLLM's definitions ([`crate::metrics::compute`]) and prints vLLM style.
 //!   Rows the records cannot support faithfully are listed in [`ReportBlock::notes`]. On a
 //!   file of a tool that follows vLLM's definitions (vLLM, SGLang, aiperf) every figure
-//!   uses that tool's own definition, the duration included ([`crate::load::Records::tool_duration`]:
+//!   uses that tool's own definition, the duration included ([`crate::load::Records::tool_duration_s`]:
 //!   vLLM's and SGLang's `duration`, aiperf's observation window), so that the block equals
 //!   the one the tool printed; where servebench's own definition gives another figure, a
 //!   note shows it beside, labelled (`servebench's definition: …`).
