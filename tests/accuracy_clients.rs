@@ -176,6 +176,16 @@ fn each_row_uses_the_clients_own_printed_throughput() {
     let ai = json(&fix("aiperf/profile_export_aiperf.json"));
     let printed = ai["output_token_throughput"]["avg"].as_f64().unwrap();
     assert_eq!(out(&all[2]), printed);
+    assert!(all[2]
+        .client_figures_from
+        .as_deref()
+        .is_some_and(|f| f.ends_with("aiperf/profile_export_aiperf.json")));
+    assert!(
+        all.iter()
+            .filter(|a| a.client_figures_from.is_some())
+            .count()
+            == 1
+    );
     assert_eq!(
         all[2].throughput.client_request_per_s,
         ai["request_throughput"]["avg"].as_f64()
