@@ -36,9 +36,10 @@
 
 mod bootstrap;
 pub mod dist;
-pub mod interval;
 pub mod repeat;
 pub mod verdict;
 pub mod within;
 
-pub use interval::{Interval, IntervalMethod, PercentileInterval, RunIntervals, SummaryIntervals};
+pub use crate::result::intervals::{
+    Interval, IntervalMethod, PercentileInterval, RunIntervals, SummaryIntervals,
+};

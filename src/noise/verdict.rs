@@ -26,7 +26,7 @@
 use crate::compare::{Delta, Direction, Metric, METRICS};
 use crate::noise::bootstrap::mean_sd;
 use crate::noise::dist::{normal_quantile, t_quantile};
-use crate::noise::interval::Interval;
+use crate::result::intervals::Interval;
 use crate::result::BenchmarkResult;
 
 /// The verdict on one metric.
