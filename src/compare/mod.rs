@@ -14,6 +14,7 @@
 //! ```
 
 pub mod gpustack;
+mod intervals;
 
 use serde::Serialize;
 

@@ -9,6 +9,7 @@ pub mod intervals;
 pub mod labels;
 pub mod lint;
 pub mod noise;
+pub mod profile;
 pub mod pyfmt;
 #[cfg(feature = "sim")]
 pub mod sim;
