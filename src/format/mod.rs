@@ -8,4 +8,5 @@ pub mod labels;
 pub mod lint;
 pub mod noise;
 pub mod pyfmt;
+pub mod shell;
 pub mod text;
