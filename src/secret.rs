@@ -64,16 +64,34 @@ pub fn secrets_in(argv: &[String]) -> Vec<SecretAt> {
     out
 }
 
-/// `argv` with every secret (see [`secrets_in`]) replaced by [`REDACTED`].
+/// Whether `value` only refers to a key: a placeholder (`{api_key}`) or a shell variable
+/// (`$OPENAI_API_KEY`, `${OPENAI_API_KEY}`).
+fn is_reference(value: &str) -> bool {
+    let name = |n: &str| !n.is_empty() && n.chars().all(|c| c.is_ascii_alphanumeric() || c == '_');
+    let braced = |v: &str, open: &str| {
+        v.strip_prefix(open)
+            .and_then(|r| r.strip_suffix('}'))
+            .is_some_and(name)
+    };
+    braced(value, "{") || braced(value, "${") || value.strip_prefix('$').is_some_and(name)
+}
+
+/// `argv` with every secret (see [`secrets_in`]) replaced by [`REDACTED`]; a value that
+/// only refers to a key (`{api_key}`, `$OPENAI_API_KEY`) is kept.
 ///
 /// ```
 /// use servebench::secret::redact_argv;
 /// let argv = ["servebench", "bench", "--api-key", "sk-1", "--api_key=sk-2", "--model", "m"].map(String::from);
 /// assert_eq!(redact_argv(&argv), ["servebench", "bench", "--api-key", "***", "--api_key=***", "--model", "m"]);
+/// let template = ["vllm", "--api-key", "{api_key}"].map(String::from);
+/// assert_eq!(redact_argv(&template), template);
 /// ```
 pub fn redact_argv(argv: &[String]) -> Vec<String> {
     let mut out = argv.to_vec();
     for at in secrets_in(argv) {
+        if is_reference(value_at(argv, at)) {
+            continue;
+        }
         match at {
             SecretAt::Next(i) => {
                 if let Some(a) = out.get_mut(i) {

@@ -96,10 +96,18 @@ mod tests {
 
     #[test]
     fn specials_are_quoted_and_plain_words_are_not() {
-        for w in ["a b", "a;b", "$(x)", "`x`", "*", "~", "#x", "{a,b}", "a\nb", "=x", "!x"] {
+        for w in [
+            "a b", "a;b", "$(x)", "`x`", "*", "~", "#x", "{a,b}", "a\nb", "=x", "!x",
+        ] {
             assert!(quote(w).starts_with('\''), "{w}");
         }
-        for w in ["vllm", "Qwen/Qwen3.5-35B-A3B-FP8", "--a=b", "http://h:8000/v1", "1,2"] {
+        for w in [
+            "vllm",
+            "Qwen/Qwen3.5-35B-A3B-FP8",
+            "--a=b",
+            "http://h:8000/v1",
+            "1,2",
+        ] {
             assert_eq!(quote(w), w);
         }
     }

@@ -524,7 +524,12 @@ fn run(args: &Args) -> Result<(String, u8), Failure> {
     let metrics = metrics(args)?;
     let style = style(args, metrics.convention)?;
     let out_path = output_path(args);
-    // Before anything is sent: a run that cannot be saved is not started.
+    // Before anything is sent: a run that cannot be saved is not started. A missing
+    // --result-dir is created (as `vllm bench serve` does).
+    if let Some(dir) = args.result_dir.as_ref().filter(|_| out_path.is_some()) {
+        std::fs::create_dir_all(dir)
+            .map_err(|e| InputError(format!("--result-dir {}: {e}", dir.display())))?;
+    }
     if let Some(path) = &out_path {
         bench::check_output(path).map_err(|e| InputError(format!("--output: {e}")))?;
     }
