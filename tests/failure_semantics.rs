@@ -8,7 +8,7 @@ mod common;
 
 use std::net::TcpStream;
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Output, Stdio};
+use std::process::{Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
 use common::example_server::example_server;
@@ -496,4 +496,75 @@ profiles = ["tiny"]
     assert_eq!(std::fs::read_dir(&sandbox).unwrap().count(), 0);
     let _ = std::fs::remove_dir_all(&dir);
     let _ = std::fs::remove_dir_all(&sandbox);
+}
+
+// ---------------------------------------------------------------------------------------
+// 3. No orphans
+
+/// The pids of live (not zombie) processes whose argument vector is `argv`.
+fn live_with_argv(argv: &[String]) -> Vec<i32> {
+    let want: Vec<u8> = argv.iter().flat_map(|a| a.bytes().chain([0])).collect();
+    let mut out = Vec::new();
+    for e in std::fs::read_dir("/proc").unwrap().flatten() {
+        let Ok(pid) = e.file_name().to_string_lossy().parse::<i32>() else {
+            continue;
+        };
+        let cmdline = std::fs::read(e.path().join("cmdline")).unwrap_or_default();
+        let stat = std::fs::read_to_string(e.path().join("stat")).unwrap_or_default();
+        let state = stat.rsplit_once(") ").map(|(_, r)| &r[..1]).unwrap_or("Z");
+        if cmdline == want && state != "Z" && state != "X" {
+            out.push(pid);
+        }
+    }
+    out
+}
+
+#[test]
+fn a_sigkilled_study_runner_leaves_no_server_alive() {
+    let dir = tmp("orphan");
+    // Slow (speed 2) and long enough that the run is in flight when the runner is killed.
+    let engine = format!(
+        r#"flags = ["--config=baseline"]
+command = ["{}", "--serve", "{{host}}:{{port}}", "--speed", "2", "{{flags}}"]"#,
+        example_server().display()
+    );
+    let file = write(&dir, "study.toml", &study_text(&engine, &[], 400));
+    let out = dir.join("out");
+    let child = Command::new(BIN)
+        .args(["study", "run"])
+        .arg(&file)
+        .arg("--out")
+        .arg(&out)
+        .arg("-q")
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut kids = Kids(vec![child]);
+    let mut live = None;
+    wait_for("a launched server", Duration::from_secs(60), || {
+        live = Journal::read(&out).ok().and_then(|j| j.server);
+        live.is_some()
+    });
+    let live = live.unwrap();
+    // The server is up and serving (its port answers), then the runner is SIGKILLed.
+    let port: u16 = live.argv[2].rsplit(':').next().unwrap().parse().unwrap();
+    wait_for("the server's port", Duration::from_secs(30), || {
+        TcpStream::connect(("127.0.0.1", port)).is_ok()
+    });
+    assert!(group_alive(live.pid));
+    assert_eq!(live_with_argv(&live.argv), [live.pid]);
+    let runner = &mut kids.0[0];
+    runner.kill().unwrap();
+    runner.wait().unwrap();
+    // The watchdog sees its pipe close and kills the server's group.
+    wait_for("the server's end", Duration::from_secs(10), || {
+        !group_alive(live.pid)
+    });
+    assert!(live_with_argv(&live.argv).is_empty(), "a server survived");
+    assert!(
+        TcpStream::connect(("127.0.0.1", port)).is_err(),
+        "the port is still held"
+    );
+    let _ = std::fs::remove_dir_all(&dir);
 }
