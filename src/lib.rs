@@ -94,6 +94,7 @@ pub mod record;
 pub mod result;
 pub mod rng;
 pub mod runfile;
+pub mod secret;
 #[cfg(feature = "sim")]
 pub mod sim;
 pub mod stats;

@@ -79,9 +79,9 @@ impl Runner {
     pub fn create(study: StudyFile, source: &str, dir: &Path) -> Result<Runner, StudyError> {
         if dir.join(crate::study::journal::FILE).exists() {
             return Err(StudyError::Usage(format!(
-                "{} already holds a study; continue it with `servebench study run --resume {}`",
+                "{} already holds a study; continue it with `{}`",
                 dir.display(),
-                dir.display()
+                crate::format::shell::resume_hint(dir)
             )));
         }
         std::fs::create_dir_all(dir.join("runs")).map_err(|e| io_err(dir, e))?;
@@ -389,11 +389,7 @@ impl Runner {
                 "a study with a command engine needs a directory (--out DIR)".into(),
             ));
         };
-        let api_key = spec
-            .api_key_env
-            .as_deref()
-            .and_then(|v| std::env::var(v).ok())
-            .unwrap_or_default();
+        let api_key = spec.api_key()?.unwrap_or_default();
         let port = if spec.port == 0 {
             process::free_port(&spec.host).map_err(|e| io_err(Path::new(&spec.host), e))?
         } else {
@@ -407,7 +403,9 @@ impl Runner {
             flags: &session.config.flags,
         };
         let argv = process::fill_command(&spec.command, &fill, false);
-        let shown = process::fill_command(&spec.command, &fill, true);
+        // What the journal and the run files keep: `{api_key}` unfilled, any other key's
+        // value redacted by its flag.
+        let shown = crate::secret::redact_argv(&process::fill_command(&spec.command, &fill, true));
         let log_rel = format!("logs/{key}.log");
         let log_path = dir.join(&log_rel);
         let signal = process::signal_number(&spec.stop_signal).unwrap_or(process::Signal::SIGTERM);

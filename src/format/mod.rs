@@ -11,6 +11,7 @@ pub mod lint;
 pub mod noise;
 pub mod profile;
 pub mod pyfmt;
+pub mod shell;
 #[cfg(feature = "sim")]
 pub mod sim;
 #[cfg(all(feature = "study", unix))]

@@ -14,6 +14,7 @@ use crate::compare::gpustack::{
 };
 use crate::format::gpustack::latency::{latency_conclusion_markdown, LATENCY_BASELINE_HEADER};
 use crate::format::gpustack::serving_command;
+use crate::format::shell;
 use crate::format::text::{self, Style};
 use crate::profile::Dataset;
 use crate::result::BenchmarkResult;
@@ -93,20 +94,23 @@ fn serve_command(study: &StudyFile, c: &Configuration) -> String {
     match spec {
         Some(e) if e.kind == EngineKind::Command => {
             // The program and what precedes `{flags}` on the first line, then one flag
-            // (or later argument) per line, as the seed prints a command.
-            let mut head: Vec<String> = Vec::new();
-            let mut rest: Vec<String> = Vec::new();
+            // (or later argument) per line, as the seed prints a command: each word quoted
+            // for a shell, a key's value redacted.
+            let mut argv: Vec<String> = Vec::new();
+            let mut head = None;
             for arg in &e.command {
                 if arg == "{flags}" {
-                    rest.extend(c.flags.iter().cloned());
-                } else if rest.is_empty() {
-                    head.push(arg.replace("{model}", &c.model));
+                    head.get_or_insert(argv.len());
+                    argv.extend(c.flags.iter().cloned());
                 } else {
-                    rest.push(arg.replace("{model}", &c.model));
+                    argv.push(arg.replace("{model}", &c.model));
                 }
             }
-            std::iter::once(head.join(" "))
-                .chain(rest.iter().map(|f| format!("    {f}")))
+            let argv = crate::secret::redact_argv(&argv);
+            let head = head.unwrap_or(argv.len()).min(argv.len());
+            let (first, rest) = argv.split_at(head);
+            std::iter::once(shell::join(first))
+                .chain(rest.iter().map(|f| format!("    {}", shell::quote(f))))
                 .collect::<Vec<_>>()
                 .join(" \\\n")
         }

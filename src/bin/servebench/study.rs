@@ -133,6 +133,16 @@ fn start_needs_shard() -> study::StudyError {
     study::StudyError::Usage("--start-at in a study is for its shards: give --shard K/N".into())
 }
 
+/// Every command engine's `api_key_env` is set, before anything is launched.
+fn check_api_keys(s: &StudyFile) -> Result<(), study::StudyError> {
+    for e in &s.engines {
+        if e.kind == study::file::EngineKind::Command {
+            e.api_key()?;
+        }
+    }
+    Ok(())
+}
+
 fn run_study(args: &RunArgs) -> Result<ExitCode, study::StudyError> {
     let shared = shared_dir(args)?;
     if shared.is_some() && args.shard.is_none() && args.resume.is_none() {
@@ -145,7 +155,11 @@ fn run_study(args: &RunArgs) -> Result<ExitCode, study::StudyError> {
         )));
     }
     let mut runner = match (&args.resume, &args.file, &args.out) {
-        (Some(dir), _, _) => Runner::resume(dir, !args.keep_failures)?,
+        (Some(dir), _, _) => {
+            let r = Runner::resume(dir, !args.keep_failures)?;
+            check_api_keys(&r.study)?;
+            r
+        }
         (None, Some(file), Some(out)) => {
             let text = std::fs::read_to_string(file).map_err(|e| study::StudyError::Io {
                 path: file.clone(),
@@ -156,6 +170,7 @@ fn run_study(args: &RunArgs) -> Result<ExitCode, study::StudyError> {
             if args.shard.is_some() {
                 refuse_simulators(&s)?;
             }
+            check_api_keys(&s)?;
             Runner::create(s, &text, out)?
         }
         _ => {
@@ -192,8 +207,8 @@ fn run_study(args: &RunArgs) -> Result<ExitCode, study::StudyError> {
     match finish {
         Finish::Cancelled => {
             eprintln!(
-                "servebench: study interrupted; every finished run is kept. Continue with `servebench study run --resume {}`",
-                dir.display()
+                "servebench: study interrupted; every finished run is kept. Continue with `{}`",
+                servebench::format::shell::resume_hint(&dir)
             );
             Ok(ExitCode::from(130))
         }
