@@ -14,6 +14,7 @@
 //! ```
 
 pub mod gpustack;
+pub mod workload;
 
 use serde::Serialize;
 
