@@ -15,6 +15,7 @@
 
 pub mod gpustack;
 mod intervals;
+pub mod workload;
 
 use serde::Serialize;
 
