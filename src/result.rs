@@ -29,6 +29,7 @@ use serde::{Deserialize, Serialize};
 use crate::profile::Profile;
 
 mod float;
+pub mod intervals;
 
 /// Version of the JSON form written by this crate. Bump on incompatible changes.
 pub const SCHEMA_VERSION: u32 = 2;
@@ -222,7 +223,7 @@ pub struct BenchmarkResult {
     /// Confidence intervals of the figures, when computed from the records (schema
     /// version 2; see [`crate::noise::within`]).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub intervals: Option<crate::noise::RunIntervals>,
+    pub intervals: Option<intervals::RunIntervals>,
 }
 
 impl Default for BenchmarkResult {

@@ -18,7 +18,7 @@
 //!   default — the check that the recomputation is right.
 //!
 //! ```
-//! use servebench::import::report::{report_bytes, render_report, Numbers, ReportOptions};
+//! use servebench::app::report::{report_bytes, render_report, Numbers, ReportOptions};
 //! let bytes = std::fs::read("tests/fixtures/guidellm/constant_rate20.json").unwrap();
 //! let blocks = report_bytes(&bytes, &ReportOptions::default()).unwrap();
 //! let text = render_report(&blocks);
@@ -28,8 +28,8 @@
 
 use std::path::Path;
 
-use super::ImportError;
 use crate::format::text::{render, render_with, Layout, Style};
+use crate::import::ImportError;
 use crate::load::{self, Format, LoadError, LoadErrorKind, Run};
 use crate::metrics::{compute, exact_figures, MetricsOptions, Slo};
 use crate::result::{BenchmarkResult, Convention};
