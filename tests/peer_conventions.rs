@@ -5,8 +5,8 @@
 
 use std::path::{Path, PathBuf};
 
+use servebench::app::report::{render_report, report_path, report_run, Numbers, ReportOptions};
 use servebench::format::text::render_with;
-use servebench::import::report::{render_report, report_path, report_run, Numbers, ReportOptions};
 use servebench::load::{attach_aiperf_aggregates, load_path, Run};
 use servebench::result::{BenchmarkResult, Convention, Summary};
 
