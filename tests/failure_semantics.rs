@@ -568,3 +568,130 @@ command = ["{}", "--serve", "{{host}}:{{port}}", "--speed", "2", "{{flags}}"]"#,
     );
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+// ---------------------------------------------------------------------------------------
+// 4. Exit codes that tell the truth
+
+#[test]
+fn bench_stops_soon_after_its_server_dies_saves_what_it_has_and_exits_4() {
+    let dir = tmp("bench-gone");
+    let port = free_port();
+    // The example server, SIGKILLed by `timeout` 4 s after its start.
+    let server = Command::new("timeout")
+        .args(["-s", "KILL", "4"])
+        .arg(example_server())
+        .args(["--serve", &format!("127.0.0.1:{port}"), "--speed", "50"])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let _kids = Kids(vec![server]);
+    wait_for("the example server", Duration::from_secs(30), || {
+        TcpStream::connect(("127.0.0.1", port)).is_ok()
+    });
+    let out = dir.join("run.json");
+    // 200 requests at 10/s: 20 s of schedule, of which the server serves the first few.
+    let o = Command::new(BIN)
+        .args([
+            "bench",
+            "-q",
+            "--target",
+            &format!("http://127.0.0.1:{port}"),
+        ])
+        .args(["--input-tokens", "16", "--output-tokens", "4"])
+        .args(["--max-requests", "200", "--rate", "10", "--no-scrape"])
+        .arg("--output")
+        .arg(&out)
+        .output()
+        .unwrap();
+    let err = stderr(&o);
+    assert_eq!(o.status.code(), Some(4), "{err}");
+    assert!(
+        err.contains("the measurement failed: the server is gone"),
+        "{err}"
+    );
+    // The report was printed and the run saved, marked as stopped early.
+    assert!(String::from_utf8_lossy(&o.stdout).contains("Successful requests"));
+    let run = servebench::runfile::RunFile::read(&out).unwrap();
+    assert!(!run.status.is_complete());
+    let ok = run
+        .records
+        .iter()
+        .filter(|r| r.outcome.is_success())
+        .count();
+    assert!(ok >= 5, "{ok} requests succeeded before the end");
+    // Stopped about 2 s after the server was gone, not at the end of the schedule.
+    assert!(
+        run.records.len() < 150,
+        "{} requests sent",
+        run.records.len()
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn bench_fails_the_measurement_above_the_failed_share_it_is_given() {
+    let mut kids = Kids(Vec::new());
+    // Every fourth request answers 500: a quarter fails.
+    let target = start_server(&mut kids, &["--fault", "500:4"]);
+    let bench = |extra: &[&str]| {
+        Command::new(BIN)
+            .args(["bench", "--quiet", "--target", &target])
+            .args(["--input-tokens", "16", "--output-tokens", "4"])
+            .args(["--max-requests", "12", "--max-concurrency", "1"])
+            .args(extra)
+            .output()
+            .unwrap()
+    };
+    let o = bench(&[]);
+    assert_eq!(
+        o.status.code(),
+        Some(0),
+        "default share 0.5: {}",
+        stderr(&o)
+    );
+    let o = bench(&["--max-failed-share", "0.2"]);
+    assert_eq!(o.status.code(), Some(4), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("the measurement failed: 3 of 12 requests failed (25 %"),
+        "{}",
+        stderr(&o)
+    );
+    assert!(String::from_utf8_lossy(&o.stdout).contains("Failed requests"));
+    let o = bench(&["--max-failed-share", "1.5"]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+}
+
+#[test]
+fn a_study_with_an_unmeasured_configuration_exits_4_and_says_so_and_empty_profiles_are_refused() {
+    let dir = tmp("study-exit");
+    let never = "flags = []\ncommand = [\"sleep\", \"30\"]";
+    let text = study_text(never, &[], 4).replace("start_timeout_s = 30\n", "start_timeout_s = 1\n");
+    let file = write(&dir, "never.toml", &text);
+    let out = dir.join("out");
+    let o = study_run(&file, &out, &[]);
+    let err = stderr(&o);
+    assert_eq!(o.status.code(), Some(4), "{err}");
+    assert!(
+        err.contains("could not be measured: the server did not become healthy within 1 s"),
+        "-q still names the failure on the console: {err}"
+    );
+    assert!(err.contains("--resume"), "{err}");
+    assert!(out.join("STUDY.md").exists());
+
+    // A profile of no request is refused before anything runs.
+    let engine = format!(
+        "flags = []\ncommand = [\"{}\", \"--serve\", \"{{host}}:{{port}}\", \"{{flags}}\"]",
+        example_server().display()
+    );
+    let file = write(&dir, "zero.toml", &study_text(&engine, &[], 0));
+    let o = study_run(&file, &dir.join("zero"), &[]);
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("profiles.a.total_requests: must be at least 1"),
+        "{}",
+        stderr(&o)
+    );
+    assert!(!dir.join("zero").exists());
+    let _ = std::fs::remove_dir_all(&dir);
+}
