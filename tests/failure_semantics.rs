@@ -695,3 +695,103 @@ fn a_study_with_an_unmeasured_configuration_exits_4_and_says_so_and_empty_profil
     assert!(!dir.join("zero").exists());
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+// ---------------------------------------------------------------------------------------
+// 5. Impossible values
+
+/// A real run file: `bench` against the example server.
+fn real_run_file(dir: &Path) -> (PathBuf, serde_json::Value) {
+    let mut kids = Kids(Vec::new());
+    let target = start_server(&mut kids, &[]);
+    let path = dir.join("run.json");
+    let o = Command::new(BIN)
+        .args(["bench", "-q", "--target", &target])
+        .args(["--input-tokens", "16", "--output-tokens", "8"])
+        .args(["--max-requests", "8", "--no-scrape", "--output"])
+        .arg(&path)
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let v = serde_json::from_slice(&std::fs::read(&path).unwrap()).unwrap();
+    (path, v)
+}
+
+fn write_json(path: &Path, v: &serde_json::Value) {
+    std::fs::write(path, serde_json::to_vec(v).unwrap()).unwrap();
+}
+
+fn verb(args: &[&str], file: &Path) -> Output {
+    Command::new(BIN).args(args).arg(file).output().unwrap()
+}
+
+#[test]
+fn impossible_times_are_refused_by_every_verb_and_impossible_orders_are_linted() {
+    let dir = tmp("impossible");
+    let (path, run) = real_run_file(&dir);
+    // The real file: reported, linted clean of the new codes; `--percentiles` alone works.
+    let o = verb(&["report", "--percentiles", "50,90"], &path);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let text = String::from_utf8_lossy(&o.stdout);
+    assert!(text.contains("P90 TTFT (ms):"), "{text}");
+    assert!(text.contains("Median TTFT (ms):"), "{text}");
+    let o = verb(&["lint"], &path);
+    let out = String::from_utf8_lossy(&o.stdout);
+    assert!(!out.contains("impossible-timing") && !out.contains("peak-below-mean"));
+
+    // ended_at = u64::MAX seconds: refused by report, lint and compare, naming the request.
+    let mut bad = run.clone();
+    bad["records"][2]["ended_at"]["secs"] = u64::MAX.into();
+    let late = dir.join("late.json");
+    write_json(&late, &bad);
+    for args in [&["report"][..], &["lint"], &["render"], &["slices"]] {
+        let o = verb(args, &late);
+        let err = stderr(&o);
+        assert_eq!(o.status.code(), Some(1), "{args:?}: {err}");
+        let id = bad["records"][2]["id"].as_u64().unwrap();
+        assert!(
+            err.contains(&format!(
+                "request {id}: ended_at is 18446744073709551616 s after"
+            )) && err.contains("past any plausible clock"),
+            "{args:?}: {err}"
+        );
+        assert!(!String::from_utf8_lossy(&o.stdout).contains("18446744073709551616"));
+    }
+    // A duration past any clock in a result.
+    let mut bad = run.clone();
+    bad["result"]["duration_ms"] = 1.0e30.into();
+    let long = dir.join("long.json");
+    write_json(&long, &bad);
+    let o = verb(&["report"], &long);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(stderr(&o).contains("the duration is"), "{}", stderr(&o));
+
+    // A chunk before its send, an end before the send: lint finds them (exit 3).
+    let mut bad = run.clone();
+    bad["records"][1]["chunks"][0]["at"] = serde_json::json!({"secs": 0, "nanos": 0});
+    bad["records"][1]["sent_at"] = serde_json::json!({"secs": 1, "nanos": 0});
+    bad["records"][3]["ended_at"] = serde_json::json!({"secs": 0, "nanos": 1});
+    bad["records"][3]["sent_at"] = serde_json::json!({"secs": 2, "nanos": 0});
+    let order = dir.join("order.json");
+    write_json(&order, &bad);
+    let o = verb(&["lint"], &order);
+    assert_eq!(o.status.code(), Some(3), "{}", stderr(&o));
+    let out = String::from_utf8_lossy(&o.stdout);
+    assert!(out.contains("error[impossible-timing]"), "{out}");
+    assert!(out.contains("with a chunk before the send"), "{out}");
+
+    // Peak output throughput below the mean (an MTP run counting events): linted.
+    let mut bad = run.clone();
+    bad["result"]["duration_ms"] = 10_000.0.into();
+    bad["result"]["output_throughput_per_s"] = 5490.0.into();
+    bad["result"]["peak_output_throughput_per_s"] = 3597.0.into();
+    let peak = dir.join("peak.json");
+    write_json(&peak, &bad);
+    let o = verb(&["lint"], &peak);
+    assert_eq!(o.status.code(), Some(3), "{}", stderr(&o));
+    let out = String::from_utf8_lossy(&o.stdout);
+    assert!(
+        out.contains("error[peak-below-mean]: peak output token throughput (3597) is below the mean output throughput (5490)"),
+        "{out}"
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}
