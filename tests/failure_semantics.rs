@@ -795,3 +795,110 @@ fn impossible_times_are_refused_by_every_verb_and_impossible_orders_are_linted()
     );
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+// ---------------------------------------------------------------------------------------
+// 6. The smaller items
+
+/// Runs `servebench args` with stderr (and, with `close_stdout`, stdout) writing into a
+/// pipe whose reading end is already closed; its exit status.
+fn with_broken_pipes(args: &[&str], close_stdout: bool) -> Option<i32> {
+    let (reader, writer) = std::io::pipe().unwrap();
+    drop(reader);
+    let mut cmd = Command::new(BIN);
+    cmd.args(args).stderr(writer.try_clone().unwrap());
+    cmd.stdout(if close_stdout {
+        Stdio::from(writer)
+    } else {
+        Stdio::null()
+    });
+    cmd.status().unwrap().code()
+}
+
+#[test]
+fn a_closed_or_broken_stderr_never_panics_and_the_status_still_tells() {
+    let dir = tmp("closed-stderr");
+    let bad = write(&dir, "bad.json", "{\"completed\": \"many\"}");
+    let missing = dir.join("missing.json");
+    let cases: Vec<(Vec<String>, i32)> = vec![
+        (vec!["report".into(), missing.display().to_string()], 1),
+        (vec!["lint".into(), bad.display().to_string()], 1),
+        (vec!["study".into()], 2),
+        (vec!["bench".into(), "--bogus".into()], 2),
+        (
+            vec![
+                "bench".into(),
+                "-q".into(),
+                "--target".into(),
+                format!("http://127.0.0.1:{}", free_port()),
+                "--input-tokens".into(),
+                "4".into(),
+                "--output-tokens".into(),
+                "4".into(),
+                "--max-requests".into(),
+                "3".into(),
+                "--model".into(),
+                "m".into(),
+            ],
+            1,
+        ),
+        (vec!["profiles".into()], 0),
+    ];
+    for (args, want) in &cases {
+        let args: Vec<&str> = args.iter().map(String::as_str).collect();
+        for round in 0..12 {
+            for close_stdout in [false, true] {
+                let got = with_broken_pipes(&args, close_stdout);
+                assert_eq!(
+                    got,
+                    Some(*want),
+                    "{args:?} (round {round}, stdout closed: {close_stdout})"
+                );
+            }
+            // And with file descriptor 2 closed outright.
+            let script = format!(
+                "exec 2>&- \"$0\" {}",
+                servebench::format::shell::join(&args)
+            );
+            let o = Command::new("sh")
+                .arg("-c")
+                .arg(script)
+                .arg(BIN)
+                .stdout(Stdio::null())
+                .status()
+                .unwrap();
+            assert_eq!(o.code(), Some(*want), "{args:?} with fd 2 closed");
+        }
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn the_example_server_refuses_unknown_engine_args_in_serve_mode() {
+    let o = Command::new(example_server())
+        .args(["--serve", &format!("127.0.0.1:{}", free_port())])
+        .args(["--engine-args", "--max-num-seqs=8 --frobnicate=1"])
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("unknown --engine-args flag(s): --frobnicate=1"),
+        "{}",
+        stderr(&o)
+    );
+    // Known flags serve.
+    let mut kids = Kids(Vec::new());
+    let target = start_server(&mut kids, &["--engine-args", "--max-num-seqs=8"]);
+    let o = Command::new(BIN)
+        .args(["bench", "-q", "--target", &target])
+        .args([
+            "--input-tokens",
+            "8",
+            "--output-tokens",
+            "4",
+            "--max-requests",
+            "2",
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+}
