@@ -13,17 +13,16 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::Duration;
 
+use servebench::app::bench::{self, BenchArgs, Progress};
 use servebench::driver::arrivals::Arrivals;
 use servebench::driver::stop::StopSignal;
 use servebench::driver::workload::WorkloadOptions;
-use servebench::http::bench::{self, BenchArgs, Progress};
 use servebench::http::{Endpoint, HttpConfig};
 use servebench::metrics::{MetricsOptions, Slo};
 use servebench::profile::{Dataset, Profile, PRESET_NAMES};
 use servebench::result::Convention;
 use servebench::runfile::RunStatus;
 
-use crate::bench_output::{self, OutputFormat};
 use crate::exit;
 use crate::input::InputError;
 use crate::render::StyleArg;
@@ -31,6 +30,7 @@ use crate::report::ConventionArg;
 use crate::signals;
 use crate::values::{percentile, positive_f64, range_ratio, rate};
 use crate::workload_args::{Common, Structured, WorkloadArgs};
+use servebench::format::bench::{self as bench_output, OutputFormat};
 
 /// The completion APIs, as typed on the command line.
 #[derive(Debug, Clone, Copy, clap::ValueEnum)]

@@ -28,7 +28,6 @@ mod accuracy;
 #[cfg(feature = "http")]
 mod bench;
 #[cfg(feature = "http")]
-mod bench_output;
 mod compare;
 mod exit;
 mod input;

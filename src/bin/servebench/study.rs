@@ -10,10 +10,11 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
+use servebench::app::study::{Finish, Runner};
 use servebench::driver::shard::Shard;
 use servebench::driver::start::StartAt;
 use servebench::study::shards::{refuse_simulators, ShardedError};
-use servebench::study::{self, file::EXPLAIN, Finish, Runner, StudyFile};
+use servebench::study::{self, file::EXPLAIN, StudyFile};
 
 /// Arguments of `servebench study`.
 #[derive(Debug, clap::Args)]
@@ -91,21 +92,23 @@ pub fn run(args: &Args) -> ExitCode {
             return ExitCode::from(crate::exit::USAGE);
         }
         Some(Command::Plan { file }) => StudyFile::read(file)
-            .and_then(|s| study::estimate(&s))
+            .and_then(|s| servebench::app::study::estimate(&s))
             .map(|plan| {
                 print!("{plan}");
                 ExitCode::SUCCESS
             }),
         Some(Command::Run(r)) => run_study(r),
-        Some(Command::Merge { dirs, out }) => study::merged::merge_studies(dirs, out).map(|m| {
-            eprintln!(
-                "servebench: {} runs of {} shards merged; wrote {}",
-                m.runs,
-                m.shards,
-                out.join("STUDY.md").display()
-            );
-            ExitCode::SUCCESS
-        }),
+        Some(Command::Merge { dirs, out }) => {
+            servebench::app::study::merge_studies(dirs, out).map(|m| {
+                eprintln!(
+                    "servebench: {} runs of {} shards merged; wrote {}",
+                    m.runs,
+                    m.shards,
+                    out.join("STUDY.md").display()
+                );
+                ExitCode::SUCCESS
+            })
+        }
     };
     match result {
         Ok(code) => code,
@@ -246,8 +249,13 @@ fn run_study(args: &RunArgs) -> Result<ExitCode, study::StudyError> {
             Ok(unmeasured(&runner, &dir))
         }
         Finish::Complete => {
-            let doc = study::render(&runner.study, &runner.outcomes, &runner.analysis(), true);
-            study::write_document(&dir, &doc)?;
+            let doc = servebench::format::study::render(
+                &runner.study,
+                &runner.outcomes,
+                &runner.analysis(),
+                true,
+            );
+            servebench::app::study::write_document(&dir, &doc)?;
             if !quiet {
                 eprintln!("wrote {}", dir.join("STUDY.md").display());
             }

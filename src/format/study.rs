@@ -8,10 +8,6 @@ use std::fmt::Write as _;
 
 use serde::Serialize;
 
-use super::file::{EngineKind, Goal, StudyFile};
-use super::journal::Configuration;
-use super::plan::{target_values, Analysis, Outcomes, Status, StepOutcome};
-use super::verdict::{decide_results, mean_interval, Decision};
 use crate::compare::gpustack::latency::{baseline_latency_cell, latency_cell, latency_summary};
 use crate::compare::gpustack::{
     conclusion_row, speed_summary, Annotation, Cell, ConclusionTable, LadderStep, Verdict,
@@ -22,6 +18,10 @@ use crate::format::shell;
 use crate::format::text::{self, Style};
 use crate::profile::Dataset;
 use crate::result::BenchmarkResult;
+use crate::study::file::{EngineKind, Goal, StudyFile};
+use crate::study::journal::Configuration;
+use crate::study::plan::{representative, target_values, Analysis, Outcomes, Status, StepOutcome};
+use crate::study::verdict::{decide_results, mean_interval, Decision};
 
 /// One profile's final comparison, as data.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -62,7 +62,7 @@ pub struct StudyJson {
     /// Run keys of every run the document uses, in document order.
     pub runs: Vec<String>,
     /// Each ladder step's change of TTFT and TPOT against what it was compared with.
-    pub explanations: Vec<super::observe::StepExplanation>,
+    pub explanations: Vec<crate::study::observe::StepExplanation>,
 }
 
 /// The document of a (possibly unfinished) study.
@@ -74,30 +74,7 @@ pub struct Document {
     pub json: StudyJson,
     /// The charts and HTML report written beside the document, `(relative path, contents)`
     /// (only for a study directory, with the `plot` feature).
-    pub files: super::observe::Files,
-}
-
-/// The repetition shown for `config` on `profile`: the one with the median target value.
-pub(super) fn representative<'a>(
-    study: &StudyFile,
-    o: &'a Outcomes,
-    c: &Configuration,
-    profile: &str,
-) -> Option<(u32, &'a BenchmarkResult)> {
-    let m = study.target_metric();
-    let mut runs: Vec<(u32, &BenchmarkResult)> = (1..=study.repetitions)
-        .filter_map(|r| {
-            o.results
-                .get(&super::journal::run_key(&c.key(), profile, r))
-                .map(|x| (r, x))
-        })
-        .collect();
-    runs.sort_by(|a, b| {
-        let v = |x: &BenchmarkResult| m.value(x).unwrap_or(f64::NAN);
-        v(a.1).total_cmp(&v(b.1)).then(a.0.cmp(&b.0))
-    });
-    let mid = runs.len().checked_sub(1)? / 2;
-    runs.get(mid).copied()
+    pub files: crate::study::observe::Files,
 }
 
 fn engine_label(study: &StudyFile, c: &Configuration) -> String {
@@ -173,7 +150,7 @@ impl Ctx<'_> {
         match representative(self.study, self.o, c, profile) {
             Some((rep, r)) => {
                 self.used
-                    .push(super::journal::run_key(&c.key(), profile, rep));
+                    .push(crate::study::journal::run_key(&c.key(), profile, rep));
                 let convention = r
                     .meta
                     .convention
@@ -315,9 +292,9 @@ pub fn render(study: &StudyFile, o: &Outcomes, a: &Analysis, files: bool) -> Doc
     };
     let w = &mut w;
     let goal = step_title(study.goal);
-    let explanations = super::observe::step_explanations(study, o, a);
+    let explanations = crate::study::observe::step_explanations(study, o, a);
     let extra = if files {
-        super::observe::files(study, o, a)
+        crate::study::observe::files(study, o, a)
     } else {
         Vec::new()
     };

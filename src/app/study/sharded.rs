@@ -8,9 +8,9 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, SystemTime};
 
 use super::{bench_args, run_key, run_path, Finish, Runner};
+use crate::app::bench::{BenchArgs, BenchError, BenchRun};
 use crate::driver::shard::Shard;
 use crate::driver::stop::StopSignal;
-use crate::http::bench::{BenchArgs, BenchError, BenchRun};
 use crate::profile::Profile;
 use crate::runfile::RunFile;
 use crate::study::file::EngineSpec;
@@ -179,7 +179,7 @@ impl Runner {
         cancel: &AtomicBool,
     ) -> Result<BenchRun, BenchError> {
         if self.leads() {
-            return crate::http::bench::run(&args, &mut |_| {});
+            return crate::app::bench::run(&args, &mut |_| {});
         }
         let stop = StopSignal::new();
         args.stop = Some(stop.clone());
@@ -196,7 +196,7 @@ impl Runner {
                     std::thread::sleep(Duration::from_millis(20));
                 }
             });
-            let r = crate::http::bench::run(&args, &mut |_| {});
+            let r = crate::app::bench::run(&args, &mut |_| {});
             done.store(true, Ordering::SeqCst);
             r
         })
