@@ -74,6 +74,7 @@
 
 #[cfg(feature = "http")]
 pub mod accuracy;
+pub mod capacity;
 pub mod collector;
 pub mod compare;
 pub mod driver;

@@ -141,6 +141,13 @@ const RULES: &[(&str, &[&str], &str)] = &[
         "accuracy joins client files to the server's timeline, whoever produced them",
     ),
     (
+        "capacity",
+        &[
+            "format", "http", "sim", "driver", "collector", "engine", "import", "lint", "study",
+        ],
+        "the capacity search judges probes, whoever ran them, and is rendered by `format`",
+    ),
+    (
         "profile",
         &[
             "metrics",
