@@ -143,7 +143,15 @@ const RULES: &[(&str, &[&str], &str)] = &[
     (
         "capacity",
         &[
-            "format", "http", "sim", "driver", "collector", "engine", "import", "lint", "study",
+            "format",
+            "http",
+            "sim",
+            "driver",
+            "collector",
+            "engine",
+            "import",
+            "lint",
+            "study",
         ],
         "the capacity search judges probes, whoever ran them, and is rendered by `format`",
     ),

@@ -30,7 +30,12 @@ pub fn estimate_of(kind: SearchKind, slo: &SloTarget, s: &SearchOutcome) -> Capa
 }
 
 /// What a probe's run file says about it.
-pub fn probe_of(kind: SearchKind, slo: &SloTarget, at: &ProbeAt, check: &SloCheck) -> CapacityProbe {
+pub fn probe_of(
+    kind: SearchKind,
+    slo: &SloTarget,
+    at: &ProbeAt,
+    check: &SloCheck,
+) -> CapacityProbe {
     CapacityProbe {
         search: kind,
         slo: slo.to_string(),
@@ -47,11 +52,7 @@ pub fn probe_of(kind: SearchKind, slo: &SloTarget, at: &ProbeAt, check: &SloChec
 /// default repeats, band and budget.
 pub fn options_for(kind: SearchKind, min: f64, max: f64, resolution: Option<f64>) -> SearchOptions {
     let integer = kind == SearchKind::Concurrency;
-    let resolution = resolution.unwrap_or(if integer {
-        1.0
-    } else {
-        (max - min) / 32.0
-    });
+    let resolution = resolution.unwrap_or(if integer { 1.0 } else { (max - min) / 32.0 });
     SearchOptions {
         integer,
         ..SearchOptions::new(min, max, resolution)

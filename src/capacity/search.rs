@@ -32,10 +32,13 @@
 //! midpoint; the search ends when no such gap is left (or the probe budget is spent).
 //! Without uncertain loads this is plain bisection and `U − L <= resolution` at the end;
 //! uncertain loads stay inside `[L, U]`, which then spans the zone where the SLO is within
-//! the noise. `[L, U]` contains the capacity whenever the judgements at `L` and `U` are
-//! right: each is either clear of the limit by the band in one probe or beyond the 95 %
-//! interval of its repeated probes. The point estimate interpolates the mean `ln m`
-//! linearly between the highest load whose mean held and the next probed load above it.
+//! the noise. When the gaps are closed, an end of `[L, U]` judged by one probe is
+//! confirmed: probed again (up to `repeats` probes, until the t-interval decides) and
+//! re-judged on all its probes; if its judgement changes (it may become uncertain), the
+//! search goes on. So with `repeats >= 2` both ends rest on at least two probes whose 95 %
+//! t-interval of the mean `ln m` excludes 0, and `[L, U]` contains the capacity whenever
+//! those two judgements are right. The point estimate interpolates the mean `ln m` linearly
+//! between the highest load whose mean held and the next probed load above it.
 //!
 //! ```
 //! use servebench::capacity::{search, SearchOptions};
@@ -247,7 +250,11 @@ impl<E> State<'_, E> {
             repetition,
         };
         let m = (self.probe)(&at)?;
-        let m = if m.is_nan() { f64::INFINITY } else { m.max(0.0) };
+        let m = if m.is_nan() {
+            f64::INFINITY
+        } else {
+            m.max(0.0)
+        };
         self.probes.push(ProbeRecord {
             index: at.index,
             load,
@@ -280,7 +287,55 @@ impl<E> State<'_, E> {
     /// probes have measured the noise.
     fn log_band(&self) -> f64 {
         let b = (1.0 + self.opts.band).ln();
-        self.pooled(&[]).map_or(b, |(sd, _)| b.max(NOISE_BANDS * sd))
+        self.pooled(&[])
+            .map_or(b, |(sd, _)| b.max(NOISE_BANDS * sd))
+    }
+
+    /// The 95 % t-interval of the mean of `logs` (one load's `ln m`), its standard error
+    /// from the noise pooled over every load probed more than once: below 0 holds, above 0
+    /// fails, else undecided.
+    fn t_verdict(&self, logs: &[f64]) -> Option<LoadVerdict> {
+        let (sd, df) = self.pooled(logs)?;
+        let mean = logs.iter().sum::<f64>() / logs.len() as f64;
+        let half = t_quantile(0.975, df as f64) * sd / (logs.len() as f64).sqrt();
+        if mean + half < 0.0 {
+            Some(LoadVerdict::Holds)
+        } else if mean - half > 0.0 {
+            Some(LoadVerdict::Fails)
+        } else {
+            None
+        }
+    }
+
+    /// Probes a bracket end judged by one probe again (up to `repeats` probes, until the
+    /// t-interval decides) and re-judges it on all its probes. `false` when there is
+    /// nothing to confirm.
+    fn confirm(&mut self, load: f64) -> Result<bool, E> {
+        let Some(i) = self.loads.iter().position(|l| l.load == load) else {
+            return Ok(false);
+        };
+        let want = self.opts.repeats.min(2) as usize;
+        if self.loads[i].worst_ratios.len() >= want || !self.budget_left() {
+            return Ok(false);
+        }
+        let mut ratios = self.loads[i].worst_ratios.clone();
+        let mut verdict = None;
+        while ratios.len() < self.opts.repeats as usize && self.budget_left() {
+            let r = ratios.len() as u32 + 1;
+            ratios.push(self.one(load, r)?);
+            let logs: Vec<f64> = ratios.iter().map(|m| ln(*m)).collect();
+            // The load's filed single probe adds nothing to the pool; `logs` brings it in.
+            verdict = self.t_verdict(&logs);
+            if verdict.is_some() {
+                break;
+            }
+        }
+        let logs: Vec<f64> = ratios.iter().map(|m| ln(*m)).collect();
+        let l = &mut self.loads[i];
+        l.mean_log_ratio = logs.iter().sum::<f64>() / logs.len() as f64;
+        l.worst_ratios = ratios;
+        l.verdict = verdict.unwrap_or(LoadVerdict::Uncertain);
+        Ok(true)
     }
 
     /// Judges `load` (see the module docs) and files it by load.
@@ -289,27 +344,13 @@ impl<E> State<'_, E> {
         let first = self.one(load, 1)?;
         let mut ratios = vec![first];
         let clear = ln(first).abs() >= band;
-        // The 95 % t-interval of the mean of `ln m` at this load, its standard error from
-        // the noise pooled over every load probed more than once.
-        let decided = |s: &Self, logs: &[f64]| {
-            let (sd, df) = s.pooled(logs)?;
-            let mean = logs.iter().sum::<f64>() / logs.len() as f64;
-            let half = t_quantile(0.975, df as f64) * sd / (logs.len() as f64).sqrt();
-            if mean + half < 0.0 {
-                Some(LoadVerdict::Holds)
-            } else if mean - half > 0.0 {
-                Some(LoadVerdict::Fails)
-            } else {
-                None
-            }
-        };
         let mut verdict = None;
         if !clear {
             while (ratios.len() as u32) < self.opts.repeats && self.budget_left() {
                 let r = ratios.len() as u32 + 1;
                 ratios.push(self.one(load, r)?);
                 let logs: Vec<f64> = ratios.iter().map(|m| ln(*m)).collect();
-                verdict = decided(self, &logs);
+                verdict = self.t_verdict(&logs);
                 if verdict.is_some() {
                     break;
                 }
@@ -447,12 +488,27 @@ pub fn search<E>(
         .last()
         .is_some_and(|l| l.load == max && l.verdict == LoadVerdict::Holds);
     if !min_fails && !max_holds {
-        while let Some(x) = s.next_load() {
-            if !s.budget_left() {
-                converged = false;
+        loop {
+            if let Some(x) = s.next_load() {
+                if !s.budget_left() {
+                    converged = false;
+                    break;
+                }
+                s.judge(x)?;
+                continue;
+            }
+            // Converged: confirm the bracket's ends (the lower first).
+            let (lower, upper) = s.bracket();
+            let mut again = false;
+            for end in [lower, upper].into_iter().flatten() {
+                if s.confirm(end)? {
+                    again = true;
+                    break;
+                }
+            }
+            if !again {
                 break;
             }
-            s.judge(x)?;
         }
     }
     let (lower, upper) = s.bracket();
@@ -485,7 +541,10 @@ mod tests {
             let opts = SearchOptions::new(1.0, 40.0, 0.25);
             let s = search(&opts, &mut |p| Ok::<_, ()>((p.load / cap).powi(3))).unwrap();
             let (lo, hi) = (s.lower.unwrap(), s.upper.unwrap());
-            assert!(lo <= cap && cap <= hi && hi - lo <= 0.25, "{cap}: [{lo}, {hi}]");
+            assert!(
+                lo <= cap && cap <= hi && hi - lo <= 0.25,
+                "{cap}: [{lo}, {hi}]"
+            );
             assert!((s.estimate.unwrap() - cap).abs() < 0.25, "{cap}: {s:?}");
             // 2 ends + ceil(log2(39 / 0.25)) = 8 midpoints, and a few repeats near the limit.
             let loads = s.loads.len();
@@ -500,10 +559,16 @@ mod tests {
     fn the_ends_of_the_range_end_the_search() {
         let opts = SearchOptions::new(2.0, 8.0, 0.5);
         let all = search(&opts, &mut |_| Ok::<_, ()>(0.2)).unwrap();
-        assert_eq!((all.lower, all.upper, all.estimate), (Some(8.0), None, Some(8.0)));
+        assert_eq!(
+            (all.lower, all.upper, all.estimate),
+            (Some(8.0), None, Some(8.0))
+        );
         assert_eq!(all.probes.len(), 2);
         let none = search(&opts, &mut |_| Ok::<_, ()>(5.0)).unwrap();
-        assert_eq!((none.lower, none.upper, none.estimate), (None, Some(2.0), None));
+        assert_eq!(
+            (none.lower, none.upper, none.estimate),
+            (None, Some(2.0), None)
+        );
         assert_eq!(none.probes.len(), 1);
         // A closure's error ends it.
         let mut n = 0;
@@ -528,8 +593,12 @@ mod tests {
             Ok::<_, ()>(if p.load <= 23.0 { 0.5 } else { 2.0 })
         })
         .unwrap();
-        assert_eq!((s.lower, s.upper, s.estimate), (Some(23.0), Some(24.0), Some(23.0)));
-        assert!(s.probes.len() <= 2 + 6);
+        assert_eq!(
+            (s.lower, s.upper, s.estimate),
+            (Some(23.0), Some(24.0), Some(23.0))
+        );
+        // Two ends, six halvings, the bracket's two ends confirmed.
+        assert!(s.probes.len() <= 2 + 6 + 2, "{}", s.probes.len());
     }
 
     /// Seeded calibration: a margin `exp(k (x − c) + σ z)`, σ from a quarter of the band to
@@ -564,7 +633,10 @@ mod tests {
                 opts.grid_probes()
             );
             assert!(coverage >= 0.90, "sigma {sigma}: coverage {coverage}");
-            assert!(mean_probes < opts.grid_probes() as f64 / 2.0, "{mean_probes}");
+            assert!(
+                mean_probes < opts.grid_probes() as f64 / 2.0,
+                "{mean_probes}"
+            );
         }
     }
 }

@@ -591,7 +591,10 @@ mod tests {
         let slo: SloTarget = "ttft:p99<=250ms tpot:mean<=20ms".parse().unwrap();
         let c = slo.check(&rs);
         assert!(c.held);
-        assert!((c.conditions[0].ratio - 198.01 / 250.0).abs() < 1e-3, "{c:?}");
+        assert!(
+            (c.conditions[0].ratio - 198.01 / 250.0).abs() < 1e-3,
+            "{c:?}"
+        );
         assert!((c.conditions[1].ratio - 0.5).abs() < 1e-9, "{c:?}");
         assert_eq!(c.worst_ratio, c.conditions[0].ratio);
         let tight: SloTarget = "ttft:p99<=150ms".parse().unwrap();

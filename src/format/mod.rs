@@ -1,5 +1,6 @@
 //! Text and table renderers/parsers for benchmark reports.
 
+pub mod capacity;
 pub mod comparison;
 pub mod doc;
 pub mod gpustack;

@@ -212,6 +212,8 @@ pub struct Args {
     quiet: bool,
     #[command(flatten)]
     workload: WorkloadArgs,
+    #[command(flatten)]
+    capacity: crate::capacity_cmd::CapacityFlags,
     /// Also compute 95 % confidence intervals from the records (stored in the saved result)
     /// and print them under the report block, which itself is unchanged.
     #[arg(long)]
@@ -568,6 +570,12 @@ fn run(args: &Args) -> Result<(String, u8), Failure> {
     bench_args.start_at = crate::shard::start_instant(args.shard, args.start_at.as_ref())?;
     bench_args.scrape_interval = (!args.no_scrape).then(|| seconds(args.scrape_interval));
     bench_args.reset_prefix_cache = args.workload.reset_prefix_cache;
+    if let Some(search) = args.capacity.search {
+        let cap =
+            crate::capacity_cmd::capacity_args(&args.capacity, search, args.result_dir.as_deref())
+                .map_err(usage)?;
+        return crate::capacity_cmd::run(&bench_args, &cap, args.quiet).map_err(Failure::Input);
+    }
     if let Some(n) = args.workload.sweep {
         return crate::sweep_cmd::run(&bench_args, n, out_path.as_deref(), args.quiet)
             .map_err(Failure::Input);

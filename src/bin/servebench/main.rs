@@ -10,6 +10,8 @@ mod accuracy;
 mod bench;
 #[cfg(feature = "http")]
 mod bench_output;
+#[cfg(feature = "http")]
+mod capacity_cmd;
 mod compare;
 mod input;
 mod lint;
