@@ -5,7 +5,7 @@
 use std::fmt::Write as _;
 
 use crate::capacity::{JudgedLoad, LoadVerdict, ProbeRecord, SloCheck};
-use crate::result::{CapacityEstimate, SearchKind};
+use crate::result::{BenchmarkResult, CapacityEstimate, SearchKind};
 
 /// A load in its kind's precision (`12.40` req/s, `24` concurrent requests).
 pub fn load(kind: SearchKind, x: f64) -> String {
@@ -130,6 +130,60 @@ pub fn render(
         load(e.search, e.resolution).trim_end_matches(".00")
     );
     w
+}
+
+/// A result's capacity cell ([`capacity_cell`]), or why it has none.
+pub fn capacity_cell_of(r: &BenchmarkResult) -> String {
+    r.capacity
+        .as_ref()
+        .map_or_else(|| "no capacity search".to_string(), capacity_cell)
+}
+
+/// A markdown table of capacities: `| NAME | Capacity under the SLO |` per `(name, result)`.
+pub fn capacity_table_markdown(first: &str, rows: &[(&str, &BenchmarkResult)]) -> Option<String> {
+    if rows.is_empty() {
+        return None;
+    }
+    let mut w = format!("| {first} | Capacity under the SLO |\n| --- | --- |\n");
+    for (name, r) in rows {
+        let _ = writeln!(w, "| {name} | {} |", capacity_cell_of(r));
+    }
+    Some(w.trim_end().to_string())
+}
+
+/// The conclusion table of a capacity study: per benchmark case, the baseline's and the
+/// optimized configuration's capacity with their intervals.
+pub fn capacity_conclusion_markdown(
+    rows: &[(String, &BenchmarkResult, &BenchmarkResult)],
+) -> String {
+    let mut w = String::from(
+        "| Benchmark Case | Baseline capacity | Optimized capacity |\n| --- | --- | --- |\n",
+    );
+    for (case, b, r) in rows {
+        let _ = writeln!(
+            w,
+            "| {case} | {} | {} |",
+            capacity_cell_of(b),
+            capacity_cell_of(r)
+        );
+    }
+    w
+}
+
+/// The document's note on how a capacity study measures and decides.
+pub fn capacity_study_note(slo: &str, kind: SearchKind) -> String {
+    let what = match kind {
+        SearchKind::Rate => "request rate (constant arrivals)",
+        SearchKind::Concurrency => "concurrency (every request at once, under a cap)",
+    };
+    format!(
+        "Every run is a capacity search: the highest {what} at which the SLO `{slo}` holds, \
+         written \"holds X [L, U]\" ({}), every probe kept as a run file. The ladder keeps a \
+         step when its capacity interval lies wholly above the best configuration's so far \
+         (with repetitions: the 95% interval of the difference of their mean capacities).",
+        SearchKind::unit(kind)
+    ) + " "
+        + INTERVAL_MEANING
 }
 
 #[cfg(test)]
