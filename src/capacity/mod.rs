@@ -1,5 +1,5 @@
 //! Capacity under an SLO: the SLO a server is held to ([`SloTarget`], the `--slo` syntax),
-//! the noise-aware search for the highest load at which it holds ([`search`], a pure
+//! the noise-aware search for the highest load at which it holds ([`search()`], a pure
 //! function over a probe closure), and the answer as the result schema keeps it
 //! ([`estimate_of`] → [`crate::result::CapacityEstimate`]). Running the probes is the
 //! caller's: `bench` over HTTP ([`crate::http::capacity`]), a study on the simulator.

@@ -436,8 +436,7 @@ impl<E> State<'_, E> {
         let a = self
             .loads
             .iter()
-            .filter(|l| l.mean_log_ratio <= 0.0 && below_upper(l.load))
-            .next_back()?;
+            .rfind(|l| l.mean_log_ratio <= 0.0 && below_upper(l.load))?;
         let b = self
             .loads
             .iter()

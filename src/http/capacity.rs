@@ -1,5 +1,5 @@
 //! `servebench bench --slo … --search rate|concurrency`: the capacity search
-//! ([`crate::capacity::search`]) with every probe a [`bench::run`](super::bench::run)
+//! ([`crate::capacity::search()`]) with every probe a [`super::bench::run`]
 //! against the server — the same workload at a constant rate (or, for a concurrency
 //! search, every request at once under a cap) — judged against the SLO, saved as a run
 //! file as soon as it ends (`probe-NNN.json`, with its place in the search in

@@ -1,5 +1,5 @@
 //! A capacity study's runs (`goal = "capacity"`): each (configuration, profile, repetition)
-//! is a capacity search ([`crate::capacity::search`]) under the study's SLO, whose probes
+//! is a capacity search ([`crate::capacity::search()`]) under the study's SLO, whose probes
 //! run the profile at the probe's load — on a fresh simulator, or through `bench` against
 //! the launched server. Every probe is written as a run file beside the run's
 //! (`runs/CONFIG/PROFILE-rN-probes/probe-NNN.json`, its place in `capacity_probe`); the
