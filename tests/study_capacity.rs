@@ -8,11 +8,12 @@
 
 use std::sync::atomic::AtomicBool;
 
+use servebench::app::study::Runner;
 use servebench::capacity::SloTarget;
 use servebench::runfile::RunFile;
 use servebench::study::journal::Configuration;
 use servebench::study::verdict::{decide_capacity, Call};
-use servebench::study::{self, Runner, StudyFile};
+use servebench::study::StudyFile;
 
 const STUDY: &str = r#"
 format = "servebench-study"
@@ -65,7 +66,7 @@ fn offline_capacity(s: &StudyFile, c: &Configuration, slo: &SloTarget) -> f64 {
         let mut p = profile.clone();
         p.request_rate = rate;
         let out =
-            servebench::study::runner::simulate_run(&p, config.clone(), params.clone(), 0, false)
+            servebench::app::study::simulate_run(&p, config.clone(), params.clone(), 0, false)
                 .unwrap();
         slo.check(&out.records).held
     };
@@ -91,7 +92,7 @@ fn a_capacity_study_concludes_in_requests_per_second_under_the_slo() {
     r.run(&AtomicBool::new(false), &mut |l| eprintln!("{l}"))
         .unwrap();
     let a = r.analysis();
-    let doc = study::render(&s, &r.outcomes, &a, true);
+    let doc = servebench::format::study::render(&s, &r.outcomes, &a, true);
     eprintln!("{}", doc.markdown);
 
     // Every configuration's capacity interval contains the simulator's own capacity.

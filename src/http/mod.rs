@@ -1,18 +1,14 @@
 //! OpenAI-compatible HTTP: the streaming client engine ([`client::HttpEngine`]), a server that
 //! serves any virtual-time [`Engine`](crate::engine::Engine) in real time ([`server`]), the
-//! SSE parser both rely on ([`sse`]), the `servebench bench` runner ([`mod@bench`]) and its
-//! capacity search under an SLO ([`capacity`]).
+//! SSE parser both rely on ([`sse`]) and the `servebench bench` runner ([`mod@bench`]).
 //!
 //! Only plain `http://` targets are supported (no TLS in this build).
 
-pub mod bench;
-pub mod capacity;
 pub mod client;
 mod prepare;
 pub mod server;
 pub mod sse;
 mod stamped;
-pub mod sweep;
 pub mod timeline;
 
 pub use client::{HttpConfig, HttpEngine};

@@ -5,9 +5,9 @@
 
 use std::path::{Path, PathBuf};
 
+use servebench::app::bench::BenchArgs;
+use servebench::app::capacity::{run_capacity, CapacityArgs};
 use servebench::capacity::{options_for, SloTarget};
-use servebench::http::bench::BenchArgs;
-use servebench::http::capacity::{run_capacity, CapacityArgs};
 use servebench::result::SearchKind;
 
 use crate::input::InputError;

@@ -9,8 +9,6 @@ mod accuracy;
 #[cfg(feature = "http")]
 mod bench;
 #[cfg(feature = "http")]
-mod bench_output;
-#[cfg(feature = "http")]
 mod capacity_cmd;
 mod compare;
 mod input;

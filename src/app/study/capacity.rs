@@ -9,9 +9,9 @@
 use std::sync::atomic::{AtomicBool, Ordering};
 
 use super::{prepared, simulate_on, Runner, PREFIX_CACHE_LABEL, SIM_RESTART};
+use crate::app::bench::{BenchArgs, BenchError, BenchRun};
+use crate::app::capacity::probe_args;
 use crate::capacity::{estimate_of, probe_of, search, SearchOutcome, SloTarget};
-use crate::http::bench::{BenchArgs, BenchError, BenchRun};
-use crate::http::capacity::probe_args;
 use crate::profile::Profile;
 use crate::result::{CapacityProbe, SearchKind};
 use crate::runfile::RunFile;
