@@ -20,8 +20,6 @@
 //! assert_eq!(out.result.successful_requests, Some(20));
 //! ```
 
-#[cfg(feature = "cli")]
-pub mod cli;
 pub mod config;
 pub mod engine;
 pub mod engine_args;
@@ -29,7 +27,6 @@ pub mod fidelity;
 pub mod frontend;
 pub mod guidellm;
 pub mod kernels;
-pub mod markdown;
 
 pub mod metrics;
 pub mod model;

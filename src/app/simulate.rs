@@ -6,7 +6,7 @@
 //!
 //! ```
 //! use clap::Parser;
-//! use servebench::sim::cli::{report, SimArgs};
+//! use servebench::app::simulate::{report, SimArgs};
 //!
 //! #[derive(Parser)]
 //! struct Cli {
@@ -34,10 +34,10 @@ use crate::format::text::{self, Style};
 use crate::profile::{Dataset, Profile, ProfileError};
 use crate::result::BenchmarkResult;
 
-use super::engine::Config;
-use super::engine_args::{EngineArgs, SimConfigError};
-use super::markdown::markdown;
-use super::run::{guidellm_view, simulate, simulate_with, SEED_BASELINE_S, SEED_OPTIMIZED_S};
+use crate::format::sim::markdown;
+use crate::sim::engine::Config;
+use crate::sim::engine_args::{EngineArgs, SimConfigError};
+use crate::sim::run::{guidellm_view, simulate, simulate_with, SEED_BASELINE_S, SEED_OPTIMIZED_S};
 
 /// Output format.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -130,12 +130,12 @@ fn known_profile(v: &str) -> Result<String, String> {
 }
 
 fn known_config(v: &str) -> Result<String, String> {
-    if super::CONFIG_NAMES.contains(&v) {
+    if crate::sim::CONFIG_NAMES.contains(&v) {
         Ok(v.to_string())
     } else {
         Err(format!(
             "unknown config `{v}` (known: {})",
-            super::CONFIG_NAMES.join(", ")
+            crate::sim::CONFIG_NAMES.join(", ")
         ))
     }
 }
@@ -201,9 +201,10 @@ impl SimArgs {
                 &self.gpu,
             )?)?]),
             (None, Some(_)) => {
-                let model =
-                    super::spec::ModelSpec::resolve(&self.model).map_err(SimConfigError::from)?;
-                let gpu = super::spec::GpuSpec::resolve(&self.gpu).map_err(SimConfigError::from)?;
+                let model = crate::sim::spec::ModelSpec::resolve(&self.model)
+                    .map_err(SimConfigError::from)?;
+                let gpu =
+                    crate::sim::spec::GpuSpec::resolve(&self.gpu).map_err(SimConfigError::from)?;
                 Ok(vec![Config::from_parts("custom", model, gpu, extra)?])
             }
             // Another model, GPU or load: its baseline; else the seed's two configurations.
@@ -303,11 +304,11 @@ pub fn report(args: &SimArgs, notes: &mut dyn std::io::Write) -> Result<String, 
     if args.dump_operators {
         let c = args.configs()?.into_iter().next();
         return match c {
-            Some(c) => Ok(super::operators::operator_list_json(
+            Some(c) => Ok(crate::sim::operators::operator_list_json(
                 &c.model,
                 match c.weights {
-                    super::model::Weights::Bf16 => super::kernels::Dtype::Bf16,
-                    super::model::Weights::Fp8 => super::kernels::Dtype::Fp8,
+                    crate::sim::model::Weights::Bf16 => crate::sim::kernels::Dtype::Bf16,
+                    crate::sim::model::Weights::Fp8 => crate::sim::kernels::Dtype::Fp8,
                 },
             )),
             None => Err(SimCliError::Usage("no configuration".into())),
@@ -420,8 +421,8 @@ pub fn fidelity(seed: u64) -> Result<String, SimCliError> {
         ));
     }
     // The development points (checks, not fitted).
-    let dev =
-        super::fidelity::development_points(seed).map_err(|e| SimCliError::Usage(e.to_string()))?;
+    let dev = crate::sim::fidelity::development_points(seed)
+        .map_err(|e| SimCliError::Usage(e.to_string()))?;
     w.push_str("\n| Development point | duration sim / published (s) | mean TTFT sim / published (s) | mean E2E sim / published (s) |\n");
     w.push_str("|---|---|---|---|\n");
     for r in &dev {
@@ -440,7 +441,7 @@ pub fn fidelity(seed: u64) -> Result<String, SimCliError> {
     }
     w.push_str(&format!(
         "\nMean absolute error of mean E2E latency over the development points: {:.1}%\n",
-        super::fidelity::e2e_mean_absolute_error(&dev) * 100.0
+        crate::sim::fidelity::e2e_mean_absolute_error(&dev) * 100.0
     ));
     Ok(w)
 }
