@@ -527,6 +527,19 @@ impl StudyFile {
                 }
             }
         }
+        for (name, p) in &self.profiles {
+            // A run of no request measures nothing and would pass every decision unseen.
+            if p.total_requests == 0 {
+                return Err(format!(
+                    "profiles.{name}.total_requests: must be at least 1, got 0"
+                ));
+            }
+            if p.max_concurrency == Some(0) {
+                return Err(format!(
+                    "profiles.{name}.max_concurrency: must be at least 1, got 0"
+                ));
+            }
+        }
         for (i, p) in self.ladder.profiles.iter().enumerate() {
             self.profile(p)
                 .map_err(|m| format!("ladder.profiles[{i}]: {m}"))?;
