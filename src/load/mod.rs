@@ -43,10 +43,12 @@ use crate::result::{BenchmarkResult, MIN_SCHEMA_VERSION, SCHEMA_VERSION};
 mod error;
 mod sniff;
 mod sweep;
+mod validate;
 
 pub use error::{LoadError, LoadErrorKind};
 pub use sniff::sniff;
 pub use sweep::{strategy_name, sweep_of, SweepPoint};
+pub use validate::{implausible, PLAUSIBLE_S};
 
 /// The file formats [`load`] reads.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -438,6 +440,15 @@ pub fn load(name: &str, bytes: &[u8]) -> Result<Vec<Run>, LoadError> {
             _ => String::new(),
         };
         return Err(fail(LoadErrorKind::NoRuns(hint)));
+    }
+    // The one check every format's runs pass.
+    for run in &runs {
+        validate::check(run).map_err(|message| {
+            fail(LoadErrorKind::Implausible {
+                run: run.name.clone(),
+                message,
+            })
+        })?;
     }
     Ok(runs)
 }
