@@ -228,8 +228,7 @@ pub fn request_order_keys(n: usize, prefix: &str) -> Vec<RequestKeys> {
 /// assert!(order_prefixes(ids.iter().copied(), 2).is_empty());
 /// ```
 pub fn order_prefixes<'a>(ids: impl IntoIterator<Item = &'a str>, n: usize) -> Vec<String> {
-    let mut by_prefix: std::collections::HashMap<&str, Vec<u64>> =
-        std::collections::HashMap::new();
+    let mut by_prefix: std::collections::HashMap<&str, Vec<u64>> = std::collections::HashMap::new();
     for id in ids {
         let digits = id.bytes().rev().take_while(u8::is_ascii_digit).count();
         let (prefix, index) = id.split_at(id.len() - digits);

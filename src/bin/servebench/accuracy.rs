@@ -84,7 +84,9 @@ fn row(out: &mut String, name: &str, s: Option<&ErrorStats>) {
 /// How a file was joined, for a human.
 fn join_text(join: &Join) -> String {
     match join {
-        Join::ServebenchIds => "by the x-request-id servebench sent (servebench-{record id})".into(),
+        Join::ServebenchIds => {
+            "by the x-request-id servebench sent (servebench-{record id})".into()
+        }
         Join::FileIds => "by the request ids the file lists (else the response ids)".into(),
         Join::RequestOrder {
             prefix,
@@ -223,6 +225,9 @@ fn text(truth: &Path, all: &[ClientAccuracy]) -> String {
             );
         }
         let t = &a.throughput;
+        if let Some(from) = &a.client_figures_from {
+            let _ = writeln!(out, "  client figures as printed, from {from}");
+        }
         let _ = writeln!(
             out,
             "  output throughput: client {} tok/s, server {} tok/s ({} %)",

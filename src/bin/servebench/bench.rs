@@ -220,6 +220,8 @@ pub struct Args {
     max_failed_share: f64,
     #[command(flatten)]
     workload: WorkloadArgs,
+    #[command(flatten)]
+    capacity: crate::capacity_cmd::CapacityFlags,
     /// Also compute 95 % confidence intervals from the records (stored in the saved result)
     /// and print them under the report block, which itself is unchanged.
     #[arg(long)]
@@ -590,6 +592,23 @@ fn run(args: &Args) -> Result<(String, u8), Failure> {
     bench_args.start_at = crate::shard::start_instant(args.shard, args.start_at.as_ref())?;
     bench_args.scrape_interval = (!args.no_scrape).then(|| seconds(args.scrape_interval));
     bench_args.reset_prefix_cache = args.workload.reset_prefix_cache;
+    if let Some(search) = args.capacity.search {
+        let cap =
+            crate::capacity_cmd::capacity_args(&args.capacity, search, args.result_dir.as_deref())
+                .map_err(usage)?;
+        // Ctrl-C ends the probe in flight; the probes before it stay saved.
+        let watch = signals::watch(stop.clone(), args.drain_timeout)
+            .map_err(|e| InputError(format!("bench: cannot watch for Ctrl-C: {e}")))?;
+        let out = crate::capacity_cmd::run(&bench_args, &cap, args.quiet);
+        drop(watch);
+        return match (out, stop.reason()) {
+            (Err(e), Some(sig)) => {
+                eprintln!("servebench: {e}");
+                Ok((String::new(), signals::exit_status(&sig)))
+            }
+            (out, _) => out.map_err(Failure::Input),
+        };
+    }
     if let Some(n) = args.workload.sweep {
         return crate::sweep_cmd::run(&bench_args, n, out_path.as_deref(), args.quiet)
             .map_err(Failure::Input);

@@ -28,6 +28,7 @@ mod accuracy;
 #[cfg(feature = "http")]
 mod bench;
 #[cfg(feature = "http")]
+mod capacity_cmd;
 mod compare;
 mod exit;
 mod input;

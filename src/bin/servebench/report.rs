@@ -57,7 +57,10 @@ pub struct Args {
 /// and the command then exits 1 after printing the others.
 pub fn run(args: &Args) -> Result<String, InputError> {
     let name = input::display_name(&args.file);
-    let runs = input::load(&args.file)?;
+    let mut runs = input::load(&args.file)?;
+    // aiperf's per-request export: aiperf's own figures and window from its aggregate
+    // export beside it.
+    servebench::load::attach_aiperf_aggregates(std::path::Path::new(&args.file), &mut runs)?;
     let opts = ReportOptions {
         numbers: match args.convention {
             // Percentiles or SLOs need a recomputation: under the file's own convention.
