@@ -172,7 +172,6 @@ impl Profile {
             },
         }
     }
-
 }
 
 /// A rate on the wire: integers stay integers (`1000`), others are floats.

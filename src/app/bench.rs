@@ -20,10 +20,9 @@ use crate::format::text::Style;
 use crate::http::client::{model_ids, HttpConfig, HttpEngine};
 use crate::http::HttpError;
 use crate::lint::Finding;
-use crate::metrics::{compute, MetricsOptions};
+use crate::metrics::{summarize, MetricsOptions};
 use crate::profile::{Dataset, Profile};
-use crate::record::RequestRecord;
-use crate::result::{BenchmarkResult, Convention};
+use crate::result::Convention;
 use crate::runfile::{check_writable, RunFile, RunStatus};
 
 /// What to run.
@@ -276,24 +275,6 @@ pub fn convention_for(style: Style) -> Convention {
     }
 }
 
-/// Compute the report figures for `records` (as [`run`] does): `metrics`' convention,
-/// percentiles and goodput, the profile in `meta`, and for vLLM's convention the client cap
-/// as "Maximum request concurrency" (as vLLM prints it).
-pub fn summarize(
-    records: &[RequestRecord],
-    profile: &Profile,
-    metrics: &MetricsOptions,
-    max_concurrency: Option<usize>,
-) -> BenchmarkResult {
-    let mut result = compute(records, metrics.clone());
-    result.meta.profile = Some(profile.clone());
-    result.meta.convention = Some(metrics.convention);
-    if metrics.convention == Convention::Vllm {
-        result.max_concurrency = max_concurrency.map(|c| c as u64);
-    }
-    result
-}
-
 /// How many connections a run needs at its start: the requests due in its first second
 /// (all of them for a run without a rate), at most its concurrency cap. A run at a rate the
 /// cap does not bind opens few; a concurrency-bound run (`--max-concurrency 256` at the
@@ -443,7 +424,7 @@ pub fn run(args: &BenchArgs, progress: &mut dyn FnMut(&Progress)) -> Result<Benc
                 .map(|r| format!("{r} during the warm-up")),
         ),
     };
-    let mut result = summarize(&records, &args.profile, &args.metrics, cap);
+    let mut result = summarize(&records, Some(&args.profile), &args.metrics, cap);
     result.meta.model = model.clone();
     result.meta.source = Some(target.clone());
     let mut file = RunFile::new(result, records, args.profile.clone(), started_at);

@@ -15,11 +15,11 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
 use crate::driver::workload::WorkloadOptions;
-use crate::driver::{run_profile, GUIDELLM_MAX_CONCURRENCY};
-use crate::profile::{Dataset, Profile};
+use crate::profile::Profile;
 use crate::result::BenchmarkResult;
 use crate::runfile::RunFile;
-use crate::sim::run::{starts_cold, PROMPT_SYNTHESIS};
+use crate::sim::run::starts_cold;
+use crate::sim::run::Simulated;
 use crate::sim::H200Sim;
 use crate::study::file::{EngineKind, EngineSpec, StudyFile};
 use crate::study::flags::sim_config;
@@ -674,7 +674,7 @@ pub fn simulate_run(
     params: crate::sim::Params,
     seed: u64,
     warm: bool,
-) -> Result<crate::driver::RunOutput, crate::driver::DriverError> {
+) -> Result<Simulated, crate::driver::DriverError> {
     let mut engine = prepared(H200Sim::with_params(config.clone(), params), profile, warm);
     simulate_on(&mut engine, profile, &config, seed)
 }
@@ -687,7 +687,7 @@ pub fn simulate_run_observed(
     params: crate::sim::Params,
     seed: u64,
     warm: bool,
-) -> Result<(crate::driver::RunOutput, crate::observe::ServerSeries), crate::driver::DriverError> {
+) -> Result<(Simulated, crate::observe::ServerSeries), crate::driver::DriverError> {
     let interval = crate::study::observe::SCRAPE_INTERVAL;
     let engine = H200Sim::with_params(config.clone(), params).sample_metrics_every(interval);
     let mut engine = prepared(engine, profile, warm);
@@ -712,21 +712,12 @@ fn simulate_on(
     profile: &Profile,
     config: &crate::sim::Config,
     seed: u64,
-) -> Result<crate::driver::RunOutput, crate::driver::DriverError> {
+) -> Result<Simulated, crate::driver::DriverError> {
     let opts = WorkloadOptions {
         sharegpt_seed: seed,
         ..WorkloadOptions::default()
     };
-    let synthetic = matches!(profile.dataset, Dataset::Random { .. });
-    let cap = usize::try_from(profile.total_requests)
-        .unwrap_or(usize::MAX)
-        .min(GUIDELLM_MAX_CONCURRENCY);
-    let mut out = run_profile(engine, profile, &opts, |o| {
-        o.max_concurrency = Some(cap);
-        if synthetic {
-            o.client_prep_per_prompt_token = PROMPT_SYNTHESIS;
-        }
-    })?;
+    let mut out = crate::sim::run::run_as_guidellm(engine, profile, &opts)?;
     let meta = &mut out.result.meta;
     meta.engine = Some("h200-sim (vLLM 0.17.1 model)".into());
     meta.engine_version = Some("0.17.1".into());

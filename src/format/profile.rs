@@ -24,10 +24,7 @@ impl Profile {
             "guidellm benchmark".to_string(),
             format!("  --target {target}"),
             "  --profile constant".to_string(),
-            format!(
-                "  --rate {}",
-                super::pyfmt::int_or_repr(self.request_rate)
-            ),
+            format!("  --rate {}", super::pyfmt::int_or_repr(self.request_rate)),
             format!("  --max-requests {}", self.total_requests),
             format!("  --processor {model_path}"),
         ];

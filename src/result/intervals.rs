@@ -7,7 +7,6 @@
 
 use serde::{Deserialize, Serialize};
 
-
 /// A two-sided confidence interval `[lo, hi]` with the standard error of the estimate.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 pub struct Interval {
