@@ -55,7 +55,6 @@ use std::path::{Path, PathBuf};
 use serde::{Deserialize, Serialize};
 
 use crate::driver::arrivals::Arrivals;
-use crate::lint::{lint_run, Finding, LintOptions};
 use crate::merge::skew::ServerClock;
 use crate::metrics::MetricsOptions;
 use crate::profile::Profile;
@@ -405,25 +404,6 @@ impl RunFile {
             server_metrics: None,
             records,
         }
-    }
-
-    /// The lints of the run, with what the file knows: the requests it meant to send (the
-    /// profile's count; for an interrupted run, those sent) and the profile's cap.
-    pub fn lint(&self) -> Vec<Finding> {
-        let expected = match (&self.status, self.shard) {
-            (RunStatus::Interrupted { .. }, _) => self.records.len() as u64,
-            (RunStatus::Complete, None) => self.profile.total_requests,
-            // A shard meant to send its part of the profile's requests.
-            (RunStatus::Complete, Some(shard)) => {
-                let n = usize::try_from(self.profile.total_requests).unwrap_or(usize::MAX);
-                shard.indices(n).count() as u64
-            }
-        };
-        let opts = LintOptions {
-            expected_requests: Some(expected),
-            client_cap: self.profile.max_concurrency,
-        };
-        lint_run(&self.result, Some(&self.records), &opts)
     }
 
     /// `true` when `bytes` (a file's start is enough) look like a run file in either form:

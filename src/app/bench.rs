@@ -470,7 +470,7 @@ pub fn run(args: &BenchArgs, progress: &mut dyn FnMut(&Progress)) -> Result<Benc
         .map(|t| chrono::DateTime::<chrono::Utc>::from(t).fixed_offset());
     file.server_clock = (server_clock.samples > 0).then_some(server_clock);
     file.server_metrics = server_metrics;
-    let findings = file.lint();
+    let findings = super::lint_files::lint_run_file(&file);
     Ok(BenchRun {
         file,
         findings,
