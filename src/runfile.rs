@@ -55,9 +55,9 @@ use std::path::{Path, PathBuf};
 use serde::{Deserialize, Serialize};
 
 use crate::driver::arrivals::Arrivals;
-use crate::merge::skew::ServerClock;
 use crate::metrics::MetricsOptions;
 use crate::profile::Profile;
+use crate::record::server_clock::ServerClock;
 use crate::record::RequestRecord;
 use crate::result::BenchmarkResult;
 
