@@ -1,6 +1,5 @@
 //! Text and table renderers/parsers for benchmark reports.
 
-#[cfg(feature = "cli")]
 pub mod bench;
 pub mod comparison;
 pub mod doc;

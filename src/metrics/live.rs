@@ -171,7 +171,6 @@ fn histogram_result(
     res
 }
 
-
 /// A streaming histogram as a report [`Summary`] in ms with the given percentiles (the
 /// median is the nearest-rank p50). Empty → every value `None`.
 fn summary_ms(s: &Streaming, percentiles: &[f64]) -> Summary {
