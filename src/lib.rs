@@ -75,6 +75,7 @@
 #[cfg(feature = "http")]
 pub mod accuracy;
 pub mod app;
+mod atomic;
 pub mod collector;
 pub mod compare;
 pub mod driver;

@@ -543,24 +543,7 @@ impl RunFile {
             path: path.to_path_buf(),
             source,
         };
-        let dir = parent_dir(path);
-        let mut tmp = tempfile::Builder::new()
-            .prefix(".servebench-run-")
-            .suffix(".tmp")
-            .tempfile_in(dir)
-            .map_err(io)?;
-        {
-            let mut w = std::io::BufWriter::new(tmp.as_file_mut());
-            self.write_to(&mut w, Form::for_path(path)).map_err(io)?;
-        }
-        tmp.as_file().sync_all().map_err(io)?;
-        tmp.persist(path).map_err(|e| io(e.error))?;
-        // Make the rename itself durable (directories cannot be opened for sync on Windows).
-        #[cfg(unix)]
-        if let Ok(d) = std::fs::File::open(dir) {
-            d.sync_all().map_err(io)?;
-        }
-        Ok(())
+        crate::atomic::write_with(path, |w| self.write_to(w, Form::for_path(path))).map_err(io)
     }
 }
 

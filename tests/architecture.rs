@@ -39,8 +39,8 @@ const PARTS: &[(&str, &[&str], &str)] = &[
     ),
     (
         "Files",
-        &["src/load/", "src/merge/", "src/runfile.rs", "src/runfile/", "src/fsutil.rs"],
-        "run file, the one loader, shard merge, atomic writes",
+        &["src/load/", "src/merge/", "src/runfile.rs", "src/runfile/"],
+        "run file, the one loader, shard merge",
     ),
     ("Import", &["src/import/"], "guidellm / vLLM / SGLang / aiperf readers"),
     (
@@ -72,8 +72,9 @@ const PARTS: &[(&str, &[&str], &str)] = &[
             "src/collector.rs",
             "src/profile.rs",
             "src/rng.rs",
+            "src/atomic.rs",
         ],
-        "result schema, records, collector, profiles, rng",
+        "result schema, records, collector, profiles, rng, atomic file writes",
     ),
     (
         "Root",

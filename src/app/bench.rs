@@ -16,7 +16,6 @@ use crate::driver::stop::StopSignal;
 use crate::driver::workload::WorkloadOptions;
 use crate::driver::{run_profile, DriverError, DEFAULT_DRAIN};
 use crate::engine::{Engine, EngineError, EngineEvent, EngineRequest};
-use crate::format::text::Style;
 use crate::http::client::{model_ids, HttpConfig, HttpEngine};
 use crate::http::HttpError;
 use crate::lint::Finding;
@@ -264,15 +263,6 @@ pub struct BenchRun {
     /// The endpoint that emptied the server's prefix cache before the run
     /// (`/reset_prefix_cache` or `/flush_cache`); `None` when no reset was asked for.
     pub prefix_cache_reset: Option<String>,
-}
-
-/// The metric convention a report style's own numbers follow (GPUStack's reports are
-/// guidellm's numbers, vLLM's its own).
-pub fn convention_for(style: Style) -> Convention {
-    match style {
-        Style::Gpustack => Convention::Guidellm,
-        Style::Vllm => Convention::Vllm,
-    }
 }
 
 /// How many connections a run needs at its start: the requests due in its first second
@@ -622,11 +612,5 @@ mod tests {
         drop(e);
         assert!(!reports.is_empty());
         assert_eq!(reports.last().unwrap().done, 2);
-    }
-
-    #[test]
-    fn gpustack_style_uses_guidellm_conventions() {
-        assert_eq!(convention_for(Style::Gpustack), Convention::Guidellm);
-        assert_eq!(convention_for(Style::Vllm), Convention::Vllm);
     }
 }

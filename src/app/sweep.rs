@@ -78,14 +78,5 @@ pub fn save_sweep(path: &Path, s: &Sweep) -> Result<(), BenchError> {
         message,
     };
     let bytes = crate::driver::sweep::to_file_bytes(s).map_err(|e| werr(e.to_string()))?;
-    let name = path
-        .file_name()
-        .map(|n| n.to_string_lossy().into_owned())
-        .unwrap_or_else(|| "sweep".into());
-    let tmp = path.with_file_name(format!(".{name}.{}.tmp", std::process::id()));
-    std::fs::write(&tmp, &bytes).map_err(|e| werr(e.to_string()))?;
-    std::fs::rename(&tmp, path).map_err(|e| {
-        let _ = std::fs::remove_file(&tmp);
-        werr(e.to_string())
-    })
+    crate::atomic::write(path, &bytes).map_err(|e| werr(e.to_string()))
 }

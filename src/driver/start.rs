@@ -171,15 +171,8 @@ pub fn barrier_until(
 ) -> Result<SystemTime, StartError> {
     std::fs::create_dir_all(dir).map_err(io(dir))?;
     let file = barrier_file(dir, shard);
-    let tmp = dir.join(format!(
-        ".shard-{}-of-{}.{}.tmp",
-        shard.index,
-        shard.count,
-        std::process::id()
-    ));
     let arrived = SystemTime::now();
-    std::fs::write(&tmp, rfc3339(arrived) + "\n").map_err(io(&tmp))?;
-    std::fs::rename(&tmp, &file).map_err(io(&file))?;
+    crate::atomic::write(&file, (rfc3339(arrived) + "\n").as_bytes()).map_err(io(&file))?;
     let waited = std::time::Instant::now();
     loop {
         let mut ready: Vec<Option<SystemTime>> = vec![None; shard.count as usize];
