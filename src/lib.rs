@@ -81,6 +81,7 @@ pub mod compare;
 pub mod driver;
 pub mod engine;
 pub mod format;
+pub mod guide;
 #[cfg(feature = "http")]
 pub mod http;
 pub mod import;

@@ -1,6 +1,7 @@
 //! The load driver: turns a [`Profile`] into requests ([`workload`]), schedules them
 //! ([`arrivals`]), sends them to an [`Engine`] under a client-side concurrency cap, and
-//! collects one [`RequestRecord`] per request plus the run's [`BenchmarkResult`].
+//! collects one [`RequestRecord`] per request: records only (callers compute the figures
+//! once, with `servebench::metrics::summarize`).
 //!
 //! The driver only talks to the engine through the [`Engine`] contract, so the same loop
 //! drives a virtual-time simulator (the run takes milliseconds of wall time) and a

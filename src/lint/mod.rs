@@ -29,11 +29,11 @@
 //! | `zero-latency` | error | A TTFT or E2E latency mean/median of 0: impossible for requests that succeeded. |
 //! | `invalid-value` | error | A latency statistic, the duration or a throughput that is negative or infinite, or NaN although requests succeeded (a text report can print `nan`/`inf`, a Python client writes `NaN`). |
 //!
-//! [`lint_bytes`] / [`lint_path`] lint whole files as `servebench lint` does (text reports
+//! [`lint_bytes`](crate::app::lint_files::lint_bytes) / [`lint_path`](crate::app::lint_files::lint_path) lint whole files as `servebench lint` does (text reports
 //! with the metadata written around each block, servebench JSON results, guidellm, vLLM and
 //! SGLang files); [`crate::format::lint`] prints the findings (one per line, or a JSON
-//! array); [`exit_code`] gives the command's status ([`EXIT_CLEAN`] 0, [`EXIT_FINDINGS`] 3;
-//! [`EXIT_BAD_INPUT`] 1 and [`EXIT_USAGE`] 2 are the CLI's).
+//! array); [`exit_code`](crate::app::lint_files::exit_code) gives the command's status ([`EXIT_CLEAN`](crate::app::lint_files::EXIT_CLEAN) 0, [`EXIT_FINDINGS`](crate::app::lint_files::EXIT_FINDINGS) 3;
+//! [`EXIT_BAD_INPUT`](crate::app::lint_files::EXIT_BAD_INPUT) 1 and [`EXIT_USAGE`](crate::app::lint_files::EXIT_USAGE) 2 are the CLI's).
 //!
 //! ```
 //! use servebench::lint::{lint_result, Code, LintOptions};
