@@ -11,7 +11,7 @@
 #   SPEEDS="1 10" CONCURRENCIES="64 256" CLIENTS="servebench guidellm aiperf" N=400
 #   SERVER_ARGS="--handoff-window 0 --workers 2"   (extra h200_server flags)
 # Writes OUTDIR/<speed>x-c<conc>-<client>/{timeline.jsonl,accuracy.json,time.txt,…} and
-# OUTDIR/table.md (the table in benches/README.md). Without SERVEBENCH/SERVER_BIN the
+# OUTDIR/table.md (the table in benches/HISTORY.md). Without SERVEBENCH/SERVER_BIN the
 # release binaries are built first.
 set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
