@@ -8,6 +8,7 @@ pub mod intervals;
 pub mod labels;
 pub mod lint;
 pub mod noise;
+pub mod observe;
 pub mod profile;
 pub mod pyfmt;
 #[cfg(feature = "sim")]
