@@ -157,10 +157,14 @@ fn steady_rate(records: &[RequestRecord]) -> f64 {
     n as f64 / span
 }
 
+/// What a sweep's runner returns for one run: the driver's records and the figures the
+/// runner computed from them.
+pub type SweepStep = (RunOutput, BenchmarkResult);
+
 /// Runs a sweep: `runner` runs one set of options (built from `base`: arrivals, client cap
 /// and the detector are set per run). See the module docs.
 pub fn sweep<Err: From<DriverError>>(
-    runner: &mut dyn FnMut(&RunOptions) -> Result<(RunOutput, BenchmarkResult), Err>,
+    runner: &mut dyn FnMut(&RunOptions) -> Result<SweepStep, Err>,
     base: &RunOptions,
     opts: &SweepOptions,
 ) -> Result<Sweep, Err> {

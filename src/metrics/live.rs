@@ -161,10 +161,10 @@ fn histogram_result(
         total_output_tokens: Some(output_tokens),
         request_throughput_per_s: per_s(requests as f64),
         output_throughput_per_s: per_s(output_tokens as f64),
-        ttft: Some(summary_ms(&ttft, percentiles)),
-        tpot: Some(summary_ms(&tpot, percentiles)),
-        itl: Some(summary_ms(&itl, percentiles)),
-        e2el: Some(summary_ms(&e2el, percentiles)),
+        ttft: Some(summary_ms(ttft, percentiles)),
+        tpot: Some(summary_ms(tpot, percentiles)),
+        itl: Some(summary_ms(itl, percentiles)),
+        e2el: Some(summary_ms(e2el, percentiles)),
         ..BenchmarkResult::default()
     };
     res.meta.convention = Some(Convention::Vllm);
