@@ -7,6 +7,7 @@
 //! |---|---|
 //! | [`conventions`] | vLLM's and guidellm's metric definitions; report blocks that render and parse back byte for byte |
 //! | [`cli`] | every verb of the `servebench` command line, and the one loader every verb reads through |
+//! | [`exit_codes`] | exit codes, failed measurements and secrets |
 //! | [`real_server`] | benchmarking an OpenAI-compatible server: `bench`, run files, interrupted runs |
 //! | [`studies`] | tuning studies: the study file, the ladder, the journal, the document |
 //! | [`observe`] | server metrics, time slices, explained deltas, charts and the HTML report |
@@ -14,6 +15,8 @@
 //! | [`sharding`] | one run from many client machines, and merging the shards |
 //! | [`simulator`] | the embedded simulated H200: models, GPUs, vLLM flags, fitted constants, serving it |
 //! | [`accuracy`] | how far a client's timings are from the server's truth |
+//! | [`peer_files`] | every peer tool's file: joins, own definitions, concurrency |
+//! | [`capacity`] | the highest load a server sustains under an SLO |
 //! | [`noise`] | within-run intervals, repetitions and noise-aware verdicts, with their calibration |
 //! | [`architecture`] | the crate's parts and the rules between them (checked by a test) |
 //! | [`development`] | fuzzing and the test suite |
@@ -22,6 +25,8 @@
 pub mod conventions {}
 #[doc = include_str!("../docs/guide/cli.md")]
 pub mod cli {}
+#[doc = include_str!("../docs/guide/exit-codes.md")]
+pub mod exit_codes {}
 #[doc = include_str!("../docs/guide/real-server.md")]
 pub mod real_server {}
 #[doc = include_str!("../docs/guide/studies.md")]
@@ -36,6 +41,10 @@ pub mod sharding {}
 pub mod simulator {}
 #[doc = include_str!("../docs/guide/accuracy.md")]
 pub mod accuracy {}
+#[doc = include_str!("../docs/guide/peer-files.md")]
+pub mod peer_files {}
+#[doc = include_str!("../docs/guide/capacity.md")]
+pub mod capacity {}
 #[doc = include_str!("../docs/guide/noise.md")]
 pub mod noise {}
 #[doc = include_str!("../docs/guide/architecture.md")]

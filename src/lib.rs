@@ -76,6 +76,7 @@
 pub mod accuracy;
 pub mod app;
 mod atomic;
+pub mod capacity;
 pub mod collector;
 pub mod compare;
 pub mod driver;
@@ -96,6 +97,7 @@ pub mod record;
 pub mod result;
 pub mod rng;
 pub mod runfile;
+pub mod secret;
 #[cfg(feature = "sim")]
 pub mod sim;
 pub mod stats;

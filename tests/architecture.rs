@@ -52,8 +52,8 @@ const PARTS: &[(&str, &[&str], &str)] = &[
     ("Format", &["src/format/"], "every other text: reports, tables, sentences, markdown"),
     (
         "Judge",
-        &["src/compare/", "src/lint/", "src/noise/"],
-        "deltas, intervals, noise verdicts, lints",
+        &["src/compare/", "src/lint/", "src/noise/", "src/capacity/"],
+        "deltas, intervals, noise verdicts, lints, the capacity search under an SLO",
     ),
     ("Metrics", &["src/metrics/"], "each convention's formulas, once"),
     ("Stats", &["src/stats/"], "numpy-exact, weighted, streaming statistics"),
@@ -73,8 +73,9 @@ const PARTS: &[(&str, &[&str], &str)] = &[
             "src/profile.rs",
             "src/rng.rs",
             "src/atomic.rs",
+            "src/secret.rs",
         ],
-        "result schema, records, collector, profiles, rng, atomic file writes",
+        "result schema, records, collector, profiles, rng, atomic file writes, secret redaction",
     ),
     (
         "Root",

@@ -5,6 +5,7 @@
 //! finished run is written as a run file and entered in the journal at once; a failed
 //! configuration is recorded and the study goes on.
 
+mod capacity;
 mod sharded;
 mod verbs;
 
@@ -79,9 +80,9 @@ impl Runner {
     pub fn create(study: StudyFile, source: &str, dir: &Path) -> Result<Runner, StudyError> {
         if dir.join(crate::study::journal::FILE).exists() {
             return Err(StudyError::Usage(format!(
-                "{} already holds a study; continue it with `servebench study run --resume {}`",
+                "{} already holds a study; continue it with `{}`",
                 dir.display(),
-                dir.display()
+                crate::format::shell::resume_hint(dir)
             )));
         }
         std::fs::create_dir_all(dir.join("runs")).map_err(|e| io_err(dir, e))?;
@@ -341,6 +342,9 @@ impl Runner {
             Ok(c) => c,
             Err(e) => return self.fail(&key, format!("not run: {e}"), None, false),
         };
+        if self.study.goal == crate::study::file::Goal::Capacity {
+            return self.simulate_capacity(session, &config, &params, log);
+        }
         for (i, (pname, rep)) in session.runs.iter().enumerate() {
             if self
                 .outcomes
@@ -389,11 +393,7 @@ impl Runner {
                 "a study with a command engine needs a directory (--out DIR)".into(),
             ));
         };
-        let api_key = spec
-            .api_key_env
-            .as_deref()
-            .and_then(|v| std::env::var(v).ok())
-            .unwrap_or_default();
+        let api_key = spec.api_key()?.unwrap_or_default();
         let port = if spec.port == 0 {
             process::free_port(&spec.host).map_err(|e| io_err(Path::new(&spec.host), e))?
         } else {
@@ -407,7 +407,9 @@ impl Runner {
             flags: &session.config.flags,
         };
         let argv = process::fill_command(&spec.command, &fill, false);
-        let shown = process::fill_command(&spec.command, &fill, true);
+        // What the journal and the run files keep: `{api_key}` unfilled, any other key's
+        // value redacted by its flag.
+        let shown = crate::secret::redact_argv(&process::fill_command(&spec.command, &fill, true));
         let log_rel = format!("logs/{key}.log");
         let log_path = dir.join(&log_rel);
         let signal = process::signal_number(&spec.stop_signal).unwrap_or(process::Signal::SIGTERM);
@@ -584,7 +586,11 @@ impl Runner {
                 sharded::Gate::Failed(reason) => return Ok(Some(reason)),
                 sharded::Gate::Cancelled => return Ok(None),
             }
-            let res = self.bench(args, cancel);
+            let res = if self.study.goal == crate::study::file::Goal::Capacity {
+                self.bench_capacity(session, pname, *rep, args, cancel)
+            } else {
+                self.bench(args, cancel)
+            };
             if cancel.load(Ordering::SeqCst) {
                 return Ok(None);
             }
@@ -676,7 +682,7 @@ pub fn simulate_run(
     warm: bool,
 ) -> Result<Simulated, crate::driver::DriverError> {
     let mut engine = prepared(H200Sim::with_params(config.clone(), params), profile, warm);
-    simulate_on(&mut engine, profile, &config, seed)
+    simulate_on(&mut engine, profile, &config, seed, None)
 }
 
 /// [`simulate_run`] that also samples the simulator's vLLM metrics every
@@ -691,7 +697,7 @@ pub fn simulate_run_observed(
     let interval = crate::study::observe::SCRAPE_INTERVAL;
     let engine = H200Sim::with_params(config.clone(), params).sample_metrics_every(interval);
     let mut engine = prepared(engine, profile, warm);
-    let out = simulate_on(&mut engine, profile, &config, seed)?;
+    let out = simulate_on(&mut engine, profile, &config, seed, None)?;
     let series = engine
         .metrics_series()
         .unwrap_or_else(|| crate::observe::ServerSeries::new("h200-sim", interval.as_secs_f64()));
@@ -707,17 +713,31 @@ fn prepared(engine: H200Sim, profile: &Profile, warm: bool) -> H200Sim {
     }
 }
 
+/// Runs `profile` on `engine`; the client's cap is the request count (at most guidellm's
+/// 512) unless `cap` is given (a concurrency probe).
 fn simulate_on(
     engine: &mut H200Sim,
     profile: &Profile,
     config: &crate::sim::Config,
     seed: u64,
+    cap: Option<usize>,
 ) -> Result<Simulated, crate::driver::DriverError> {
     let opts = WorkloadOptions {
         sharegpt_seed: seed,
         ..WorkloadOptions::default()
     };
-    let mut out = crate::sim::run::run_as_guidellm(engine, profile, &opts)?;
+    let synthetic = matches!(profile.dataset, crate::profile::Dataset::Random { .. });
+    let cap = cap.unwrap_or(
+        usize::try_from(profile.total_requests)
+            .unwrap_or(usize::MAX)
+            .min(crate::driver::GUIDELLM_MAX_CONCURRENCY),
+    );
+    let mut out = Simulated::of(crate::driver::run_profile(engine, profile, &opts, |o| {
+        o.max_concurrency = Some(cap);
+        if synthetic {
+            o.client_prep_per_prompt_token = crate::sim::run::PROMPT_SYNTHESIS;
+        }
+    })?);
     let meta = &mut out.result.meta;
     meta.engine = Some("h200-sim (vLLM 0.17.1 model)".into());
     meta.engine_version = Some("0.17.1".into());

@@ -1,6 +1,7 @@
 //! Text and table renderers/parsers for benchmark reports.
 
 pub mod bench;
+pub mod capacity;
 pub mod comparison;
 pub mod doc;
 pub mod gpustack;
@@ -11,6 +12,7 @@ pub mod noise;
 pub mod observe;
 pub mod profile;
 pub mod pyfmt;
+pub mod shell;
 #[cfg(feature = "sim")]
 pub mod sim;
 #[cfg(all(feature = "study", unix))]

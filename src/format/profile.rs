@@ -20,6 +20,8 @@ impl Profile {
     /// assert_eq!(cmd, "guidellm benchmark \\\n  --target ${target} \\\n  --profile constant \\\n  --rate 1000 \\\n  --max-requests 1000 \\\n  --processor ${model_path} \\\n  --data \"prompt_tokens=1024,output_tokens=128\" \\\n  --random-seed 42");
     /// ```
     pub fn guidellm_command(&self, target: &str, model_path: &str) -> String {
+        use crate::format::shell::quote_template;
+        let (target, model_path) = (quote_template(target), quote_template(model_path));
         let mut lines = vec![
             "guidellm benchmark".to_string(),
             format!("  --target {target}"),
@@ -62,10 +64,14 @@ impl Profile {
     /// assert!(cmd.contains("--data kind=synthetic_text,prompt_tokens=128,output_tokens=128"));
     /// ```
     pub fn guidellm_run_command(&self, target: &str, model_path: &str) -> String {
+        use crate::format::shell::quote;
+        let backend = format!("kind=openai_http,target={target}");
+        let tokenizer = format!("kind=hf_auto,model={model_path}");
+        let (backend, tokenizer) = (quote(&backend), quote(&tokenizer));
         let mut lines = vec![
             "guidellm run".to_string(),
-            format!("  --backend kind=openai_http,target={target}"),
-            format!("  --tokenizer kind=hf_auto,model={model_path}"),
+            format!("  --backend {backend}"),
+            format!("  --tokenizer {tokenizer}"),
             format!(
                 "  --profile kind=constant,rate={}{}",
                 super::pyfmt::int_or_repr(self.request_rate),
@@ -102,18 +108,24 @@ impl Profile {
 /// the others have no guidellm equivalent, which the line says.
 fn guidellm_data(spec: &DatasetSpec) -> String {
     match spec {
-        DatasetSpec::Jsonl { path, .. } => format!("  --data {}", path.display()),
+        DatasetSpec::Jsonl { path, .. } => format!(
+            "  --data {}",
+            crate::format::shell::quote(&path.to_string_lossy())
+        ),
         other => format!(
-            "  --data \"servebench dataset `{}`: no guidellm equivalent\"",
-            other.name()
+            "  --data {}",
+            crate::format::shell::quote(&format!(
+                "servebench dataset `{}`: no guidellm equivalent",
+                other.name()
+            ))
         ),
     }
 }
 
 fn sharegpt_arg(path: &Option<PathBuf>) -> String {
     match path {
-        Some(p) => p.display().to_string(),
-        None => format!("./{SHAREGPT_FILE}"),
+        Some(p) => crate::format::shell::quote(&p.to_string_lossy()).into_owned(),
+        None => crate::format::shell::quote(&format!("./{SHAREGPT_FILE}")).into_owned(),
     }
 }
 

@@ -74,6 +74,15 @@ pub enum StudyError {
         /// The I/O error.
         message: String,
     },
+    /// A command engine names an API-key variable (`api_key_env`) that is not set: its
+    /// server would start without authentication.
+    #[error("engine `{engine}`: api_key_env names `{var}`, which is not set (or empty) in the environment; set it, or remove api_key_env")]
+    ApiKeyUnset {
+        /// The engine's name.
+        engine: String,
+        /// The variable.
+        var: String,
+    },
     /// A request that cannot be carried out (`--out` without a directory, …).
     #[error("{0}")]
     Usage(String),

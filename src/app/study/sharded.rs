@@ -151,11 +151,7 @@ impl Runner {
             Meet::Cancelled => return Ok(()),
         };
         log(&format!("  loading shard 1's server {}", note.url));
-        let api_key = spec
-            .api_key_env
-            .as_deref()
-            .and_then(|v| std::env::var(v).ok())
-            .unwrap_or_default();
+        let api_key = spec.api_key()?.unwrap_or_default();
         let bearer = (!api_key.is_empty()).then_some(api_key.as_str());
         let http = |profile: Profile| bench_args(spec, &note.url, bearer, profile);
         let outcome = self.session_runs(
