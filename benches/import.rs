@@ -5,7 +5,7 @@
 //! the report is about 64 MB (`SERVEBENCH_BENCH_MB` overrides), written once to
 //! `target/bench-guidellm-large.json` so other tools (guidellm's own loader) can time the
 //! same bytes. `SERVEBENCH_BENCH_FILE=PATH` benches a given file instead (a report made by
-//! guidellm itself; see benches/README.md for the command that makes one).
+//! guidellm itself; see benches/HISTORY.md for the command that makes one).
 
 use std::path::Path;
 

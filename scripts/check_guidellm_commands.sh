@@ -6,16 +6,16 @@
 # concurrency cap (`--constraint kind=max_concurrency,count=N`) is rejected, so the test that
 # pins the accepted forms (tests/guidellm_commands.rs) pins something real.
 #
-# Needs guidellm 0.8.1 in a venv and an offline tokenizer (see
-# /work/shared/reference/real-clients.md §2–3):
-#   VENVS=/dir/with/guidellm/bin   (default /work/venvs)
+# Needs guidellm 0.8.1 in a venv and an offline tokenizer (how to make them:
+# tests/fixtures/README.md):
+#   VENVS=/dir/with/guidellm/bin   (default .venvs in the repository root)
 #   RC=/dir/holding/tok/minilm     (default $VENVS/rc)
 # Optional: SERVER_BIN (a built h200_server), SB_BIN (a built servebench), PORT, PRESETS.
 # `guidellm benchmark` (the --syntax benchmark form, guidellm <= 0.7) no longer exists in
 # 0.8.1 and is not run here.
 set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
-VENVS=${VENVS:-/work/venvs}
+VENVS=${VENVS:-$ROOT/.venvs}
 RC=${RC:-$VENVS/rc}
 PORT=${PORT:-18533}
 GUIDELLM=$VENVS/guidellm/bin/guidellm

@@ -4,18 +4,18 @@
 # a fresh `h200_server --serve … --timeline FILE`, at every (speed, concurrency) given.
 # Load: synthetic chat prompts of 1024 tokens, 128 output tokens, N requests (default 400).
 #
-# Needs the clients in venvs (tests/fixtures/README.md, /work/shared/reference/real-clients.md):
-#   VENVS=/path/with/{aiperf,guidellm}/bin   (default /work/venvs)
+# Needs the clients in venvs (how to make them: tests/fixtures/README.md):
+#   VENVS=/path/with/{aiperf,guidellm}/bin   (default .venvs in the repository root)
 #   RC=/scratch/dir holding tok/minilm and the fake HF cache hf/ (default $VENVS/rc)
 # Usage: scripts/client_accuracy.sh [OUTDIR]
 #   SPEEDS="1 10" CONCURRENCIES="64 256" CLIENTS="servebench guidellm aiperf" N=400
 #   SERVER_ARGS="--handoff-window 0 --workers 2"   (extra h200_server flags)
 # Writes OUTDIR/<speed>x-c<conc>-<client>/{timeline.jsonl,accuracy.json,time.txt,…} and
-# OUTDIR/table.md (the table in benches/README.md). Without SERVEBENCH/SERVER_BIN the
+# OUTDIR/table.md (the table in benches/HISTORY.md). Without SERVEBENCH/SERVER_BIN the
 # release binaries are built first.
 set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
-VENVS=${VENVS:-/work/venvs}
+VENVS=${VENVS:-$ROOT/.venvs}
 RC=${RC:-$VENVS/rc}
 PORT=${PORT:-18433}
 SPEEDS=${SPEEDS:-1 10}

@@ -4,7 +4,7 @@
 # ran once, one after the other; the server's timeline written on SIGTERM.
 #
 # Needs the clients in venvs (tests/fixtures/README.md):
-#   VENVS=/path/with/{aiperf,vllm,guidellm}/bin   (default /work/venvs)
+#   VENVS=/path/with/{aiperf,vllm,guidellm}/bin   (default .venvs in the repository root)
 #   RC=/scratch/dir holding tok/minilm and the fake HF cache hf/ (default $VENVS/rc)
 # Load: synthetic prompts of 128 tokens, 32 output tokens, concurrency 4, streaming chat;
 # servebench 20 requests, aiperf 16, vLLM 16 (its request-id prefix left random: the test
@@ -12,7 +12,7 @@
 # Without SERVER_BIN/SERVEBENCH the debug binaries are built first.
 set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
-VENVS=${VENVS:-/work/venvs}
+VENVS=${VENVS:-$ROOT/.venvs}
 RC=${RC:-$VENVS/rc}
 PORT=${PORT:-18434}
 OUT=$ROOT/tests/fixtures/accuracy-clients

@@ -2,14 +2,14 @@
 # Regenerates tests/fixtures/accuracy/: one example-server session with --timeline, against
 # which aiperf and guidellm each ran once; the server's timeline written on SIGTERM.
 #
-# Needs the clients in venvs (tests/fixtures/README.md, /work/shared/reference/real-clients.md):
-#   VENVS=/path/with/{aiperf,guidellm}/bin   (default /work/venvs)
+# Needs the clients in venvs (how to make them: tests/fixtures/README.md):
+#   VENVS=/path/with/{aiperf,guidellm}/bin   (default .venvs in the repository root)
 #   RC=/scratch/dir holding tok/minilm and the fake HF cache hf/ (default $VENVS/rc)
 # Load: synthetic prompts of 128 tokens, 32 output tokens, concurrency 4, streaming chat;
 # aiperf 16 requests, guidellm 12, seed 42, server at --speed 10.
 set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
-VENVS=${VENVS:-/work/venvs}
+VENVS=${VENVS:-$ROOT/.venvs}
 RC=${RC:-$VENVS/rc}
 PORT=${PORT:-18432}
 OUT=$ROOT/tests/fixtures/accuracy

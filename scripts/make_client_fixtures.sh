@@ -2,15 +2,15 @@
 # Regenerates the real-client fixtures under tests/fixtures/{aiperf,guidellm-0.8.1,vllm-0.33,sglang-0.5.23}
 # by running each client against the example server (h200_server --speed 10).
 #
-# Needs the clients in venvs (see /work/shared/reference/real-clients.md or tests/fixtures/README.md):
-#   VENVS=/path/with/{aiperf,guidellm,vllm,sglang}/bin   (default /work/venvs)
+# Needs the clients in venvs (how to make them: tests/fixtures/README.md):
+#   VENVS=/path/with/{aiperf,guidellm,vllm,sglang}/bin   (default .venvs in the repository root)
 #   RC=/scratch/dir holding tok/minilm and the fake HF cache hf/ (default $VENVS/rc)
 # Usage: scripts/make_client_fixtures.sh [aiperf] [guidellm] [vllm] [sglang]   (default: all)
 # Load everywhere: synthetic prompts of 256 tokens, 64 output tokens, 40 requests at concurrency 8
 # (guidellm: 20 requests, its files are larger).
 set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
-VENVS=${VENVS:-/work/venvs}
+VENVS=${VENVS:-$ROOT/.venvs}
 RC=${RC:-$VENVS/rc}
 PORT=${PORT:-18431}
 OUT=$ROOT/tests/fixtures

@@ -9,9 +9,9 @@
 # Usage: AIPERF=/path/to/venv/bin/aiperf HF_CACHE=/path/to/fake/hf scripts/make_mooncake_aiperf_fixture.sh
 set -euo pipefail
 cd "$(dirname "$0")/.."
-AIPERF=${AIPERF:-/work/venvs/aiperf/bin/aiperf}
+AIPERF=${AIPERF:-.venvs/aiperf/bin/aiperf}
 PY=$(dirname "$AIPERF")/python
-HF_CACHE=${HF_CACHE:-/work/venvs/rc/hf}
+HF_CACHE=${HF_CACHE:-.venvs/rc/hf}
 SERVER=${SERVER_BIN:-target/debug/examples/h200_server}
 BENCH=${BENCH_BIN:-target/debug/servebench}
 TRACE=tests/fixtures/mooncake_conversation_240.jsonl

@@ -4,6 +4,20 @@
 //! LLM-serving benchmarks (vLLM, SGLang, TGI, …), plus an embedded simulated H200 engine so
 //! the whole pipeline runs on any laptop.
 //!
+//! # Where to start
+//!
+//! * **The guide** ([`guide`]) teaches servebench chapter by chapter: the two metric
+//!   conventions, the command line, benchmarking a real server, studies, the simulator, noise.
+//! * **Measuring in your own load generator**: a [`Collector`] hands out per-request timing
+//!   handles; [`compute`] turns the [`RequestRecord`]s into a [`BenchmarkResult`] in the
+//!   [`Convention`] you ask for (example below).
+//! * **Driving a server**: anything that implements [`Engine`] (the HTTP client, the
+//!   simulator, your own) runs a [`Profile`] through [`driver::run_profile`]; the verbs of
+//!   the `servebench` binary are composed in [`app`].
+//! * **Reading and judging files**: [`load::load_path`] reads any file servebench knows
+//!   (text reports, run files, guidellm, vLLM, SGLang, aiperf); [`compare`], [`noise`] and
+//!   [`lint`] judge the results; [`mod@format`] writes every text.
+//!
 //! The modules follow the pipeline:
 //!
 //! | stage | module |
@@ -24,8 +38,11 @@
 //! | other tools' result files (guidellm, vLLM, SGLang) | [`import`] |
 //! | measurements that cannot be true | [`lint`] |
 //! | server metrics, time slices, explained deltas, plots (feature `plot`) | [`observe`] |
-//! | OpenAI-compatible HTTP client, server and `bench` (feature `http`) | `http` |
+//! | OpenAI-compatible HTTP client and server (feature `http`) | `http` |
 //! | the embedded simulated H200 (feature `sim`) | `sim` |
+//! | tuning studies (feature `study`) | `study` |
+//! | the verbs of the `servebench` binary, composed from the parts above | [`app`] |
+//! | the user guide | [`guide`] |
 //!
 //! Collecting timings in your own load generator and computing both conventions:
 //!
@@ -75,12 +92,14 @@
 #[cfg(feature = "http")]
 pub mod accuracy;
 pub mod app;
+mod atomic;
 pub mod capacity;
 pub mod collector;
 pub mod compare;
 pub mod driver;
 pub mod engine;
 pub mod format;
+pub mod guide;
 #[cfg(feature = "http")]
 pub mod http;
 pub mod import;
@@ -103,9 +122,13 @@ pub mod stats;
 pub mod study;
 
 pub use collector::{Clock, Collector};
+pub use engine::Engine;
+pub use format::text::Style;
+pub use metrics::{compute, summarize, MetricsOptions};
 pub use profile::Profile;
 pub use record::{Chunk, Outcome, RequestRecord};
 pub use result::{BenchmarkResult, Convention, Summary};
+pub use runfile::RunFile;
 
 /// The README's examples, compiled and run as doc-tests.
 #[cfg(doctest)]

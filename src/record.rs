@@ -21,6 +21,7 @@ use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 
+pub mod server_clock;
 pub mod synthetic;
 
 /// Token usage as reported by the server (the `usage` object of the last SSE event).

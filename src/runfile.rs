@@ -55,10 +55,9 @@ use std::path::{Path, PathBuf};
 use serde::{Deserialize, Serialize};
 
 use crate::driver::arrivals::Arrivals;
-use crate::lint::{lint_run, Finding, LintOptions};
-use crate::merge::skew::ServerClock;
 use crate::metrics::MetricsOptions;
 use crate::profile::Profile;
+use crate::record::server_clock::ServerClock;
 use crate::record::RequestRecord;
 use crate::result::BenchmarkResult;
 
@@ -412,25 +411,6 @@ impl RunFile {
         }
     }
 
-    /// The lints of the run, with what the file knows: the requests it meant to send (the
-    /// profile's count; for an interrupted run, those sent) and the profile's cap.
-    pub fn lint(&self) -> Vec<Finding> {
-        let expected = match (&self.status, self.shard) {
-            (RunStatus::Interrupted { .. }, _) => self.records.len() as u64,
-            (RunStatus::Complete, None) => self.profile.total_requests,
-            // A shard meant to send its part of the profile's requests.
-            (RunStatus::Complete, Some(shard)) => {
-                let n = usize::try_from(self.profile.total_requests).unwrap_or(usize::MAX);
-                shard.indices(n).count() as u64
-            }
-        };
-        let opts = LintOptions {
-            expected_requests: Some(expected),
-            client_cap: self.profile.max_concurrency,
-        };
-        lint_run(&self.result, Some(&self.records), &opts)
-    }
-
     /// `true` when `bytes` (a file's start is enough) look like a run file in either form:
     /// a cheap test for dispatchers, which then call [`RunFile::from_slice`] for the errors.
     ///
@@ -569,24 +549,7 @@ impl RunFile {
             path: path.to_path_buf(),
             source,
         };
-        let dir = parent_dir(path);
-        let mut tmp = tempfile::Builder::new()
-            .prefix(".servebench-run-")
-            .suffix(".tmp")
-            .tempfile_in(dir)
-            .map_err(io)?;
-        {
-            let mut w = std::io::BufWriter::new(tmp.as_file_mut());
-            self.write_to(&mut w, Form::for_path(path)).map_err(io)?;
-        }
-        tmp.as_file().sync_all().map_err(io)?;
-        tmp.persist(path).map_err(|e| io(e.error))?;
-        // Make the rename itself durable (directories cannot be opened for sync on Windows).
-        #[cfg(unix)]
-        if let Ok(d) = std::fs::File::open(dir) {
-            d.sync_all().map_err(io)?;
-        }
-        Ok(())
+        crate::atomic::write_with(path, |w| self.write_to(w, Form::for_path(path))).map_err(io)
     }
 }
 

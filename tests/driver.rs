@@ -294,7 +294,7 @@ fn concurrency_cap_is_never_exceeded_and_queued_requests_wait() {
             assert_eq!(r.client_output_tokens(), 6);
             assert!(r.sent_at >= r.scheduled_at.unwrap());
         }
-        assert_eq!(out.result.successful_requests, Some(300));
+        assert_eq!(figures(&out).successful_requests, Some(300));
     }
 }
 
@@ -338,9 +338,9 @@ fn engine_failures_become_failed_records() {
     }
     assert_eq!(refused, 10);
     assert!(http >= 20, "{http}");
-    let failed = out.result.failed_requests.unwrap();
+    let failed = figures(&out).failed_requests.unwrap();
     assert_eq!(failed, (http + refused) as u64);
-    assert_eq!(out.result.successful_requests, Some(100 - failed));
+    assert_eq!(figures(&out).successful_requests, Some(100 - failed));
 }
 
 #[test]
@@ -400,8 +400,8 @@ fn workloads_from_profiles() {
     .unwrap();
     assert_eq!(out.records.len(), 200);
     assert!(out.records.iter().all(|r| r.prompt_tokens == Some(1000)));
-    assert_eq!(out.result.total_output_tokens, Some(400_000));
-    assert_eq!(out.result.meta.profile.as_ref(), Some(&p));
+    assert_eq!(figures(&out).total_output_tokens, Some(400_000));
+    assert_eq!(figures(&out).meta.profile.as_ref(), Some(&p));
 
     // vLLM range ratio: uniform over [floor(L(1-r)), ceil(L(1+r))], mean L.
     let w = workload::random(20_000, 1000, 100, 0.25, 42, false).unwrap();
@@ -501,4 +501,14 @@ fn workloads_too_large_to_hold_are_an_error() {
     p.total_requests = MAX_REQUESTS + 1;
     let err = workload::build(&p, &WorkloadOptions::default()).unwrap_err();
     assert!(matches!(err, WorkloadError::TooLarge(_)), "{err:?}");
+}
+
+/// The run's figures as the driver's callers compute them (once, from the records).
+fn figures(out: &servebench::driver::RunOutput) -> servebench::BenchmarkResult {
+    servebench::metrics::summarize(
+        &out.records,
+        out.profile.as_ref(),
+        &servebench::metrics::MetricsOptions::load_run(),
+        out.max_concurrency,
+    )
 }

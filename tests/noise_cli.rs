@@ -5,10 +5,10 @@
 use std::path::PathBuf;
 use std::process::{Command, Output};
 
-use servebench::driver::RunOutput;
 use servebench::profile::Profile;
 use servebench::runfile::RunFile;
 use servebench::sim::noise::{simulate_repetition, NoiseModel};
+use servebench::sim::run::Simulated;
 use servebench::sim::Config;
 
 const BIN: &str = env!("CARGO_BIN_EXE_servebench");
@@ -33,7 +33,7 @@ fn run_file(name: &str, config: &str, seed: u64) -> PathBuf {
     profile.total_requests = 300;
     profile.request_rate = 10.0;
     let cfg = Config::named(config).unwrap();
-    let out: RunOutput =
+    let out: Simulated =
         simulate_repetition(&profile, &cfg, true, &NoiseModel::typical(seed)).unwrap();
     let p = path(name);
     let started = chrono::DateTime::parse_from_rfc3339("2026-01-01T00:00:00Z").unwrap();

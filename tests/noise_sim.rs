@@ -12,7 +12,7 @@ use servebench::result::BenchmarkResult;
 use servebench::sim::noise::{simulate_repetition, NoiseModel};
 use servebench::sim::Config;
 
-fn run(config: &str, seed: u64) -> servebench::driver::RunOutput {
+fn run(config: &str, seed: u64) -> servebench::sim::run::Simulated {
     let profile = Profile::preset("throughput").unwrap();
     let config = Config::named(config).unwrap();
     simulate_repetition(&profile, &config, true, &NoiseModel::typical(seed)).unwrap()

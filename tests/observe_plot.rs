@@ -20,7 +20,7 @@ use servebench::sim::{run::simulate_observed, Config};
 
 struct Sim {
     label: &'static str,
-    out: servebench::driver::RunOutput,
+    out: servebench::sim::run::Simulated,
     series: ServerSeries,
 }
 

@@ -16,14 +16,12 @@ use crate::driver::stop::StopSignal;
 use crate::driver::workload::WorkloadOptions;
 use crate::driver::{run_profile, DriverError, DEFAULT_DRAIN};
 use crate::engine::{Engine, EngineError, EngineEvent, EngineRequest};
-use crate::format::text::Style;
 use crate::http::client::{model_ids, HttpConfig, HttpEngine};
 use crate::http::HttpError;
 use crate::lint::Finding;
-use crate::metrics::{compute, MetricsOptions};
+use crate::metrics::{summarize, MetricsOptions};
 use crate::profile::{Dataset, Profile};
-use crate::record::RequestRecord;
-use crate::result::{BenchmarkResult, Convention};
+use crate::result::Convention;
 use crate::runfile::{check_writable, RunFile, RunStatus};
 
 /// What to run.
@@ -272,33 +270,6 @@ pub struct BenchRun {
     pub prefix_cache_reset: Option<String>,
 }
 
-/// The metric convention a report style's own numbers follow (GPUStack's reports are
-/// guidellm's numbers, vLLM's its own).
-pub fn convention_for(style: Style) -> Convention {
-    match style {
-        Style::Gpustack => Convention::Guidellm,
-        Style::Vllm => Convention::Vllm,
-    }
-}
-
-/// Compute the report figures for `records` (as [`run`] does): `metrics`' convention,
-/// percentiles and goodput, the profile in `meta`, and for vLLM's convention the client cap
-/// as "Maximum request concurrency" (as vLLM prints it).
-pub fn summarize(
-    records: &[RequestRecord],
-    profile: &Profile,
-    metrics: &MetricsOptions,
-    max_concurrency: Option<usize>,
-) -> BenchmarkResult {
-    let mut result = compute(records, metrics.clone());
-    result.meta.profile = Some(profile.clone());
-    result.meta.convention = Some(metrics.convention);
-    if metrics.convention == Convention::Vllm {
-        result.max_concurrency = max_concurrency.map(|c| c as u64);
-    }
-    result
-}
-
 /// How many connections a run needs at its start: the requests due in its first second
 /// (all of them for a run without a rate), at most its concurrency cap. A run at a rate the
 /// cap does not bind opens few; a concurrency-bound run (`--max-concurrency 256` at the
@@ -449,7 +420,7 @@ pub fn run(args: &BenchArgs, progress: &mut dyn FnMut(&Progress)) -> Result<Benc
                 .map(|r| format!("{r} during the warm-up")),
         ),
     };
-    let mut result = summarize(&records, &args.profile, &args.metrics, cap);
+    let mut result = summarize(&records, Some(&args.profile), &args.metrics, cap);
     result.meta.model = model.clone();
     result.meta.source = Some(target.clone());
     let mut file = RunFile::new(result, records, args.profile.clone(), started_at);
@@ -495,7 +466,7 @@ pub fn run(args: &BenchArgs, progress: &mut dyn FnMut(&Progress)) -> Result<Benc
         .map(|t| chrono::DateTime::<chrono::Utc>::from(t).fixed_offset());
     file.server_clock = (server_clock.samples > 0).then_some(server_clock);
     file.server_metrics = server_metrics;
-    let findings = file.lint();
+    let findings = super::lint_files::lint_run_file(&file);
     Ok(BenchRun {
         file,
         findings,
@@ -647,11 +618,5 @@ mod tests {
         drop(e);
         assert!(!reports.is_empty());
         assert_eq!(reports.last().unwrap().done, 2);
-    }
-
-    #[test]
-    fn gpustack_style_uses_guidellm_conventions() {
-        assert_eq!(convention_for(Style::Gpustack), Convention::Guidellm);
-        assert_eq!(convention_for(Style::Vllm), Convention::Vllm);
     }
 }

@@ -1,7 +1,8 @@
 //! Files: what `servebench lint FILE...` runs — every run the loader reads from a file,
 //! linted with its records when it has them ([`crate::format::lint`] prints the findings).
 
-use crate::lint::{lint_run, LintOptions, RunFindings};
+use crate::lint::{lint_run, Finding, LintOptions, RunFindings};
+use crate::runfile::{RunFile, RunStatus};
 
 /// `servebench lint` exit status with no findings.
 pub const EXIT_CLEAN: i32 = 0;
@@ -83,4 +84,23 @@ pub fn exit_code(runs: &[RunFindings]) -> i32 {
     } else {
         EXIT_CLEAN
     }
+}
+
+/// The lints of a saved run, with what its file knows: the requests it meant to send (the
+/// profile's count; for an interrupted run, those sent) and the profile's cap.
+pub fn lint_run_file(file: &RunFile) -> Vec<Finding> {
+    let expected = match (&file.status, file.shard) {
+        (RunStatus::Interrupted { .. }, _) => file.records.len() as u64,
+        (RunStatus::Complete, None) => file.profile.total_requests,
+        // A shard meant to send its part of the profile's requests.
+        (RunStatus::Complete, Some(shard)) => {
+            let n = usize::try_from(file.profile.total_requests).unwrap_or(usize::MAX);
+            shard.indices(n).count() as u64
+        }
+    };
+    let opts = LintOptions {
+        expected_requests: Some(expected),
+        client_cap: file.profile.max_concurrency,
+    };
+    lint_run(&file.result, Some(&file.records), &opts)
 }

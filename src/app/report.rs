@@ -2,7 +2,7 @@
 //! Benchmark Result" block.
 //!
 //! * [`Numbers::File`] (the default) prints the file's own aggregates: guidellm reports as
-//!   GPUStack-style blocks (GPUStack's field mapping, see [`super::guidellm`]), vLLM files as
+//!   GPUStack-style blocks (GPUStack's field mapping, see [`crate::import::guidellm`]), vLLM files as
 //!   the report `vllm bench serve` printed (same rows, percentiles and spelling), SGLang
 //!   files in vLLM style.
 //! * [`Numbers::Recompute`]`(Convention::Vllm)` recomputes every row from the per-request

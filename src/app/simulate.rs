@@ -29,10 +29,11 @@ use std::path::PathBuf;
 use clap::{Args, ValueEnum};
 
 use crate::compare::gpustack::{conclusion_row, speed_summary, ConclusionTable};
-use crate::driver::{workload::ShareGptFilter, DriverError, RunOutput};
+use crate::driver::{workload::ShareGptFilter, DriverError};
 use crate::format::text::{self, Style};
 use crate::profile::{Dataset, Profile, ProfileError};
 use crate::result::BenchmarkResult;
+use crate::sim::run::Simulated;
 
 use crate::format::sim::markdown;
 use crate::sim::engine::Config;
@@ -277,7 +278,7 @@ impl SimArgs {
 }
 
 /// The result to print: servebench's true figures, or guidellm's view of the same run.
-fn shown(out: &RunOutput, profile: &Profile, seed: u64, as_guidellm: bool) -> BenchmarkResult {
+fn shown(out: &Simulated, profile: &Profile, seed: u64, as_guidellm: bool) -> BenchmarkResult {
     if as_guidellm {
         guidellm_view(out, profile, seed)
     } else {

@@ -16,11 +16,11 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
 use crate::driver::workload::WorkloadOptions;
-use crate::driver::{run_profile, GUIDELLM_MAX_CONCURRENCY};
-use crate::profile::{Dataset, Profile};
+use crate::profile::Profile;
 use crate::result::BenchmarkResult;
 use crate::runfile::RunFile;
-use crate::sim::run::{starts_cold, PROMPT_SYNTHESIS};
+use crate::sim::run::starts_cold;
+use crate::sim::run::Simulated;
 use crate::sim::H200Sim;
 use crate::study::file::{EngineKind, EngineSpec, StudyFile};
 use crate::study::flags::sim_config;
@@ -680,7 +680,7 @@ pub fn simulate_run(
     params: crate::sim::Params,
     seed: u64,
     warm: bool,
-) -> Result<crate::driver::RunOutput, crate::driver::DriverError> {
+) -> Result<Simulated, crate::driver::DriverError> {
     let mut engine = prepared(H200Sim::with_params(config.clone(), params), profile, warm);
     simulate_on(&mut engine, profile, &config, seed, None)
 }
@@ -693,7 +693,7 @@ pub fn simulate_run_observed(
     params: crate::sim::Params,
     seed: u64,
     warm: bool,
-) -> Result<(crate::driver::RunOutput, crate::observe::ServerSeries), crate::driver::DriverError> {
+) -> Result<(Simulated, crate::observe::ServerSeries), crate::driver::DriverError> {
     let interval = crate::study::observe::SCRAPE_INTERVAL;
     let engine = H200Sim::with_params(config.clone(), params).sample_metrics_every(interval);
     let mut engine = prepared(engine, profile, warm);
@@ -721,23 +721,23 @@ fn simulate_on(
     config: &crate::sim::Config,
     seed: u64,
     cap: Option<usize>,
-) -> Result<crate::driver::RunOutput, crate::driver::DriverError> {
+) -> Result<Simulated, crate::driver::DriverError> {
     let opts = WorkloadOptions {
         sharegpt_seed: seed,
         ..WorkloadOptions::default()
     };
-    let synthetic = matches!(profile.dataset, Dataset::Random { .. });
+    let synthetic = matches!(profile.dataset, crate::profile::Dataset::Random { .. });
     let cap = cap.unwrap_or(
         usize::try_from(profile.total_requests)
             .unwrap_or(usize::MAX)
-            .min(GUIDELLM_MAX_CONCURRENCY),
+            .min(crate::driver::GUIDELLM_MAX_CONCURRENCY),
     );
-    let mut out = run_profile(engine, profile, &opts, |o| {
+    let mut out = Simulated::of(crate::driver::run_profile(engine, profile, &opts, |o| {
         o.max_concurrency = Some(cap);
         if synthetic {
-            o.client_prep_per_prompt_token = PROMPT_SYNTHESIS;
+            o.client_prep_per_prompt_token = crate::sim::run::PROMPT_SYNTHESIS;
         }
-    })?;
+    })?);
     let meta = &mut out.result.meta;
     meta.engine = Some("h200-sim (vLLM 0.17.1 model)".into());
     meta.engine_version = Some("0.17.1".into());

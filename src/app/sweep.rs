@@ -4,11 +4,12 @@
 
 use std::path::Path;
 
-use super::bench::{summarize, BenchArgs, BenchError, Progress, Progressed};
+use super::bench::{BenchArgs, BenchError, Progress, Progressed};
 use crate::driver::sweep::{sweep, Sweep, SweepOptions};
 use crate::driver::workload;
 use crate::driver::{run, RunOptions};
 use crate::http::client::{model_ids, HttpEngine};
+use crate::metrics::summarize;
 use crate::profile::Dataset;
 
 /// Runs the sweep against `args.http.target` (`args.arrivals` is ignored: the sweep sets
@@ -53,17 +54,16 @@ pub fn run_sweep(
             engine.reset_prefix_cache()?;
         }
         let mut engine = Progressed::new(engine, progress);
-        let mut out = run(&mut engine, &work, o)?;
+        let out = run(&mut engine, &work, o)?;
         let mut result = summarize(
             &out.records,
-            &args.profile,
+            Some(&args.profile),
             &args.metrics,
             o.max_concurrency,
         );
         result.meta.model = http.model.clone();
         result.meta.source = Some(http.target.clone());
-        out.result = result;
-        Ok(out)
+        Ok((out, result))
     };
     sweep(&mut runner, &base, opts)
 }
@@ -78,14 +78,5 @@ pub fn save_sweep(path: &Path, s: &Sweep) -> Result<(), BenchError> {
         message,
     };
     let bytes = crate::driver::sweep::to_file_bytes(s).map_err(|e| werr(e.to_string()))?;
-    let name = path
-        .file_name()
-        .map(|n| n.to_string_lossy().into_owned())
-        .unwrap_or_else(|| "sweep".into());
-    let tmp = path.with_file_name(format!(".{name}.{}.tmp", std::process::id()));
-    std::fs::write(&tmp, &bytes).map_err(|e| werr(e.to_string()))?;
-    std::fs::rename(&tmp, path).map_err(|e| {
-        let _ = std::fs::remove_file(&tmp);
-        werr(e.to_string())
-    })
+    crate::atomic::write(path, &bytes).map_err(|e| werr(e.to_string()))
 }

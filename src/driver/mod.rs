@@ -1,6 +1,7 @@
 //! The load driver: turns a [`Profile`] into requests ([`workload`]), schedules them
 //! ([`arrivals`]), sends them to an [`Engine`] under a client-side concurrency cap, and
-//! collects one [`RequestRecord`] per request plus the run's [`BenchmarkResult`].
+//! collects one [`RequestRecord`] per request: records only (callers compute the figures
+//! once, with `servebench::metrics::summarize`).
 //!
 //! The driver only talks to the engine through the [`Engine`] contract, so the same loop
 //! drives a virtual-time simulator (the run takes milliseconds of wall time) and a
@@ -40,7 +41,10 @@
 //! let out = run(&mut Echo { now: Duration::ZERO, queue: vec![] }, &work, &opts).unwrap();
 //! assert_eq!(out.records.len(), 10);
 //! assert!(out.records.iter().all(|r| r.outcome.is_success() && r.client_output_tokens() == 4));
-//! assert_eq!(out.result.successful_requests, Some(10));
+//! // Records only: the caller computes the figures once, in its convention.
+//! use servebench::metrics::{summarize, MetricsOptions};
+//! let result = summarize(&out.records, None, &MetricsOptions::load_run(), out.max_concurrency);
+//! assert_eq!(result.successful_requests, Some(10));
 //! ```
 
 pub mod arrivals;
@@ -62,9 +66,7 @@ use std::time::Duration;
 
 use crate::collector::{Collector, ManualClock, RequestHandle};
 use crate::engine::{Engine, EngineError, EngineEvent, EngineRequest};
-use crate::metrics::{self, MetricsOptions};
 use crate::record::{ErrorKind, RequestRecord, TurnRef};
-use crate::result::{BenchmarkResult, Convention};
 use crate::Profile;
 use arrivals::{Arrivals, ArrivalsError};
 use datasets::{DatasetError, TurnPlan};
@@ -167,15 +169,17 @@ impl RunOptions {
     }
 }
 
-/// What a run produced. The records come through a [`Collector`]; the result is
-/// [`metrics::compute`] in the vLLM convention (mean, median, P50/P95/P99), with
-/// `max_concurrency` set to the client cap as `vllm bench serve` reports it.
+/// What a run produced: records only (they come through a [`Collector`]). Callers compute
+/// the figures once, in the convention they report (`servebench::metrics::summarize`).
 #[derive(Debug, Clone, PartialEq)]
 pub struct RunOutput {
     /// One record per request sent, in request-id order (id = index in the workload).
     pub records: Vec<RequestRecord>,
-    /// The run's figures (vLLM convention).
-    pub result: BenchmarkResult,
+    /// The client cap on requests in flight the run was sent with (`vllm bench serve`
+    /// reports it as "Maximum request concurrency").
+    pub max_concurrency: Option<usize>,
+    /// The profile the workload was built from ([`run_profile`]); `None` for [`run`].
+    pub profile: Option<Profile>,
     /// Set when the engine failed fatally and the run stopped early: the engine's message.
     pub aborted: Option<String>,
     /// Set when [`RunOptions::stop`] or the over-saturation detector
@@ -229,7 +233,7 @@ pub fn run_profile<E: Engine + ?Sized>(
     };
     adjust(&mut opts);
     let mut out = run(engine, &work, &opts)?;
-    out.result.meta.profile = Some(profile.clone());
+    out.profile = Some(profile.clone());
     Ok(out)
 }
 
@@ -535,14 +539,10 @@ pub fn run<E: Engine + ?Sized>(
         }
     }
     drop(open);
-    let records = collector.into_records();
-    let mut metrics_options = MetricsOptions::new(Convention::Vllm);
-    metrics_options.percentiles = vec![50.0, 95.0, 99.0];
-    let mut result = metrics::compute(&records, &metrics_options);
-    result.max_concurrency = opts.max_concurrency.map(|c| c as u64);
     Ok(RunOutput {
-        records,
-        result,
+        records: collector.into_records(),
+        max_concurrency: opts.max_concurrency,
+        profile: None,
         aborted,
         stopped,
     })

@@ -8,7 +8,7 @@
 //! shard then starts at the same instant, the latest ready time plus a lead
 //! ([`BarrierOptions::lead`]) long enough for every shard to have seen the last file. Each
 //! shard computes that instant from the same files, so they agree to within their clocks'
-//! skew (see [`crate::merge::skew`] for measuring it). Use a fresh directory per run (in
+//! skew (see [`crate::record::server_clock`] for measuring it). Use a fresh directory per run (in
 //! Kubernetes, one per Job: `…/$(JOB_UID)`); files of another shard count are an error.
 //!
 //! ```
@@ -171,15 +171,8 @@ pub fn barrier_until(
 ) -> Result<SystemTime, StartError> {
     std::fs::create_dir_all(dir).map_err(io(dir))?;
     let file = barrier_file(dir, shard);
-    let tmp = dir.join(format!(
-        ".shard-{}-of-{}.{}.tmp",
-        shard.index,
-        shard.count,
-        std::process::id()
-    ));
     let arrived = SystemTime::now();
-    std::fs::write(&tmp, rfc3339(arrived) + "\n").map_err(io(&tmp))?;
-    std::fs::rename(&tmp, &file).map_err(io(&file))?;
+    crate::atomic::write(&file, (rfc3339(arrived) + "\n").as_bytes()).map_err(io(&file))?;
     let waited = std::time::Instant::now();
     loop {
         let mut ready: Vec<Option<SystemTime>> = vec![None; shard.count as usize];

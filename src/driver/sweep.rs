@@ -8,16 +8,19 @@
 //! not fire.
 //!
 //! The sweep only decides what to run; `runner` runs it (in-process on a simulator, over
-//! HTTP, …), so the same code sweeps every engine.
+//! HTTP, …) and computes its figures, so the same code sweeps every engine.
 //!
 //! ```
 //! use servebench::driver::sweep::{sweep, SweepOptions};
 //! use servebench::driver::{run, workload, RunOptions};
+//! use servebench::metrics::{summarize, MetricsOptions};
 //! use servebench::sim::{Config, H200Sim};
 //! let work = workload::random(200, 256, 32, 0.0, 1, false).unwrap();
 //! let s = sweep(
 //!     &mut |o: &RunOptions| -> Result<_, servebench::driver::DriverError> {
-//!         run(&mut H200Sim::new(Config::named("baseline").unwrap()).warmed_up(), &work, o)
+//!         let out = run(&mut H200Sim::new(Config::named("baseline").unwrap()).warmed_up(), &work, o)?;
+//!         let result = summarize(&out.records, None, &MetricsOptions::load_run(), o.max_concurrency);
+//!         Ok((out, result))
 //!     },
 //!     &RunOptions::default(),
 //!     &SweepOptions { rates: 3, ..SweepOptions::default() },
@@ -154,15 +157,22 @@ fn steady_rate(records: &[RequestRecord]) -> f64 {
     n as f64 / span
 }
 
+/// What a sweep's runner returns for one run: the driver's records and the figures the
+/// runner computed from them.
+pub type SweepStep = (RunOutput, BenchmarkResult);
+
 /// Runs a sweep: `runner` runs one set of options (built from `base`: arrivals, client cap
 /// and the detector are set per run). See the module docs.
 pub fn sweep<Err: From<DriverError>>(
-    runner: &mut dyn FnMut(&RunOptions) -> Result<RunOutput, Err>,
+    runner: &mut dyn FnMut(&RunOptions) -> Result<SweepStep, Err>,
     base: &RunOptions,
     opts: &SweepOptions,
 ) -> Result<Sweep, Err> {
     let mut runs = Vec::new();
-    let record = |strategy: Strategy, out: RunOutput, runs: &mut Vec<SweepRun>| -> f64 {
+    let record = |strategy: Strategy,
+                  (out, result): (RunOutput, BenchmarkResult),
+                  runs: &mut Vec<SweepRun>|
+     -> f64 {
         let achieved = match strategy {
             Strategy::Constant { .. } => steady_rate(&out.records),
             Strategy::Throughput => middle_rate(&out.records),
@@ -181,7 +191,7 @@ pub fn sweep<Err: From<DriverError>>(
             achieved_rate_per_s: achieved,
             kept_up,
             stopped_early: out.stopped,
-            result: out.result,
+            result,
             records: out.records,
         });
         achieved

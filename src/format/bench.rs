@@ -7,8 +7,8 @@ use crate::format::text::{self, Style};
 use crate::result::{BenchmarkResult, Summary};
 
 /// Output formats of `bench`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
-pub enum OutputFormat {
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum BenchFormat {
     /// A "Serving Benchmark Result" block.
     Text,
     /// The result as JSON (servebench's schema).
@@ -20,11 +20,11 @@ pub enum OutputFormat {
 /// The stdout text for `result`, ending in a newline.
 pub fn render(
     result: &BenchmarkResult,
-    format: OutputFormat,
+    format: BenchFormat,
     style: Style,
 ) -> Result<String, String> {
     match format {
-        OutputFormat::Text => {
+        BenchFormat::Text => {
             check(result, style).map_err(|e| e.to_string())?;
             let mut out = String::new();
             if let Some(note) = result.meta.convention.and_then(labels::convention_note) {
@@ -35,10 +35,10 @@ pub fn render(
             out.push('\n');
             Ok(out)
         }
-        OutputFormat::Json => serde_json::to_string_pretty(result)
+        BenchFormat::Json => serde_json::to_string_pretty(result)
             .map(|s| s + "\n")
             .map_err(|e| format!("cannot write JSON: {e}")),
-        OutputFormat::Csv => Ok(csv(result)),
+        BenchFormat::Csv => csv(result).map_err(|e| format!("cannot write CSV: {e}")),
     }
 }
 
@@ -46,14 +46,6 @@ fn cell(v: Option<f64>) -> String {
     v.filter(|x| x.is_finite())
         .map(|x| x.to_string())
         .unwrap_or_default()
-}
-
-fn quote(s: &str) -> String {
-    if s.contains([',', '"', '\n', '\r']) {
-        format!("\"{}\"", s.replace('"', "\"\""))
-    } else {
-        s.to_string()
-    }
 }
 
 fn summary_cells(name: &str, s: Option<&Summary>, ps: &[f64], out: &mut Vec<(String, String)>) {
@@ -69,8 +61,13 @@ fn summary_cells(name: &str, s: Option<&Summary>, ps: &[f64], out: &mut Vec<(Str
 }
 
 /// A header row and one row: counts, duration (s), throughputs, then mean/median/std and
-/// each percentile of TTFT, TPOT, ITL and E2EL (ms). Empty cells for unknown values.
-pub fn csv(r: &BenchmarkResult) -> String {
+/// each percentile of TTFT, TPOT, ITL and E2EL (ms). Empty cells for unknown values; a
+/// cell is quoted only where CSV needs it (the `csv` crate's writer).
+///
+/// # Errors
+///
+/// The `csv` writer's error (none in practice: it writes to memory).
+pub fn csv(r: &BenchmarkResult) -> Result<String, csv::Error> {
     let int = |v: Option<u64>| v.map(|x| x.to_string()).unwrap_or_default();
     let mut cols: Vec<(String, String)> = vec![
         (
@@ -80,7 +77,7 @@ pub fn csv(r: &BenchmarkResult) -> String {
                 .map(|c| format!("{c:?}").to_lowercase())
                 .unwrap_or_default(),
         ),
-        ("model".into(), quote(r.meta.model.as_deref().unwrap_or(""))),
+        ("model".into(), r.meta.model.clone().unwrap_or_default()),
         ("completed".into(), int(r.successful_requests)),
         ("failed".into(), int(r.failed_requests)),
         ("max_concurrency".into(), int(r.max_concurrency)),
@@ -120,5 +117,11 @@ pub fn csv(r: &BenchmarkResult) -> String {
     summary_cells("itl", r.itl.as_ref(), &ps, &mut cols);
     summary_cells("e2el", r.e2el.as_ref(), &ps, &mut cols);
     let (head, row): (Vec<_>, Vec<_>) = cols.into_iter().unzip();
-    format!("{}\n{}\n", head.join(","), row.join(","))
+    let mut w = csv::Writer::from_writer(Vec::new());
+    w.write_record(&head)?;
+    w.write_record(&row)?;
+    let bytes = w
+        .into_inner()
+        .map_err(|e| csv::Error::from(e.into_error()))?;
+    Ok(String::from_utf8_lossy(&bytes).into_owned())
 }

@@ -1,6 +1,5 @@
 //! Text and table renderers/parsers for benchmark reports.
 
-#[cfg(feature = "cli")]
 pub mod bench;
 pub mod capacity;
 pub mod comparison;
@@ -10,6 +9,7 @@ pub mod intervals;
 pub mod labels;
 pub mod lint;
 pub mod noise;
+pub mod observe;
 pub mod profile;
 pub mod pyfmt;
 pub mod shell;

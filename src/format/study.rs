@@ -666,3 +666,22 @@ fn placeholder_line(l: &str, random: bool) -> String {
         l.to_string()
     }
 }
+
+/// A verdict as the study document words it.
+impl crate::study::verdict::Decision {
+    /// `better (+12.3 ± 4.5)`, `within noise (+1.0 ± 4.5)`, `better (single runs)`.
+    pub fn text(&self) -> String {
+        let call = match self.call {
+            crate::study::verdict::Call::Better => "better",
+            crate::study::verdict::Call::Worse => "worse",
+            crate::study::verdict::Call::WithinNoise => "within noise",
+        };
+        match self.half_width {
+            Some(h) if self.basis.is_empty() => {
+                format!("{call} ({:+.2} ± {h:.2})", self.difference)
+            }
+            Some(h) => format!("{call} ({:+.2} ± {h:.2}, {})", self.difference, self.basis),
+            None => format!("{call} (single runs, no interval)"),
+        }
+    }
+}

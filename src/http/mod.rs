@@ -1,6 +1,7 @@
 //! OpenAI-compatible HTTP: the streaming client engine ([`client::HttpEngine`]), a server that
 //! serves any virtual-time [`Engine`](crate::engine::Engine) in real time ([`server`]), the
-//! SSE parser both rely on ([`sse`]) and the `servebench bench` runner ([`mod@bench`]).
+//! SSE parser both rely on ([`sse`]). The `servebench bench` verb composed from them is
+//! [`crate::app::bench`].
 //!
 //! Only plain `http://` targets are supported (no TLS in this build).
 

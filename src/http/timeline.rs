@@ -37,7 +37,7 @@
 //! assert_eq!(read_jsonl(text.as_bytes(), "t.jsonl").unwrap(), vec![e]);
 //! ```
 
-use std::io::{BufRead, Write};
+use std::io::BufRead;
 use std::path::Path;
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
@@ -192,15 +192,7 @@ pub fn write_file(path: &Path, entries: &[TimelineEntry]) -> Result<(), Timeline
         path: path.display().to_string(),
         source,
     };
-    let dir = match path.parent() {
-        Some(d) if !d.as_os_str().is_empty() => d,
-        _ => Path::new("."),
-    };
-    let mut tmp = tempfile::NamedTempFile::new_in(dir).map_err(io)?;
-    tmp.write_all(to_jsonl(entries).as_bytes()).map_err(io)?;
-    tmp.as_file().sync_all().map_err(io)?;
-    tmp.persist(path).map_err(|e| io(e.error))?;
-    Ok(())
+    crate::atomic::write(path, to_jsonl(entries).as_bytes()).map_err(io)
 }
 
 /// Read entries from JSON Lines (`name` names the source in errors); blank lines are skipped.

@@ -14,7 +14,8 @@
 //! SGLang's definitions follow vLLM's (TPOT excludes the first token, one ITL per chunk,
 //! request-weighted percentiles), so `meta.convention` is [`Convention::Vllm`]; the
 //! differences (output length falls back to the requested length, latency runs to
-//! `[DONE]`) are documented in `shared/reference/vllm-sglang-bench.md` §5.
+//! `[DONE]`) are in SGLang's `python/sglang/bench_serving.py`
+//! (<https://github.com/sgl-project/sglang/blob/main/python/sglang/bench_serving.py>).
 
 use super::json::OrderedObject;
 use super::vllm::{bench_serve_figures, detailed_records, Ctx};

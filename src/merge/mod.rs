@@ -8,7 +8,7 @@
 //! * **One timeline**: each shard's record times are offsets from its own start
 //!   ([`RunFile::started_at`], its host's wall clock); they are moved onto the earliest
 //!   start. With [`Align::ServerDate`] the starts are first corrected by each shard's clock
-//!   offset against the server measured from `Date` headers ([`skew`]).
+//!   offset against the server measured from `Date` headers ([`crate::record::server_clock`]).
 //! * **Records** concatenated in id order (a sharded run keeps the single run's ids, so a
 //!   repeated id is an error), **statistics** recomputed over the union with the shards'
 //!   metric options: the duration runs from the earliest send to the last end.
@@ -47,8 +47,6 @@
 //! assert_eq!(merged.run.result.duration_ms, Some(50.0));
 //! assert_eq!(merged.clocks[1].start_offset_s, 0.010);
 //! ```
-
-pub mod skew;
 
 use std::collections::BTreeMap;
 use std::time::{Duration, SystemTime};

@@ -8,7 +8,7 @@ use serde::{Deserialize, Serialize};
 
 use super::request::{vllm_itl_gaps, vllm_success, vllm_tpot};
 use crate::record::{Accumulator, RequestRecord};
-use crate::result::{BenchmarkResult, Convention};
+use crate::result::{BenchmarkResult, Convention, Summary};
 use crate::stats::{StatsError, Streaming};
 
 /// Streaming latency histograms in vLLM's definitions ([`super::request`]), fed by
@@ -161,14 +161,34 @@ fn histogram_result(
         total_output_tokens: Some(output_tokens),
         request_throughput_per_s: per_s(requests as f64),
         output_throughput_per_s: per_s(output_tokens as f64),
-        ttft: Some(ttft.summary_ms(percentiles)),
-        tpot: Some(tpot.summary_ms(percentiles)),
-        itl: Some(itl.summary_ms(percentiles)),
-        e2el: Some(e2el.summary_ms(percentiles)),
+        ttft: Some(summary_ms(ttft, percentiles)),
+        tpot: Some(summary_ms(tpot, percentiles)),
+        itl: Some(summary_ms(itl, percentiles)),
+        e2el: Some(summary_ms(e2el, percentiles)),
         ..BenchmarkResult::default()
     };
     res.meta.convention = Some(Convention::Vllm);
     res
+}
+
+/// A streaming histogram as a report [`Summary`] in ms with the given percentiles (the
+/// median is the nearest-rank p50). Empty → every value `None`.
+fn summary_ms(s: &Streaming, percentiles: &[f64]) -> Summary {
+    let ms = |d: Duration| d.as_secs_f64() * 1e3;
+    Summary {
+        mean: s.mean_ns().map(|v| v / 1e6),
+        median: s.percentile(50.0).map(ms),
+        std: s.std_ns().map(|v| v / 1e6),
+        min: s.min().map(ms),
+        max: s.max().map(ms),
+        percentiles: percentiles
+            .iter()
+            .map(|&p| crate::result::Percentile {
+                p,
+                value: s.percentile(p).map(ms),
+            })
+            .collect(),
+    }
 }
 
 #[cfg(test)]

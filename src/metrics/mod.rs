@@ -155,6 +155,15 @@ impl MetricsOptions {
             time_origin_s: None,
         }
     }
+
+    /// What the load driver's callers report by default: vLLM's convention with P50, P95
+    /// and P99.
+    pub fn load_run() -> Self {
+        MetricsOptions {
+            percentiles: vec![50.0, 95.0, 99.0],
+            ..MetricsOptions::new(Convention::Vllm)
+        }
+    }
 }
 
 impl From<Convention> for MetricsOptions {
@@ -167,6 +176,31 @@ impl From<&MetricsOptions> for MetricsOptions {
     fn from(o: &MetricsOptions) -> Self {
         o.clone()
     }
+}
+
+/// The figures of a load run (what `bench` and the simulator report): `opts`' convention,
+/// percentiles and goodput, `profile` in `meta`, and for vLLM's convention the client cap
+/// as "Maximum request concurrency" (as `vllm bench serve` prints it). Computed once, from
+/// the records the driver returned.
+///
+/// ```
+/// use servebench::metrics::{summarize, MetricsOptions};
+/// let r = summarize(&[], None, &MetricsOptions::load_run(), Some(8));
+/// assert_eq!(r.max_concurrency, Some(8));
+/// ```
+pub fn summarize(
+    records: &[RequestRecord],
+    profile: Option<&crate::profile::Profile>,
+    opts: &MetricsOptions,
+    max_concurrency: Option<usize>,
+) -> BenchmarkResult {
+    let mut result = compute(records, opts.clone());
+    result.meta.profile = profile.cloned();
+    result.meta.convention = Some(opts.convention);
+    if opts.convention == Convention::Vllm {
+        result.max_concurrency = max_concurrency.map(|c| c as u64);
+    }
+    result
 }
 
 /// Compute a [`BenchmarkResult`] from raw records. `opts` is a [`MetricsOptions`] (or a

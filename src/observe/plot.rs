@@ -461,16 +461,7 @@ pub(crate) fn write_atomic(path: &Path, contents: &[u8]) -> Result<(), PlotError
         path: path.to_path_buf(),
         source,
     };
-    let name = path
-        .file_name()
-        .map(|n| n.to_string_lossy().into_owned())
-        .unwrap_or_default();
-    let tmp = path.with_file_name(format!(".{name}.tmp{}", std::process::id()));
-    std::fs::write(&tmp, contents).map_err(io)?;
-    std::fs::rename(&tmp, path).map_err(|e| {
-        let _ = std::fs::remove_file(&tmp);
-        io(e)
-    })
+    crate::atomic::write(path, contents).map_err(io)
 }
 
 /// Draws every chart and writes each as `DIR/<file>` (creating `dir`).

@@ -225,46 +225,6 @@ pub fn steady_state(slices: &[Slice]) -> Option<SteadyState> {
     })
 }
 
-/// The slices as a text table, and the steady state under it.
-pub fn render(slices: &[Slice]) -> String {
-    use std::fmt::Write as _;
-    let mut out = String::new();
-    let _ = writeln!(
-        out,
-        "{:>9} {:>9} {:>9} {:>12} {:>11} {:>11} {:>10}",
-        "start s", "end s", "completed", "output tok/s", "TTFT ms", "TPOT ms", "in flight"
-    );
-    let opt = |v: Option<f64>| v.map_or("-".to_string(), |v| format!("{v:.2}"));
-    for s in slices {
-        let _ = writeln!(
-            out,
-            "{:>9.1} {:>9.1} {:>9} {:>12.1} {:>11} {:>11} {:>10.1}",
-            s.start_s,
-            s.end_s,
-            s.requests_completed,
-            s.output_tokens_per_s,
-            opt(s.ttft_mean_ms),
-            opt(s.tpot_mean_ms),
-            s.in_flight_mean
-        );
-    }
-    match steady_state(slices) {
-        Some(st) => {
-            let _ = writeln!(
-                out,
-                "steady state: {:.1}–{:.1} s at {:.0} output tok/s (ramp-up {:.1} s, drain {:.1} s)",
-                st.ramp_up_end_s,
-                st.drain_start_s,
-                st.level_tokens_per_s,
-                st.ramp_up_end_s,
-                st.end_s - st.drain_start_s
-            );
-        }
-        None => out.push_str("steady state: none (no output tokens)\n"),
-    }
-    out
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -335,9 +295,9 @@ mod tests {
         assert_eq!(st.ramp_up_end_s, 8.0);
         assert_eq!(st.drain_start_s, 21.0);
         assert!(
-            render(&s).contains("steady state: 8.0–21.0 s"),
+            crate::format::observe::render_slices(&s).contains("steady state: 8.0–21.0 s"),
             "{}",
-            render(&s)
+            crate::format::observe::render_slices(&s)
         );
     }
 }

@@ -16,7 +16,6 @@
 //! assert_eq!(run, generate(100, 10, 50.0, 42)); // deterministic
 //! ```
 
-use std::io::Write;
 use std::path::Path;
 use std::time::Duration;
 
@@ -70,23 +69,17 @@ pub fn generate(n: usize, chunks: usize, rate: f64, seed: u64) -> Vec<RequestRec
 
 /// Write `bytes` to `dir/name` through a temporary file renamed into place.
 fn write_file(dir: &Path, name: &str, bytes: impl Iterator<Item = u8>) -> std::io::Result<()> {
-    let tmp = dir.join(format!(".{name}.tmp"));
-    write_bytes(&tmp, bytes)?;
-    std::fs::rename(&tmp, dir.join(name))
-}
-
-fn write_bytes(path: &Path, bytes: impl Iterator<Item = u8>) -> std::io::Result<()> {
-    let mut w = std::fs::File::create(path)?;
-    let mut buf = Vec::with_capacity(1 << 20);
-    for b in bytes {
-        buf.push(b);
-        if buf.len() == buf.capacity() {
-            w.write_all(&buf)?;
-            buf.clear();
+    crate::atomic::write_with(&dir.join(name), |w| {
+        let mut buf = Vec::with_capacity(1 << 20);
+        for b in bytes {
+            buf.push(b);
+            if buf.len() == buf.capacity() {
+                w.write_all(&buf)?;
+                buf.clear();
+            }
         }
-    }
-    w.write_all(&buf)?;
-    w.flush()
+        w.write_all(&buf)
+    })
 }
 
 /// Write `records` into the directory `dir` (created if missing) in the layout described

@@ -7,8 +7,8 @@
 //! ([`frontend`]), the scheduler and KV pool ([`engine`]) with its prefix cache
 //! ([`prefix_cache`]), running load profiles on it
 //! ([`run`]), its seeded run-to-run variation ([`noise`]), what guidellm would have reported of a run ([`guidellm`]), Markdown rows
-//! ([`markdown`]), with `cli` the shared command line ([`cli`](self#modules)) and, with
-//! `http`, serving it as an OpenAI-compatible streaming server ([`serve`]).
+//! ([`crate::format::sim`]), the shared command line ([`crate::app::simulate`], feature `cli`)
+//! and, with `http`, serving it as an OpenAI-compatible streaming server ([`serve`]).
 //!
 //! ```
 //! use servebench::profile::Profile;

@@ -2,8 +2,8 @@
 //! GEMM/attention compute for any model of the Qwen3.5 family ([`ModelSpec`]) on any GPU
 //! ([`GpuSpec`]), with one set of achieved-efficiency constants ([`EFFICIENCIES`]) shared by
 //! every model and GPU. The constants were fitted once, to the seed's Qwen3.5-35B-A3B
-//! runs on an H200 (`../shared/reference/h200-step-model.md` §6); see the README's table of
-//! fitted constants. MTP speculative decoding adds the draft passes of the model's MTP
+//! runs on an H200; see the guide's table of fitted constants
+//! ([`crate::guide::simulator`]). MTP speculative decoding adds the draft passes of the model's MTP
 //! layer ([`StepModel::draft_seconds`]); the verification is an ordinary step over
 //! `1 + k` tokens per sequence.
 

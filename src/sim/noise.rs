@@ -31,7 +31,7 @@
 //! ```
 
 use crate::driver::workload::WorkloadOptions;
-use crate::driver::{DriverError, RunOutput};
+use crate::driver::DriverError;
 use crate::profile::Profile;
 use crate::rng::Rng;
 
@@ -122,7 +122,7 @@ pub fn simulate_repetition(
     config: &Config,
     warm: bool,
     noise: &NoiseModel,
-) -> Result<RunOutput, DriverError> {
+) -> Result<crate::sim::run::Simulated, DriverError> {
     let mut params = Params::for_config(config);
     params.noise = Some(*noise);
     let mut engine = H200Sim::with_params(config.clone(), params);

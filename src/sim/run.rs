@@ -37,6 +37,39 @@ pub const SEED_OPTIMIZED_S: [(&str, f64); 4] = [
     ("generation-heavy", 49.34),
 ];
 
+/// A simulated run: the driver's records and their figures, computed once (vLLM's
+/// convention with P50/P95/P99, the client cap and the profile; [`metrics::summarize`]),
+/// with the run's metadata.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Simulated {
+    /// One record per request sent, in request-id order.
+    pub records: Vec<crate::record::RequestRecord>,
+    /// The run's figures (vLLM convention).
+    pub result: BenchmarkResult,
+    /// Set when the engine failed fatally (see [`RunOutput::aborted`]).
+    pub aborted: Option<String>,
+    /// Set when the run was stopped early (see [`RunOutput::stopped`]).
+    pub stopped: Option<String>,
+}
+
+impl Simulated {
+    /// The figures of the driver's `out`, computed once.
+    pub fn of(out: RunOutput) -> Simulated {
+        let result = metrics::summarize(
+            &out.records,
+            out.profile.as_ref(),
+            &MetricsOptions::load_run(),
+            out.max_concurrency,
+        );
+        Simulated {
+            records: out.records,
+            result,
+            aborted: out.aborted,
+            stopped: out.stopped,
+        }
+    }
+}
+
 /// Runs `profile` on `engine` as guidellm's client sends it (the seed's runs): at most
 /// guidellm's 512 requests in flight (fewer when the profile sends fewer) and, for random
 /// prompts, guidellm's prompt synthesis time ([`PROMPT_SYNTHESIS`] per prompt token).
@@ -44,17 +77,18 @@ pub fn run_as_guidellm<E: Engine + ?Sized>(
     engine: &mut E,
     profile: &Profile,
     opts: &WorkloadOptions,
-) -> Result<RunOutput, DriverError> {
+) -> Result<Simulated, DriverError> {
     let synthetic = matches!(profile.dataset, Dataset::Random { .. });
     let cap = usize::try_from(profile.total_requests)
         .unwrap_or(usize::MAX)
         .min(GUIDELLM_MAX_CONCURRENCY);
-    run_profile(engine, profile, opts, |o| {
+    let out = run_profile(engine, profile, opts, |o| {
         o.max_concurrency = Some(cap);
         if synthetic {
             o.client_prep_per_prompt_token = PROMPT_SYNTHESIS;
         }
-    })
+    })?;
+    Ok(Simulated::of(out))
 }
 
 /// Whether `profile` runs on a freshly deployed server: in the seed's order each
@@ -72,7 +106,7 @@ pub fn simulate(
     config: &Config,
     seed: u64,
     warm: bool,
-) -> Result<RunOutput, DriverError> {
+) -> Result<Simulated, DriverError> {
     simulate_with(profile, config, seed, warm, ShareGptFilter::None)
 }
 
@@ -83,7 +117,7 @@ pub fn simulate_with(
     seed: u64,
     warm: bool,
     sharegpt_filter: ShareGptFilter,
-) -> Result<RunOutput, DriverError> {
+) -> Result<Simulated, DriverError> {
     let mut engine = H200Sim::new(config.clone());
     if !starts_cold(profile, warm) {
         engine = engine.warmed_up();
@@ -99,7 +133,7 @@ pub fn simulate_observed(
     seed: u64,
     warm: bool,
     interval: Duration,
-) -> Result<(RunOutput, crate::observe::ServerSeries), DriverError> {
+) -> Result<(Simulated, crate::observe::ServerSeries), DriverError> {
     let mut engine = H200Sim::new(config.clone()).sample_metrics_every(interval);
     if !starts_cold(profile, warm) {
         engine = engine.warmed_up();
@@ -117,7 +151,7 @@ fn simulate_on(
     config: &Config,
     seed: u64,
     sharegpt_filter: ShareGptFilter,
-) -> Result<RunOutput, DriverError> {
+) -> Result<Simulated, DriverError> {
     let opts = WorkloadOptions {
         sharegpt_seed: seed,
         sharegpt_filter,
@@ -137,7 +171,7 @@ fn simulate_on(
 /// What guidellm 0.5 + GPUStack would have reported of `out` (see [`guidellm`]): the
 /// records as a client blind to reasoning deltas saw them, computed with guidellm's
 /// definitions and the seed's percentiles; the metadata is `out`'s.
-pub fn guidellm_view(out: &RunOutput, profile: &Profile, seed: u64) -> BenchmarkResult {
+pub fn guidellm_view(out: &Simulated, profile: &Profile, seed: u64) -> BenchmarkResult {
     let thinking = match profile.dataset {
         Dataset::ShareGpt { .. } => guidellm::THINKING_SHAREGPT,
         Dataset::Random { .. } | Dataset::Structured(_) => guidellm::THINKING_RANDOM,

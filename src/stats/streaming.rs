@@ -146,26 +146,6 @@ impl Streaming {
         (!self.is_empty()).then(|| self.hist.stdev())
     }
 
-    /// A report [`Summary`](crate::result::Summary) in ms with the given percentiles (the
-    /// median is the nearest-rank p50). Empty → every value `None`.
-    pub fn summary_ms(&self, percentiles: &[f64]) -> crate::result::Summary {
-        let ms = |d: Duration| d.as_secs_f64() * 1e3;
-        crate::result::Summary {
-            mean: self.mean_ns().map(|v| v / 1e6),
-            median: self.percentile(50.0).map(ms),
-            std: self.std_ns().map(|v| v / 1e6),
-            min: self.min().map(ms),
-            max: self.max().map(ms),
-            percentiles: percentiles
-                .iter()
-                .map(|&p| crate::result::Percentile {
-                    p,
-                    value: self.percentile(p).map(ms),
-                })
-                .collect(),
-        }
-    }
-
     /// The underlying histogram (values in nanoseconds).
     pub fn histogram(&self) -> &hdrhistogram::Histogram<u64> {
         &self.hist

@@ -2,7 +2,8 @@
 //! shards (`study run --shard K/N`) merged into the directory one unsharded study would
 //! have written — every run's shard files merged ([`super::shards::merge_shard_runs`], the
 //! merge the shards decided on), the journal, `study.toml`, the server logs (shard 1's:
-//! it launched the servers) and the document ([`super::render`]).
+//! it launched the servers) and the document ([`crate::format::study::render`], written by
+//! [`crate::app::study::merge_studies`]).
 //!
 //! It refuses directories of different studies, a shard set with a shard missing or given
 //! twice, and runs some shard has not finished, naming the directory and run; and a study

@@ -3,9 +3,10 @@
 //! configuration on every profile, and write the document.
 //!
 //! The pipeline: a [`StudyFile`] (TOML, [`file::EXPLAIN`]) → [`plan::analyse`] decides what
-//! to run next from what has finished → the [`Runner`] runs it on the embedded simulator or
+//! to run next from what has finished → the [`Runner`](crate::app::study::Runner) runs it on the embedded simulator or
 //! on servers it launches ([`process`]), writing each run file and the [`journal`] as it
-//! goes → [`document::render`] writes `STUDY.md` and `study.json`. [`estimate`] is the plan
+//! goes → [`crate::format::study::render`] writes `STUDY.md` and `study.json`.
+//! [`crate::app::study::estimate`] is the plan
 //! of a study with the simulator's timings.
 //!
 //! ```

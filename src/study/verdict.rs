@@ -38,24 +38,6 @@ pub struct Decision {
     pub basis: String,
 }
 
-impl Decision {
-    /// `better (+12.3 ± 4.5)`, `within noise (+1.0 ± 4.5)`, `better (single runs)`.
-    pub fn text(&self) -> String {
-        let call = match self.call {
-            Call::Better => "better",
-            Call::Worse => "worse",
-            Call::WithinNoise => "within noise",
-        };
-        match self.half_width {
-            Some(h) if self.basis.is_empty() => {
-                format!("{call} ({:+.2} ± {h:.2})", self.difference)
-            }
-            Some(h) => format!("{call} ({:+.2} ± {h:.2}, {})", self.difference, self.basis),
-            None => format!("{call} (single runs, no interval)"),
-        }
-    }
-}
-
 /// Mean, and the 95% half-width of the mean (`None` for fewer than two values).
 pub fn mean_interval(values: &[f64]) -> (f64, Option<f64>) {
     let n = values.len() as f64;

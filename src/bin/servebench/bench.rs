@@ -30,7 +30,7 @@ use crate::report::ConventionArg;
 use crate::signals;
 use crate::values::{percentile, positive_f64, range_ratio, rate};
 use crate::workload_args::{Common, Structured, WorkloadArgs};
-use servebench::format::bench::{self as bench_output, OutputFormat};
+use servebench::format::bench::{self as bench_output, BenchFormat};
 
 /// The completion APIs, as typed on the command line.
 #[derive(Debug, Clone, Copy, clap::ValueEnum)]
@@ -762,11 +762,32 @@ fn run(args: &Args) -> Result<(String, u8), Failure> {
             status = exit::MEASUREMENT_FAILED;
         }
     }
-    let mut text = bench_output::render(&run.file.result, args.format, style)
+    let mut text = bench_output::render(&run.file.result, args.format.into(), style)
         .map_err(|e| InputError(format!("bench: {e}")))?;
     if args.ci {
         text.push('\n');
         text.push_str(&servebench::format::intervals::render(&run.file.result));
     }
     Ok((text, status))
+}
+
+/// `--format`: what `bench` prints on stdout.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum OutputFormat {
+    /// A "Serving Benchmark Result" block.
+    Text,
+    /// The result as JSON (servebench's schema).
+    Json,
+    /// A header row and one data row (vLLM's key names; times in ms, duration in s).
+    Csv,
+}
+
+impl From<OutputFormat> for BenchFormat {
+    fn from(f: OutputFormat) -> Self {
+        match f {
+            OutputFormat::Text => BenchFormat::Text,
+            OutputFormat::Json => BenchFormat::Json,
+            OutputFormat::Csv => BenchFormat::Csv,
+        }
+    }
 }

@@ -231,7 +231,7 @@ pub fn run_slices(a: &SlicesArgs) -> Result<String, InputError> {
         let v = serde_json::json!({"slices": s, "steady_state": slices::steady_state(&s)});
         return Ok(format!("{v}\n"));
     }
-    Ok(slices::render(&s))
+    Ok(servebench::format::observe::render_slices(&s))
 }
 
 /// Arguments of `servebench plot`.

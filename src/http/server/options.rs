@@ -100,13 +100,13 @@ impl FromStr for Fault {
 }
 
 /// Default [`ServeOptions::handoff_window`]: on a 2-core machine at 256 streams, windows of
-/// 8 to 32 gave the same TTFT error (`benches/README.md`, "The server's hand-off window").
+/// 8 to 32 gave the same TTFT error (`benches/HISTORY.md`, "The server's hand-off window").
 pub const DEFAULT_HANDOFF_WINDOW: usize = 16;
 
 /// The default [`ServeOptions::worker_threads`]: the cores besides the one the engine thread
 /// keeps busy, at least 1 and at most 8. On a 2-core machine that is 1: with two workers
 /// beside the engine thread and a client, the threads waited for a core often enough to
-/// add 0.1 ms to the median TTFT error at 256 streams (`benches/README.md`).
+/// add 0.1 ms to the median TTFT error at 256 streams (`benches/HISTORY.md`).
 pub fn default_worker_threads() -> usize {
     std::thread::available_parallelism()
         .map_or(1, |n| n.get().saturating_sub(1))

@@ -1,0 +1,177 @@
+//! What `servebench explain` and `servebench slices` print: an explanation's tables and
+//! its paragraph for a study document ([`Explanation::render`], [`Explanation::paragraph`]),
+//! and the time slices' table with the steady state ([`render_slices`]). The numbers come
+//! from [`crate::observe`].
+
+use std::fmt::Write as _;
+
+use crate::observe::explain::Explanation;
+use crate::observe::slices::{steady_state, Slice};
+
+/// The slices as a text table, and the steady state under it.
+pub fn render_slices(slices: &[Slice]) -> String {
+    let mut out = String::new();
+    let _ = writeln!(
+        out,
+        "{:>9} {:>9} {:>9} {:>12} {:>11} {:>11} {:>10}",
+        "start s", "end s", "completed", "output tok/s", "TTFT ms", "TPOT ms", "in flight"
+    );
+    let opt = |v: Option<f64>| v.map_or("-".to_string(), |v| format!("{v:.2}"));
+    for s in slices {
+        let _ = writeln!(
+            out,
+            "{:>9.1} {:>9.1} {:>9} {:>12.1} {:>11} {:>11} {:>10.1}",
+            s.start_s,
+            s.end_s,
+            s.requests_completed,
+            s.output_tokens_per_s,
+            opt(s.ttft_mean_ms),
+            opt(s.tpot_mean_ms),
+            s.in_flight_mean
+        );
+    }
+    match steady_state(slices) {
+        Some(st) => {
+            let _ = writeln!(
+                out,
+                "steady state: {:.1}–{:.1} s at {:.0} output tok/s (ramp-up {:.1} s, drain {:.1} s)",
+                st.ramp_up_end_s,
+                st.drain_start_s,
+                st.level_tokens_per_s,
+                st.ramp_up_end_s,
+                st.end_s - st.drain_start_s
+            );
+        }
+        None => out.push_str("steady state: none (no output tokens)\n"),
+    }
+    out
+}
+
+fn signed(ms: f64) -> String {
+    // No "-0.0": a change under the printed precision is zero.
+    let ms = if ms.abs() < 0.05 { 0.0 } else { ms };
+    if ms.abs() >= 1000.0 {
+        format!("{:+.2} s", ms / 1e3)
+    } else {
+        format!("{ms:+.1} ms")
+    }
+}
+
+fn plain(ms: f64) -> String {
+    if ms.abs() >= 1000.0 {
+        format!("{:.2} s", ms / 1e3)
+    } else if ms.abs() < 1.0 {
+        format!("{ms:.3} ms")
+    } else {
+        format!("{ms:.1} ms")
+    }
+}
+
+/// A part's share of the change; blank when the change is under 1 % of the base (shares
+/// of a near-zero change mean nothing).
+fn share(part: f64, whole: f64, base: f64) -> String {
+    if whole.abs() > 0.01 * base.abs() && whole.abs() > 0.0 {
+        let pct = 100.0 * part / whole;
+        format!("{:.0} %", if pct.abs() < 0.5 { 0.0 } else { pct })
+    } else {
+        "-".into()
+    }
+}
+
+impl Explanation {
+    /// A text table per metric, with the assumptions (what `servebench explain` prints).
+    pub fn render(&self) -> String {
+        let mut out = String::new();
+        let _ = writeln!(out, "{} → {}", self.base, self.candidate);
+        for b in self.ttft.iter().chain(self.tpot.iter()) {
+            let d = b.delta_ms();
+            let _ = writeln!(
+                out,
+                "\nmean {}: {} → {} ({}, measured by the client)",
+                b.metric,
+                plain(b.base_ms),
+                plain(b.candidate_ms),
+                signed(d)
+            );
+            let unit_is_ms = b.metric == "TTFT";
+            for p in &b.parts {
+                let (x, y) = if unit_is_ms || p.name.contains("time") {
+                    (plain(p.base), plain(p.candidate))
+                } else {
+                    (format!("{:.1}", p.base), format!("{:.1}", p.candidate))
+                };
+                let _ = writeln!(
+                    out,
+                    "  {:<34} {:>10} → {:>10}  {:>11}  {:>5}",
+                    p.name,
+                    x,
+                    y,
+                    signed(p.delta_ms),
+                    share(p.delta_ms, d, b.base_ms)
+                );
+            }
+            let _ = writeln!(
+                out,
+                "  {:<34} {:>10}   {:>10}  {:>11}  {:>5}",
+                "not explained",
+                "",
+                "",
+                signed(b.unexplained_ms),
+                share(b.unexplained_ms, d, b.base_ms)
+            );
+            for a in &b.assumptions {
+                let _ = writeln!(out, "  assumes: {a}");
+            }
+        }
+        for n in &self.notes {
+            let _ = writeln!(out, "note: {n}");
+        }
+        out
+    }
+
+    /// One paragraph (Markdown) for a study document's step.
+    pub fn paragraph(&self) -> String {
+        let mut s = String::new();
+        if let Some(b) = &self.ttft {
+            let p = |i: usize| b.parts.get(i).map_or(0.0, |p| p.delta_ms);
+            let _ = write!(
+                s,
+                "Mean TTFT went from {} ({}) to {} ({}, {}): waiting for admission {} (scheduler queue {}, API server {}), prefill {}, not explained {}. ",
+                plain(b.base_ms),
+                self.base,
+                plain(b.candidate_ms),
+                self.candidate,
+                signed(b.delta_ms()),
+                signed(p(0) + p(1)),
+                signed(p(1)),
+                signed(p(0)),
+                signed(p(2)),
+                signed(b.unexplained_ms),
+            );
+        }
+        if let Some(b) = &self.tpot {
+            let (batch, step) = (&b.parts[0], &b.parts[1]);
+            let _ = write!(
+                s,
+                "Mean TPOT went from {} to {} ({}): the running batch went from {:.1} to {:.1} requests ({}), the step time per sequence from {} to {} ({}), not explained {}. ",
+                plain(b.base_ms),
+                plain(b.candidate_ms),
+                signed(b.delta_ms()),
+                batch.base,
+                batch.candidate,
+                signed(batch.delta_ms),
+                plain(step.base),
+                plain(step.candidate),
+                signed(step.delta_ms),
+                signed(b.unexplained_ms),
+            );
+        }
+        if self.ttft.is_some() || self.tpot.is_some() {
+            s.push_str("(Assumed: the network and client add the same time in both runs; a step costs each running sequence the same.)");
+        }
+        for n in &self.notes {
+            let _ = write!(s, " Note: {n}.");
+        }
+        s.trim().to_string()
+    }
+}
