@@ -11,7 +11,7 @@ use serde::Serialize;
 use super::file::{EngineKind, Goal, StudyFile};
 use super::journal::Configuration;
 use super::plan::{target_values, Analysis, Outcomes, Status, StepOutcome};
-use super::verdict::{decide_results, mean_interval, Decision};
+use super::verdict::{decide_results, mean_interval, Decision, DETERMINISTIC, NO_BASIS, REPETITIONS, WITHIN_RUN};
 use crate::compare::gpustack::latency::{baseline_latency_cell, latency_cell, latency_summary};
 use crate::compare::gpustack::{
     conclusion_row, speed_summary, Annotation, Cell, ConclusionTable, LadderStep, Verdict,
@@ -50,8 +50,15 @@ pub struct StudyJson {
     pub hardware: String,
     /// The target metric's key.
     pub target: String,
-    /// Repetitions per (configuration, profile).
+    /// Repetitions per (configuration, profile): the fixed count (for
+    /// `repetitions = "auto"`, that of the engines' baselines and the final comparison).
     pub repetitions: u32,
+    /// `repetitions = "auto"`: the sequential design the ladder's steps followed.
+    pub sequential: Option<crate::noise::sequential::Design>,
+    /// Whether the simulator's run-to-run noise was on (`None`: no simulator engine).
+    pub simulator_noise: Option<bool>,
+    /// The document's sentences about the method, generated from the decisions made.
+    pub method: Vec<String>,
     /// Everything decided.
     pub analysis: Analysis,
     /// The recommended serving command.
@@ -84,7 +91,7 @@ pub(super) fn representative<'a>(
     profile: &str,
 ) -> Option<(u32, &'a BenchmarkResult)> {
     let m = study.target_metric();
-    let mut runs: Vec<(u32, &BenchmarkResult)> = (1..=study.repetitions)
+    let mut runs: Vec<(u32, &BenchmarkResult)> = (1..=study.planned_repetitions())
         .filter_map(|r| {
             o.results
                 .get(&super::journal::run_key(&c.key(), profile, r))
@@ -165,7 +172,13 @@ impl Ctx<'_> {
     fn block(&mut self, w: &mut String, c: &Configuration, profile: &str, who: &str) {
         let _ = writeln!(w, "{who}Backend Parameters:\n");
         fence(w, &c.flags.join("\n"));
-        let reps = self.study.repetitions;
+        let reps = (1..=self.study.planned_repetitions())
+            .filter(|r| {
+                self.o
+                    .results
+                    .contains_key(&super::journal::run_key(&c.key(), profile, *r))
+            })
+            .count();
         match representative(self.study, self.o, c, profile) {
             Some((rep, r)) => {
                 self.used
@@ -277,7 +290,7 @@ fn ladder_row(
                 };
                 let why = s.decision.as_ref().map(|d| d.text()).unwrap_or_default();
                 return format!(
-                    "| {} | {} (not better than {}: {why}; optimization skipped) | {} |",
+                    "| {} | {} (not kept against {}: {why}; optimization skipped) | {} |",
                     step.name,
                     step.optimized.markdown(),
                     s.reference,
@@ -350,9 +363,10 @@ pub fn render(study: &StudyFile, o: &Outcomes, a: &Analysis, files: bool) -> Doc
                 .unwrap_or_else(|_| p.clone());
             let (bv, rv) = (target_values(study, o, b, p), target_values(study, o, r, p));
             let decision = decide_results(
-                &o.runs_of(b, p, study.repetitions),
-                &o.runs_of(r, p, study.repetitions),
+                &o.runs_of(b, p, study.fixed_repetitions()),
+                &o.runs_of(r, p, study.fixed_repetitions()),
                 &target,
+                &super::plan::rule(study, b, r, false),
             );
             final_rows.push(FinalRow {
                 profile: p.clone(),
@@ -381,7 +395,13 @@ pub fn render(study: &StudyFile, o: &Outcomes, a: &Analysis, files: bool) -> Doc
                 w.push('\n');
             }
         }
-        let _ = writeln!(w, "Decision on {} per profile ({} repetition{} each; the 95% interval of the difference, from the repetitions or, for single runs, from each run's within-run intervals):\n", target.label, study.repetitions, if study.repetitions == 1 { "" } else { "s" });
+        let finals: Vec<&Decision> = final_rows.iter().filter_map(|f| f.decision.as_ref()).collect();
+        let _ = writeln!(
+            w,
+            "Decision on {} per profile ({}):\n",
+            target.label,
+            describe_bases(&finals, "final")
+        );
         let _ = writeln!(
             w,
             "| Profile | Baseline | Optimized | Verdict |\n|---|---|---|---|"
@@ -417,7 +437,9 @@ pub fn render(study: &StudyFile, o: &Outcomes, a: &Analysis, files: bool) -> Doc
         w.push('\n');
     }
     let _ = writeln!(w, "### Note\n");
-    let _ = writeln!(w, "- These runs do not cover every combination of options: the best engine at its defaults is the starting point and each step is kept only if the decision rule calls it better than the best configuration so far on {} ({} on the {} profile). This pruning finds a local optimum, which may not be the global one.", target.label, if study.repetitions > 1 { "mean of the repetitions, beyond the 95% interval" } else { "single runs, beyond their within-run 95% intervals" }, study.ladder.profiles[0]);
+    let ladder: Vec<&Decision> = a.steps.iter().filter_map(|s| s.decision.as_ref()).collect();
+    let method_note = format!("These runs do not cover every combination of options: the best engine at its defaults is the starting point and each step is {} on {} (the {} profile; {}). This pruning finds a local optimum, which may not be the global one.", ladder_rule(study, &ladder), target.label, study.ladder.profiles[0], describe_bases(&ladder, "ladder"));
+    let _ = writeln!(w, "- {method_note}");
     if !study.final_.add.is_empty() {
         let _ = writeln!(w, "- The recommended command adds {} without a step of its own: it was measured only in the final comparison.", study.final_.add.iter().map(|f| format!("`{f}`")).collect::<Vec<_>>().join(", "));
     }
@@ -456,7 +478,8 @@ pub fn render(study: &StudyFile, o: &Outcomes, a: &Analysis, files: bool) -> Doc
     }
     w.push('\n');
     let _ = writeln!(w, "### Benchmark Method\n");
-    let _ = writeln!(w, "servebench ran this study with `servebench study run`: each configuration on a freshly started server, every profile {} time{} per configuration, the figures computed by servebench from every request's streamed chunks and labelled by metric convention. Each step is decided on {}.\n", study.repetitions, if study.repetitions == 1 { "" } else { "s" }, target.label);
+    let method_run = method_sentence(study, &ladder);
+    let _ = writeln!(w, "{method_run}\n");
     let _ = writeln!(w, "### Benchmark Profiles\n");
     let mut names: Vec<&String> = study.ladder.profiles.iter().collect();
     for p in &study.final_.profiles {
@@ -531,6 +554,8 @@ pub fn render(study: &StudyFile, o: &Outcomes, a: &Analysis, files: bool) -> Doc
                 s.decision.as_ref().map(|d| d.text()).unwrap_or_default(),
                 s.reference
             )
+        } else if let Some(d) = s.decision.as_ref().filter(|d| d.call == super::verdict::Call::NoInterval) {
+            format!("Skipped: {} against {}", d.text(), s.reference)
         } else if let Some(rate) = s.success_rate.filter(|r| *r < 1.0) {
             format!("Skipped: success rate {:.1}%", rate * 100.0)
         } else if let Some(d) = &s.decision {
@@ -540,7 +565,12 @@ pub fn render(study: &StudyFile, o: &Outcomes, a: &Analysis, files: bool) -> Doc
         } else {
             "Not decided yet".to_string()
         };
-        let _ = writeln!(w, "{outcome}.\n");
+        let rule = s
+            .decision
+            .as_ref()
+            .map(|d| format!(" Rule: {}.", d.rule))
+            .unwrap_or_default();
+        let _ = writeln!(w, "{outcome}.{rule}\n");
         if let Some(e) = explanations.iter().find(|e| e.step == s.name) {
             let _ = writeln!(
                 w,
@@ -627,7 +657,14 @@ pub fn render(study: &StudyFile, o: &Outcomes, a: &Analysis, files: bool) -> Doc
         model: study.model.clone(),
         hardware: study.hardware.clone(),
         target: target.key.to_string(),
-        repetitions: study.repetitions,
+        repetitions: study.fixed_repetitions(),
+        sequential: study.is_auto().then(|| study.design()),
+        simulator_noise: study
+            .engines
+            .iter()
+            .any(|e| e.kind == EngineKind::Simulator)
+            .then(|| study.noise_on()),
+        method: vec![method_note, method_run],
         analysis: a.clone(),
         serving_command: serving,
         conclusion: final_rows,
@@ -655,4 +692,101 @@ fn placeholder_line(l: &str, random: bool) -> String {
     } else {
         l.to_string()
     }
+}
+
+/// How `decisions` were reached, in words, counted by basis: `3 decisions on repetitions
+/// (n = 2 to 5 per side), 1 exactly in a deterministic simulation`.
+fn describe_bases(decisions: &[&Decision], what: &str) -> String {
+    if decisions.is_empty() {
+        return format!("no {what} decision was reached");
+    }
+    let mut parts = Vec::new();
+    for basis in [DETERMINISTIC, REPETITIONS, WITHIN_RUN, NO_BASIS] {
+        let of: Vec<&&Decision> = decisions.iter().filter(|d| d.basis == basis).collect();
+        if of.is_empty() {
+            continue;
+        }
+        let k = of.len();
+        let s = if k == 1 { "" } else { "s" };
+        let ns: Vec<usize> = of
+            .iter()
+            .flat_map(|d| [d.n_reference, d.n_candidate])
+            .collect();
+        let (lo, hi) = (
+            ns.iter().copied().min().unwrap_or(0),
+            ns.iter().copied().max().unwrap_or(0),
+        );
+        let n = if lo == hi {
+            format!("n = {lo} per side")
+        } else {
+            format!("n = {lo} to {hi} per side")
+        };
+        parts.push(match basis {
+            DETERMINISTIC => format!("{k} decision{s} on exact differences of a deterministic simulation (the simulator without run-to-run noise, {n})"),
+            REPETITIONS => {
+                let c: Vec<String> = of
+                    .iter()
+                    .filter_map(|d| d.confidence)
+                    .map(super::verdict::confidence_label)
+                    .collect::<std::collections::BTreeSet<_>>()
+                    .into_iter()
+                    .collect();
+                format!("{k} decision{s} on the interval of the difference over repetitions ({n}; {} intervals)", c.join(", "))
+            }
+            WITHIN_RUN => format!("{k} decision{s} on single runs' within-run intervals ({n}; they do not see run-to-run variation)"),
+            _ => format!("{k} decision{s} on single runs without any interval ({n}; not kept: no confidence can be stated)"),
+        });
+    }
+    parts.join("; ")
+}
+
+/// How the ladder decides, from the rule its decisions state (all share one rule unless
+/// the bases differ).
+fn ladder_rule(study: &StudyFile, decisions: &[&Decision]) -> String {
+    let rules: std::collections::BTreeSet<&str> =
+        decisions.iter().map(|d| d.rule.as_str()).collect();
+    if rules.is_empty() {
+        let d = study.design();
+        return format!(
+            "kept only if better than the best configuration so far by more than {}%",
+            super::verdict::trim(d.min_effect_percent)
+        );
+    }
+    let joined = rules.into_iter().collect::<Vec<_>>().join("; or ");
+    format!("compared with the best configuration so far and {joined}")
+}
+
+/// The Benchmark Method paragraph: how often each configuration ran and whether the
+/// simulator varied, from the study and the decisions made.
+fn method_sentence(study: &StudyFile, ladder: &[&Decision]) -> String {
+    let n = study.fixed_repetitions();
+    let times = |n: u32| format!("{n} time{}", if n == 1 { "" } else { "s" });
+    let runs = if study.is_auto() {
+        let d = study.design();
+        let used: Vec<usize> = ladder.iter().map(|x| x.n_candidate).collect();
+        let used = match (used.iter().min(), used.iter().max()) {
+            (Some(lo), Some(hi)) if lo == hi => format!("; the steps used {lo} each"),
+            (Some(lo), Some(hi)) => format!("; the steps used {lo} to {hi}"),
+            _ => String::new(),
+        };
+        format!(
+            "the engines' baselines and the final comparison {} per profile, each ladder step and its reference in repetitions added one pair at a time until the sequential design ({} alpha spending, 95% overall confidence, {} to {} repetitions per side) reached its decision{used}",
+            times(n),
+            d.spending.as_str(),
+            d.first_look,
+            d.max_repetitions
+        )
+    } else {
+        format!("every profile {} per configuration", times(n))
+    };
+    let sim = study.engines.iter().any(|e| e.kind == EngineKind::Simulator);
+    let noise = if !sim {
+        String::new()
+    } else if study.noise_on() {
+        let x = &study.noise;
+        format!(" The simulator ran with its run-to-run noise model on (run speed log-sd {}, step-time log-sd {}, arrival jitter {} ms; sized on published vLLM run-to-run spread), each run with its own noise seed.", x.run_sigma, x.step_sigma, x.arrival_jitter_ms)
+    } else {
+        " The simulator ran as a deterministic simulation: no run-to-run noise, so a repetition would replay the same run and a difference between configurations is the model's exact effect.".to_string()
+    };
+    format!("servebench ran this study with `servebench study run`: each configuration on a freshly started server, {runs}, the figures computed by servebench from every request's streamed chunks and labelled by metric convention. Each step is decided on {}.{noise}", study.target_metric().label)
 }

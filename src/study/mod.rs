@@ -176,9 +176,26 @@ pub fn estimate(study: &StudyFile) -> Result<String, StudyError> {
     }
     let final_runs = plan::ordered_runs(study, &study.final_.profiles);
     let ladder_runs = plan::ordered_runs(study, &study.ladder.profiles);
+    // `repetitions = "auto"`: the ladder's configurations ran as many repetitions as the
+    // simulated sequential decisions needed.
+    let all_ladder_runs: Vec<(String, u32)> = (1..=study.planned_repetitions())
+        .flat_map(|rep| study.ladder.profiles.iter().map(move |p| (p.clone(), rep)))
+        .collect();
     for (purpose, c) in configs {
+        let simulated: Vec<(String, u32)>;
         let planned = if purpose.starts_with("final") {
             &final_runs
+        } else if study.is_auto() {
+            simulated = all_ladder_runs
+                .iter()
+                .filter(|(p, rep)| {
+                    r.outcomes
+                        .results
+                        .contains_key(&journal::run_key(&c.key(), p, *rep))
+                })
+                .cloned()
+                .collect();
+            &simulated
         } else {
             &ladder_runs
         };
@@ -238,5 +255,10 @@ pub fn estimate(study: &StudyFile) -> Result<String, StudyError> {
         study.title,
         if unknown > 0 { format!(", {unknown} runs not estimated") } else { String::new() }
     );
-    Ok(head + &out)
+    let tail = if study.is_auto() {
+        plan::expected_runs(study, &a, &r.outcomes, runs, total_s)
+    } else {
+        String::new()
+    };
+    Ok(head + &out + &tail)
 }

@@ -11,7 +11,8 @@ use serde::Serialize;
 use super::file::{Order, StudyFile};
 use super::flags::split_flag;
 use super::journal::{run_key, Configuration, Failure};
-use super::verdict::{decide_results, Call, Decision};
+use super::file::EngineKind;
+use super::verdict::{decide_results, Call, Decision, Rule};
 use crate::result::BenchmarkResult;
 
 /// What has happened so far: finished runs' results by run key, failures by configuration key.
@@ -120,9 +121,10 @@ pub fn apply_flags(flags: &[String], add: &[String], remove: &[String]) -> Vec<S
     out
 }
 
-/// The runs of `profiles` × repetitions in the study's order.
+/// The runs of `profiles` × repetitions in the study's order (the fixed count of
+/// repetitions; `min_repetitions` for `repetitions = "auto"`).
 pub fn ordered_runs(study: &StudyFile, profiles: &[String]) -> Vec<(String, u32)> {
-    let reps = 1..=study.repetitions;
+    let reps = 1..=study.fixed_repetitions();
     match study.order {
         Order::Sequential => profiles
             .iter()
@@ -174,7 +176,7 @@ pub fn target_values(
     profile: &str,
 ) -> Vec<f64> {
     let m = study.target_metric();
-    o.runs_of(config, profile, study.repetitions)
+    o.runs_of(config, profile, study.planned_repetitions())
         .into_iter()
         .filter_map(|r| m.value(r))
         .collect()
@@ -182,6 +184,186 @@ pub fn target_values(
 
 fn mean(v: &[f64]) -> f64 {
     v.iter().sum::<f64>() / v.len().max(1) as f64
+}
+
+/// Whether `c` runs on the simulator with its noise off: its runs replay one run exactly.
+pub fn deterministic(study: &StudyFile, c: &Configuration) -> bool {
+    !study.noise_on()
+        && study
+            .engines
+            .iter()
+            .find(|e| e.name == c.engine)
+            .is_some_and(|e| e.kind == EngineKind::Simulator)
+}
+
+/// The rule that decides between `reference` and `candidate` (sequential on the ladder of
+/// a `repetitions = "auto"` study).
+pub fn rule(
+    study: &StudyFile,
+    reference: &Configuration,
+    candidate: &Configuration,
+    ladder: bool,
+) -> Rule {
+    Rule {
+        design: study.design(),
+        sequential: ladder && study.is_auto(),
+        deterministic: deterministic(study, reference) && deterministic(study, candidate),
+    }
+}
+
+/// The runs of `profiles` at repetition `rep` that `config` lacks.
+fn missing(
+    o: &Outcomes,
+    config: &Configuration,
+    profiles: &[String],
+    reps: std::ops::RangeInclusive<u32>,
+) -> Vec<(String, u32)> {
+    let key = config.key();
+    reps.flat_map(|r| profiles.iter().map(move |p| (p.clone(), r)))
+        .filter(|(p, r)| !o.results.contains_key(&run_key(&key, p, *r)))
+        .collect()
+}
+
+/// A ladder step of a `repetitions = "auto"` study: looks at `n = min_repetitions, …` pairs
+/// until one decides; `Err(session)` when a side lacks the runs of the next look.
+fn sequential_step(
+    study: &StudyFile,
+    o: &Outcomes,
+    reference: &Configuration,
+    candidate: &Configuration,
+    name: &str,
+) -> Result<Option<Decision>, Session> {
+    let design = study.design();
+    let profiles = &study.ladder.profiles;
+    let decision_profile = profiles[0].as_str();
+    let rule = rule(study, reference, candidate, true);
+    let target = study.target_metric();
+    let mut n = design.first_look;
+    loop {
+        let c_missing = missing(o, candidate, profiles, 1..=n);
+        let r_missing = missing(o, reference, profiles, 1..=n);
+        let failed = |c: &Configuration| o.failures.contains_key(&c.key());
+        if !c_missing.is_empty() && !failed(candidate) {
+            return Err(Session {
+                config: candidate.clone(),
+                runs: c_missing,
+                purpose: format!("step {name}"),
+            });
+        }
+        if !r_missing.is_empty() && !failed(reference) {
+            return Err(Session {
+                config: reference.clone(),
+                runs: r_missing,
+                purpose: format!("step {name}: reference, repetition {n}"),
+            });
+        }
+        let complete = c_missing.is_empty() && r_missing.is_empty();
+        // A side that failed before this look: decide on the last complete look, as if the
+        // budget were spent.
+        let at = if complete { n } else { n - 1 };
+        let r = o.runs_of(reference, decision_profile, at);
+        let c = o.runs_of(candidate, decision_profile, at);
+        let mut final_rule = rule;
+        if !complete || at >= design.max_repetitions {
+            final_rule.design.max_repetitions = at.max(design.first_look);
+        }
+        let d = decide_results(&r, &c, &target, &final_rule);
+        match d {
+            Some(d) if d.call == Call::Undecided && complete && n < design.max_repetitions => {
+                n += 1;
+            }
+            d => return Ok(d),
+        }
+    }
+}
+
+/// `study plan` of a `repetitions = "auto"` study: per ladder step the expected number of
+/// repetitions per side and the chance it is kept, from the sequential design's operating
+/// characteristics at the step's simulated effect and the simulated run-to-run spread
+/// (seeded Monte-Carlo), then the expected runs and GPU-hours of the whole study (one GPU
+/// per server; the simulated study took `simulated_runs` runs in `simulated_s` seconds).
+pub fn expected_runs(
+    study: &StudyFile,
+    a: &Analysis,
+    o: &Outcomes,
+    simulated_runs: usize,
+    simulated_s: f64,
+) -> String {
+    use std::fmt::Write as _;
+    let design = study.design();
+    let profile = study.ladder.profiles[0].as_str();
+    let m = study.target_metric();
+    let per_run_s = simulated_s / simulated_runs.max(1) as f64;
+    let mut out = format!(
+        "Sequential design ({} alpha spending, 95% overall confidence, minimum effect {}%, {} to {} repetitions per side); per ladder step, at its simulated effect and spread:\n",
+        design.spending.as_str(),
+        super::verdict::trim(design.min_effect_percent),
+        design.first_look,
+        design.max_repetitions
+    );
+    let mut expected_extra = 0.0;
+    let mut worst_extra = 0.0;
+    let per_rep_runs = study.ladder.profiles.len() as f64;
+    for s in &a.steps {
+        let Some(d) = &s.decision else { continue };
+        let reference = a
+            .steps
+            .iter()
+            .find(|x| x.name == s.reference)
+            .map(|x| &x.config)
+            .or(a.baseline.as_ref());
+        let Some(reference) = reference else { continue };
+        // The spread of one run's target value: the paired differences' sd / √2.
+        let vals = |c: &Configuration| -> Vec<f64> {
+            o.runs_of(c, profile, d.n_candidate as u32)
+                .into_iter()
+                .filter_map(|r| m.value(r))
+                .collect()
+        };
+        let (rv, cv) = (vals(reference), vals(&s.config));
+        let diffs: Vec<f64> = rv.iter().zip(&cv).map(|(x, y)| y - x).collect();
+        let rm = mean(&rv);
+        let cv_percent = if diffs.len() >= 2 && rm != 0.0 {
+            let dm = mean(&diffs);
+            let var = diffs.iter().map(|x| (x - dm).powi(2)).sum::<f64>()
+                / (diffs.len() - 1) as f64;
+            100.0 * (var / 2.0).sqrt() / rm.abs()
+        } else {
+            0.0
+        };
+        let sign = if study.higher_is_better() { 1.0 } else { -1.0 };
+        let effect = sign * d.percent.unwrap_or(0.0);
+        let oc = design.operating_characteristics(effect, cv_percent, 400, 29);
+        let _ = writeln!(
+            out,
+            "  {:<40} effect {effect:+.2}%, run-to-run CV {cv_percent:.2}%: {:.1} repetitions per side expected (simulated: {}), kept with probability {:.0}%",
+            s.name,
+            oc.mean_repetitions,
+            d.n_candidate,
+            100.0 * oc.p_kept
+        );
+        // Runs beyond the first look, on both sides.
+        let first = f64::from(design.first_look);
+        expected_extra += 2.0 * (oc.mean_repetitions - first).max(0.0) * per_rep_runs;
+        worst_extra += 2.0 * (f64::from(design.max_repetitions) - first) * per_rep_runs;
+    }
+    let simulated_extra: usize = a
+        .steps
+        .iter()
+        .filter_map(|s| s.decision.as_ref())
+        .map(|d| 2 * (d.n_candidate.saturating_sub(design.first_look as usize)))
+        .sum::<usize>()
+        * study.ladder.profiles.len();
+    let base = simulated_runs.saturating_sub(simulated_extra) as f64;
+    let expected = base + expected_extra;
+    let worst = base + worst_extra;
+    let _ = writeln!(
+        out,
+        "Expected {expected:.0} runs, about {:.1} GPU-hours at one GPU per server (at most {worst:.0} runs, {:.1} GPU-hours, if every step spends its budget; extra repetitions relaunch the server)",
+        expected * per_run_s / 3600.0,
+        worst * per_run_s / 3600.0
+    );
+    out
 }
 
 /// Walks the study over `o` (see the module docs).
@@ -222,8 +404,15 @@ pub fn analyse(study: &StudyFile, o: &Outcomes) -> Analysis {
     if a.pending.is_some() {
         return a;
     }
+    // The engines' baselines: their first runs only (a baseline that later serves as a
+    // reference runs more, and the selection must not move).
     let score = |c: &Configuration| {
-        let v = target_values(study, o, c, decision_profile);
+        let m = study.target_metric();
+        let v: Vec<f64> = o
+            .runs_of(c, decision_profile, study.fixed_repetitions())
+            .into_iter()
+            .filter_map(|r| m.value(r))
+            .collect();
         (!v.is_empty()).then(|| mean(&v))
     };
     let mut best_engine: Option<(usize, f64)> = None;
@@ -262,47 +451,60 @@ pub fn analyse(study: &StudyFile, o: &Outcomes) -> Analysis {
             flags: apply_flags(&base.flags, &s.add, &s.remove),
         };
         by_name.insert(s.name.clone(), config.clone());
-        let status = o.status(&config, &ladder_runs);
-        if status == Status::Pending {
-            a.pending = Some(Session {
-                config: config.clone(),
-                runs: ladder_runs.clone(),
-                purpose: format!("step {}", s.name),
-            });
-            a.steps.push(StepOutcome {
-                name: s.name.clone(),
-                config,
-                status,
-                reference: best.1.clone(),
-                decision: None,
-                accepted: false,
-                success_rate: None,
-            });
-            return a;
-        }
         let mut step = StepOutcome {
             name: s.name.clone(),
             config: config.clone(),
-            status: status.clone(),
+            status: Status::Pending,
             reference: best.1.clone(),
             decision: None,
             accepted: false,
             success_rate: None,
         };
-        if status == Status::Done {
+        if study.is_auto() {
+            if let Some(f) = o.failures.get(&config.key()) {
+                step.status = Status::Failed {
+                    reason: f.reason.clone(),
+                };
+            } else {
+                match sequential_step(study, o, &best.0, &config, &s.name) {
+                    Err(session) => {
+                        a.pending = Some(session);
+                        a.steps.push(step);
+                        return a;
+                    }
+                    Ok(d) => {
+                        step.status = Status::Done;
+                        step.decision = d;
+                    }
+                }
+            }
+        } else {
+            step.status = o.status(&config, &ladder_runs);
+            if step.status == Status::Pending {
+                a.pending = Some(Session {
+                    config: config.clone(),
+                    runs: ladder_runs.clone(),
+                    purpose: format!("step {}", s.name),
+                });
+                a.steps.push(step);
+                return a;
+            }
+            if step.status == Status::Done {
+                let reference = o.runs_of(&best.0, decision_profile, study.fixed_repetitions());
+                let candidate = o.runs_of(&config, decision_profile, study.fixed_repetitions());
+                let rule = rule(study, &best.0, &config, true);
+                step.decision = decide_results(&reference, &candidate, &study.target_metric(), &rule);
+            }
+        }
+        if step.status == Status::Done {
             let rates: Vec<f64> = o
-                .runs_of(&config, decision_profile, study.repetitions)
+                .runs_of(&config, decision_profile, study.planned_repetitions())
                 .iter()
                 .filter_map(|r| r.success_rate(None))
                 .collect();
             step.success_rate = rates.iter().copied().reduce(f64::min);
-            let reference = o.runs_of(&best.0, decision_profile, study.repetitions);
-            let candidate = o.runs_of(&config, decision_profile, study.repetitions);
-            if let Some(d) = decide_results(&reference, &candidate, &study.target_metric()) {
-                step.accepted =
-                    d.call == Call::Better && step.success_rate.is_none_or(|r| r >= 1.0);
-                step.decision = Some(d);
-            }
+            step.accepted = step.decision.as_ref().is_some_and(|d| d.call == Call::Better)
+                && step.success_rate.is_none_or(|r| r >= 1.0);
         }
         if step.accepted {
             best = (config.clone(), s.name.clone());

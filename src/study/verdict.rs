@@ -1,26 +1,76 @@
-//! The decision rule: is a candidate better than the reference on the target metric?
-//! [`decide_results`] asks [`crate::noise::verdict`]: with two or more repetitions on each
-//! side, the 95% interval of the difference of means across repetitions; with one run each,
-//! the runs' within-run intervals (a block bootstrap over the records, stored in each run
-//! file). Without noise information it falls back to [`decide`] on the values alone (a
-//! point comparison, and says so).
+//! The decision rule: is a candidate better than the reference on the target metric, by
+//! more than the minimum effect, with the stated confidence? [`decide_results`] answers
+//! with one of [`crate::noise::sequential`]'s outcomes and says what the answer rests on
+//! (its **basis**):
+//!
+//! * `deterministic simulation` — the simulator with its noise off replays one run
+//!   exactly, so the difference is the model's effect, known without error;
+//! * `repetitions` — two or more runs on each side: the Student-t interval of the paired
+//!   differences (Welch's for unequal counts), at the full α for a fixed count, at the
+//!   look's share of α for `repetitions = "auto"`;
+//! * `within-run intervals` — one run each, each with its stored within-run standard error
+//!   (a block bootstrap over its records): a normal interval that sees no run-to-run
+//!   variation;
+//! * `none` — single runs without intervals: no confidence can be stated, so the candidate
+//!   is not kept ("no interval").
 
 use serde::{Deserialize, Serialize};
 
 use crate::compare::{Direction, Metric};
+use crate::noise::sequential::{classify_exact, classify_interval, Design, Outcome};
 use crate::result::BenchmarkResult;
 
 /// What the rule concluded.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum Call {
-    /// Better beyond the noise (or, with single runs, simply better).
+    /// Better by more than the minimum effect, with the stated confidence: kept.
     Better,
-    /// Worse beyond the noise (or simply worse).
+    /// Worse, with the stated confidence.
     Worse,
     /// The difference is inside the noise.
     WithinNoise,
+    /// Better, but not shown to be better by the minimum effect.
+    BelowMinimumEffect,
+    /// Single runs without intervals: no confidence can be stated.
+    NoInterval,
+    /// The sequential design wants more repetitions.
+    Undecided,
 }
+
+impl Call {
+    /// `better`, `worse`, `within noise`, `better but below the minimum effect`,
+    /// `no interval`, `undecided`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Call::Better => "better",
+            Call::Worse => "worse",
+            Call::WithinNoise => "within noise",
+            Call::BelowMinimumEffect => "better but below the minimum effect",
+            Call::NoInterval => "no interval",
+            Call::Undecided => "undecided",
+        }
+    }
+
+    fn of(o: Outcome) -> Call {
+        match o {
+            Outcome::Better => Call::Better,
+            Outcome::BelowMinimumEffect => Call::BelowMinimumEffect,
+            Outcome::WithinNoise => Call::WithinNoise,
+            Outcome::Worse => Call::Worse,
+            Outcome::Continue => Call::Undecided,
+        }
+    }
+}
+
+/// The basis of a decision on exact simulator differences.
+pub const DETERMINISTIC: &str = "deterministic simulation";
+/// The basis of a decision on repetitions.
+pub const REPETITIONS: &str = "repetitions";
+/// The basis of a decision on single runs' within-run intervals.
+pub const WITHIN_RUN: &str = "within-run intervals";
+/// The basis of a decision without any noise information.
+pub const NO_BASIS: &str = "none";
 
 /// The rule's answer with its figures.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -29,30 +79,121 @@ pub struct Decision {
     pub call: Call,
     /// Candidate mean minus reference mean.
     pub difference: f64,
-    /// Half-width of the 95% interval of the difference; `None` with single runs.
+    /// Half-width of the interval of the difference; `None` without an interval.
     pub half_width: Option<f64>,
-    /// Where the noise estimate came from (`repetitions`, `within-run intervals`, or empty
-    /// for a point comparison).
+    /// What the decision rests on: [`DETERMINISTIC`], [`REPETITIONS`], [`WITHIN_RUN`] or
+    /// [`NO_BASIS`].
     #[serde(default)]
     pub basis: String,
+    /// Runs on the reference side.
+    #[serde(default)]
+    pub n_reference: usize,
+    /// Runs on the candidate side.
+    #[serde(default)]
+    pub n_candidate: usize,
+    /// The interval of the difference `(lo, hi)`, in the metric's unit.
+    #[serde(default)]
+    pub interval: Option<(f64, f64)>,
+    /// The interval's two-sided confidence level (a sequential look's is above the
+    /// design's `1 − α`: each look spends only part of α).
+    #[serde(default)]
+    pub confidence: Option<f64>,
+    /// The difference in percent of the reference's mean.
+    #[serde(default)]
+    pub percent: Option<f64>,
+    /// The minimum effect, percent of the reference's mean.
+    #[serde(default)]
+    pub min_effect_percent: f64,
+    /// The rule applied, in words.
+    #[serde(default)]
+    pub rule: String,
 }
 
 impl Decision {
-    /// `better (+12.3 ± 4.5)`, `within noise (+1.0 ± 4.5)`, `better (single runs)`.
+    /// The call with its figures: `better (+3.21%, 95% interval +2.10% to +4.32%, n = 4
+    /// vs 4, repetitions)`, `better but below the minimum effect (+0.61%, exact,
+    /// deterministic simulation)`.
     pub fn text(&self) -> String {
-        let call = match self.call {
-            Call::Better => "better",
-            Call::Worse => "worse",
-            Call::WithinNoise => "within noise",
+        let pct = |v: f64| match self.percent.zip(self.ratio()) {
+            Some((_, k)) => format!("{:+.2}%", 100.0 * v * k),
+            None => format!("{v:+.2}"),
         };
-        match self.half_width {
-            Some(h) if self.basis.is_empty() => {
-                format!("{call} ({:+.2} ± {h:.2})", self.difference)
-            }
-            Some(h) => format!("{call} ({:+.2} ± {h:.2}, {})", self.difference, self.basis),
-            None => format!("{call} (single runs, no interval)"),
+        let what = pct(self.difference);
+        let n = format!("n = {} vs {}", self.n_reference, self.n_candidate);
+        let body = match (self.basis.as_str(), self.interval, self.confidence) {
+            (DETERMINISTIC, _, _) => format!("{what}, exact: {DETERMINISTIC}, {n}"),
+            (_, Some((lo, hi)), Some(c)) => format!(
+                "{what}, {} interval {} to {}, {n}, {}",
+                confidence_label(c),
+                pct(lo),
+                pct(hi),
+                self.basis
+            ),
+            _ => format!("{what}, single runs without intervals, {n}"),
+        };
+        format!("{} ({body})", self.call.as_str())
+    }
+
+    /// 1 / |reference mean|, from the stored percent.
+    fn ratio(&self) -> Option<f64> {
+        let p = self.percent?;
+        (self.difference != 0.0 && p.is_finite()).then(|| p / 100.0 / self.difference)
+    }
+}
+
+/// `95%`, or `99.7%` for a sequential look's level.
+pub fn confidence_label(c: f64) -> String {
+    let p = 100.0 * c;
+    if (p - p.round()).abs() < 1e-9 {
+        format!("{p:.0}%")
+    } else if (10.0 * p - (10.0 * p).round()).abs() < 1e-6 {
+        format!("{p:.1}%")
+    } else {
+        format!("{p:.2}%")
+    }
+}
+
+/// The rule a study decides by: its error rate and minimum effect, whether its looks are
+/// sequential, whether the runs are a deterministic simulation.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Rule {
+    /// Error rate, minimum effect and budget.
+    pub design: Design,
+    /// `repetitions = "auto"`: a look of the sequential design.
+    pub sequential: bool,
+    /// Both sides ran on the simulator with its noise off.
+    pub deterministic: bool,
+}
+
+impl Rule {
+    /// The rule in words (for [`Decision::rule`] and the document).
+    pub fn describe(&self) -> String {
+        let d = &self.design;
+        let keep = format!(
+            "kept only if better by more than {}% of the reference",
+            trim(d.min_effect_percent)
+        );
+        if self.deterministic {
+            return format!("{keep} (exact differences of a deterministic simulation)");
+        }
+        let conf = format!("{} confidence", confidence_label(1.0 - d.alpha));
+        if self.sequential {
+            format!(
+                "{keep} with {conf} over all looks (sequential: {} alpha spending, {} to {} repetitions per side)",
+                d.spending.as_str(),
+                d.first_look,
+                d.max_repetitions
+            )
+        } else {
+            format!("{keep} with {conf}")
         }
     }
+}
+
+/// `1`, `0.5`, `2.25`.
+pub fn trim(v: f64) -> String {
+    let s = format!("{v:.2}");
+    s.trim_end_matches('0').trim_end_matches('.').to_string()
 }
 
 /// Mean, and the 95% half-width of the mean (`None` for fewer than two values).
@@ -82,8 +223,9 @@ fn t95(df: usize) -> f64 {
     }
 }
 
-/// Compares `candidate` with `reference` (their repetitions' values of one metric);
-/// `higher_is_better` gives the metric's direction.
+/// Compares `candidate` with `reference` (their repetitions' values of one metric) without
+/// a minimum effect: the 95% Welch interval with two or more values each, else the point
+/// values (a sign, not a verdict). `higher_is_better` gives the metric's direction.
 ///
 /// ```
 /// use servebench::study::verdict::{decide, Call};
@@ -118,20 +260,28 @@ pub fn decide(reference: &[f64], candidate: &[f64], higher_is_better: bool) -> D
         difference,
         half_width,
         basis: if half_width.is_some() {
-            "repetitions".into()
+            REPETITIONS.into()
         } else {
-            String::new()
+            NO_BASIS.into()
         },
+        n_reference: reference.len(),
+        n_candidate: candidate.len(),
+        interval: half_width.map(|h| (difference - h, difference + h)),
+        confidence: half_width.map(|_| 0.95),
+        percent: (rm != 0.0 && rm.is_finite()).then(|| 100.0 * difference / rm.abs()),
+        min_effect_percent: 0.0,
+        rule: "a point comparison of the means (95% interval with repetitions)".into(),
     }
 }
 
-/// The noise-aware decision on `metric` between two sets of runs (see the module docs).
+/// The decision on `metric` between two sets of runs under `rule` (see the module docs).
+/// `None` when a side has no value.
 pub fn decide_results(
     reference: &[&BenchmarkResult],
     candidate: &[&BenchmarkResult],
     metric: &Metric,
+    rule: &Rule,
 ) -> Option<Decision> {
-    use crate::noise::verdict::{compare_repetitions, compare_runs, NoiseVerdict, VerdictOptions};
     let values = |rs: &[&BenchmarkResult]| {
         rs.iter()
             .filter_map(|r| metric.value(r))
@@ -141,48 +291,59 @@ pub fn decide_results(
     if rv.is_empty() || cv.is_empty() {
         return None;
     }
-    let opts = VerdictOptions::default();
-    let (cmp, basis) = match (reference, candidate) {
-        ([r], [c]) => (compare_runs(r, c, &opts), "within-run intervals"),
-        (rs, cs) if rs.len() >= 2 && cs.len() >= 2 => {
-            let own = |x: &[&BenchmarkResult]| x.iter().map(|r| (*r).clone()).collect::<Vec<_>>();
-            (
-                compare_repetitions(&own(rs), &own(cs), false, &opts),
-                "repetitions",
-            )
-        }
-        _ => {
-            return Some(decide(
-                &rv,
-                &cv,
-                metric.direction == Direction::HigherIsBetter,
-            ))
-        }
+    let higher = metric.direction == Direction::HigherIsBetter;
+    let d = &rule.design;
+    let (rm, _) = mean_interval(&rv);
+    let (cm, _) = mean_interval(&cv);
+    let difference = cm - rm;
+    let threshold = d.min_effect_percent / 100.0 * rm.abs();
+    let mut out = Decision {
+        call: Call::NoInterval,
+        difference,
+        half_width: None,
+        basis: NO_BASIS.into(),
+        n_reference: rv.len(),
+        n_candidate: cv.len(),
+        interval: None,
+        confidence: None,
+        percent: (rm != 0.0 && rm.is_finite()).then(|| 100.0 * difference / rm.abs()),
+        min_effect_percent: d.min_effect_percent,
+        rule: rule.describe(),
     };
-    let nd = cmp.metrics.iter().find(|d| d.metric.key == metric.key);
-    let Some(nd) = nd else {
-        return Some(decide(
-            &rv,
-            &cv,
-            metric.direction == Direction::HigherIsBetter,
-        ));
-    };
-    let call = match nd.verdict {
-        NoiseVerdict::Better => Call::Better,
-        NoiseVerdict::Worse => Call::Worse,
-        NoiseVerdict::WithinNoise => Call::WithinNoise,
-        NoiseVerdict::Unknown => {
-            return Some(decide(
-                &rv,
-                &cv,
-                metric.direction == Direction::HigherIsBetter,
-            ))
+    let se = |r: &BenchmarkResult| r.intervals.as_ref()?.for_metric(metric).map(|i| i.se);
+    let (interval, confidence, basis) = if rule.deterministic {
+        out.call = Call::of(classify_exact(difference, threshold, higher));
+        out.basis = DETERMINISTIC.into();
+        return Some(out);
+    } else if rv.len() >= 2 && cv.len() >= 2 {
+        let look = if rule.sequential {
+            d.look(&rv, &cv, higher)
+        } else {
+            d.fixed(&rv, &cv, higher)
+        };
+        out.call = Call::of(look.outcome);
+        (look.interval, look.confidence, REPETITIONS)
+    } else if let ([r], [c]) = (reference, candidate) {
+        match (se(r), se(c)) {
+            (Some(a), Some(b)) => {
+                let z = crate::noise::dist::normal_quantile(1.0 - d.alpha / 2.0);
+                let h = z * (a * a + b * b).sqrt();
+                let (lo, hi) = (difference - h, difference + h);
+                out.call = Call::of(classify_interval(lo, hi, threshold, higher, false));
+                (Some((lo, hi)), 1.0 - d.alpha, WITHIN_RUN)
+            }
+            _ => return Some(out),
         }
+    } else {
+        return Some(out);
     };
-    Some(Decision {
-        call,
-        difference: nd.delta.candidate - nd.delta.base,
-        half_width: nd.interval.map(|i| (i.hi - i.lo) / 2.0),
-        basis: basis.into(),
-    })
+    out.interval = interval;
+    out.half_width = interval.map(|(lo, hi)| (hi - lo) / 2.0);
+    out.confidence = interval.map(|_| confidence);
+    out.basis = basis.into();
+    if interval.is_none() {
+        out.call = Call::NoInterval;
+        out.basis = NO_BASIS.into();
+    }
+    Some(out)
 }
