@@ -109,7 +109,10 @@ fn a_true_three_percent_effect_is_kept_in_at_least_eighty_percent_of_trials() {
     }
     let k = hi;
     let effect = effect_of(k);
-    assert!((effect - 0.03).abs() < 0.0015, "true effect {effect} at speed-up {k}");
+    assert!(
+        (effect - 0.03).abs() < 0.0015,
+        "true effect {effect} at speed-up {k}"
+    );
     let noisy: Vec<f64> = (0..20).map(|s| tput(1.0, Some(500 + s))).collect();
     let m = noisy.iter().sum::<f64>() / 20.0;
     let cv = (noisy.iter().map(|x| (x - m).powi(2)).sum::<f64>() / 19.0).sqrt() / m;
@@ -181,7 +184,11 @@ profiles = ["burst"]
         let steps = &doc.json.analysis.steps;
         let null = steps[0].decision.as_ref().unwrap();
         let real = steps[1].decision.as_ref().unwrap();
-        eprintln!("seed {seed}: Null {}; Quantization {}", null.text(), real.text());
+        eprintln!(
+            "seed {seed}: Null {}; Quantization {}",
+            null.text(),
+            real.text()
+        );
         assert!(!steps[0].accepted, "seed {seed}: {}", null.text());
         assert_ne!(null.call, Call::Better);
         assert!(steps[1].accepted, "seed {seed}: {}", real.text());

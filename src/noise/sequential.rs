@@ -172,6 +172,28 @@ impl Default for Design {
     }
 }
 
+/// A design that cannot work; the message names the field.
+#[derive(Debug, Clone, Copy, PartialEq, thiserror::Error)]
+pub enum DesignError {
+    /// α outside (0, 1).
+    #[error("alpha must be in (0, 1), got {0}")]
+    Alpha(f64),
+    /// A negative or non-finite minimum effect.
+    #[error("min_effect must be a percentage >= 0, got {0}")]
+    MinEffect(f64),
+    /// A first look before two repetitions.
+    #[error("min_repetitions must be at least 2 (the first look needs an interval), got {0}")]
+    FirstLook(u32),
+    /// A budget below the first look.
+    #[error("max_repetitions ({max}) must be at least min_repetitions ({first})")]
+    Budget {
+        /// `max_repetitions`.
+        max: u32,
+        /// `min_repetitions`.
+        first: u32,
+    },
+}
+
 /// The default minimum effect: 1 % of the reference's target value.
 pub const DEFAULT_MIN_EFFECT_PERCENT: f64 = 1.0;
 
@@ -200,29 +222,23 @@ pub struct Look {
 }
 
 impl Design {
-    /// The checks a study file or the command line cannot express as types; the message
+    /// The checks a study file or the command line cannot express as types; the error
     /// names the field.
-    pub fn check(&self) -> Result<(), String> {
+    pub fn check(&self) -> Result<(), DesignError> {
         if !(self.alpha > 0.0 && self.alpha < 1.0) {
-            return Err(format!("alpha must be in (0, 1), got {}", self.alpha));
+            return Err(DesignError::Alpha(self.alpha));
         }
         if !(self.min_effect_percent.is_finite() && self.min_effect_percent >= 0.0) {
-            return Err(format!(
-                "min_effect must be a percentage >= 0, got {}",
-                self.min_effect_percent
-            ));
+            return Err(DesignError::MinEffect(self.min_effect_percent));
         }
         if self.first_look < 2 {
-            return Err(format!(
-                "the first look needs at least 2 repetitions, got {}",
-                self.first_look
-            ));
+            return Err(DesignError::FirstLook(self.first_look));
         }
         if self.max_repetitions < self.first_look {
-            return Err(format!(
-                "max_repetitions ({}) must be at least {} (the first look)",
-                self.max_repetitions, self.first_look
-            ));
+            return Err(DesignError::Budget {
+                max: self.max_repetitions,
+                first: self.first_look,
+            });
         }
         Ok(())
     }
@@ -446,8 +462,14 @@ mod tests {
     #[test]
     fn outcomes_follow_the_interval_and_the_minimum_effect() {
         // Throughput (higher is better), threshold 10.
-        assert_eq!(classify_interval(11.0, 30.0, 10.0, true, true), Outcome::Better);
-        assert_eq!(classify_interval(5.0, 30.0, 10.0, true, true), Outcome::Continue);
+        assert_eq!(
+            classify_interval(11.0, 30.0, 10.0, true, true),
+            Outcome::Better
+        );
+        assert_eq!(
+            classify_interval(5.0, 30.0, 10.0, true, true),
+            Outcome::Continue
+        );
         assert_eq!(
             classify_interval(5.0, 30.0, 10.0, true, false),
             Outcome::BelowMinimumEffect
@@ -456,11 +478,23 @@ mod tests {
             classify_interval(2.0, 8.0, 10.0, true, true),
             Outcome::BelowMinimumEffect
         );
-        assert_eq!(classify_interval(-2.0, 8.0, 10.0, true, true), Outcome::WithinNoise);
-        assert_eq!(classify_interval(-9.0, -1.0, 10.0, true, true), Outcome::Worse);
+        assert_eq!(
+            classify_interval(-2.0, 8.0, 10.0, true, true),
+            Outcome::WithinNoise
+        );
+        assert_eq!(
+            classify_interval(-9.0, -1.0, 10.0, true, true),
+            Outcome::Worse
+        );
         // Latency (lower is better): a drop is a gain.
-        assert_eq!(classify_interval(-30.0, -11.0, 10.0, false, true), Outcome::Better);
-        assert_eq!(classify_interval(1.0, 9.0, 10.0, false, true), Outcome::Worse);
+        assert_eq!(
+            classify_interval(-30.0, -11.0, 10.0, false, true),
+            Outcome::Better
+        );
+        assert_eq!(
+            classify_interval(1.0, 9.0, 10.0, false, true),
+            Outcome::Worse
+        );
         assert_eq!(classify_exact(0.5, 1.0, true), Outcome::BelowMinimumEffect);
         assert_eq!(classify_exact(1.5, 1.0, true), Outcome::Better);
         assert_eq!(classify_exact(0.0, 1.0, true), Outcome::WithinNoise);
@@ -485,12 +519,16 @@ mod tests {
             max_repetitions: 1,
             ..Design::default()
         };
-        assert!(bad.check().unwrap_err().contains("max_repetitions"));
+        assert!(bad
+            .check()
+            .unwrap_err()
+            .to_string()
+            .contains("max_repetitions"));
         let bad = Design {
             min_effect_percent: -1.0,
             ..Design::default()
         };
-        assert!(bad.check().unwrap_err().contains("min_effect"));
+        assert!(bad.check().unwrap_err().to_string().contains("min_effect"));
     }
 
     /// Seeded Monte-Carlo: the error rate holds under repeated looks (the union bound makes

@@ -11,7 +11,9 @@ use serde::Serialize;
 use super::file::{EngineKind, Goal, StudyFile};
 use super::journal::Configuration;
 use super::plan::{target_values, Analysis, Outcomes, Status, StepOutcome};
-use super::verdict::{decide_results, mean_interval, Decision, DETERMINISTIC, NO_BASIS, REPETITIONS, WITHIN_RUN};
+use super::verdict::{
+    decide_results, mean_interval, Decision, DETERMINISTIC, NO_BASIS, REPETITIONS, WITHIN_RUN,
+};
 use crate::compare::gpustack::latency::{baseline_latency_cell, latency_cell, latency_summary};
 use crate::compare::gpustack::{
     conclusion_row, speed_summary, Annotation, Cell, ConclusionTable, LadderStep, Verdict,
@@ -395,7 +397,10 @@ pub fn render(study: &StudyFile, o: &Outcomes, a: &Analysis, files: bool) -> Doc
                 w.push('\n');
             }
         }
-        let finals: Vec<&Decision> = final_rows.iter().filter_map(|f| f.decision.as_ref()).collect();
+        let finals: Vec<&Decision> = final_rows
+            .iter()
+            .filter_map(|f| f.decision.as_ref())
+            .collect();
         let _ = writeln!(
             w,
             "Decision on {} per profile ({}):\n",
@@ -554,7 +559,11 @@ pub fn render(study: &StudyFile, o: &Outcomes, a: &Analysis, files: bool) -> Doc
                 s.decision.as_ref().map(|d| d.text()).unwrap_or_default(),
                 s.reference
             )
-        } else if let Some(d) = s.decision.as_ref().filter(|d| d.call == super::verdict::Call::NoInterval) {
+        } else if let Some(d) = s
+            .decision
+            .as_ref()
+            .filter(|d| d.call == super::verdict::Call::NoInterval)
+        {
             format!("Skipped: {} against {}", d.text(), s.reference)
         } else if let Some(rate) = s.success_rate.filter(|r| *r < 1.0) {
             format!("Skipped: success rate {:.1}%", rate * 100.0)
@@ -779,7 +788,10 @@ fn method_sentence(study: &StudyFile, ladder: &[&Decision]) -> String {
     } else {
         format!("every profile {} per configuration", times(n))
     };
-    let sim = study.engines.iter().any(|e| e.kind == EngineKind::Simulator);
+    let sim = study
+        .engines
+        .iter()
+        .any(|e| e.kind == EngineKind::Simulator);
     let noise = if !sim {
         String::new()
     } else if study.noise_on() {

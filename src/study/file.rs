@@ -537,15 +537,14 @@ impl StudyFile {
                 }
             }
         }
-        self.design().check().map_err(|m| {
-            let key = if m.starts_with("min_effect") {
-                "min_effect"
-            } else if m.starts_with("max_repetitions") {
-                "max_repetitions"
-            } else {
-                "min_repetitions"
+        self.design().check().map_err(|e| {
+            use crate::noise::sequential::DesignError;
+            let key = match e {
+                DesignError::MinEffect(_) => "min_effect",
+                DesignError::Budget { .. } => "max_repetitions",
+                _ => "min_repetitions",
             };
-            format!("`{key}`: {m}")
+            format!("`{key}`: {e}")
         })?;
         let n = &self.noise;
         for (key, v) in [

@@ -8,10 +8,10 @@ use std::collections::BTreeMap;
 
 use serde::Serialize;
 
+use super::file::EngineKind;
 use super::file::{Order, StudyFile};
 use super::flags::split_flag;
 use super::journal::{run_key, Configuration, Failure};
-use super::file::EngineKind;
 use super::verdict::{decide_results, Call, Decision, Rule};
 use crate::result::BenchmarkResult;
 
@@ -325,8 +325,8 @@ pub fn expected_runs(
         let rm = mean(&rv);
         let cv_percent = if diffs.len() >= 2 && rm != 0.0 {
             let dm = mean(&diffs);
-            let var = diffs.iter().map(|x| (x - dm).powi(2)).sum::<f64>()
-                / (diffs.len() - 1) as f64;
+            let var =
+                diffs.iter().map(|x| (x - dm).powi(2)).sum::<f64>() / (diffs.len() - 1) as f64;
             100.0 * (var / 2.0).sqrt() / rm.abs()
         } else {
             0.0
@@ -493,7 +493,8 @@ pub fn analyse(study: &StudyFile, o: &Outcomes) -> Analysis {
                 let reference = o.runs_of(&best.0, decision_profile, study.fixed_repetitions());
                 let candidate = o.runs_of(&config, decision_profile, study.fixed_repetitions());
                 let rule = rule(study, &best.0, &config, true);
-                step.decision = decide_results(&reference, &candidate, &study.target_metric(), &rule);
+                step.decision =
+                    decide_results(&reference, &candidate, &study.target_metric(), &rule);
             }
         }
         if step.status == Status::Done {
@@ -503,7 +504,10 @@ pub fn analyse(study: &StudyFile, o: &Outcomes) -> Analysis {
                 .filter_map(|r| r.success_rate(None))
                 .collect();
             step.success_rate = rates.iter().copied().reduce(f64::min);
-            step.accepted = step.decision.as_ref().is_some_and(|d| d.call == Call::Better)
+            step.accepted = step
+                .decision
+                .as_ref()
+                .is_some_and(|d| d.call == Call::Better)
                 && step.success_rate.is_none_or(|r| r >= 1.0);
         }
         if step.accepted {
