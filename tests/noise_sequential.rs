@@ -206,3 +206,34 @@ profiles = ["burst"]
         assert!(md.contains("run-to-run noise model on"));
     }
 }
+
+/// `servebench simulate` (and the example) with `--noise-seed`: runs vary with the seed and
+/// repeat with it; without it the simulation is deterministic.
+#[test]
+fn simulate_takes_a_noise_seed() {
+    use clap::Parser;
+    use servebench::sim::cli::{report, SimArgs};
+    #[derive(Parser)]
+    struct Cli {
+        #[command(flatten)]
+        sim: SimArgs,
+    }
+    let out = |extra: &[&str]| {
+        let mut argv = vec![
+            "sim",
+            "--rate",
+            "50",
+            "--requests",
+            "30",
+            "--input-tokens",
+            "128",
+        ];
+        argv.extend(["--output-tokens", "16", "--format", "json"]);
+        argv.extend(extra);
+        report(&Cli::parse_from(argv).sim, &mut Vec::new()).unwrap()
+    };
+    assert_eq!(out(&[]), out(&[]), "deterministic without noise");
+    assert_eq!(out(&["--noise-seed", "1"]), out(&["--noise-seed", "1"]));
+    assert_ne!(out(&["--noise-seed", "1"]), out(&["--noise-seed", "2"]));
+    assert_ne!(out(&[]), out(&["--noise-seed", "1"]));
+}

@@ -148,7 +148,12 @@ fn the_main_jobs_document_has_the_seeds_sections_tables_and_step_order() {
         .steps
         .iter()
         .filter_map(|s| s.decision.as_ref())
-        .chain(doc.json.conclusion.iter().filter_map(|r| r.decision.as_ref()))
+        .chain(
+            doc.json
+                .conclusion
+                .iter()
+                .filter_map(|r| r.decision.as_ref()),
+        )
         .collect();
     assert_eq!(decisions.len(), 5 + 4, "five steps, four final profiles");
     for d in &decisions {
@@ -183,7 +188,11 @@ fn the_main_jobs_document_has_the_seeds_sections_tables_and_step_order() {
     assert!(doc.json.method[0].contains(
         "5 decisions on exact differences of a deterministic simulation (the simulator without run-to-run noise, n = 1 per side)"
     ), "{}", doc.json.method[0]);
-    assert!(doc.json.method[1].contains("deterministic simulation"), "{}", doc.json.method[1]);
+    assert!(
+        doc.json.method[1].contains("deterministic simulation"),
+        "{}",
+        doc.json.method[1]
+    );
     assert!(!md.contains("beyond their within-run 95% intervals"));
     // Determinism: a second run gives the same bytes.
     let again = study::run_in_memory(&study_file("qwen3.5-h200-throughput.toml")).unwrap();

@@ -189,7 +189,12 @@ fn main() -> ExitCode {
             let Some(config) = config else {
                 return ExitCode::from(2);
             };
-            if let Err(e) = serve::run(config, &serve_args, args.timeline.as_deref()) {
+            if let Err(e) = serve::run(
+                config,
+                &serve_args,
+                args.timeline.as_deref(),
+                args.sim.noise_seed,
+            ) {
                 eprintln!("h200_server: {e}");
                 return ExitCode::from(1);
             }

@@ -114,11 +114,14 @@ impl Decision {
     /// vs 4, repetitions)`, `better but below the minimum effect (+0.61%, exact,
     /// deterministic simulation)`.
     pub fn text(&self) -> String {
-        let pct = |v: f64| match self.percent.zip(self.ratio()) {
-            Some((_, k)) => format!("{:+.2}%", 100.0 * v * k),
+        let pct = |v: f64| match self.ratio() {
+            Some(k) => format!("{:+.2}%", 100.0 * v * k),
             None => format!("{v:+.2}"),
         };
-        let what = pct(self.difference);
+        let what = match self.percent {
+            Some(p) => format!("{p:+.2}%"),
+            None => pct(self.difference),
+        };
         let n = format!("n = {} vs {}", self.n_reference, self.n_candidate);
         let body = match (self.basis.as_str(), self.interval, self.confidence) {
             (DETERMINISTIC, _, _) => format!("{what}, exact: {DETERMINISTIC}, {n}"),
@@ -131,7 +134,13 @@ impl Decision {
             ),
             _ => format!("{what}, single runs without intervals, {n}"),
         };
-        format!("{} ({body})", self.call.as_str())
+        let call = if self.basis == DETERMINISTIC && self.call == Call::WithinNoise {
+            // Exactly equal: there is no noise to be within.
+            "no difference"
+        } else {
+            self.call.as_str()
+        };
+        format!("{call} ({body})")
     }
 
     /// 1 / |reference mean|, from the stored percent.
@@ -346,4 +355,67 @@ pub fn decide_results(
         out.basis = NO_BASIS.into();
     }
     Some(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::compare::TOTAL_TOKEN_THROUGHPUT as T;
+    use crate::noise::{Interval, RunIntervals};
+
+    fn run(v: f64, se: Option<f64>) -> BenchmarkResult {
+        let mut r = BenchmarkResult {
+            total_token_throughput_per_s: Some(v),
+            ..Default::default()
+        };
+        if let Some(se) = se {
+            let mut ri = RunIntervals::empty(0.95, 1000, 0);
+            ri.total_token_throughput_per_s = Some(Interval {
+                lo: v - 1.96 * se,
+                hi: v + 1.96 * se,
+                se,
+            });
+            r.intervals = Some(ri);
+        }
+        r
+    }
+
+    fn rule(deterministic: bool) -> Rule {
+        Rule {
+            design: Design::default(),
+            sequential: false,
+            deterministic,
+        }
+    }
+
+    #[test]
+    fn each_basis_gives_its_own_decision() {
+        let (a, b) = (run(1000.0, Some(2.0)), run(1005.0, Some(2.0)));
+        // Deterministic: +0.5 % is exact, and below the 1 % minimum effect.
+        let d = decide_results(&[&a], &[&b], &T, &rule(true)).unwrap();
+        assert_eq!(
+            (d.call, d.basis.as_str()),
+            (Call::BelowMinimumEffect, DETERMINISTIC)
+        );
+        assert!(d.interval.is_none());
+        // Within-run intervals: ±5.5 around +5: within noise.
+        let d = decide_results(&[&a], &[&b], &T, &rule(false)).unwrap();
+        assert_eq!((d.call, d.basis.as_str()), (Call::WithinNoise, WITHIN_RUN));
+        assert_eq!(d.confidence, Some(0.95));
+        // Single runs without intervals: no confidence, not kept.
+        let (c, e) = (run(1000.0, None), run(1100.0, None));
+        let d = decide_results(&[&c], &[&e], &T, &rule(false)).unwrap();
+        assert_eq!((d.call, d.basis.as_str()), (Call::NoInterval, NO_BASIS));
+        assert!(d.text().starts_with("no interval (+10.00%"), "{}", d.text());
+        // Repetitions: a clear +5 %.
+        let r: Vec<BenchmarkResult> = [1000.0, 1003.0, 998.0].map(|v| run(v, None)).into();
+        let s: Vec<BenchmarkResult> = [1050.0, 1052.0, 1049.0].map(|v| run(v, None)).into();
+        let (rr, sr): (Vec<&BenchmarkResult>, Vec<&BenchmarkResult>) =
+            (r.iter().collect(), s.iter().collect());
+        let d = decide_results(&rr, &sr, &T, &rule(false)).unwrap();
+        assert_eq!((d.call, d.basis.as_str()), (Call::Better, REPETITIONS));
+        assert_eq!((d.n_reference, d.n_candidate), (3, 3));
+        assert!(d.text().contains("95% interval"), "{}", d.text());
+        assert!(d.text().contains("n = 3 vs 3"), "{}", d.text());
+    }
 }
