@@ -5,17 +5,17 @@
 //!
 //! A comparison asks one question of one target metric: is the candidate better than the
 //! reference by more than `min_effect` (percent of the reference's mean)? The answer is one
-//! of five [`Outcome`]s, from the interval of the *gain* (candidate − reference, signed so
+//! of five [`EffectVerdict`]s, from the interval of the *gain* (candidate − reference, signed so
 //! that positive is better) at the look's confidence, against the threshold
 //! `m = min_effect / 100 · |mean(reference)|`:
 //!
 //! | outcome | interval `[lo, hi]` of the gain |
 //! |---|---|
-//! | [`Outcome::Better`] — kept | `lo > m` |
-//! | [`Outcome::BelowMinimumEffect`] — better, but not by the minimum effect | `lo > 0`, `lo ≤ m` |
-//! | [`Outcome::WithinNoise`] | `lo ≤ 0 ≤ hi` |
-//! | [`Outcome::Worse`] | `hi < 0` |
-//! | [`Outcome::Continue`] — not decided yet (sequential looks only) | `lo ≤ m ≤ hi`, budget left |
+//! | [`EffectVerdict::Better`] — kept | `lo > m` |
+//! | [`EffectVerdict::BelowMinimumEffect`] — better, but not by the minimum effect | `lo > 0`, `lo ≤ m` |
+//! | [`EffectVerdict::WithinNoise`] | `lo ≤ 0 ≤ hi` |
+//! | [`EffectVerdict::Worse`] | `hi < 0` |
+//! | [`EffectVerdict::Continue`] — not decided yet (sequential looks only) | `lo ≤ m ≤ hi`, budget left |
 //!
 //! # The sequential design, and why this one
 //!
@@ -52,16 +52,16 @@
 //! comparison ends with what the last interval shows.
 //!
 //! ```
-//! use servebench::noise::sequential::{Design, Outcome};
+//! use servebench::noise::sequential::{Design, EffectVerdict};
 //! let d = Design { max_repetitions: 8, ..Design::default() };
 //! // A clear 5 % gain with 0.5 % run-to-run noise: kept after a few pairs.
 //! let a = [1000.0, 1004.0, 996.0, 1001.0];
 //! let b = [1050.0, 1052.0, 1047.0, 1051.0];
 //! let look = d.look(&a, &b, true);
-//! assert_eq!(look.outcome, Outcome::Better);
+//! assert_eq!(look.outcome, EffectVerdict::Better);
 //! // Two pairs of an A/A comparison: nothing is decided yet.
 //! let look = d.look(&a[..2], &[1002.0, 999.0], true);
-//! assert_eq!(look.outcome, Outcome::Continue);
+//! assert_eq!(look.outcome, EffectVerdict::Continue);
 //! ```
 
 use serde::{Deserialize, Serialize};
@@ -108,7 +108,7 @@ impl Spending {
 /// What a comparison concluded (see the module docs).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
-pub enum Outcome {
+pub enum EffectVerdict {
     /// Better by more than the minimum effect, at the stated confidence: kept.
     Better,
     /// Better than the reference, but not shown to be better by the minimum effect.
@@ -121,16 +121,16 @@ pub enum Outcome {
     Continue,
 }
 
-impl Outcome {
+impl EffectVerdict {
     /// `better`, `better but below the minimum effect`, `within noise`, `worse`,
     /// `undecided`.
     pub fn as_str(self) -> &'static str {
         match self {
-            Outcome::Better => "better",
-            Outcome::BelowMinimumEffect => "better but below the minimum effect",
-            Outcome::WithinNoise => "within noise",
-            Outcome::Worse => "worse",
-            Outcome::Continue => "undecided",
+            EffectVerdict::Better => "better",
+            EffectVerdict::BelowMinimumEffect => "better but below the minimum effect",
+            EffectVerdict::WithinNoise => "within noise",
+            EffectVerdict::Worse => "worse",
+            EffectVerdict::Continue => "undecided",
         }
     }
 
@@ -139,7 +139,7 @@ impl Outcome {
     pub fn is_different(self) -> bool {
         matches!(
             self,
-            Outcome::Better | Outcome::BelowMinimumEffect | Outcome::Worse
+            EffectVerdict::Better | EffectVerdict::BelowMinimumEffect | EffectVerdict::Worse
         )
     }
 }
@@ -218,7 +218,7 @@ pub struct Look {
     /// Whether the two sides were paired (interleaved runs, equal counts).
     pub paired: bool,
     /// What this look settles.
-    pub outcome: Outcome,
+    pub outcome: EffectVerdict,
 }
 
 impl Design {
@@ -305,9 +305,9 @@ impl Design {
                     continue;
                 }
                 let l = self.look(&a, &b, true);
-                if l.outcome != Outcome::Continue {
+                if l.outcome != EffectVerdict::Continue {
                     reps += a.len() as u64;
-                    kept += u32::from(l.outcome == Outcome::Better);
+                    kept += u32::from(l.outcome == EffectVerdict::Better);
                     different += u32::from(l.outcome.is_different());
                     break;
                 }
@@ -335,7 +335,7 @@ pub struct OperatingCharacteristics {
 
 /// The interval of `candidate − reference` at two-sided level `1 − alpha`: paired when the
 /// counts are equal (interleaved runs), Welch's otherwise. The outcome is left as
-/// [`Outcome::Continue`] for the caller to classify.
+/// [`EffectVerdict::Continue`] for the caller to classify.
 fn gain_interval(reference: &[f64], candidate: &[f64], alpha: f64, min_effect: f64) -> Look {
     let (rm, rs) = mean_sd(reference);
     let (cm, cs) = mean_sd(candidate);
@@ -374,39 +374,39 @@ fn gain_interval(reference: &[f64], candidate: &[f64], alpha: f64, min_effect: f
         confidence: 1.0 - alpha,
         threshold: min_effect / 100.0 * rm.abs(),
         paired,
-        outcome: Outcome::Continue,
+        outcome: EffectVerdict::Continue,
     }
 }
 
 /// Classifies an exactly known `difference` (a deterministic simulation: no noise) against
 /// the minimum effect `threshold` (metric units).
-pub fn classify_exact(difference: f64, threshold: f64, higher_is_better: bool) -> Outcome {
+pub fn classify_exact(difference: f64, threshold: f64, higher_is_better: bool) -> EffectVerdict {
     let g = if higher_is_better {
         difference
     } else {
         -difference
     };
     if g > threshold {
-        Outcome::Better
+        EffectVerdict::Better
     } else if g > 0.0 {
-        Outcome::BelowMinimumEffect
+        EffectVerdict::BelowMinimumEffect
     } else if g < 0.0 {
-        Outcome::Worse
+        EffectVerdict::Worse
     } else {
-        Outcome::WithinNoise
+        EffectVerdict::WithinNoise
     }
 }
 
 /// Classifies the interval `[lo, hi]` of `candidate − reference` against the minimum effect
 /// `threshold` (metric units); with `may_continue`, an interval that straddles the
-/// threshold is [`Outcome::Continue`].
+/// threshold is [`EffectVerdict::Continue`].
 pub fn classify_interval(
     lo: f64,
     hi: f64,
     threshold: f64,
     higher_is_better: bool,
     may_continue: bool,
-) -> Outcome {
+) -> EffectVerdict {
     // The gain: positive is better.
     let (glo, ghi) = if higher_is_better {
         (lo, hi)
@@ -414,23 +414,23 @@ pub fn classify_interval(
         (-hi, -lo)
     };
     if glo > threshold {
-        Outcome::Better
+        EffectVerdict::Better
     } else if may_continue && ghi >= threshold {
-        Outcome::Continue
+        EffectVerdict::Continue
     } else if ghi < 0.0 {
-        Outcome::Worse
+        EffectVerdict::Worse
     } else if glo > 0.0 {
-        Outcome::BelowMinimumEffect
+        EffectVerdict::BelowMinimumEffect
     } else {
-        Outcome::WithinNoise
+        EffectVerdict::WithinNoise
     }
 }
 
-fn classify(look: &Look, higher_is_better: bool, may_continue: bool) -> Outcome {
+fn classify(look: &Look, higher_is_better: bool, may_continue: bool) -> EffectVerdict {
     match look.interval {
         Some((lo, hi)) => classify_interval(lo, hi, look.threshold, higher_is_better, may_continue),
-        None if may_continue => Outcome::Continue,
-        None => Outcome::WithinNoise,
+        None if may_continue => EffectVerdict::Continue,
+        None => EffectVerdict::WithinNoise,
     }
 }
 
@@ -464,41 +464,44 @@ mod tests {
         // Throughput (higher is better), threshold 10.
         assert_eq!(
             classify_interval(11.0, 30.0, 10.0, true, true),
-            Outcome::Better
+            EffectVerdict::Better
         );
         assert_eq!(
             classify_interval(5.0, 30.0, 10.0, true, true),
-            Outcome::Continue
+            EffectVerdict::Continue
         );
         assert_eq!(
             classify_interval(5.0, 30.0, 10.0, true, false),
-            Outcome::BelowMinimumEffect
+            EffectVerdict::BelowMinimumEffect
         );
         assert_eq!(
             classify_interval(2.0, 8.0, 10.0, true, true),
-            Outcome::BelowMinimumEffect
+            EffectVerdict::BelowMinimumEffect
         );
         assert_eq!(
             classify_interval(-2.0, 8.0, 10.0, true, true),
-            Outcome::WithinNoise
+            EffectVerdict::WithinNoise
         );
         assert_eq!(
             classify_interval(-9.0, -1.0, 10.0, true, true),
-            Outcome::Worse
+            EffectVerdict::Worse
         );
         // Latency (lower is better): a drop is a gain.
         assert_eq!(
             classify_interval(-30.0, -11.0, 10.0, false, true),
-            Outcome::Better
+            EffectVerdict::Better
         );
         assert_eq!(
             classify_interval(1.0, 9.0, 10.0, false, true),
-            Outcome::Worse
+            EffectVerdict::Worse
         );
-        assert_eq!(classify_exact(0.5, 1.0, true), Outcome::BelowMinimumEffect);
-        assert_eq!(classify_exact(1.5, 1.0, true), Outcome::Better);
-        assert_eq!(classify_exact(0.0, 1.0, true), Outcome::WithinNoise);
-        assert_eq!(classify_exact(1.5, 1.0, false), Outcome::Worse);
+        assert_eq!(
+            classify_exact(0.5, 1.0, true),
+            EffectVerdict::BelowMinimumEffect
+        );
+        assert_eq!(classify_exact(1.5, 1.0, true), EffectVerdict::Better);
+        assert_eq!(classify_exact(0.0, 1.0, true), EffectVerdict::WithinNoise);
+        assert_eq!(classify_exact(1.5, 1.0, false), EffectVerdict::Worse);
     }
 
     #[test]
@@ -508,7 +511,7 @@ mod tests {
             ..Design::default()
         };
         let l = d.look(&[100.0, 101.0, 99.0], &[100.5, 101.0, 99.8], true);
-        assert_ne!(l.outcome, Outcome::Continue);
+        assert_ne!(l.outcome, EffectVerdict::Continue);
         assert_eq!(l.n_reference, 3);
         assert!(l.paired);
     }

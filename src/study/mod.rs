@@ -45,6 +45,7 @@ pub mod file;
 pub mod flags;
 pub mod journal;
 pub mod merged;
+mod method;
 pub mod observe;
 pub mod plan;
 pub mod process;

@@ -17,7 +17,7 @@
 use serde::{Deserialize, Serialize};
 
 use crate::compare::{Direction, Metric};
-use crate::noise::sequential::{classify_exact, classify_interval, Design, Outcome};
+use crate::noise::sequential::{classify_exact, classify_interval, Design, EffectVerdict};
 use crate::result::BenchmarkResult;
 
 /// What the rule concluded.
@@ -52,13 +52,13 @@ impl Call {
         }
     }
 
-    fn of(o: Outcome) -> Call {
+    fn of(o: EffectVerdict) -> Call {
         match o {
-            Outcome::Better => Call::Better,
-            Outcome::BelowMinimumEffect => Call::BelowMinimumEffect,
-            Outcome::WithinNoise => Call::WithinNoise,
-            Outcome::Worse => Call::Worse,
-            Outcome::Continue => Call::Undecided,
+            EffectVerdict::Better => Call::Better,
+            EffectVerdict::BelowMinimumEffect => Call::BelowMinimumEffect,
+            EffectVerdict::WithinNoise => Call::WithinNoise,
+            EffectVerdict::Worse => Call::Worse,
+            EffectVerdict::Continue => Call::Undecided,
         }
     }
 }

@@ -12,7 +12,7 @@ use std::process::{Command, Stdio};
 
 use servebench::compare::{Direction, Metric, METRICS};
 use servebench::noise::dist::normal_quantile;
-use servebench::noise::sequential::{classify_interval, Design, Look, Outcome};
+use servebench::noise::sequential::{classify_interval, Design, EffectVerdict, Look};
 use servebench::runfile::RunFile;
 use servebench::BenchmarkResult;
 
@@ -176,7 +176,7 @@ pub fn run(args: &Args) -> Result<String, InputError> {
             Reps::Fixed(n) => k >= n as usize,
             Reps::Auto => {
                 k >= design.first_look as usize
-                    && design.look(&va, &vb, higher).outcome != Outcome::Continue
+                    && design.look(&va, &vb, higher).outcome != EffectVerdict::Continue
             }
         };
         if done {
