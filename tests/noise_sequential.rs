@@ -204,6 +204,21 @@ profiles = ["burst"]
         assert!(md.contains("on the interval of the difference over repetitions"));
         assert!(!md.contains("deterministic simulation:"), "noise was on");
         assert!(md.contains("run-to-run noise model on"));
+        if seed == 1 {
+            // `study plan` predicts the expected runs and GPU-hours of the sequential design.
+            let plan = study::estimate(&s).unwrap();
+            eprintln!("{plan}");
+            assert!(plan.contains("Sequential design (Pocock alpha spending"), "{plan}");
+            for step in ["Null", "Quantization"] {
+                let line = plan
+                    .lines()
+                    .find(|l| l.trim_start().starts_with(step) && l.contains("expected"))
+                    .unwrap_or_else(|| panic!("no prediction for {step}:\n{plan}"));
+                assert!(line.contains("repetitions per side expected"), "{line}");
+            }
+            let last = plan.lines().last().unwrap();
+            assert!(last.starts_with("Expected ") && last.contains("GPU-hours"), "{last}");
+        }
     }
 }
 

@@ -359,7 +359,7 @@ pub fn expected_runs(
     let worst = base + worst_extra;
     let _ = writeln!(
         out,
-        "Expected {expected:.0} runs, about {:.1} GPU-hours at one GPU per server (at most {worst:.0} runs, {:.1} GPU-hours, if every step spends its budget; extra repetitions relaunch the server)",
+        "Expected {expected:.0} runs, about {:.2} GPU-hours at one GPU per server (at most {worst:.0} runs, {:.2} GPU-hours, if every step spends its budget; extra repetitions relaunch the server)",
         expected * per_run_s / 3600.0,
         worst * per_run_s / 3600.0
     );
