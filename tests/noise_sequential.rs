@@ -8,12 +8,12 @@
 //! docs/guide/decisions.md).
 #![cfg(feature = "study")]
 
+use servebench::app::study::simulate_run;
 use servebench::compare::TOTAL_TOKEN_THROUGHPUT;
 use servebench::noise::sequential::{Design, EffectVerdict};
 use servebench::profile::Profile;
 use servebench::sim::noise::NoiseModel;
 use servebench::sim::{Config, Params};
-use servebench::study::runner::simulate_run;
 
 fn profile() -> Profile {
     let mut p = Profile::preset("throughput").unwrap();
@@ -142,8 +142,9 @@ fn a_true_three_percent_effect_is_kept_in_at_least_eighty_percent_of_trials() {
 /// repetitions, with n per side and the interval.
 #[test]
 fn an_auto_study_never_keeps_the_null_step_and_always_keeps_the_real_one() {
+    use servebench::app::study;
     use servebench::study::verdict::{Call, REPETITIONS};
-    use servebench::study::{self, StudyFile};
+    use servebench::study::StudyFile;
     for seed in 1..=5 {
         let text = format!(
             r#"format = "servebench-study"
@@ -208,7 +209,10 @@ profiles = ["burst"]
             // `study plan` predicts the expected runs and GPU-hours of the sequential design.
             let plan = study::estimate(&s).unwrap();
             eprintln!("{plan}");
-            assert!(plan.contains("Sequential design (Pocock alpha spending"), "{plan}");
+            assert!(
+                plan.contains("Sequential design (Pocock alpha spending"),
+                "{plan}"
+            );
             for step in ["Null", "Quantization"] {
                 let line = plan
                     .lines()
@@ -217,7 +221,10 @@ profiles = ["burst"]
                 assert!(line.contains("repetitions per side expected"), "{line}");
             }
             let last = plan.lines().last().unwrap();
-            assert!(last.starts_with("Expected ") && last.contains("GPU-hours"), "{last}");
+            assert!(
+                last.starts_with("Expected ") && last.contains("GPU-hours"),
+                "{last}"
+            );
         }
     }
 }
@@ -227,7 +234,7 @@ profiles = ["burst"]
 #[test]
 fn simulate_takes_a_noise_seed() {
     use clap::Parser;
-    use servebench::sim::cli::{report, SimArgs};
+    use servebench::app::simulate::{report, SimArgs};
     #[derive(Parser)]
     struct Cli {
         #[command(flatten)]

@@ -2,8 +2,8 @@
 //! rule applied, how often each configuration ran and whether the simulator varied —
 //! generated from the decisions actually made, never from what the study file intended.
 
-use super::file::{EngineKind, StudyFile};
-use super::verdict::{Decision, DETERMINISTIC, NO_BASIS, REPETITIONS, WITHIN_RUN};
+use crate::study::file::{EngineKind, StudyFile};
+use crate::study::verdict::{Decision, DETERMINISTIC, NO_BASIS, REPETITIONS, WITHIN_RUN};
 
 /// How `decisions` were reached, in words, counted by basis: `3 decisions on repetitions
 /// (n = 2 to 5 per side), 1 exactly in a deterministic simulation`.
@@ -38,7 +38,7 @@ pub(super) fn describe_bases(decisions: &[&Decision], what: &str) -> String {
                 let c: Vec<String> = of
                     .iter()
                     .filter_map(|d| d.confidence)
-                    .map(super::verdict::confidence_label)
+                    .map(crate::study::verdict::confidence_label)
                     .collect::<std::collections::BTreeSet<_>>()
                     .into_iter()
                     .collect();
@@ -60,7 +60,7 @@ pub(super) fn ladder_rule(study: &StudyFile, decisions: &[&Decision]) -> String 
         let d = study.design();
         return format!(
             "kept only if better than the best configuration so far by more than {}%",
-            super::verdict::trim(d.min_effect_percent)
+            crate::study::verdict::trim(d.min_effect_percent)
         );
     }
     let joined = rules.into_iter().collect::<Vec<_>>().join("; or ");
