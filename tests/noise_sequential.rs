@@ -1,7 +1,7 @@
 //! The sequential decision rule (`repetitions = "auto"`, `servebench ab`) calibrated on the
 //! simulator with its run-to-run noise on ([`servebench::sim::noise`]): seeded A/A
 //! comparisons of the Throughput profile's shape (a burst of random 1024/128 requests;
-//! 100 of them, to keep the test fast) call the target metric different in at most 5 %
+//! 50 of them, to keep the test fast) call the target metric different in at most 5 %
 //! of trials (± sampling error); a true 3 % effect (the candidate's GPU 3 % faster in every
 //! step) is kept in at least 80 %; the mean number of repetitions is printed
 //! (`cargo test --test noise_sequential -- --nocapture`; the figures are in
@@ -17,7 +17,7 @@ use servebench::sim::{Config, Params};
 
 fn profile() -> Profile {
     let mut p = Profile::preset("throughput").unwrap();
-    p.total_requests = 100;
+    p.total_requests = 50;
     p
 }
 
