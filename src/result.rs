@@ -23,13 +23,17 @@
 //! |---|---|
 //! | 1 | first version |
 //! | 2 | `intervals`: confidence intervals of the figures ([`crate::noise::RunIntervals`]), optional |
+//! | 2 | `capacity`: the answer of a capacity search under an SLO ([`CapacityEstimate`]), optional |
 
 use serde::{Deserialize, Serialize};
 
 use crate::profile::Profile;
 
+mod capacity;
 mod float;
 pub mod intervals;
+
+pub use capacity::{CapacityEstimate, CapacityProbe, SearchKind};
 
 /// Version of the JSON form written by this crate. Bump on incompatible changes.
 pub const SCHEMA_VERSION: u32 = 2;
@@ -224,6 +228,10 @@ pub struct BenchmarkResult {
     /// version 2; see [`crate::noise::within`]).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub intervals: Option<intervals::RunIntervals>,
+    /// The capacity under an SLO, when this run is the representative of a capacity
+    /// search (the probe at the highest load that held; see [`CapacityEstimate`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub capacity: Option<CapacityEstimate>,
 }
 
 impl Default for BenchmarkResult {
@@ -251,6 +259,7 @@ impl Default for BenchmarkResult {
             itl: None,
             exact: None,
             intervals: None,
+            capacity: None,
         }
     }
 }

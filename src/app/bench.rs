@@ -69,6 +69,10 @@ pub struct BenchArgs {
     /// Scrape the server's `/metrics` this often during the run, into
     /// [`RunFile::server_metrics`] (`None`: don't).
     pub scrape_interval: Option<Duration>,
+    /// Stop early once requests have failed to connect one after another for this long:
+    /// the server is gone ([`crate::driver::gone`]); what was measured is kept and
+    /// [`BenchRun::aborted`] says why. `None`: keep sending.
+    pub server_gone: Option<Duration>,
 }
 
 impl BenchArgs {
@@ -92,6 +96,7 @@ impl BenchArgs {
             shard: None,
             start_at: None,
             scrape_interval: Some(DEFAULT_SCRAPE_INTERVAL),
+            server_gone: Some(crate::driver::gone::DEFAULT_SERVER_GONE),
         }
     }
 }
@@ -421,6 +426,7 @@ pub fn run(args: &BenchArgs, progress: &mut dyn FnMut(&Progress)) -> Result<Benc
             o.stop = args.stop.clone();
             o.drain = args.drain;
             o.shard = args.shard;
+            o.server_gone = args.server_gone;
             // The schedule counts from the agreed start, else from now (after the warm-up
             // and the workload are ready).
             let start = agreed.unwrap_or_else(|| zero.elapsed());

@@ -12,6 +12,9 @@ use crate::compare::gpustack::latency::{baseline_latency_cell, latency_cell, lat
 use crate::compare::gpustack::{
     conclusion_row, speed_summary, Annotation, Cell, ConclusionTable, LadderStep, Verdict,
 };
+use crate::format::capacity::{
+    capacity_cell_of, capacity_conclusion_markdown, capacity_study_note, capacity_table_markdown,
+};
 use crate::format::gpustack::latency::{latency_conclusion_markdown, LATENCY_BASELINE_HEADER};
 use crate::format::gpustack::serving_command;
 use crate::format::shell;
@@ -211,6 +214,7 @@ fn step_title(goal: Goal) -> &'static str {
     match goal {
         Goal::Throughput => "throughput",
         Goal::Latency => "latency",
+        Goal::Capacity => "capacity under the SLO",
     }
 }
 
@@ -231,9 +235,17 @@ fn ladder_row(
         let base = match study.goal {
             Goal::Throughput => Cell::of(baseline).markdown(),
             Goal::Latency => baseline_latency_cell(baseline).markdown(),
+            Goal::Capacity => capacity_cell_of(baseline),
         };
         return format!("| {} | {} (optimization skipped) | {} |", s.name, why, base);
     };
+    if study.goal == Goal::Capacity {
+        let mut cell = capacity_cell_of(cand);
+        if !s.accepted {
+            cell.push_str(" (optimization skipped)");
+        }
+        return format!("| {} | {cell} | {} |", s.name, capacity_cell_of(baseline));
+    }
     if study.goal == Goal::Latency {
         let mut cell = latency_cell(baseline, cand).markdown();
         if !s.accepted {
@@ -340,6 +352,7 @@ pub fn render(study: &StudyFile, o: &Outcomes, a: &Analysis, files: bool) -> Doc
             "Comparison of benchmark results before and after optimization:\n"
         );
         let mut latency_rows = Vec::new();
+        let mut capacity_rows = Vec::new();
         for p in &study.final_.profiles {
             let title = study
                 .profile(p)
@@ -365,6 +378,7 @@ pub fn render(study: &StudyFile, o: &Outcomes, a: &Analysis, files: bool) -> Doc
                 let case = format!("{title} Profile");
                 rows.push(conclusion_row(&case, br, rr));
                 latency_rows.push(latency_conclusion_markdown(&case, br, rr));
+                capacity_rows.push((case, br, rr));
             }
         }
         match study.goal {
@@ -377,6 +391,9 @@ pub fn render(study: &StudyFile, o: &Outcomes, a: &Analysis, files: bool) -> Doc
                     let _ = writeln!(w, "{l}");
                 }
                 w.push('\n');
+            }
+            Goal::Capacity => {
+                let _ = writeln!(w, "{}", capacity_conclusion_markdown(&capacity_rows));
             }
         }
         let finals: Vec<&Decision> = final_rows
@@ -427,6 +444,11 @@ pub fn render(study: &StudyFile, o: &Outcomes, a: &Analysis, files: bool) -> Doc
     let ladder: Vec<&Decision> = a.steps.iter().filter_map(|s| s.decision.as_ref()).collect();
     let method_note = format!("These runs do not cover every combination of options: the best engine at its defaults is the starting point and each step is {} on {} (the {} profile; {}). This pruning finds a local optimum, which may not be the global one.", ladder_rule(study, &ladder), target.label, study.ladder.profiles[0], describe_bases(&ladder, "ladder"));
     let _ = writeln!(w, "- {method_note}");
+    if let (Goal::Capacity, Some(slo), Some((kind, _))) =
+        (study.goal, study.slo_target(), study.search_options())
+    {
+        let _ = writeln!(w, "- {}", capacity_study_note(&slo.to_string(), kind));
+    }
     if !study.final_.add.is_empty() {
         let _ = writeln!(w, "- The recommended command adds {} without a step of its own: it was measured only in the final comparison.", study.final_.add.iter().map(|f| format!("`{f}`")).collect::<Vec<_>>().join(", "));
     }
@@ -528,6 +550,7 @@ pub fn render(study: &StudyFile, o: &Outcomes, a: &Analysis, files: bool) -> Doc
     let summary = match study.goal {
         Goal::Throughput => speed_summary(&pairs).map(|s| s.markdown()),
         Goal::Latency => latency_summary(&pairs).map(|s| s.markdown()),
+        Goal::Capacity => capacity_table_markdown("Engine", &pairs),
     };
     if let Some(s) = summary {
         let _ = writeln!(w, "{s}\n");
@@ -614,6 +637,7 @@ pub fn render(study: &StudyFile, o: &Outcomes, a: &Analysis, files: bool) -> Doc
                 let s = match study.goal {
                     Goal::Throughput => speed_summary(&pair).map(|s| s.markdown()),
                     Goal::Latency => latency_summary(&pair).map(|s| s.markdown()),
+                    Goal::Capacity => capacity_table_markdown("Configuration", &pair),
                 };
                 if let Some(s) = s {
                     let _ = writeln!(w, "{s}\n");

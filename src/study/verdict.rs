@@ -13,6 +13,9 @@
 //!   variation;
 //! * `none` — single runs without intervals: no confidence can be stated, so the candidate
 //!   is not kept ("no interval").
+//!
+//! A capacity study's single searches are decided by their capacity intervals
+//! ([`decide_capacity`]).
 
 use serde::{Deserialize, Serialize};
 
@@ -69,6 +72,8 @@ pub const DETERMINISTIC: &str = "deterministic simulation";
 pub const REPETITIONS: &str = "repetitions";
 /// The basis of a decision on single runs' within-run intervals.
 pub const WITHIN_RUN: &str = "within-run intervals";
+/// The basis of a capacity study's decision on two single searches.
+pub const CAPACITY_INTERVALS: &str = "capacity intervals";
 /// The basis of a decision without any noise information.
 pub const NO_BASIS: &str = "none";
 
@@ -283,6 +288,58 @@ pub fn decide(reference: &[f64], candidate: &[f64], higher_is_better: bool) -> D
     }
 }
 
+/// Two single capacity searches: better (worse) only when the candidate's interval lies
+/// wholly above (below) the reference's; `difference` is the estimates' difference and
+/// `half_width` half the sum of the two intervals' widths (an open end counts as 0 or ∞).
+///
+/// ```
+/// use servebench::result::{CapacityEstimate, SearchKind};
+/// use servebench::study::verdict::{decide_capacity, Call};
+/// let e = |lo: f64, hi: f64| CapacityEstimate {
+///     search: SearchKind::Rate, slo: "ttft:p99<=500ms".into(), estimate: Some((lo + hi) / 2.0),
+///     lower: Some(lo), upper: Some(hi), resolution: 1.0, probes: 9, converged: true,
+/// };
+/// assert_eq!(decide_capacity(&e(10.0, 11.0), &e(11.5, 12.5)).call, Call::Better);
+/// assert_eq!(decide_capacity(&e(10.0, 11.0), &e(10.5, 11.5)).call, Call::WithinNoise);
+/// assert_eq!(decide_capacity(&e(10.0, 11.0), &e(8.0, 9.0)).call, Call::Worse);
+/// ```
+pub fn decide_capacity(
+    reference: &crate::result::CapacityEstimate,
+    candidate: &crate::result::CapacityEstimate,
+) -> Decision {
+    let ends = |c: &crate::result::CapacityEstimate| {
+        (c.lower.unwrap_or(0.0), c.upper.unwrap_or(f64::INFINITY))
+    };
+    let (rl, ru) = ends(reference);
+    let (cl, cu) = ends(candidate);
+    let call = if cl > ru {
+        Call::Better
+    } else if cu < rl {
+        Call::Worse
+    } else {
+        Call::WithinNoise
+    };
+    let difference = candidate.estimate.unwrap_or(0.0) - reference.estimate.unwrap_or(0.0);
+    Decision {
+        call,
+        difference,
+        half_width: Some(((ru - rl) + (cu - cl)) / 2.0),
+        basis: CAPACITY_INTERVALS.into(),
+        n_reference: 1,
+        n_candidate: 1,
+        interval: Some((cl - ru, cu - rl)),
+        confidence: None,
+        percent: reference
+            .estimate
+            .filter(|r| *r != 0.0 && r.is_finite())
+            .map(|r| 100.0 * difference / r.abs()),
+        min_effect_percent: 0.0,
+        rule:
+            "better only when the candidate's capacity interval lies wholly above the reference's"
+                .into(),
+    }
+}
+
 /// The decision on `metric` between two sets of runs under `rule` (see the module docs).
 /// `None` when a side has no value.
 pub fn decide_results(
@@ -299,6 +356,13 @@ pub fn decide_results(
     let (rv, cv) = (values(reference), values(candidate));
     if rv.is_empty() || cv.is_empty() {
         return None;
+    }
+    if metric.key == crate::compare::CAPACITY.key {
+        if let ([r], [c]) = (reference, candidate) {
+            if let (Some(a), Some(b)) = (&r.capacity, &c.capacity) {
+                return Some(decide_capacity(a, b));
+            }
+        }
     }
     let higher = metric.direction == Direction::HigherIsBetter;
     let d = &rule.design;
