@@ -140,16 +140,61 @@ fn the_main_jobs_document_has_the_seeds_sections_tables_and_step_order() {
     assert!(mtp.contains("--speculative-config={\"method\":\"mtp\",\"num_speculative_tokens\":4}"));
     assert_eq!(text::parse(mtp).unwrap().len(), 1, "{mtp}");
     assert!(!md.contains("not run:"), "every step is modelled");
-    // The final verdicts come from the noise module where it has intervals.
+    // Every decision says what it rests on. The main job replays one run per configuration
+    // with the simulator's noise off: a deterministic simulation, whose differences are
+    // exact — not within-run intervals, not a point comparison of noisy runs.
+    let decisions: Vec<&servebench::study::verdict::Decision> = doc
+        .json
+        .analysis
+        .steps
+        .iter()
+        .filter_map(|s| s.decision.as_ref())
+        .chain(
+            doc.json
+                .conclusion
+                .iter()
+                .filter_map(|r| r.decision.as_ref()),
+        )
+        .collect();
+    assert_eq!(decisions.len(), 5 + 4, "five steps, four final profiles");
+    for d in &decisions {
+        assert_eq!(d.basis, servebench::study::verdict::DETERMINISTIC, "{d:?}");
+        assert_eq!((d.n_reference, d.n_candidate), (1, 1));
+        assert!(d.rule.contains("deterministic simulation"), "{}", d.rule);
+        assert!(md.contains(&d.text()), "the document shows {}", d.text());
+    }
+    assert_eq!(doc.json.simulator_noise, Some(false));
+    // A step is kept only above the minimum effect: the +0.6-0.7 % steps are not.
+    for s in &doc.json.analysis.steps {
+        let d = s.decision.as_ref().unwrap();
+        assert_eq!(
+            s.accepted,
+            d.call == servebench::study::verdict::Call::Better,
+            "{}: {}",
+            s.name,
+            d.text()
+        );
+        if let Some(p) = d.percent.filter(|p| *p > 0.0 && *p < 1.0) {
+            assert!(!s.accepted, "{} kept at {p:+.2}%", s.name);
+            assert_eq!(d.call, servebench::study::verdict::Call::BelowMinimumEffect);
+        }
+    }
+    // The method sentences are generated from those decisions: they name the basis and the
+    // count, and claim no interval that was not computed.
+    assert_eq!(doc.json.method.len(), 2);
+    for m in &doc.json.method {
+        assert!(md.contains(m.as_str()), "the document shows {m}");
+        assert!(!m.contains("within-run"), "{m}");
+    }
+    assert!(doc.json.method[0].contains(
+        "5 decisions on exact differences of a deterministic simulation (the simulator without run-to-run noise, n = 1 per side)"
+    ), "{}", doc.json.method[0]);
     assert!(
-        doc.json
-            .conclusion
-            .iter()
-            .filter_map(|r| r.decision.as_ref())
-            .any(|d| d.basis == "within-run intervals" && d.half_width.is_some()),
-        "{:?}",
-        doc.json.conclusion
+        doc.json.method[1].contains("deterministic simulation"),
+        "{}",
+        doc.json.method[1]
     );
+    assert!(!md.contains("beyond their within-run 95% intervals"));
     // Determinism: a second run gives the same bytes.
     let again = study::run_in_memory(&study_file("qwen3.5-h200-throughput.toml")).unwrap();
     assert_eq!(again.markdown, doc.markdown);

@@ -206,7 +206,12 @@ fn main() -> ExitCode {
                 use std::io::Write as _;
                 let _ = std::io::stderr().write_all(notice.as_bytes());
             }
-            if let Err(e) = serve::run(config, &serve_args, args.timeline.as_deref()) {
+            if let Err(e) = serve::run(
+                config,
+                &serve_args,
+                args.timeline.as_deref(),
+                args.sim.noise_seed,
+            ) {
                 eprintln!("h200_server: {e}");
                 return ExitCode::from(1);
             }

@@ -73,7 +73,14 @@ pub fn connection_cap(max_connections: usize) -> (usize, Option<String>) {
 /// Serve until the process is stopped. With `timeline`, the server records every request
 /// (`GET /timeline` serves them) and, on SIGTERM or SIGINT, writes them to that file
 /// (atomically, JSON Lines; see `servebench::http::timeline`) before exiting.
-pub fn run(config: Config, args: &ServeArgs, timeline: Option<&Path>) -> Result<(), String> {
+/// With `noise_seed`, the served simulator varies as a real server does
+/// (`servebench::sim::noise`, its documented defaults).
+pub fn run(
+    config: Config,
+    args: &ServeArgs,
+    timeline: Option<&Path>,
+    noise_seed: Option<u64>,
+) -> Result<(), String> {
     let mut args = args.clone();
     let (cap, warning) = connection_cap(args.max_connections);
     args.max_connections = cap;
@@ -84,7 +91,14 @@ pub fn run(config: Config, args: &ServeArgs, timeline: Option<&Path>) -> Result<
     opts.record_timeline = timeline.is_some();
     // Served warm, like `serve::spawn`: a server someone is already talking to.
     let handle = server::spawn(
-        H200Sim::new(config.clone()).warmed_up(),
+        match noise_seed {
+            Some(seed) => {
+                let mut params = servebench::sim::Params::for_config(&config);
+                params.noise = Some(servebench::sim::noise::NoiseModel::typical(seed));
+                H200Sim::with_params(config.clone(), params).warmed_up()
+            }
+            None => H200Sim::new(config.clone()).warmed_up(),
+        },
         args.addr,
         args.speed,
         opts.clone(),

@@ -122,6 +122,11 @@ pub struct SimArgs {
     /// --quantization=fp8.
     #[arg(long)]
     pub dump_operators: bool,
+    /// Turn on the run-to-run noise model ([`crate::sim::noise`], its documented defaults) with
+    /// this seed: each run varies as real runs of one server do (the ShareGPT sample is then
+    /// drawn with seed 0). Off by default: a deterministic simulation.
+    #[arg(long, value_name = "SEED")]
+    pub noise_seed: Option<u64>,
 }
 
 fn known_profile(v: &str) -> Result<String, String> {
@@ -334,7 +339,22 @@ pub fn report(args: &SimArgs, notes: &mut dyn std::io::Write) -> Result<String, 
             w.push_str(&format!("{} Profile\n\n", p.title()));
         }
         for c in &configs {
-            let out = simulate_with(p, c, args.seed, args.warm, args.filter())?;
+            let out = match args.noise_seed {
+                // Each (profile, configuration) run gets its own noise.
+                Some(n) => crate::sim::noise::simulate_repetition(
+                    p,
+                    c,
+                    args.warm,
+                    &crate::sim::noise::NoiseModel {
+                        resample_dataset: false,
+                        ..crate::sim::noise::NoiseModel::typical(crate::sim::noise::seed_for(
+                            n,
+                            &format!("{}/{}", p.title(), c.name),
+                        ))
+                    },
+                )?,
+                None => simulate_with(p, c, args.seed, args.warm, args.filter())?,
+            };
             if headings {
                 let who = match c.name {
                     "baseline" => "Baseline",

@@ -355,8 +355,10 @@ impl Runner {
             }
             let profile = self.study.profile(pname).map_err(StudyError::Usage)?;
             let seed = self.seed(*rep);
-            let observed =
-                simulate_run_observed(&profile, config.clone(), params.clone(), seed, i > 0);
+            let mut params = params.clone();
+            params.noise = self.study.sim_noise(&run_key(&key, pname, *rep));
+            let noise = params.noise;
+            let observed = simulate_run_observed(&profile, config.clone(), params, seed, i > 0);
             let (out, series) = match observed {
                 Ok(o) => o,
                 Err(e) => return self.fail(&key, format!("{pname}: {e}"), None, false),
@@ -372,6 +374,23 @@ impl Runner {
             run.model = Some(session.config.model.clone());
             run.seed = Some(seed);
             run.server_metrics = Some(series);
+            // Whether repetitions of this configuration can differ at all.
+            run.labels.insert(
+                SIM_NOISE_LABEL.into(),
+                match noise {
+                    Some(n) => format!(
+                        "on (run_sigma {}, step_sigma {}, arrival jitter {} ms, seed {})",
+                        n.run_sigma,
+                        n.step_sigma,
+                        n.arrival_jitter_s * 1e3,
+                        n.seed
+                    ),
+                    None => "off (deterministic simulation)".into(),
+                },
+            );
+            if noise.is_some() {
+                run.result.meta.engine = Some("h200-sim (vLLM 0.17.1 model, noise on)".into());
+            }
             // Every run gets a fresh simulator: nothing cached survives a repetition.
             run.labels
                 .insert(PREFIX_CACHE_LABEL.into(), SIM_RESTART.into());
@@ -657,6 +676,10 @@ fn bench_args(
 /// The run-file label saying whether and how the prefix cache was emptied before the run
 /// (as `bench --reset-prefix-cache` records it).
 pub const PREFIX_CACHE_LABEL: &str = "prefix_cache_reset";
+
+/// The run-file label of simulator runs saying whether the run-to-run noise model was on
+/// ([`crate::sim::noise`]) and with which parameters, or `off (deterministic simulation)`.
+pub const SIM_NOISE_LABEL: &str = "simulator_noise";
 
 /// [`PREFIX_CACHE_LABEL`] of simulator runs: each runs on a fresh simulator.
 pub const SIM_RESTART: &str = "restart (a fresh simulator per run)";

@@ -26,6 +26,9 @@ use crate::study::journal::Configuration;
 use crate::study::plan::{representative, target_values, Analysis, Outcomes, Status, StepOutcome};
 use crate::study::verdict::{decide_results, mean_interval, Decision};
 
+mod method;
+use method::{describe_bases, ladder_rule, method_sentence};
+
 /// One profile's final comparison, as data.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct FinalRow {
@@ -54,8 +57,15 @@ pub struct StudyJson {
     pub hardware: String,
     /// The target metric's key.
     pub target: String,
-    /// Repetitions per (configuration, profile).
+    /// Repetitions per (configuration, profile): the fixed count (for
+    /// `repetitions = "auto"`, that of the engines' baselines and the final comparison).
     pub repetitions: u32,
+    /// `repetitions = "auto"`: the sequential design the ladder's steps followed.
+    pub sequential: Option<crate::noise::sequential::Design>,
+    /// Whether the simulator's run-to-run noise was on (`None`: no simulator engine).
+    pub simulator_noise: Option<bool>,
+    /// The document's sentences about the method, generated from the decisions made.
+    pub method: Vec<String>,
     /// Everything decided.
     pub analysis: Analysis,
     /// The recommended serving command.
@@ -149,7 +159,13 @@ impl Ctx<'_> {
     fn block(&mut self, w: &mut String, c: &Configuration, profile: &str, who: &str) {
         let _ = writeln!(w, "{who}Backend Parameters:\n");
         fence(w, &c.flags.join("\n"));
-        let reps = self.study.repetitions;
+        let reps = (1..=self.study.planned_repetitions())
+            .filter(|r| {
+                self.o
+                    .results
+                    .contains_key(&crate::study::journal::run_key(&c.key(), profile, *r))
+            })
+            .count();
         match representative(self.study, self.o, c, profile) {
             Some((rep, r)) => {
                 self.used
@@ -270,7 +286,7 @@ fn ladder_row(
                 };
                 let why = s.decision.as_ref().map(|d| d.text()).unwrap_or_default();
                 return format!(
-                    "| {} | {} (not better than {}: {why}; optimization skipped) | {} |",
+                    "| {} | {} (not kept against {}: {why}; optimization skipped) | {} |",
                     step.name,
                     step.optimized.markdown(),
                     s.reference,
@@ -344,9 +360,10 @@ pub fn render(study: &StudyFile, o: &Outcomes, a: &Analysis, files: bool) -> Doc
                 .unwrap_or_else(|_| p.clone());
             let (bv, rv) = (target_values(study, o, b, p), target_values(study, o, r, p));
             let decision = decide_results(
-                &o.runs_of(b, p, study.repetitions),
-                &o.runs_of(r, p, study.repetitions),
+                &o.runs_of(b, p, study.fixed_repetitions()),
+                &o.runs_of(r, p, study.fixed_repetitions()),
                 &target,
+                &crate::study::plan::rule(study, b, r, false),
             );
             final_rows.push(FinalRow {
                 profile: p.clone(),
@@ -379,12 +396,16 @@ pub fn render(study: &StudyFile, o: &Outcomes, a: &Analysis, files: bool) -> Doc
                 let _ = writeln!(w, "{}", capacity_conclusion_markdown(&capacity_rows));
             }
         }
-        let basis = if study.goal == Goal::Capacity {
-            "for single searches, whether their capacity intervals overlap"
-        } else {
-            "for single runs, from each run's within-run intervals"
-        };
-        let _ = writeln!(w, "Decision on {} per profile ({} repetition{} each; the 95% interval of the difference, from the repetitions or, {basis}):\n", target.label, study.repetitions, if study.repetitions == 1 { "" } else { "s" });
+        let finals: Vec<&Decision> = final_rows
+            .iter()
+            .filter_map(|f| f.decision.as_ref())
+            .collect();
+        let _ = writeln!(
+            w,
+            "Decision on {} per profile ({}):\n",
+            target.label,
+            describe_bases(&finals, "final")
+        );
         let _ = writeln!(
             w,
             "| Profile | Baseline | Optimized | Verdict |\n|---|---|---|---|"
@@ -420,7 +441,9 @@ pub fn render(study: &StudyFile, o: &Outcomes, a: &Analysis, files: bool) -> Doc
         w.push('\n');
     }
     let _ = writeln!(w, "### Note\n");
-    let _ = writeln!(w, "- These runs do not cover every combination of options: the best engine at its defaults is the starting point and each step is kept only if the decision rule calls it better than the best configuration so far on {} ({} on the {} profile). This pruning finds a local optimum, which may not be the global one.", target.label, if study.repetitions > 1 { "mean of the repetitions, beyond the 95% interval" } else if study.goal == Goal::Capacity { "single searches, their capacity intervals apart" } else { "single runs, beyond their within-run 95% intervals" }, study.ladder.profiles[0]);
+    let ladder: Vec<&Decision> = a.steps.iter().filter_map(|s| s.decision.as_ref()).collect();
+    let method_note = format!("These runs do not cover every combination of options: the best engine at its defaults is the starting point and each step is {} on {} (the {} profile; {}). This pruning finds a local optimum, which may not be the global one.", ladder_rule(study, &ladder), target.label, study.ladder.profiles[0], describe_bases(&ladder, "ladder"));
+    let _ = writeln!(w, "- {method_note}");
     if let (Goal::Capacity, Some(slo), Some((kind, _))) =
         (study.goal, study.slo_target(), study.search_options())
     {
@@ -464,7 +487,8 @@ pub fn render(study: &StudyFile, o: &Outcomes, a: &Analysis, files: bool) -> Doc
     }
     w.push('\n');
     let _ = writeln!(w, "### Benchmark Method\n");
-    let _ = writeln!(w, "servebench ran this study with `servebench study run`: each configuration on a freshly started server, every profile {} time{} per configuration, the figures computed by servebench from every request's streamed chunks and labelled by metric convention. Each step is decided on {}.\n", study.repetitions, if study.repetitions == 1 { "" } else { "s" }, target.label);
+    let method_run = method_sentence(study, &ladder);
+    let _ = writeln!(w, "{method_run}\n");
     let _ = writeln!(w, "### Benchmark Profiles\n");
     let mut names: Vec<&String> = study.ladder.profiles.iter().collect();
     for p in &study.final_.profiles {
@@ -540,6 +564,12 @@ pub fn render(study: &StudyFile, o: &Outcomes, a: &Analysis, files: bool) -> Doc
                 s.decision.as_ref().map(|d| d.text()).unwrap_or_default(),
                 s.reference
             )
+        } else if let Some(d) = s
+            .decision
+            .as_ref()
+            .filter(|d| d.call == crate::study::verdict::Call::NoInterval)
+        {
+            format!("Skipped: {} against {}", d.text(), s.reference)
         } else if let Some(rate) = s.success_rate.filter(|r| *r < 1.0) {
             format!("Skipped: success rate {:.1}%", rate * 100.0)
         } else if let Some(d) = &s.decision {
@@ -549,7 +579,12 @@ pub fn render(study: &StudyFile, o: &Outcomes, a: &Analysis, files: bool) -> Doc
         } else {
             "Not decided yet".to_string()
         };
-        let _ = writeln!(w, "{outcome}.\n");
+        let rule = s
+            .decision
+            .as_ref()
+            .map(|d| format!(" Rule: {}.", d.rule))
+            .unwrap_or_default();
+        let _ = writeln!(w, "{outcome}.{rule}\n");
         if let Some(e) = explanations.iter().find(|e| e.step == s.name) {
             let _ = writeln!(
                 w,
@@ -637,7 +672,14 @@ pub fn render(study: &StudyFile, o: &Outcomes, a: &Analysis, files: bool) -> Doc
         model: study.model.clone(),
         hardware: study.hardware.clone(),
         target: target.key.to_string(),
-        repetitions: study.repetitions,
+        repetitions: study.fixed_repetitions(),
+        sequential: study.is_auto().then(|| study.design()),
+        simulator_noise: study
+            .engines
+            .iter()
+            .any(|e| e.kind == EngineKind::Simulator)
+            .then(|| study.noise_on()),
+        method: vec![method_note, method_run],
         analysis: a.clone(),
         serving_command: serving,
         conclusion: final_rows,
@@ -667,21 +709,45 @@ fn placeholder_line(l: &str, random: bool) -> String {
     }
 }
 
-/// A verdict as the study document words it.
+/// A decision as the study document words it.
 impl crate::study::verdict::Decision {
-    /// `better (+12.3 ± 4.5)`, `within noise (+1.0 ± 4.5)`, `better (single runs)`.
+    /// The call with its figures: `better (+3.21%, 95% interval +2.10% to +4.32%, n = 4
+    /// vs 4, repetitions)`, `better but below the minimum effect (+0.61%, exact,
+    /// deterministic simulation)`.
     pub fn text(&self) -> String {
-        let call = match self.call {
-            crate::study::verdict::Call::Better => "better",
-            crate::study::verdict::Call::Worse => "worse",
-            crate::study::verdict::Call::WithinNoise => "within noise",
+        use crate::study::verdict::{confidence_label, Call, DETERMINISTIC};
+        let pct = |v: f64| match self.ratio() {
+            Some(k) => format!("{:+.2}%", 100.0 * v * k),
+            None => format!("{v:+.2}"),
         };
-        match self.half_width {
-            Some(h) if self.basis.is_empty() => {
-                format!("{call} ({:+.2} ± {h:.2})", self.difference)
-            }
-            Some(h) => format!("{call} ({:+.2} ± {h:.2}, {})", self.difference, self.basis),
-            None => format!("{call} (single runs, no interval)"),
-        }
+        let what = match self.percent {
+            Some(p) => format!("{p:+.2}%"),
+            None => pct(self.difference),
+        };
+        let n = format!("n = {} vs {}", self.n_reference, self.n_candidate);
+        let body = match (self.basis.as_str(), self.interval, self.confidence) {
+            (DETERMINISTIC, _, _) => format!("{what}, exact: {DETERMINISTIC}, {n}"),
+            (_, Some((lo, hi)), Some(c)) => format!(
+                "{what}, {} interval {} to {}, {n}, {}",
+                confidence_label(c),
+                pct(lo),
+                pct(hi),
+                self.basis
+            ),
+            _ => format!("{what}, single runs without intervals, {n}"),
+        };
+        let call = if self.basis == DETERMINISTIC && self.call == Call::WithinNoise {
+            // Exactly equal: there is no noise to be within.
+            "no difference"
+        } else {
+            self.call.as_str()
+        };
+        format!("{call} ({body})")
+    }
+
+    /// 1 / |reference mean|, from the stored percent.
+    fn ratio(&self) -> Option<f64> {
+        let p = self.percent?;
+        (self.difference != 0.0 && p.is_finite()).then(|| p / 100.0 / self.difference)
     }
 }

@@ -13,6 +13,8 @@ use crate::profile::Profile;
 
 use super::StudyError;
 
+pub use super::repetitions::{NoiseMode, NoiseSpec, Repetitions};
+
 /// The value of a study file's `format` key.
 pub const FORMAT: &str = "servebench-study";
 /// The study-file version this crate reads.
@@ -47,9 +49,24 @@ pub struct StudyFile {
     /// `total_token_throughput` or `mean_e2el_ms`.
     #[serde(default)]
     pub target: Option<String>,
-    /// Runs per (configuration, profile); the decision compares their means.
-    #[serde(default = "one")]
-    pub repetitions: u32,
+    /// Runs per (configuration, profile): a number, or `"auto"` (the sequential design of
+    /// [`crate::noise::sequential`], up to `max_repetitions`).
+    #[serde(default)]
+    pub repetitions: Repetitions,
+    /// `repetitions = "auto"`: the budget, repetitions per side at most (default 10).
+    #[serde(default)]
+    pub max_repetitions: Option<u32>,
+    /// `repetitions = "auto"`: repetitions per side at the first look, and of the engines'
+    /// baselines and the final comparison (default 2).
+    #[serde(default)]
+    pub min_repetitions: Option<u32>,
+    /// The minimum effect a step must exceed to be kept, percent of the reference's target
+    /// value (default [`crate::noise::sequential::DEFAULT_MIN_EFFECT_PERCENT`]).
+    #[serde(default)]
+    pub min_effect: Option<f64>,
+    /// The simulator engine's run-to-run noise.
+    #[serde(default)]
+    pub noise: NoiseSpec,
     /// How a configuration's runs are ordered.
     #[serde(default)]
     pub order: Order,
@@ -76,10 +93,6 @@ pub struct StudyFile {
     /// Sentences for the document's note on what was not tested.
     #[serde(default)]
     pub notes: Vec<String>,
-}
-
-fn one() -> u32 {
-    1
 }
 
 /// What the study optimizes.
@@ -324,12 +337,29 @@ Top level
   target = "total_token_throughput" metric the decision rule compares; default by goal
                                    (throughput: total_token_throughput, latency: mean_e2el_ms);
                                    any key `servebench compare` prints
-  repetitions = 1                  runs per (configuration, profile), >= 1
+  repetitions = 1                  runs per (configuration, profile), >= 1, or "auto": each
+                                   ladder step runs interleaved repetitions with its reference
+                                   until the decision is reached at the stated error rates
+                                   (group-sequential, Pocock alpha spending) or the budget is
+                                   spent
+  max_repetitions = 10             "auto": the budget, repetitions per side at most
+  min_repetitions = 2              "auto": repetitions at the first look, and of the engines'
+                                   baselines and the final comparison
+  min_effect = 1.0                 a step is kept only when better than the best so far by
+                                   more than this percentage of the target, with 95% confidence
   order = "sequential"|"interleaved"  a configuration's runs: a1 a2 b1 b2 | a1 b1 a2 b2
   warmup_requests = 0              requests sent and discarded before a server's first run
   seed = 0                         workload seed (ShareGPT sampling)
   vary_seed = false                repetition r uses seed + r - 1
   notes = ["..."]                  sentences for the note on what was not tested
+
+[noise]                            the simulator engine's run-to-run noise (vLLM-measured spread)
+  mode = "auto"|"on"|"off"         auto: on whenever a configuration runs more than once;
+                                   off: a deterministic simulation (every repetition identical)
+  run_sigma = 0.005                log-sd of the per-run speed factor
+  step_sigma = 0.03                log-sd of each engine step's time factor
+  arrival_jitter_ms = 0.5          mean extra client -> server delay per request
+  seed = 0                         seed of the noise
 
 [profiles.NAME]                    custom profiles (presets need no entry: sharegpt, throughput,
                                    long-context, generation-heavy, latency)
@@ -382,8 +412,10 @@ Top level
     remove = ["--kv-cache-dtype"]  flag keys removed
 
   A step is kept when it succeeds on every request and the decision rule calls it better
-  than the best configuration so far on the target metric; otherwise it is skipped and the
-  document says why.
+  than the best configuration so far on the target metric by more than min_effect, with 95%
+  confidence (from repetitions, from within-run intervals of single runs, or exactly in a
+  deterministic simulation); otherwise it is skipped and the document says why ("better but
+  below the minimum effect", "within noise", "worse", "no interval").
 
 [final]
   profiles = ["sharegpt", "throughput"]  required: baseline and recommended both run these
@@ -469,8 +501,37 @@ impl StudyFile {
                 ));
             }
         }
-        if self.repetitions == 0 {
+        if self.repetitions == Repetitions::Fixed(0) {
             return Err("`repetitions` must be at least 1".into());
+        }
+        if self.repetitions != Repetitions::Auto {
+            for (key, set) in [
+                ("max_repetitions", self.max_repetitions.is_some()),
+                ("min_repetitions", self.min_repetitions.is_some()),
+            ] {
+                if set {
+                    return Err(format!("`{key}` needs `repetitions = \"auto\"`"));
+                }
+            }
+        }
+        self.design().check().map_err(|e| {
+            use crate::noise::sequential::DesignError;
+            let key = match e {
+                DesignError::MinEffect(_) => "min_effect",
+                DesignError::Budget { .. } => "max_repetitions",
+                _ => "min_repetitions",
+            };
+            format!("`{key}`: {e}")
+        })?;
+        let n = &self.noise;
+        for (key, v) in [
+            ("noise.run_sigma", n.run_sigma),
+            ("noise.step_sigma", n.step_sigma),
+            ("noise.arrival_jitter_ms", n.arrival_jitter_ms),
+        ] {
+            if !(v.is_finite() && v >= 0.0) {
+                return Err(format!("{key}: must be a number >= 0, got {v}"));
+            }
         }
         if self.engines.is_empty() {
             return Err("`engines`: at least one engine is needed".into());
@@ -652,7 +713,67 @@ impl StudyFile {
             .unwrap_or(crate::compare::TOTAL_TOKEN_THROUGHPUT)
     }
 
-    /// Whether higher target values are better.
+    /// Repetitions per (configuration, profile) planned at most: the fixed count, or
+    /// `max_repetitions` for `"auto"`.
+    pub fn planned_repetitions(&self) -> u32 {
+        match self.repetitions {
+            Repetitions::Fixed(n) => n,
+            Repetitions::Auto => self.design().max_repetitions,
+        }
+    }
+
+    /// Repetitions of the engines' baselines and the final comparison: the fixed count, or
+    /// `min_repetitions` for `"auto"`.
+    pub fn fixed_repetitions(&self) -> u32 {
+        match self.repetitions {
+            Repetitions::Fixed(n) => n,
+            Repetitions::Auto => self.design().first_look,
+        }
+    }
+
+    /// Whether the ladder's decisions are sequential (`repetitions = "auto"`).
+    pub fn is_auto(&self) -> bool {
+        self.repetitions == Repetitions::Auto
+    }
+
+    /// The decision rule's error rate, minimum effect and (for `"auto"`) sequential budget.
+    pub fn design(&self) -> crate::noise::sequential::Design {
+        let d = crate::noise::sequential::Design::default();
+        crate::noise::sequential::Design {
+            min_effect_percent: self.min_effect.unwrap_or(d.min_effect_percent),
+            first_look: self.min_repetitions.unwrap_or(d.first_look),
+            max_repetitions: self.max_repetitions.unwrap_or(d.max_repetitions),
+            ..d
+        }
+    }
+
+    /// The simulator's noise model for one run, `None` when the noise is off (a
+    /// deterministic simulation). `key` names the run (configuration, profile,
+    /// repetition): each run gets its own noise seed.
+    pub fn sim_noise(&self, key: &str) -> Option<crate::sim::noise::NoiseModel> {
+        if !self.noise_on() {
+            return None;
+        }
+        let n = &self.noise;
+        Some(crate::sim::noise::NoiseModel {
+            seed: crate::sim::noise::seed_for(n.seed ^ self.seed, key),
+            run_sigma: n.run_sigma,
+            step_sigma: n.step_sigma,
+            arrival_jitter_s: n.arrival_jitter_ms / 1e3,
+            resample_dataset: false,
+        })
+    }
+
+    /// Whether the simulator engine varies from run to run (see [`NoiseMode`]).
+    pub fn noise_on(&self) -> bool {
+        match self.noise.mode {
+            NoiseMode::On => true,
+            NoiseMode::Off => false,
+            NoiseMode::Auto => self.is_auto() || self.repetitions != Repetitions::Fixed(1),
+        }
+    }
+
+    /// Whether the higher target values are better.
     pub fn higher_is_better(&self) -> bool {
         self.target_metric().direction == Direction::HigherIsBetter
     }

@@ -48,6 +48,7 @@ pub mod merged;
 pub mod observe;
 pub mod plan;
 pub mod process;
+pub mod repetitions;
 pub mod shards;
 pub mod verdict;
 

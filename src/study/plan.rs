@@ -8,10 +8,11 @@ use std::collections::BTreeMap;
 
 use serde::Serialize;
 
+use super::file::EngineKind;
 use super::file::{Order, StudyFile};
 use super::flags::split_flag;
 use super::journal::{run_key, Configuration, Failure};
-use super::verdict::{decide_results, Call, Decision};
+use super::verdict::{decide_results, Call, Decision, Rule};
 use crate::result::BenchmarkResult;
 
 /// What has happened so far: finished runs' results by run key, failures by configuration key.
@@ -120,9 +121,10 @@ pub fn apply_flags(flags: &[String], add: &[String], remove: &[String]) -> Vec<S
     out
 }
 
-/// The runs of `profiles` × repetitions in the study's order.
+/// The runs of `profiles` × repetitions in the study's order (the fixed count of
+/// repetitions; `min_repetitions` for `repetitions = "auto"`).
 pub fn ordered_runs(study: &StudyFile, profiles: &[String]) -> Vec<(String, u32)> {
-    let reps = 1..=study.repetitions;
+    let reps = 1..=study.fixed_repetitions();
     match study.order {
         Order::Sequential => profiles
             .iter()
@@ -174,14 +176,105 @@ pub fn target_values(
     profile: &str,
 ) -> Vec<f64> {
     let m = study.target_metric();
-    o.runs_of(config, profile, study.repetitions)
+    o.runs_of(config, profile, study.planned_repetitions())
         .into_iter()
         .filter_map(|r| m.value(r))
         .collect()
 }
 
-fn mean(v: &[f64]) -> f64 {
+pub(crate) fn mean(v: &[f64]) -> f64 {
     v.iter().sum::<f64>() / v.len().max(1) as f64
+}
+
+/// Whether `c` runs on the simulator with its noise off: its runs replay one run exactly.
+pub fn deterministic(study: &StudyFile, c: &Configuration) -> bool {
+    !study.noise_on()
+        && study
+            .engines
+            .iter()
+            .find(|e| e.name == c.engine)
+            .is_some_and(|e| e.kind == EngineKind::Simulator)
+}
+
+/// The rule that decides between `reference` and `candidate` (sequential on the ladder of
+/// a `repetitions = "auto"` study).
+pub fn rule(
+    study: &StudyFile,
+    reference: &Configuration,
+    candidate: &Configuration,
+    ladder: bool,
+) -> Rule {
+    Rule {
+        design: study.design(),
+        sequential: ladder && study.is_auto(),
+        deterministic: deterministic(study, reference) && deterministic(study, candidate),
+    }
+}
+
+/// The runs of `profiles` at repetition `rep` that `config` lacks.
+fn missing(
+    o: &Outcomes,
+    config: &Configuration,
+    profiles: &[String],
+    reps: std::ops::RangeInclusive<u32>,
+) -> Vec<(String, u32)> {
+    let key = config.key();
+    reps.flat_map(|r| profiles.iter().map(move |p| (p.clone(), r)))
+        .filter(|(p, r)| !o.results.contains_key(&run_key(&key, p, *r)))
+        .collect()
+}
+
+/// A ladder step of a `repetitions = "auto"` study: looks at `n = min_repetitions, …` pairs
+/// until one decides; `Err(session)` when a side lacks the runs of the next look.
+fn sequential_step(
+    study: &StudyFile,
+    o: &Outcomes,
+    reference: &Configuration,
+    candidate: &Configuration,
+    name: &str,
+) -> Result<Option<Decision>, Session> {
+    let design = study.design();
+    let profiles = &study.ladder.profiles;
+    let decision_profile = profiles[0].as_str();
+    let rule = rule(study, reference, candidate, true);
+    let target = study.target_metric();
+    let mut n = design.first_look;
+    loop {
+        let c_missing = missing(o, candidate, profiles, 1..=n);
+        let r_missing = missing(o, reference, profiles, 1..=n);
+        let failed = |c: &Configuration| o.failures.contains_key(&c.key());
+        if !c_missing.is_empty() && !failed(candidate) {
+            return Err(Session {
+                config: candidate.clone(),
+                runs: c_missing,
+                purpose: format!("step {name}"),
+            });
+        }
+        if !r_missing.is_empty() && !failed(reference) {
+            return Err(Session {
+                config: reference.clone(),
+                runs: r_missing,
+                purpose: format!("step {name}: reference, repetition {n}"),
+            });
+        }
+        let complete = c_missing.is_empty() && r_missing.is_empty();
+        // A side that failed before this look: decide on the last complete look, as if the
+        // budget were spent.
+        let at = if complete { n } else { n - 1 };
+        let r = o.runs_of(reference, decision_profile, at);
+        let c = o.runs_of(candidate, decision_profile, at);
+        let mut final_rule = rule;
+        if !complete || at >= design.max_repetitions {
+            final_rule.design.max_repetitions = at.max(design.first_look);
+        }
+        let d = decide_results(&r, &c, &target, &final_rule);
+        match d {
+            Some(d) if d.call == Call::Undecided && complete && n < design.max_repetitions => {
+                n += 1;
+            }
+            d => return Ok(d),
+        }
+    }
 }
 
 /// Walks the study over `o` (see the module docs).
@@ -222,8 +315,15 @@ pub fn analyse(study: &StudyFile, o: &Outcomes) -> Analysis {
     if a.pending.is_some() {
         return a;
     }
+    // The engines' baselines: their first runs only (a baseline that later serves as a
+    // reference runs more, and the selection must not move).
     let score = |c: &Configuration| {
-        let v = target_values(study, o, c, decision_profile);
+        let m = study.target_metric();
+        let v: Vec<f64> = o
+            .runs_of(c, decision_profile, study.fixed_repetitions())
+            .into_iter()
+            .filter_map(|r| m.value(r))
+            .collect();
         (!v.is_empty()).then(|| mean(&v))
     };
     let mut best_engine: Option<(usize, f64)> = None;
@@ -262,47 +362,64 @@ pub fn analyse(study: &StudyFile, o: &Outcomes) -> Analysis {
             flags: apply_flags(&base.flags, &s.add, &s.remove),
         };
         by_name.insert(s.name.clone(), config.clone());
-        let status = o.status(&config, &ladder_runs);
-        if status == Status::Pending {
-            a.pending = Some(Session {
-                config: config.clone(),
-                runs: ladder_runs.clone(),
-                purpose: format!("step {}", s.name),
-            });
-            a.steps.push(StepOutcome {
-                name: s.name.clone(),
-                config,
-                status,
-                reference: best.1.clone(),
-                decision: None,
-                accepted: false,
-                success_rate: None,
-            });
-            return a;
-        }
         let mut step = StepOutcome {
             name: s.name.clone(),
             config: config.clone(),
-            status: status.clone(),
+            status: Status::Pending,
             reference: best.1.clone(),
             decision: None,
             accepted: false,
             success_rate: None,
         };
-        if status == Status::Done {
+        if study.is_auto() {
+            if let Some(f) = o.failures.get(&config.key()) {
+                step.status = Status::Failed {
+                    reason: f.reason.clone(),
+                };
+            } else {
+                match sequential_step(study, o, &best.0, &config, &s.name) {
+                    Err(session) => {
+                        a.pending = Some(session);
+                        a.steps.push(step);
+                        return a;
+                    }
+                    Ok(d) => {
+                        step.status = Status::Done;
+                        step.decision = d;
+                    }
+                }
+            }
+        } else {
+            step.status = o.status(&config, &ladder_runs);
+            if step.status == Status::Pending {
+                a.pending = Some(Session {
+                    config: config.clone(),
+                    runs: ladder_runs.clone(),
+                    purpose: format!("step {}", s.name),
+                });
+                a.steps.push(step);
+                return a;
+            }
+            if step.status == Status::Done {
+                let reference = o.runs_of(&best.0, decision_profile, study.fixed_repetitions());
+                let candidate = o.runs_of(&config, decision_profile, study.fixed_repetitions());
+                let rule = rule(study, &best.0, &config, true);
+                step.decision =
+                    decide_results(&reference, &candidate, &study.target_metric(), &rule);
+            }
+        }
+        if step.status == Status::Done {
             let rates: Vec<f64> = o
-                .runs_of(&config, decision_profile, study.repetitions)
+                .runs_of(&config, decision_profile, study.planned_repetitions())
                 .iter()
                 .filter_map(|r| r.success_rate(None))
                 .collect();
             step.success_rate = rates.iter().copied().reduce(f64::min);
-            let reference = o.runs_of(&best.0, decision_profile, study.repetitions);
-            let candidate = o.runs_of(&config, decision_profile, study.repetitions);
-            if let Some(d) = decide_results(&reference, &candidate, &study.target_metric()) {
-                step.accepted =
-                    d.call == Call::Better && step.success_rate.is_none_or(|r| r >= 1.0);
-                step.decision = Some(d);
-            }
+            step.accepted = step
+                .decision
+                .as_ref()
+                .is_some_and(|d| d.call == Call::Better)
+                && step.success_rate.is_none_or(|r| r >= 1.0);
         }
         if step.accepted {
             best = (config.clone(), s.name.clone());
@@ -343,7 +460,7 @@ pub fn representative<'a>(
     profile: &str,
 ) -> Option<(u32, &'a BenchmarkResult)> {
     let m = study.target_metric();
-    let mut runs: Vec<(u32, &BenchmarkResult)> = (1..=study.repetitions)
+    let mut runs: Vec<(u32, &BenchmarkResult)> = (1..=study.planned_repetitions())
         .filter_map(|r| {
             o.results
                 .get(&super::journal::run_key(&c.key(), profile, r))

@@ -1,27 +1,81 @@
-//! The decision rule: is a candidate better than the reference on the target metric?
-//! [`decide_results`] asks [`crate::noise::verdict`]: with two or more repetitions on each
-//! side, the 95% interval of the difference of means across repetitions; with one run each,
-//! the runs' within-run intervals (a block bootstrap over the records, stored in each run
-//! file). Without noise information it falls back to [`decide`] on the values alone (a
-//! point comparison, and says so). A capacity study's single searches are decided by their
-//! capacity intervals ([`decide_capacity`]).
+//! The decision rule: is a candidate better than the reference on the target metric, by
+//! more than the minimum effect, with the stated confidence? [`decide_results`] answers
+//! with one of [`crate::noise::sequential`]'s outcomes and says what the answer rests on
+//! (its **basis**):
+//!
+//! * `deterministic simulation` — the simulator with its noise off replays one run
+//!   exactly, so the difference is the model's effect, known without error;
+//! * `repetitions` — two or more runs on each side: the Student-t interval of the paired
+//!   differences (Welch's for unequal counts), at the full α for a fixed count, at the
+//!   look's share of α for `repetitions = "auto"`;
+//! * `within-run intervals` — one run each, each with its stored within-run standard error
+//!   (a block bootstrap over its records): a normal interval that sees no run-to-run
+//!   variation;
+//! * `none` — single runs without intervals: no confidence can be stated, so the candidate
+//!   is not kept ("no interval").
+//!
+//! A capacity study's single searches are decided by their capacity intervals
+//! ([`decide_capacity`]).
 
 use serde::{Deserialize, Serialize};
 
 use crate::compare::{Direction, Metric};
+use crate::noise::sequential::{classify_exact, classify_interval, Design, EffectVerdict};
 use crate::result::BenchmarkResult;
 
 /// What the rule concluded.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum Call {
-    /// Better beyond the noise (or, with single runs, simply better).
+    /// Better by more than the minimum effect, with the stated confidence: kept.
     Better,
-    /// Worse beyond the noise (or simply worse).
+    /// Worse, with the stated confidence.
     Worse,
     /// The difference is inside the noise.
     WithinNoise,
+    /// Better, but not shown to be better by the minimum effect.
+    BelowMinimumEffect,
+    /// Single runs without intervals: no confidence can be stated.
+    NoInterval,
+    /// The sequential design wants more repetitions.
+    Undecided,
 }
+
+impl Call {
+    /// `better`, `worse`, `within noise`, `better but below the minimum effect`,
+    /// `no interval`, `undecided`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Call::Better => "better",
+            Call::Worse => "worse",
+            Call::WithinNoise => "within noise",
+            Call::BelowMinimumEffect => "better but below the minimum effect",
+            Call::NoInterval => "no interval",
+            Call::Undecided => "undecided",
+        }
+    }
+
+    fn of(o: EffectVerdict) -> Call {
+        match o {
+            EffectVerdict::Better => Call::Better,
+            EffectVerdict::BelowMinimumEffect => Call::BelowMinimumEffect,
+            EffectVerdict::WithinNoise => Call::WithinNoise,
+            EffectVerdict::Worse => Call::Worse,
+            EffectVerdict::Continue => Call::Undecided,
+        }
+    }
+}
+
+/// The basis of a decision on exact simulator differences.
+pub const DETERMINISTIC: &str = "deterministic simulation";
+/// The basis of a decision on repetitions.
+pub const REPETITIONS: &str = "repetitions";
+/// The basis of a decision on single runs' within-run intervals.
+pub const WITHIN_RUN: &str = "within-run intervals";
+/// The basis of a capacity study's decision on two single searches.
+pub const CAPACITY_INTERVALS: &str = "capacity intervals";
+/// The basis of a decision without any noise information.
+pub const NO_BASIS: &str = "none";
 
 /// The rule's answer with its figures.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -30,12 +84,89 @@ pub struct Decision {
     pub call: Call,
     /// Candidate mean minus reference mean.
     pub difference: f64,
-    /// Half-width of the 95% interval of the difference; `None` with single runs.
+    /// Half-width of the interval of the difference; `None` without an interval.
     pub half_width: Option<f64>,
-    /// Where the noise estimate came from (`repetitions`, `within-run intervals`, or empty
-    /// for a point comparison).
+    /// What the decision rests on: [`DETERMINISTIC`], [`REPETITIONS`], [`WITHIN_RUN`] or
+    /// [`NO_BASIS`].
     #[serde(default)]
     pub basis: String,
+    /// Runs on the reference side.
+    #[serde(default)]
+    pub n_reference: usize,
+    /// Runs on the candidate side.
+    #[serde(default)]
+    pub n_candidate: usize,
+    /// The interval of the difference `(lo, hi)`, in the metric's unit.
+    #[serde(default)]
+    pub interval: Option<(f64, f64)>,
+    /// The interval's two-sided confidence level (a sequential look's is above the
+    /// design's `1 − α`: each look spends only part of α).
+    #[serde(default)]
+    pub confidence: Option<f64>,
+    /// The difference in percent of the reference's mean.
+    #[serde(default)]
+    pub percent: Option<f64>,
+    /// The minimum effect, percent of the reference's mean.
+    #[serde(default)]
+    pub min_effect_percent: f64,
+    /// The rule applied, in words.
+    #[serde(default)]
+    pub rule: String,
+}
+
+/// `95%`, or `99.7%` for a sequential look's level.
+pub fn confidence_label(c: f64) -> String {
+    let p = 100.0 * c;
+    if (p - p.round()).abs() < 1e-9 {
+        format!("{p:.0}%")
+    } else if (10.0 * p - (10.0 * p).round()).abs() < 1e-6 {
+        format!("{p:.1}%")
+    } else {
+        format!("{p:.2}%")
+    }
+}
+
+/// The rule a study decides by: its error rate and minimum effect, whether its looks are
+/// sequential, whether the runs are a deterministic simulation.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Rule {
+    /// Error rate, minimum effect and budget.
+    pub design: Design,
+    /// `repetitions = "auto"`: a look of the sequential design.
+    pub sequential: bool,
+    /// Both sides ran on the simulator with its noise off.
+    pub deterministic: bool,
+}
+
+impl Rule {
+    /// The rule in words (for [`Decision::rule`] and the document).
+    pub fn describe(&self) -> String {
+        let d = &self.design;
+        let keep = format!(
+            "kept only if better by more than {}% of the reference",
+            trim(d.min_effect_percent)
+        );
+        if self.deterministic {
+            return format!("{keep} (exact differences of a deterministic simulation)");
+        }
+        let conf = format!("{} confidence", confidence_label(1.0 - d.alpha));
+        if self.sequential {
+            format!(
+                "{keep} with {conf} over all looks (sequential: {} alpha spending, {} to {} repetitions per side)",
+                d.spending.as_str(),
+                d.first_look,
+                d.max_repetitions
+            )
+        } else {
+            format!("{keep} with {conf}")
+        }
+    }
+}
+
+/// `1`, `0.5`, `2.25`.
+pub fn trim(v: f64) -> String {
+    let s = format!("{v:.2}");
+    s.trim_end_matches('0').trim_end_matches('.').to_string()
 }
 
 /// Mean, and the 95% half-width of the mean (`None` for fewer than two values).
@@ -65,8 +196,9 @@ fn t95(df: usize) -> f64 {
     }
 }
 
-/// Compares `candidate` with `reference` (their repetitions' values of one metric);
-/// `higher_is_better` gives the metric's direction.
+/// Compares `candidate` with `reference` (their repetitions' values of one metric) without
+/// a minimum effect: the 95% Welch interval with two or more values each, else the point
+/// values (a sign, not a verdict). `higher_is_better` gives the metric's direction.
 ///
 /// ```
 /// use servebench::study::verdict::{decide, Call};
@@ -101,10 +233,17 @@ pub fn decide(reference: &[f64], candidate: &[f64], higher_is_better: bool) -> D
         difference,
         half_width,
         basis: if half_width.is_some() {
-            "repetitions".into()
+            REPETITIONS.into()
         } else {
-            String::new()
+            NO_BASIS.into()
         },
+        n_reference: reference.len(),
+        n_candidate: candidate.len(),
+        interval: half_width.map(|h| (difference - h, difference + h)),
+        confidence: half_width.map(|_| 0.95),
+        percent: (rm != 0.0 && rm.is_finite()).then(|| 100.0 * difference / rm.abs()),
+        min_effect_percent: 0.0,
+        rule: "a point comparison of the means (95% interval with repetitions)".into(),
     }
 }
 
@@ -144,17 +283,30 @@ pub fn decide_capacity(
         call,
         difference,
         half_width: Some(((ru - rl) + (cu - cl)) / 2.0),
-        basis: "capacity intervals".into(),
+        basis: CAPACITY_INTERVALS.into(),
+        n_reference: 1,
+        n_candidate: 1,
+        interval: Some((cl - ru, cu - rl)),
+        confidence: None,
+        percent: reference
+            .estimate
+            .filter(|r| *r != 0.0 && r.is_finite())
+            .map(|r| 100.0 * difference / r.abs()),
+        min_effect_percent: 0.0,
+        rule:
+            "better only when the candidate's capacity interval lies wholly above the reference's"
+                .into(),
     }
 }
 
-/// The noise-aware decision on `metric` between two sets of runs (see the module docs).
+/// The decision on `metric` between two sets of runs under `rule` (see the module docs).
+/// `None` when a side has no value.
 pub fn decide_results(
     reference: &[&BenchmarkResult],
     candidate: &[&BenchmarkResult],
     metric: &Metric,
+    rule: &Rule,
 ) -> Option<Decision> {
-    use crate::noise::verdict::{compare_repetitions, compare_runs, NoiseVerdict, VerdictOptions};
     let values = |rs: &[&BenchmarkResult]| {
         rs.iter()
             .filter_map(|r| metric.value(r))
@@ -170,50 +322,123 @@ pub fn decide_results(
                 return Some(decide_capacity(a, b));
             }
         }
-        return Some(decide(&rv, &cv, true));
     }
-    let opts = VerdictOptions::default();
-    let (cmp, basis) = match (reference, candidate) {
-        ([r], [c]) => (compare_runs(r, c, &opts), "within-run intervals"),
-        (rs, cs) if rs.len() >= 2 && cs.len() >= 2 => {
-            let own = |x: &[&BenchmarkResult]| x.iter().map(|r| (*r).clone()).collect::<Vec<_>>();
-            (
-                compare_repetitions(&own(rs), &own(cs), false, &opts),
-                "repetitions",
-            )
-        }
-        _ => {
-            return Some(decide(
-                &rv,
-                &cv,
-                metric.direction == Direction::HigherIsBetter,
-            ))
-        }
+    let higher = metric.direction == Direction::HigherIsBetter;
+    let d = &rule.design;
+    let (rm, _) = mean_interval(&rv);
+    let (cm, _) = mean_interval(&cv);
+    let difference = cm - rm;
+    let threshold = d.min_effect_percent / 100.0 * rm.abs();
+    let mut out = Decision {
+        call: Call::NoInterval,
+        difference,
+        half_width: None,
+        basis: NO_BASIS.into(),
+        n_reference: rv.len(),
+        n_candidate: cv.len(),
+        interval: None,
+        confidence: None,
+        percent: (rm != 0.0 && rm.is_finite()).then(|| 100.0 * difference / rm.abs()),
+        min_effect_percent: d.min_effect_percent,
+        rule: rule.describe(),
     };
-    let nd = cmp.metrics.iter().find(|d| d.metric.key == metric.key);
-    let Some(nd) = nd else {
-        return Some(decide(
-            &rv,
-            &cv,
-            metric.direction == Direction::HigherIsBetter,
-        ));
-    };
-    let call = match nd.verdict {
-        NoiseVerdict::Better => Call::Better,
-        NoiseVerdict::Worse => Call::Worse,
-        NoiseVerdict::WithinNoise => Call::WithinNoise,
-        NoiseVerdict::Unknown => {
-            return Some(decide(
-                &rv,
-                &cv,
-                metric.direction == Direction::HigherIsBetter,
-            ))
+    let se = |r: &BenchmarkResult| r.intervals.as_ref()?.for_metric(metric).map(|i| i.se);
+    let (interval, confidence, basis) = if rule.deterministic {
+        out.call = Call::of(classify_exact(difference, threshold, higher));
+        out.basis = DETERMINISTIC.into();
+        return Some(out);
+    } else if rv.len() >= 2 && cv.len() >= 2 {
+        let look = if rule.sequential {
+            d.look(&rv, &cv, higher)
+        } else {
+            d.fixed(&rv, &cv, higher)
+        };
+        out.call = Call::of(look.outcome);
+        (look.interval, look.confidence, REPETITIONS)
+    } else if let ([r], [c]) = (reference, candidate) {
+        match (se(r), se(c)) {
+            (Some(a), Some(b)) => {
+                let z = crate::noise::dist::normal_quantile(1.0 - d.alpha / 2.0);
+                let h = z * (a * a + b * b).sqrt();
+                let (lo, hi) = (difference - h, difference + h);
+                out.call = Call::of(classify_interval(lo, hi, threshold, higher, false));
+                (Some((lo, hi)), 1.0 - d.alpha, WITHIN_RUN)
+            }
+            _ => return Some(out),
         }
+    } else {
+        return Some(out);
     };
-    Some(Decision {
-        call,
-        difference: nd.delta.candidate - nd.delta.base,
-        half_width: nd.interval.map(|i| (i.hi - i.lo) / 2.0),
-        basis: basis.into(),
-    })
+    out.interval = interval;
+    out.half_width = interval.map(|(lo, hi)| (hi - lo) / 2.0);
+    out.confidence = interval.map(|_| confidence);
+    out.basis = basis.into();
+    if interval.is_none() {
+        out.call = Call::NoInterval;
+        out.basis = NO_BASIS.into();
+    }
+    Some(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::compare::TOTAL_TOKEN_THROUGHPUT as T;
+    use crate::noise::{Interval, RunIntervals};
+
+    fn run(v: f64, se: Option<f64>) -> BenchmarkResult {
+        let mut r = BenchmarkResult {
+            total_token_throughput_per_s: Some(v),
+            ..Default::default()
+        };
+        if let Some(se) = se {
+            let mut ri = RunIntervals::empty(0.95, 1000, 0);
+            ri.total_token_throughput_per_s = Some(Interval {
+                lo: v - 1.96 * se,
+                hi: v + 1.96 * se,
+                se,
+            });
+            r.intervals = Some(ri);
+        }
+        r
+    }
+
+    fn rule(deterministic: bool) -> Rule {
+        Rule {
+            design: Design::default(),
+            sequential: false,
+            deterministic,
+        }
+    }
+
+    #[test]
+    fn each_basis_gives_its_own_decision() {
+        let (a, b) = (run(1000.0, Some(2.0)), run(1005.0, Some(2.0)));
+        // Deterministic: +0.5 % is exact, and below the 1 % minimum effect.
+        let d = decide_results(&[&a], &[&b], &T, &rule(true)).unwrap();
+        assert_eq!(
+            (d.call, d.basis.as_str()),
+            (Call::BelowMinimumEffect, DETERMINISTIC)
+        );
+        assert!(d.interval.is_none());
+        // Within-run intervals: ±5.5 around +5: within noise.
+        let d = decide_results(&[&a], &[&b], &T, &rule(false)).unwrap();
+        assert_eq!((d.call, d.basis.as_str()), (Call::WithinNoise, WITHIN_RUN));
+        assert_eq!(d.confidence, Some(0.95));
+        // Single runs without intervals: no confidence, not kept.
+        let (c, e) = (run(1000.0, None), run(1100.0, None));
+        let d = decide_results(&[&c], &[&e], &T, &rule(false)).unwrap();
+        assert_eq!((d.call, d.basis.as_str()), (Call::NoInterval, NO_BASIS));
+        assert!(d.text().starts_with("no interval (+10.00%"), "{}", d.text());
+        // Repetitions: a clear +5 %.
+        let r: Vec<BenchmarkResult> = [1000.0, 1003.0, 998.0].map(|v| run(v, None)).into();
+        let s: Vec<BenchmarkResult> = [1050.0, 1052.0, 1049.0].map(|v| run(v, None)).into();
+        let (rr, sr): (Vec<&BenchmarkResult>, Vec<&BenchmarkResult>) =
+            (r.iter().collect(), s.iter().collect());
+        let d = decide_results(&rr, &sr, &T, &rule(false)).unwrap();
+        assert_eq!((d.call, d.basis.as_str()), (Call::Better, REPETITIONS));
+        assert_eq!((d.n_reference, d.n_candidate), (3, 3));
+        assert!(d.text().contains("95% interval"), "{}", d.text());
+        assert!(d.text().contains("n = 3 vs 3"), "{}", d.text());
+    }
 }

@@ -83,9 +83,26 @@ pub fn estimate(study: &StudyFile) -> Result<String, StudyError> {
     }
     let final_runs = plan::ordered_runs(study, &study.final_.profiles);
     let ladder_runs = plan::ordered_runs(study, &study.ladder.profiles);
+    // `repetitions = "auto"`: the ladder's configurations ran as many repetitions as the
+    // simulated sequential decisions needed.
+    let all_ladder_runs: Vec<(String, u32)> = (1..=study.planned_repetitions())
+        .flat_map(|rep| study.ladder.profiles.iter().map(move |p| (p.clone(), rep)))
+        .collect();
     for (purpose, c) in configs {
+        let simulated: Vec<(String, u32)>;
         let planned = if purpose.starts_with("final") {
             &final_runs
+        } else if study.is_auto() {
+            simulated = all_ladder_runs
+                .iter()
+                .filter(|(p, rep)| {
+                    r.outcomes
+                        .results
+                        .contains_key(&journal::run_key(&c.key(), p, *rep))
+                })
+                .cloned()
+                .collect();
+            &simulated
         } else {
             &ladder_runs
         };
@@ -145,7 +162,12 @@ pub fn estimate(study: &StudyFile) -> Result<String, StudyError> {
         study.title,
         if unknown > 0 { format!(", {unknown} runs not estimated") } else { String::new() }
     );
-    Ok(head + &out)
+    let tail = if study.is_auto() {
+        expected_runs(study, &a, &r.outcomes, runs, total_s)
+    } else {
+        String::new()
+    };
+    Ok(head + &out + &tail)
 }
 
 /// Merges the shard directories `dirs` (any order) into `out`
@@ -158,4 +180,93 @@ pub fn merge_studies(
     let doc = render(&merged.study, &merged.outcomes, &merged.analysis, true);
     write_document(out, &doc)?;
     Ok(merged)
+}
+
+/// `study plan` of a `repetitions = "auto"` study: per ladder step the expected number of
+/// repetitions per side and the chance it is kept, from the sequential design's operating
+/// characteristics at the step's simulated effect and the simulated run-to-run spread
+/// (seeded Monte-Carlo), then the expected runs and GPU-hours of the whole study (one GPU
+/// per server; the simulated study took `simulated_runs` runs in `simulated_s` seconds).
+fn expected_runs(
+    study: &StudyFile,
+    a: &crate::study::plan::Analysis,
+    o: &crate::study::plan::Outcomes,
+    simulated_runs: usize,
+    simulated_s: f64,
+) -> String {
+    use std::fmt::Write as _;
+    let design = study.design();
+    let profile = study.ladder.profiles[0].as_str();
+    let m = study.target_metric();
+    let per_run_s = simulated_s / simulated_runs.max(1) as f64;
+    let mut out = format!(
+        "Sequential design ({} alpha spending, 95% overall confidence, minimum effect {}%, {} to {} repetitions per side); per ladder step, at its simulated effect and spread:\n",
+        design.spending.as_str(),
+        crate::study::verdict::trim(design.min_effect_percent),
+        design.first_look,
+        design.max_repetitions
+    );
+    let mut expected_extra = 0.0;
+    let mut worst_extra = 0.0;
+    let per_rep_runs = study.ladder.profiles.len() as f64;
+    for s in &a.steps {
+        let Some(d) = &s.decision else { continue };
+        let reference = a
+            .steps
+            .iter()
+            .find(|x| x.name == s.reference)
+            .map(|x| &x.config)
+            .or(a.baseline.as_ref());
+        let Some(reference) = reference else { continue };
+        // The spread of one run's target value: the paired differences' sd / √2.
+        let vals = |c: &journal::Configuration| -> Vec<f64> {
+            o.runs_of(c, profile, d.n_candidate as u32)
+                .into_iter()
+                .filter_map(|r| m.value(r))
+                .collect()
+        };
+        let (rv, cv) = (vals(reference), vals(&s.config));
+        let diffs: Vec<f64> = rv.iter().zip(&cv).map(|(x, y)| y - x).collect();
+        let rm = crate::study::plan::mean(&rv);
+        let cv_percent = if diffs.len() >= 2 && rm != 0.0 {
+            let dm = crate::study::plan::mean(&diffs);
+            let var =
+                diffs.iter().map(|x| (x - dm).powi(2)).sum::<f64>() / (diffs.len() - 1) as f64;
+            100.0 * (var / 2.0).sqrt() / rm.abs()
+        } else {
+            0.0
+        };
+        let sign = if study.higher_is_better() { 1.0 } else { -1.0 };
+        let effect = sign * d.percent.unwrap_or(0.0);
+        let oc = design.operating_characteristics(effect, cv_percent, 400, 29);
+        let _ = writeln!(
+            out,
+            "  {:<40} effect {effect:+.2}%, run-to-run CV {cv_percent:.2}%: {:.1} repetitions per side expected (simulated: {}), kept with probability {:.0}%",
+            s.name,
+            oc.mean_repetitions,
+            d.n_candidate,
+            100.0 * oc.p_kept
+        );
+        // Runs beyond the first look, on both sides.
+        let first = f64::from(design.first_look);
+        expected_extra += 2.0 * (oc.mean_repetitions - first).max(0.0) * per_rep_runs;
+        worst_extra += 2.0 * (f64::from(design.max_repetitions) - first) * per_rep_runs;
+    }
+    let simulated_extra: usize = a
+        .steps
+        .iter()
+        .filter_map(|s| s.decision.as_ref())
+        .map(|d| 2 * (d.n_candidate.saturating_sub(design.first_look as usize)))
+        .sum::<usize>()
+        * study.ladder.profiles.len();
+    let base = simulated_runs.saturating_sub(simulated_extra) as f64;
+    let expected = base + expected_extra;
+    let worst = base + worst_extra;
+    let _ = writeln!(
+        out,
+        "Expected {expected:.0} runs, about {:.2} GPU-hours at one GPU per server (at most {worst:.0} runs, {:.2} GPU-hours, if every step spends its budget; extra repetitions relaunch the server)",
+        expected * per_run_s / 3600.0,
+        worst * per_run_s / 3600.0
+    );
+    out
 }

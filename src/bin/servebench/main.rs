@@ -23,6 +23,8 @@ macro_rules! print {
     }};
 }
 
+#[cfg(all(feature = "study", unix))]
+mod ab;
 #[cfg(feature = "http")]
 mod accuracy;
 #[cfg(feature = "http")]
@@ -83,6 +85,10 @@ enum Command {
     /// Benchmark an OpenAI-compatible server (vLLM, SGLang, the h200_server example).
     #[cfg(feature = "http")]
     Bench(Box<bench::Args>),
+    /// A/B test two servers: interleaved bench runs (a number, or `auto` until decided),
+    /// every run file saved, then the verdict table (the same URL twice: an A/A test).
+    #[cfg(all(feature = "study", unix))]
+    Ab(ab::Args),
     /// How far clients' figures are from the server's own: join client files to the
     /// example server's timeline (`h200_server --timeline`) and report each one's errors.
     #[cfg(feature = "http")]
@@ -124,6 +130,8 @@ fn main() -> ExitCode {
         Command::Bench(a) => return bench::main(&a),
         #[cfg(feature = "http")]
         Command::Accuracy(a) => accuracy::run(&a),
+        #[cfg(all(feature = "study", unix))]
+        Command::Ab(a) => ab::run(&a),
         Command::Merge(a) => merge::run(&a),
         #[cfg(feature = "sim")]
         Command::Simulate(a) => simulate::run(&a),

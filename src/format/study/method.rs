@@ -1,0 +1,106 @@
+//! The study document's sentences about its method — how each decision was reached, the
+//! rule applied, how often each configuration ran and whether the simulator varied —
+//! generated from the decisions actually made, never from what the study file intended.
+
+use crate::study::file::{EngineKind, StudyFile};
+use crate::study::verdict::{Decision, DETERMINISTIC, NO_BASIS, REPETITIONS, WITHIN_RUN};
+
+/// How `decisions` were reached, in words, counted by basis: `3 decisions on repetitions
+/// (n = 2 to 5 per side), 1 exactly in a deterministic simulation`.
+pub(super) fn describe_bases(decisions: &[&Decision], what: &str) -> String {
+    if decisions.is_empty() {
+        return format!("no {what} decision was reached");
+    }
+    let mut parts = Vec::new();
+    for basis in [DETERMINISTIC, REPETITIONS, WITHIN_RUN, NO_BASIS] {
+        let of: Vec<&&Decision> = decisions.iter().filter(|d| d.basis == basis).collect();
+        if of.is_empty() {
+            continue;
+        }
+        let k = of.len();
+        let s = if k == 1 { "" } else { "s" };
+        let ns: Vec<usize> = of
+            .iter()
+            .flat_map(|d| [d.n_reference, d.n_candidate])
+            .collect();
+        let (lo, hi) = (
+            ns.iter().copied().min().unwrap_or(0),
+            ns.iter().copied().max().unwrap_or(0),
+        );
+        let n = if lo == hi {
+            format!("n = {lo} per side")
+        } else {
+            format!("n = {lo} to {hi} per side")
+        };
+        parts.push(match basis {
+            DETERMINISTIC => format!("{k} decision{s} on exact differences of a deterministic simulation (the simulator without run-to-run noise, {n})"),
+            REPETITIONS => {
+                let c: Vec<String> = of
+                    .iter()
+                    .filter_map(|d| d.confidence)
+                    .map(crate::study::verdict::confidence_label)
+                    .collect::<std::collections::BTreeSet<_>>()
+                    .into_iter()
+                    .collect();
+                format!("{k} decision{s} on the interval of the difference over repetitions ({n}; {} intervals)", c.join(", "))
+            }
+            WITHIN_RUN => format!("{k} decision{s} on single runs' within-run intervals ({n}; they do not see run-to-run variation)"),
+            _ => format!("{k} decision{s} on single runs without any interval ({n}; not kept: no confidence can be stated)"),
+        });
+    }
+    parts.join("; ")
+}
+
+/// How the ladder decides, from the rule its decisions state (all share one rule unless
+/// the bases differ).
+pub(super) fn ladder_rule(study: &StudyFile, decisions: &[&Decision]) -> String {
+    let rules: std::collections::BTreeSet<&str> =
+        decisions.iter().map(|d| d.rule.as_str()).collect();
+    if rules.is_empty() {
+        let d = study.design();
+        return format!(
+            "kept only if better than the best configuration so far by more than {}%",
+            crate::study::verdict::trim(d.min_effect_percent)
+        );
+    }
+    let joined = rules.into_iter().collect::<Vec<_>>().join("; or ");
+    format!("compared with the best configuration so far and {joined}")
+}
+
+/// The Benchmark Method paragraph: how often each configuration ran and whether the
+/// simulator varied, from the study and the decisions made.
+pub(super) fn method_sentence(study: &StudyFile, ladder: &[&Decision]) -> String {
+    let n = study.fixed_repetitions();
+    let times = |n: u32| format!("{n} time{}", if n == 1 { "" } else { "s" });
+    let runs = if study.is_auto() {
+        let d = study.design();
+        let used: Vec<usize> = ladder.iter().map(|x| x.n_candidate).collect();
+        let used = match (used.iter().min(), used.iter().max()) {
+            (Some(lo), Some(hi)) if lo == hi => format!("; the steps used {lo} each"),
+            (Some(lo), Some(hi)) => format!("; the steps used {lo} to {hi}"),
+            _ => String::new(),
+        };
+        format!(
+            "the engines' baselines and the final comparison {} per profile, each ladder step and its reference in repetitions added one pair at a time until the sequential design ({} alpha spending, 95% overall confidence, {} to {} repetitions per side) reached its decision{used}",
+            times(n),
+            d.spending.as_str(),
+            d.first_look,
+            d.max_repetitions
+        )
+    } else {
+        format!("every profile {} per configuration", times(n))
+    };
+    let sim = study
+        .engines
+        .iter()
+        .any(|e| e.kind == EngineKind::Simulator);
+    let noise = if !sim {
+        String::new()
+    } else if study.noise_on() {
+        let x = &study.noise;
+        format!(" The simulator ran with its run-to-run noise model on (run speed log-sd {}, step-time log-sd {}, arrival jitter {} ms; sized on published vLLM run-to-run spread), each run with its own noise seed.", x.run_sigma, x.step_sigma, x.arrival_jitter_ms)
+    } else {
+        " The simulator ran as a deterministic simulation: no run-to-run noise, so a repetition would replay the same run and a difference between configurations is the model's exact effect.".to_string()
+    };
+    format!("servebench ran this study with `servebench study run`: each configuration on a freshly started server, {runs}, the figures computed by servebench from every request's streamed chunks and labelled by metric convention. Each step is decided on {}.{noise}", study.target_metric().label)
+}

@@ -1,0 +1,144 @@
+//! `servebench ab URL URL`: an A/A test against one example server (`h200_server --serve
+//! --speed 10`). Interleaved runs, every run file saved, then the verdict table — in which
+//! no metric is called different (the target row included), and bad usage is refused
+//! before anything runs.
+#![cfg(all(feature = "study", unix))]
+
+mod common;
+
+use std::io::{BufRead, BufReader};
+use std::process::{Command, Stdio};
+
+use common::example_server::example_server;
+use common::kids::Kids;
+
+const BIN: &str = env!("CARGO_BIN_EXE_servebench");
+
+/// `h200_server --serve 127.0.0.1:0 --speed 10`: its URL (from the line it prints).
+fn start(kids: &mut Kids) -> String {
+    let mut child = Command::new(example_server())
+        .args(["--serve", "127.0.0.1:0", "--speed", "10"])
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut lines = BufReader::new(child.stderr.take().unwrap()).lines();
+    kids.0.push(child);
+    let url = loop {
+        let line = lines.next().expect("server exited").unwrap();
+        if let Some(rest) = line.split(" on http://").nth(1) {
+            break format!("http://{}", rest.split(' ').next().unwrap());
+        }
+    };
+    std::thread::spawn(move || for _ in lines {});
+    url
+}
+
+#[test]
+fn an_aa_test_against_one_example_server_calls_no_metric_different() {
+    let mut kids = Kids(Vec::new());
+    let url = start(&mut kids);
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("ab");
+    let o = Command::new(BIN)
+        .args([
+            "ab",
+            "--baseline",
+            &url,
+            "--candidate",
+            &url,
+            "--repetitions",
+            "3",
+        ])
+        .args(["--out", out.to_str().unwrap(), "--"])
+        .args([
+            "--input-tokens",
+            "256",
+            "--output-tokens",
+            "32",
+            "--max-requests",
+            "40",
+        ])
+        .args(["--rate", "20", "--arrivals", "poisson", "--seed", "3"])
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&o.stdout);
+    assert!(
+        o.status.success(),
+        "{}\n{stdout}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    eprintln!("{stdout}");
+    // Every run file saved, three per side.
+    for side in ["baseline", "candidate"] {
+        for k in 1..=3 {
+            let p = out.join("runs").join(format!("{side}-r{k}.json"));
+            assert!(p.exists(), "{}", p.display());
+        }
+    }
+    assert_eq!(
+        std::fs::read_to_string(out.join("verdict.txt")).unwrap(),
+        stdout
+    );
+    let rows: Vec<&str> = stdout
+        .lines()
+        .skip_while(|l| !l.starts_with("metric "))
+        .skip(1)
+        .collect();
+    assert!(rows.len() >= 10, "{stdout}");
+    assert!(
+        rows[0].starts_with("total_token_throughput (target)"),
+        "{}",
+        rows[0]
+    );
+    for r in &rows {
+        assert!(
+            r.ends_with("within noise") || r.ends_with("no interval (sign only)"),
+            "called different in an A/A test: {r}"
+        );
+    }
+    assert!(rows[0].ends_with("within noise"), "{}", rows[0]);
+    // A second run into the same directory is refused; so are flags `ab` sets itself.
+    let again = Command::new(BIN)
+        .args(["ab", "--baseline", &url, "--candidate", &url])
+        .args([
+            "--out",
+            out.to_str().unwrap(),
+            "--input-tokens",
+            "8",
+            "--output-tokens",
+            "8",
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(again.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&again.stderr).contains("already holds runs"));
+    let reserved = Command::new(BIN)
+        .args(["ab", "--baseline", &url, "--candidate", &url])
+        .args([
+            "--out",
+            dir.path().join("x").to_str().unwrap(),
+            "--output",
+            "y.json",
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(reserved.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&reserved.stderr).contains("`--output` is set by `ab`"));
+    let bad = Command::new(BIN)
+        .args(["ab", "--baseline", &url, "--candidate", &url])
+        .args([
+            "--out",
+            dir.path().join("z").to_str().unwrap(),
+            "--profil",
+            "x",
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(bad.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&bad.stderr).contains("the bench flags do not parse"));
+    assert!(
+        !dir.path().join("z").exists(),
+        "nothing created for bad flags"
+    );
+}
