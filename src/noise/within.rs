@@ -19,11 +19,27 @@
 //! * **means** and **standard deviations** = ratios of weighted Σw·x, Σw·x², Σw (requests
 //!   in the same window are resampled together, so the correlation of neighbours in a
 //!   saturated server widens the interval instead of being ignored);
-//! * **percentiles** by Woodruff's method: the bootstrap distribution of the empirical CDF
-//!   at the reported value `q = Q(p)` gives `[p − δ_hi, p − δ_lo]`, mapped back through the
-//!   empirical quantile function (exactly, on the per-request values; for more than 4 M
-//!   chunk gaps through a histogram of 1024 sub-buckets per power of two, ≤ 0.1 % relative
-//!   error).
+//! * **percentiles** (median, p90, p99, …) by Woodruff's method (Woodruff 1952, "Confidence
+//!   intervals for medians and other position measures", JASA 47:635–646): the standard
+//!   error `s` of the empirical CDF at the reported value `x = Q(p)` comes from the block
+//!   bootstrap — so that requests of one burst, which sit in the tail together, count as
+//!   the one event they are — but never below the independent-sample `√(p(1−p)/n)`; the
+//!   bounds `p ± z·s` are mapped back through the empirical quantile function (exactly, on
+//!   the per-request values; for more than 4 M chunk gaps through a histogram of 1024
+//!   sub-buckets per power of two, ≤ 0.1 % relative error).
+//!
+//! # Tail percentiles: an interval only where one run can give it
+//!
+//! The effective sample `n_eff = p(1−p)/s²` says how many independent requests the
+//! percentile rests on. A p99 needs `n_eff · (1 − p) ≥` [`MIN_TAIL_OBSERVATIONS`] (5)
+//! effective requests beyond it, and both bounds strictly inside the sample; otherwise it
+//! gets **no within-run interval** (and a comparison says "noise unknown" for it). A p99
+//! of 300 requests rests on three requests, often of one burst: its value swings far more
+//! from run to run than any resampling of that run can show (six A/A runs against one
+//! example server gave p99 E2EL from 128 to 159 ms while each run's old interval was about
+//! ±2 %, and every one of 15 A/A pairs was called different). Such tails need repetitions;
+//! from about 1000 independent requests on, p99 gets its interval again (see the coverage
+//! table of the compare guide).
 //!
 //! The windows are then grouped into blocks of consecutive windows as long as the run's
 //! correlation needs: the automatic block length of Politis & White (2004, corrected 2009)
@@ -135,7 +151,7 @@ pub enum IntervalError {
     /// The run is correlated over so long a time that too few independent blocks remain
     /// (e.g. a burst of requests served in a few waves): one run cannot tell its own noise;
     /// repeat it.
-    #[error("the run is correlated over {block_s:.1} s: only {blocks} independent blocks (at least {min_blocks}); one run cannot estimate its noise, repeat it")]
+    #[error("too few independent blocks: the run is correlated over {block_s:.1} s, which leaves {blocks} independent blocks (at least {min_blocks}); one run cannot estimate its noise, repeat it")]
     Correlated {
         /// The block length the correlation needs, s.
         block_s: f64,
@@ -427,6 +443,58 @@ fn percentile_interval(mut xs: Vec<f64>, alpha: f64) -> Option<Interval> {
     Some(Interval { lo, hi, se })
 }
 
+/// Fewest effective independent observations beyond a percentile (below it for ranks under
+/// 50) for its within-run interval: with fewer, the percentile of one run is decided by a
+/// handful of requests (often of one burst) and no interval from that run is honest.
+pub const MIN_TAIL_OBSERVATIONS: f64 = 5.0;
+
+/// The (effective) number of values behind a quantile function: Kish's `(Σw)²/Σw²` for
+/// weighted values.
+fn sample_size(qf: &QuantileFn) -> f64 {
+    match qf {
+        QuantileFn::Linear(v) => v.len() as f64,
+        QuantileFn::Weighted(v) => {
+            // Cumulative weights: recover each weight for Kish's effective size.
+            let mut prev = 0.0;
+            let (mut s1, mut s2) = (0.0, 0.0);
+            for &(_, cum) in v {
+                let w = cum - prev;
+                prev = cum;
+                s1 += w;
+                s2 += w * w;
+            }
+            if s2 > 0.0 {
+                s1 * s1 / s2
+            } else {
+                0.0
+            }
+        }
+        QuantileFn::Hist(h) => h.iter().sum::<u64>() as f64,
+    }
+}
+
+/// Woodruff's CDF bounds `q ± z·se` for the percentile at rank `q` (0–1): `se` is the
+/// bootstrap standard error of the empirical CDF there, raised to the binomial
+/// `√(q(1−q)/n)` when smaller (dependence never makes a percentile surer than independent
+/// requests would). `None` when the effective sample `q(1−q)/se²` holds fewer than
+/// [`MIN_TAIL_OBSERVATIONS`] values beyond the percentile, or a bound leaves (0, 1): the
+/// interval would end at the sample's extreme, which is no bound at all.
+fn cdf_bounds(q: f64, se_boot: f64, n: f64, z: f64) -> Option<(f64, f64)> {
+    if !(n >= 1.0 && q > 0.0 && q < 1.0) {
+        return None;
+    }
+    let var_iid = q * (1.0 - q) / n;
+    let se = se_boot.max(var_iid.sqrt());
+    let n_eff = q * (1.0 - q) / (se * se);
+    if n_eff * q.min(1.0 - q) < MIN_TAIL_OBSERVATIONS {
+        return None;
+    }
+    let (lo, hi) = (q - z * se, q + z * se);
+    // The bounds must stay inside the sample with at least one value beyond them.
+    let step = 1.0 / n;
+    (lo >= step && hi <= 1.0 - step).then_some((lo, hi))
+}
+
 /// Transfers an interval of a proxy estimator (point `proxy`) to the reported figure.
 fn transfer(i: Interval, proxy: f64, reported: f64) -> Interval {
     if proxy > 0.0 && reported.is_finite() && proxy.is_finite() {
@@ -657,6 +725,10 @@ pub fn run_intervals(
         si.mean = stat(&mean_of, summary.mean);
         si.std = stat(&std_of, summary.std);
         // The CDF bounds of every threshold first, then all their quantiles in one pass.
+        // Woodruff: the standard error of the empirical CDF at the reported value, from the
+        // block bootstrap but never below the independent-sample (binomial) one; the
+        // effective sample it implies must hold enough requests beyond the percentile.
+        let n_values = sample_size(&qf);
         let mut wanted: Vec<(usize, f64, f64)> = Vec::new(); // (threshold, lo q, hi q)
         for (j, &(p, _, _)) in c.thresholds.iter().enumerate() {
             let col = b + 3 + j;
@@ -665,9 +737,12 @@ pub fn run_intervals(
                 .chunks_exact(k)
                 .map(|t| t[col] / t[b] - cdf_point)
                 .collect();
-            if let Some(d) = percentile_interval(deltas, alpha) {
-                let q = p / 100.0;
-                wanted.push((j, q - d.hi, q - d.lo));
+            let Some(d) = percentile_interval(deltas, alpha) else {
+                continue;
+            };
+            let q = p / 100.0;
+            if let Some((lo, hi)) = cdf_bounds(q, d.se, n_values, z) {
+                wanted.push((j, lo, hi));
             }
         }
         let qs: Vec<f64> = wanted
