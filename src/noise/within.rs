@@ -28,6 +28,15 @@
 //!   the per-request values; for more than 4 M chunk gaps through a histogram of 1024
 //!   sub-buckets per power of two, ≤ 0.1 % relative error).
 //!
+//! # Means of heavy tails
+//!
+//! A latency whose upper tail is so heavy that its variance looks infinite — Hill's tail
+//! index over the `⌊√n⌋` largest values below [`MIN_TAIL_INDEX`] (2), as when a host stall
+//! gives a few requests ten times the usual TTFT — gets no interval for its mean and
+//! standard deviation: the bootstrap of a mean is not consistent there (Athreya 1987), and
+//! such a mean swings from run to run with whether a stall happened at all, which no
+//! resampling of one run shows. Its percentiles keep their intervals.
+//!
 //! # Tail percentiles: an interval only where one run can give it
 //!
 //! The effective sample `n_eff = p(1−p)/s²` says how many independent requests the
@@ -443,6 +452,11 @@ fn percentile_interval(mut xs: Vec<f64>, alpha: f64) -> Option<Interval> {
     Some(Interval { lo, hi, se })
 }
 
+/// Smallest Hill tail index of a latency's values for an interval of its mean: below 2 the
+/// variance looks infinite and the bootstrap of the mean is not consistent (Athreya 1987,
+/// "Bootstrap of the mean in the infinite variance case", Ann. Statist. 15:724–731).
+pub const MIN_TAIL_INDEX: f64 = 2.0;
+
 /// Fewest effective independent observations beyond a percentile (below it for ranks under
 /// 50) for its within-run interval: with fewer, the percentile of one run is decided by a
 /// handful of requests (often of one burst) and no interval from that run is honest.
@@ -722,8 +736,12 @@ pub fn run_intervals(
                 reported,
             ))
         };
-        si.mean = stat(&mean_of, summary.mean);
-        si.std = stat(&std_of, summary.std);
+        // A mean (and sd) whose variance looks infinite — a few requests, e.g. of one
+        // stall, dominate the sum — has no honest bootstrap interval.
+        if qf.tail_index().is_none_or(|a| a >= MIN_TAIL_INDEX) {
+            si.mean = stat(&mean_of, summary.mean);
+            si.std = stat(&std_of, summary.std);
+        }
         // The CDF bounds of every threshold first, then all their quantiles in one pass.
         // Woodruff: the standard error of the empirical CDF at the reported value, from the
         // block bootstrap but never below the independent-sample (binomial) one; the

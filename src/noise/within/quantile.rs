@@ -54,6 +54,37 @@ impl QuantileFn {
         }
     }
 
+    /// Hill's estimate of the upper tail index `a` (Hill 1975, "A simple general approach to
+    /// inference about the tail of a distribution", Ann. Statist. 3:1163–1174) from the `k =
+    /// ⌊√n⌋` largest of the unweighted values: `1 / mean(ln(X₍ᵢ₎ / X₍ₖ₊₁₎))`. `a < 2` says
+    /// the variance looks infinite (a few values dominate the sum). `None` for weighted or
+    /// binned values, fewer than 50 values, or a non-positive `X₍ₖ₊₁₎`.
+    pub(super) fn tail_index(&self) -> Option<f64> {
+        let QuantileFn::Linear(v) = self else {
+            return None;
+        };
+        let n = v.len();
+        if n < 50 {
+            return None;
+        }
+        let k = (n as f64).sqrt().floor() as usize;
+        let mut top: Vec<f64> = v.iter().copied().filter(|x| x.is_finite()).collect();
+        if top.len() <= k {
+            return None;
+        }
+        top.select_nth_unstable_by(k, |a, b| b.total_cmp(a));
+        let floor = top[k];
+        if floor <= 0.0 {
+            return None;
+        }
+        let gamma = top[..k].iter().map(|x| (x / floor).ln()).sum::<f64>() / k as f64;
+        Some(if gamma > 0.0 {
+            1.0 / gamma
+        } else {
+            f64::INFINITY
+        })
+    }
+
     /// Quantiles at every `q` in [0, 1], ms. Unweighted values are selected in ascending
     /// rank order, each selection in the part right of the previous one.
     pub(super) fn at_many(&mut self, qs: &[f64]) -> Vec<Option<f64>> {
@@ -98,6 +129,18 @@ impl QuantileFn {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Pareto values with index 1.5 read as heavy (< 2); exponential ones do not.
+    #[test]
+    fn hill_tells_heavy_tails_from_light_ones() {
+        let n = 2000;
+        let u = |i: usize| (i as f64 + 0.5) / n as f64;
+        let pareto = QuantileFn::Linear((0..n).map(|i| u(i).powf(-1.0 / 1.5)).collect());
+        let a = pareto.tail_index().unwrap();
+        assert!((a - 1.5).abs() < 0.2, "{a}");
+        let expo = QuantileFn::Linear((0..n).map(|i| 10.0 - 2.0 * u(i).ln()).collect());
+        assert!(expo.tail_index().unwrap() > 4.0);
+    }
 
     #[test]
     fn histogram_buckets_are_contiguous_and_tight() {
