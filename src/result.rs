@@ -23,12 +23,17 @@
 //! |---|---|
 //! | 1 | first version |
 //! | 2 | `intervals`: confidence intervals of the figures ([`crate::noise::RunIntervals`]), optional |
+//! | 2 | `capacity`: the answer of a capacity search under an SLO ([`CapacityEstimate`]), optional |
 
 use serde::{Deserialize, Serialize};
 
 use crate::profile::Profile;
 
+mod capacity;
 mod float;
+pub mod intervals;
+
+pub use capacity::{CapacityEstimate, CapacityProbe, SearchKind};
 
 /// Version of the JSON form written by this crate. Bump on incompatible changes.
 pub const SCHEMA_VERSION: u32 = 2;
@@ -145,6 +150,12 @@ pub struct RunMeta {
     /// Where the result came from (a file name, `h200-sim`, a URL).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub source: Option<String>,
+    /// The concurrency the client was configured with, where
+    /// [`BenchmarkResult::max_concurrency`] holds something else: guidellm's concurrent
+    /// `streams` (or a rate profile's `max_concurrency`), while GPUStack's mapping puts
+    /// guidellm's *measured* maximum of concurrent requests in `max_concurrency`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub configured_concurrency: Option<u64>,
 }
 
 /// One benchmark run's figures: every row of both report styles. See the module docs for
@@ -216,7 +227,11 @@ pub struct BenchmarkResult {
     /// Confidence intervals of the figures, when computed from the records (schema
     /// version 2; see [`crate::noise::within`]).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub intervals: Option<crate::noise::RunIntervals>,
+    pub intervals: Option<intervals::RunIntervals>,
+    /// The capacity under an SLO, when this run is the representative of a capacity
+    /// search (the probe at the highest load that held; see [`CapacityEstimate`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub capacity: Option<CapacityEstimate>,
 }
 
 impl Default for BenchmarkResult {
@@ -244,6 +259,7 @@ impl Default for BenchmarkResult {
             itl: None,
             exact: None,
             intervals: None,
+            capacity: None,
         }
     }
 }

@@ -20,7 +20,7 @@
 //! study run` writes as `STUDY.md`).
 //!
 //! `--help` lists every flag. The simulator's flags are
-//! [`servebench::sim::cli::SimArgs`], the same as `servebench simulate`'s; `--serve
+//! [`servebench::app::simulate::SimArgs`], the same as `servebench simulate`'s; `--serve
 //! HOST:PORT [--speed X] [--delta content|reasoning|reasoning_content] [--fault
 //! 500:N|cut:N:K|error:N:K] [--max-connections N] [--api-key KEY] [--handoff-window N] [--workers N]` serves the simulator
 //! (the configuration the flags select, default baseline; warm) as an OpenAI-compatible
@@ -33,7 +33,7 @@ mod serve;
 use std::process::ExitCode;
 
 use clap::Parser;
-use servebench::sim::cli::{report, OutputFormat, SimArgs};
+use servebench::app::simulate::{report, OutputFormat, SimArgs};
 
 /// `--max-connections` default of `--serve`: thousands of open streams (the library's own
 /// default is 1024); the file-descriptor limit is raised to fit where the hard limit allows.
@@ -141,7 +141,8 @@ fn wants_document(args: &Args) -> bool {
 /// Runs the study file (the seed's, or `--study FILE`) on the simulator: its document.
 #[cfg(all(feature = "study", unix))]
 fn study_document(args: &Args) -> Result<String, String> {
-    use servebench::study::{self, StudyFile};
+    use servebench::app::study;
+    use servebench::study::StudyFile;
     let parsed = match &args.study {
         Some(path) => StudyFile::read(path),
         None => StudyFile::parse(SEED_STUDY, "studies/qwen3.5-h200-throughput.toml".as_ref()),
@@ -189,6 +190,22 @@ fn main() -> ExitCode {
             let Some(config) = config else {
                 return ExitCode::from(2);
             };
+            // Unknown flags are refused, naming them: a served simulator silently running
+            // without them would be measured as if it had them. Flags known but not
+            // modelled are listed, as in the report modes.
+            if !config.args.ignored.is_empty() {
+                eprintln!(
+                    "h200_server: unknown --engine-args flag(s): {} (the simulator would run \
+                     without them; see --help for the flags it reads)",
+                    config.args.ignored.join(" ")
+                );
+                return ExitCode::from(2);
+            }
+            let notice = config.args.notice();
+            if !notice.is_empty() {
+                use std::io::Write as _;
+                let _ = std::io::stderr().write_all(notice.as_bytes());
+            }
             if let Err(e) = serve::run(config, &serve_args, args.timeline.as_deref()) {
                 eprintln!("h200_server: {e}");
                 return ExitCode::from(1);
@@ -221,10 +238,10 @@ mod tests {
     //! `tests/sim_fidelity.rs`.
 
     use super::*;
+    use servebench::app::simulate::FilterArg;
     use servebench::format::text::{self, Style};
     use servebench::profile::Profile;
     use servebench::result::BenchmarkResult;
-    use servebench::sim::cli::FilterArg;
     use servebench::sim::run::simulate;
     use servebench::sim::Config;
 

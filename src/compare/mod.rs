@@ -14,6 +14,7 @@
 //! ```
 
 pub mod gpustack;
+mod intervals;
 pub mod workload;
 
 use serde::Serialize;
@@ -229,6 +230,14 @@ metric!(
     /// P99 inter-token latency, ms.
     P99_ITL, "p99_itl_ms", "P99 ITL (ms)", LowerIsBetter,
     |r| stat(&r.itl, Stat::P99)
+);
+
+metric!(
+    /// The capacity under an SLO of a capacity search ([`crate::result::CapacityEstimate`]'s
+    /// estimate: requests/s for a rate search, requests in flight for a concurrency search;
+    /// higher is better). Not in [`METRICS`]: only a capacity study's runs have it.
+    CAPACITY, "capacity", "Capacity under the SLO", HigherIsBetter,
+    |r| r.capacity.as_ref().and_then(|c| c.estimate)
 );
 
 /// Every [`Metric`], in the order reports list them.

@@ -37,10 +37,11 @@
 
 mod bootstrap;
 pub mod dist;
-pub mod interval;
 pub mod outcome;
 pub mod repeat;
 pub mod verdict;
 pub mod within;
 
-pub use interval::{Interval, IntervalMethod, PercentileInterval, RunIntervals, SummaryIntervals};
+pub use crate::result::intervals::{
+    Interval, IntervalMethod, PercentileInterval, RunIntervals, SummaryIntervals,
+};

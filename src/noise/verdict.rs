@@ -48,8 +48,8 @@
 use crate::compare::{Delta, Direction, Metric, METRICS};
 use crate::noise::bootstrap::mean_sd;
 use crate::noise::dist::{normal_quantile, t_cdf, t_quantile};
-use crate::noise::interval::Interval;
 use crate::noise::outcome::Outcome;
+use crate::result::intervals::Interval;
 use crate::result::BenchmarkResult;
 
 /// The verdict on one metric.

@@ -10,10 +10,11 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
+use servebench::app::study::{Finish, Runner};
 use servebench::driver::shard::Shard;
 use servebench::driver::start::StartAt;
 use servebench::study::shards::{refuse_simulators, ShardedError};
-use servebench::study::{self, file::EXPLAIN, Finish, Runner, StudyFile};
+use servebench::study::{self, file::EXPLAIN, StudyFile};
 
 /// Arguments of `servebench study`.
 #[derive(Debug, clap::Args)]
@@ -88,30 +89,32 @@ pub fn run(args: &Args) -> ExitCode {
     let result = match &args.command {
         None => {
             eprintln!("servebench study: give `run`, `plan` or --explain (see --help)");
-            return ExitCode::from(2);
+            return ExitCode::from(crate::exit::USAGE);
         }
         Some(Command::Plan { file }) => StudyFile::read(file)
-            .and_then(|s| study::estimate(&s))
+            .and_then(|s| servebench::app::study::estimate(&s))
             .map(|plan| {
                 print!("{plan}");
                 ExitCode::SUCCESS
             }),
         Some(Command::Run(r)) => run_study(r),
-        Some(Command::Merge { dirs, out }) => study::merged::merge_studies(dirs, out).map(|m| {
-            eprintln!(
-                "servebench: {} runs of {} shards merged; wrote {}",
-                m.runs,
-                m.shards,
-                out.join("STUDY.md").display()
-            );
-            ExitCode::SUCCESS
-        }),
+        Some(Command::Merge { dirs, out }) => {
+            servebench::app::study::merge_studies(dirs, out).map(|m| {
+                eprintln!(
+                    "servebench: {} runs of {} shards merged; wrote {}",
+                    m.runs,
+                    m.shards,
+                    out.join("STUDY.md").display()
+                );
+                ExitCode::SUCCESS
+            })
+        }
     };
     match result {
         Ok(code) => code,
         Err(e) => {
             eprintln!("servebench: {e}");
-            ExitCode::from(1)
+            ExitCode::from(crate::exit::BAD_INPUT)
         }
     }
 }
@@ -130,6 +133,43 @@ fn start_needs_shard() -> study::StudyError {
     study::StudyError::Usage("--start-at in a study is for its shards: give --shard K/N".into())
 }
 
+/// The study's exit status: 0, or 4 when a configuration could not be measured — each one
+/// named on the console with its reason and log (also with `-q`), besides the document.
+fn unmeasured(runner: &Runner, dir: &std::path::Path) -> ExitCode {
+    let failures = &runner.outcomes.failures;
+    for (key, f) in failures {
+        let log = f
+            .log
+            .as_ref()
+            .map(|l| format!(" (log: {})", dir.join(l).display()))
+            .unwrap_or_default();
+        eprintln!(
+            "servebench: configuration {key} could not be measured: {}{log}",
+            f.reason
+        );
+    }
+    if failures.is_empty() {
+        return ExitCode::from(crate::exit::SUCCESS);
+    }
+    eprintln!(
+        "servebench: the study finished with {} configuration(s) not measured (exit {}); retry them with `{}`",
+        failures.len(),
+        crate::exit::MEASUREMENT_FAILED,
+        servebench::format::shell::resume_hint(dir)
+    );
+    ExitCode::from(crate::exit::MEASUREMENT_FAILED)
+}
+
+/// Every command engine's `api_key_env` is set, before anything is launched.
+fn check_api_keys(s: &StudyFile) -> Result<(), study::StudyError> {
+    for e in &s.engines {
+        if e.kind == study::file::EngineKind::Command {
+            e.api_key()?;
+        }
+    }
+    Ok(())
+}
+
 fn run_study(args: &RunArgs) -> Result<ExitCode, study::StudyError> {
     let shared = shared_dir(args)?;
     if shared.is_some() && args.shard.is_none() && args.resume.is_none() {
@@ -142,7 +182,11 @@ fn run_study(args: &RunArgs) -> Result<ExitCode, study::StudyError> {
         )));
     }
     let mut runner = match (&args.resume, &args.file, &args.out) {
-        (Some(dir), _, _) => Runner::resume(dir, !args.keep_failures)?,
+        (Some(dir), _, _) => {
+            let r = Runner::resume(dir, !args.keep_failures)?;
+            check_api_keys(&r.study)?;
+            r
+        }
         (None, Some(file), Some(out)) => {
             let text = std::fs::read_to_string(file).map_err(|e| study::StudyError::Io {
                 path: file.clone(),
@@ -153,6 +197,7 @@ fn run_study(args: &RunArgs) -> Result<ExitCode, study::StudyError> {
             if args.shard.is_some() {
                 refuse_simulators(&s)?;
             }
+            check_api_keys(&s)?;
             Runner::create(s, &text, out)?
         }
         _ => {
@@ -189,10 +234,10 @@ fn run_study(args: &RunArgs) -> Result<ExitCode, study::StudyError> {
     match finish {
         Finish::Cancelled => {
             eprintln!(
-                "servebench: study interrupted; every finished run is kept. Continue with `servebench study run --resume {}`",
-                dir.display()
+                "servebench: study interrupted; every finished run is kept. Continue with `{}`",
+                servebench::format::shell::resume_hint(&dir)
             );
-            Ok(ExitCode::from(130))
+            Ok(ExitCode::from(crate::exit::INTERRUPTED))
         }
         Finish::Complete if runner.shard().is_some() => {
             if !quiet {
@@ -201,15 +246,20 @@ fn run_study(args: &RunArgs) -> Result<ExitCode, study::StudyError> {
                     runner.shard().unwrap_or(Shard::WHOLE)
                 );
             }
-            Ok(ExitCode::SUCCESS)
+            Ok(unmeasured(&runner, &dir))
         }
         Finish::Complete => {
-            let doc = study::render(&runner.study, &runner.outcomes, &runner.analysis(), true);
-            study::write_document(&dir, &doc)?;
+            let doc = servebench::format::study::render(
+                &runner.study,
+                &runner.outcomes,
+                &runner.analysis(),
+                true,
+            );
+            servebench::app::study::write_document(&dir, &doc)?;
             if !quiet {
                 eprintln!("wrote {}", dir.join("STUDY.md").display());
             }
-            Ok(ExitCode::SUCCESS)
+            Ok(unmeasured(&runner, &dir))
         }
     }
 }

@@ -9,8 +9,6 @@
 use std::path::Path;
 use std::time::{Duration, Instant, SystemTime};
 
-use super::client::{model_ids, HttpConfig, HttpEngine};
-use super::HttpError;
 use crate::driver::arrivals::Arrivals;
 use crate::driver::datasets::DatasetSpec;
 use crate::driver::shard::Shard;
@@ -19,6 +17,8 @@ use crate::driver::workload::WorkloadOptions;
 use crate::driver::{run_profile, DriverError, DEFAULT_DRAIN};
 use crate::engine::{Engine, EngineError, EngineEvent, EngineRequest};
 use crate::format::text::Style;
+use crate::http::client::{model_ids, HttpConfig, HttpEngine};
+use crate::http::HttpError;
 use crate::lint::Finding;
 use crate::metrics::{compute, MetricsOptions};
 use crate::profile::{Dataset, Profile};
@@ -69,6 +69,10 @@ pub struct BenchArgs {
     /// Scrape the server's `/metrics` this often during the run, into
     /// [`RunFile::server_metrics`] (`None`: don't).
     pub scrape_interval: Option<Duration>,
+    /// Stop early once requests have failed to connect one after another for this long:
+    /// the server is gone ([`crate::driver::gone`]); what was measured is kept and
+    /// [`BenchRun::aborted`] says why. `None`: keep sending.
+    pub server_gone: Option<Duration>,
 }
 
 impl BenchArgs {
@@ -92,6 +96,7 @@ impl BenchArgs {
             shard: None,
             start_at: None,
             scrape_interval: Some(DEFAULT_SCRAPE_INTERVAL),
+            server_gone: Some(crate::driver::gone::DEFAULT_SERVER_GONE),
         }
     }
 }
@@ -421,6 +426,7 @@ pub fn run(args: &BenchArgs, progress: &mut dyn FnMut(&Progress)) -> Result<Benc
             o.stop = args.stop.clone();
             o.drain = args.drain;
             o.shard = args.shard;
+            o.server_gone = args.server_gone;
             // The schedule counts from the agreed start, else from now (after the warm-up
             // and the workload are ready).
             let start = agreed.unwrap_or_else(|| zero.elapsed());

@@ -8,19 +8,23 @@ use std::fmt::Write as _;
 
 use serde::Serialize;
 
-use super::file::{EngineKind, Goal, StudyFile};
-use super::journal::Configuration;
-use super::plan::{target_values, Analysis, Outcomes, Status, StepOutcome};
-use super::verdict::{decide_results, mean_interval, Decision};
 use crate::compare::gpustack::latency::{baseline_latency_cell, latency_cell, latency_summary};
 use crate::compare::gpustack::{
     conclusion_row, speed_summary, Annotation, Cell, ConclusionTable, LadderStep, Verdict,
 };
+use crate::format::capacity::{
+    capacity_cell_of, capacity_conclusion_markdown, capacity_study_note, capacity_table_markdown,
+};
 use crate::format::gpustack::latency::{latency_conclusion_markdown, LATENCY_BASELINE_HEADER};
 use crate::format::gpustack::serving_command;
+use crate::format::shell;
 use crate::format::text::{self, Style};
 use crate::profile::Dataset;
 use crate::result::BenchmarkResult;
+use crate::study::file::{EngineKind, Goal, StudyFile};
+use crate::study::journal::Configuration;
+use crate::study::plan::{representative, target_values, Analysis, Outcomes, Status, StepOutcome};
+use crate::study::verdict::{decide_results, mean_interval, Decision};
 
 /// One profile's final comparison, as data.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -61,7 +65,7 @@ pub struct StudyJson {
     /// Run keys of every run the document uses, in document order.
     pub runs: Vec<String>,
     /// Each ladder step's change of TTFT and TPOT against what it was compared with.
-    pub explanations: Vec<super::observe::StepExplanation>,
+    pub explanations: Vec<crate::study::observe::StepExplanation>,
 }
 
 /// The document of a (possibly unfinished) study.
@@ -73,30 +77,7 @@ pub struct Document {
     pub json: StudyJson,
     /// The charts and HTML report written beside the document, `(relative path, contents)`
     /// (only for a study directory, with the `plot` feature).
-    pub files: super::observe::Files,
-}
-
-/// The repetition shown for `config` on `profile`: the one with the median target value.
-pub(super) fn representative<'a>(
-    study: &StudyFile,
-    o: &'a Outcomes,
-    c: &Configuration,
-    profile: &str,
-) -> Option<(u32, &'a BenchmarkResult)> {
-    let m = study.target_metric();
-    let mut runs: Vec<(u32, &BenchmarkResult)> = (1..=study.repetitions)
-        .filter_map(|r| {
-            o.results
-                .get(&super::journal::run_key(&c.key(), profile, r))
-                .map(|x| (r, x))
-        })
-        .collect();
-    runs.sort_by(|a, b| {
-        let v = |x: &BenchmarkResult| m.value(x).unwrap_or(f64::NAN);
-        v(a.1).total_cmp(&v(b.1)).then(a.0.cmp(&b.0))
-    });
-    let mid = runs.len().checked_sub(1)? / 2;
-    runs.get(mid).copied()
+    pub files: crate::study::observe::Files,
 }
 
 fn engine_label(study: &StudyFile, c: &Configuration) -> String {
@@ -116,20 +97,23 @@ fn serve_command(study: &StudyFile, c: &Configuration) -> String {
     match spec {
         Some(e) if e.kind == EngineKind::Command => {
             // The program and what precedes `{flags}` on the first line, then one flag
-            // (or later argument) per line, as the seed prints a command.
-            let mut head: Vec<String> = Vec::new();
-            let mut rest: Vec<String> = Vec::new();
+            // (or later argument) per line, as the seed prints a command: each word quoted
+            // for a shell, a key's value redacted.
+            let mut argv: Vec<String> = Vec::new();
+            let mut head = None;
             for arg in &e.command {
                 if arg == "{flags}" {
-                    rest.extend(c.flags.iter().cloned());
-                } else if rest.is_empty() {
-                    head.push(arg.replace("{model}", &c.model));
+                    head.get_or_insert(argv.len());
+                    argv.extend(c.flags.iter().cloned());
                 } else {
-                    rest.push(arg.replace("{model}", &c.model));
+                    argv.push(arg.replace("{model}", &c.model));
                 }
             }
-            std::iter::once(head.join(" "))
-                .chain(rest.iter().map(|f| format!("    {f}")))
+            let argv = crate::secret::redact_argv(&argv);
+            let head = head.unwrap_or(argv.len()).min(argv.len());
+            let (first, rest) = argv.split_at(head);
+            std::iter::once(shell::join(first))
+                .chain(rest.iter().map(|f| format!("    {}", shell::quote(f))))
                 .collect::<Vec<_>>()
                 .join(" \\\n")
         }
@@ -169,7 +153,7 @@ impl Ctx<'_> {
         match representative(self.study, self.o, c, profile) {
             Some((rep, r)) => {
                 self.used
-                    .push(super::journal::run_key(&c.key(), profile, rep));
+                    .push(crate::study::journal::run_key(&c.key(), profile, rep));
                 let convention = r
                     .meta
                     .convention
@@ -214,6 +198,7 @@ fn step_title(goal: Goal) -> &'static str {
     match goal {
         Goal::Throughput => "throughput",
         Goal::Latency => "latency",
+        Goal::Capacity => "capacity under the SLO",
     }
 }
 
@@ -234,9 +219,17 @@ fn ladder_row(
         let base = match study.goal {
             Goal::Throughput => Cell::of(baseline).markdown(),
             Goal::Latency => baseline_latency_cell(baseline).markdown(),
+            Goal::Capacity => capacity_cell_of(baseline),
         };
         return format!("| {} | {} (optimization skipped) | {} |", s.name, why, base);
     };
+    if study.goal == Goal::Capacity {
+        let mut cell = capacity_cell_of(cand);
+        if !s.accepted {
+            cell.push_str(" (optimization skipped)");
+        }
+        return format!("| {} | {cell} | {} |", s.name, capacity_cell_of(baseline));
+    }
     if study.goal == Goal::Latency {
         let mut cell = latency_cell(baseline, cand).markdown();
         if !s.accepted {
@@ -311,9 +304,9 @@ pub fn render(study: &StudyFile, o: &Outcomes, a: &Analysis, files: bool) -> Doc
     };
     let w = &mut w;
     let goal = step_title(study.goal);
-    let explanations = super::observe::step_explanations(study, o, a);
+    let explanations = crate::study::observe::step_explanations(study, o, a);
     let extra = if files {
-        super::observe::files(study, o, a)
+        crate::study::observe::files(study, o, a)
     } else {
         Vec::new()
     };
@@ -343,6 +336,7 @@ pub fn render(study: &StudyFile, o: &Outcomes, a: &Analysis, files: bool) -> Doc
             "Comparison of benchmark results before and after optimization:\n"
         );
         let mut latency_rows = Vec::new();
+        let mut capacity_rows = Vec::new();
         for p in &study.final_.profiles {
             let title = study
                 .profile(p)
@@ -367,6 +361,7 @@ pub fn render(study: &StudyFile, o: &Outcomes, a: &Analysis, files: bool) -> Doc
                 let case = format!("{title} Profile");
                 rows.push(conclusion_row(&case, br, rr));
                 latency_rows.push(latency_conclusion_markdown(&case, br, rr));
+                capacity_rows.push((case, br, rr));
             }
         }
         match study.goal {
@@ -380,8 +375,16 @@ pub fn render(study: &StudyFile, o: &Outcomes, a: &Analysis, files: bool) -> Doc
                 }
                 w.push('\n');
             }
+            Goal::Capacity => {
+                let _ = writeln!(w, "{}", capacity_conclusion_markdown(&capacity_rows));
+            }
         }
-        let _ = writeln!(w, "Decision on {} per profile ({} repetition{} each; the 95% interval of the difference, from the repetitions or, for single runs, from each run's within-run intervals):\n", target.label, study.repetitions, if study.repetitions == 1 { "" } else { "s" });
+        let basis = if study.goal == Goal::Capacity {
+            "for single searches, whether their capacity intervals overlap"
+        } else {
+            "for single runs, from each run's within-run intervals"
+        };
+        let _ = writeln!(w, "Decision on {} per profile ({} repetition{} each; the 95% interval of the difference, from the repetitions or, {basis}):\n", target.label, study.repetitions, if study.repetitions == 1 { "" } else { "s" });
         let _ = writeln!(
             w,
             "| Profile | Baseline | Optimized | Verdict |\n|---|---|---|---|"
@@ -417,7 +420,12 @@ pub fn render(study: &StudyFile, o: &Outcomes, a: &Analysis, files: bool) -> Doc
         w.push('\n');
     }
     let _ = writeln!(w, "### Note\n");
-    let _ = writeln!(w, "- These runs do not cover every combination of options: the best engine at its defaults is the starting point and each step is kept only if the decision rule calls it better than the best configuration so far on {} ({} on the {} profile). This pruning finds a local optimum, which may not be the global one.", target.label, if study.repetitions > 1 { "mean of the repetitions, beyond the 95% interval" } else { "single runs, beyond their within-run 95% intervals" }, study.ladder.profiles[0]);
+    let _ = writeln!(w, "- These runs do not cover every combination of options: the best engine at its defaults is the starting point and each step is kept only if the decision rule calls it better than the best configuration so far on {} ({} on the {} profile). This pruning finds a local optimum, which may not be the global one.", target.label, if study.repetitions > 1 { "mean of the repetitions, beyond the 95% interval" } else if study.goal == Goal::Capacity { "single searches, their capacity intervals apart" } else { "single runs, beyond their within-run 95% intervals" }, study.ladder.profiles[0]);
+    if let (Goal::Capacity, Some(slo), Some((kind, _))) =
+        (study.goal, study.slo_target(), study.search_options())
+    {
+        let _ = writeln!(w, "- {}", capacity_study_note(&slo.to_string(), kind));
+    }
     if !study.final_.add.is_empty() {
         let _ = writeln!(w, "- The recommended command adds {} without a step of its own: it was measured only in the final comparison.", study.final_.add.iter().map(|f| format!("`{f}`")).collect::<Vec<_>>().join(", "));
     }
@@ -518,6 +526,7 @@ pub fn render(study: &StudyFile, o: &Outcomes, a: &Analysis, files: bool) -> Doc
     let summary = match study.goal {
         Goal::Throughput => speed_summary(&pairs).map(|s| s.markdown()),
         Goal::Latency => latency_summary(&pairs).map(|s| s.markdown()),
+        Goal::Capacity => capacity_table_markdown("Engine", &pairs),
     };
     if let Some(s) = summary {
         let _ = writeln!(w, "{s}\n");
@@ -593,6 +602,7 @@ pub fn render(study: &StudyFile, o: &Outcomes, a: &Analysis, files: bool) -> Doc
                 let s = match study.goal {
                     Goal::Throughput => speed_summary(&pair).map(|s| s.markdown()),
                     Goal::Latency => latency_summary(&pair).map(|s| s.markdown()),
+                    Goal::Capacity => capacity_table_markdown("Configuration", &pair),
                 };
                 if let Some(s) = s {
                     let _ = writeln!(w, "{s}\n");
