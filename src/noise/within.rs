@@ -102,7 +102,10 @@ use crate::result::intervals::{Interval, PercentileInterval, RunIntervals, Summa
 use crate::result::{BenchmarkResult, Convention, Summary};
 
 mod quantile;
+mod tail;
 use quantile::{hist_bucket, QuantileFn, HIST_LEN};
+use tail::cdf_bounds;
+pub use tail::{MIN_TAIL_INDEX, MIN_TAIL_OBSERVATIONS};
 
 /// How to compute a run's intervals.
 #[derive(Debug, Clone, PartialEq)]
@@ -452,63 +455,6 @@ fn percentile_interval(mut xs: Vec<f64>, alpha: f64) -> Option<Interval> {
     Some(Interval { lo, hi, se })
 }
 
-/// Smallest Hill tail index of a latency's values for an interval of its mean: below 2 the
-/// variance looks infinite and the bootstrap of the mean is not consistent (Athreya 1987,
-/// "Bootstrap of the mean in the infinite variance case", Ann. Statist. 15:724–731).
-pub const MIN_TAIL_INDEX: f64 = 2.0;
-
-/// Fewest effective independent observations beyond a percentile (below it for ranks under
-/// 50) for its within-run interval: with fewer, the percentile of one run is decided by a
-/// handful of requests (often of one burst) and no interval from that run is honest.
-pub const MIN_TAIL_OBSERVATIONS: f64 = 5.0;
-
-/// The (effective) number of values behind a quantile function: Kish's `(Σw)²/Σw²` for
-/// weighted values.
-fn sample_size(qf: &QuantileFn) -> f64 {
-    match qf {
-        QuantileFn::Linear(v) => v.len() as f64,
-        QuantileFn::Weighted(v) => {
-            // Cumulative weights: recover each weight for Kish's effective size.
-            let mut prev = 0.0;
-            let (mut s1, mut s2) = (0.0, 0.0);
-            for &(_, cum) in v {
-                let w = cum - prev;
-                prev = cum;
-                s1 += w;
-                s2 += w * w;
-            }
-            if s2 > 0.0 {
-                s1 * s1 / s2
-            } else {
-                0.0
-            }
-        }
-        QuantileFn::Hist(h) => h.iter().sum::<u64>() as f64,
-    }
-}
-
-/// Woodruff's CDF bounds `q ± z·se` for the percentile at rank `q` (0–1): `se` is the
-/// bootstrap standard error of the empirical CDF there, raised to the binomial
-/// `√(q(1−q)/n)` when smaller (dependence never makes a percentile surer than independent
-/// requests would). `None` when the effective sample `q(1−q)/se²` holds fewer than
-/// [`MIN_TAIL_OBSERVATIONS`] values beyond the percentile, or a bound leaves (0, 1): the
-/// interval would end at the sample's extreme, which is no bound at all.
-fn cdf_bounds(q: f64, se_boot: f64, n: f64, z: f64) -> Option<(f64, f64)> {
-    if !(n >= 1.0 && q > 0.0 && q < 1.0) {
-        return None;
-    }
-    let var_iid = q * (1.0 - q) / n;
-    let se = se_boot.max(var_iid.sqrt());
-    let n_eff = q * (1.0 - q) / (se * se);
-    if n_eff * q.min(1.0 - q) < MIN_TAIL_OBSERVATIONS {
-        return None;
-    }
-    let (lo, hi) = (q - z * se, q + z * se);
-    // The bounds must stay inside the sample with at least one value beyond them.
-    let step = 1.0 / n;
-    (lo >= step && hi <= 1.0 - step).then_some((lo, hi))
-}
-
 /// Transfers an interval of a proxy estimator (point `proxy`) to the reported figure.
 fn transfer(i: Interval, proxy: f64, reported: f64) -> Interval {
     if proxy > 0.0 && reported.is_finite() && proxy.is_finite() {
@@ -746,7 +692,7 @@ pub fn run_intervals(
         // Woodruff: the standard error of the empirical CDF at the reported value, from the
         // block bootstrap but never below the independent-sample (binomial) one; the
         // effective sample it implies must hold enough requests beyond the percentile.
-        let n_values = sample_size(&qf);
+        let n_values = qf.sample_size();
         let mut wanted: Vec<(usize, f64, f64)> = Vec::new(); // (threshold, lo q, hi q)
         for (j, &(p, _, _)) in c.thresholds.iter().enumerate() {
             let col = b + 3 + j;

@@ -54,6 +54,31 @@ impl QuantileFn {
         }
     }
 
+    /// The (effective) number of values behind a quantile function: Kish's `(Σw)²/Σw²` for
+    /// weighted values.
+    pub(super) fn sample_size(&self) -> f64 {
+        match self {
+            QuantileFn::Linear(v) => v.len() as f64,
+            QuantileFn::Weighted(v) => {
+                // Cumulative weights: recover each weight for Kish's effective size.
+                let mut prev = 0.0;
+                let (mut s1, mut s2) = (0.0, 0.0);
+                for &(_, cum) in v {
+                    let w = cum - prev;
+                    prev = cum;
+                    s1 += w;
+                    s2 += w * w;
+                }
+                if s2 > 0.0 {
+                    s1 * s1 / s2
+                } else {
+                    0.0
+                }
+            }
+            QuantileFn::Hist(h) => h.iter().sum::<u64>() as f64,
+        }
+    }
+
     /// Hill's estimate of the upper tail index `a` (Hill 1975, "A simple general approach to
     /// inference about the tail of a distribution", Ann. Statist. 3:1163–1174) from the `k =
     /// ⌊√n⌋` largest of the unweighted values: `1 / mean(ln(X₍ᵢ₎ / X₍ₖ₊₁₎))`. `a < 2` says
