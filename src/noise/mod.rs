@@ -2,7 +2,7 @@
 //!
 //! | question | module |
 //! |---|---|
-//! | the interval types stored in a result (schema version 2) | [`interval`] |
+//! | the interval types stored in a result (schema version 2) | [`crate::result::intervals`] |
 //! | 95 % intervals of one run's figures, from its records | [`within`] |
 //! | several runs of one configuration: mean, spread, t-interval, CV | [`repeat`] |
 //! | A versus B: delta with its interval, verdict, detectable effect, runs needed | [`verdict`] |
