@@ -196,28 +196,102 @@ fn intervals_cover_the_true_means_95_percent_of_the_time() {
 }
 
 /// Percentile intervals (Woodruff's method over the windows): the TTFT's marginal law is
-/// log-normal with log-sd √(σ² + σ_u²), so its true median and p99 are known.
+/// log-normal with log-sd √(σ² + σ_u²), so its true median and p99 are known. A p99 of
+/// 1000 requests rests on about ten requests beyond it: where the run's effective sample
+/// holds fewer than five, it gets no interval (`noise::within`); coverage is over the runs
+/// that have one, and most do.
 #[test]
 fn percentile_intervals_cover_the_true_quantiles() {
     let var_u = BASE.load_tau.powi(2) / (1.0 - BASE.load_phi.powi(2));
     let s = (BASE.ttft_sigma.powi(2) + var_u).sqrt();
     let median = BASE.ttft_median_ms;
     let p99 = BASE.ttft_median_ms * (2.326_347_874_040_840_8 * s).exp();
-    let med_cov = coverage(median, |r| {
-        let ci = r.intervals.as_ref().unwrap();
-        (0.0, ci.ttft.as_ref().unwrap().median.unwrap())
+    let (med_cov, med_given) = given_coverage(runs(), median, |r| {
+        r.intervals.as_ref()?.ttft.as_ref()?.median
     });
-    let p99_cov = coverage(p99, |r| {
-        let ci = r.intervals.as_ref().unwrap();
-        (0.0, ci.ttft.as_ref().unwrap().percentile(99.0).unwrap())
+    let (p99_cov, p99_given) = given_coverage(runs(), p99, |r| {
+        r.intervals.as_ref()?.ttft.as_ref()?.percentile(99.0)
     });
     eprintln!(
-        "coverage over {TRIALS} trials: median TTFT {:.1}%, p99 TTFT {:.1}%",
+        "coverage over {TRIALS} trials: median TTFT {:.1}% (interval in {:.1}% of runs), \
+         p99 TTFT {:.1}% (interval in {:.1}% of runs)",
         100.0 * med_cov,
-        100.0 * p99_cov
+        100.0 * med_given,
+        100.0 * p99_cov,
+        100.0 * p99_given
     );
+    assert_eq!(med_given, 1.0);
     assert!((0.90..=0.99).contains(&med_cov), "median TTFT: {med_cov}");
+    assert!(
+        p99_given >= 0.5,
+        "p99 TTFT interval in {p99_given} of the runs"
+    );
     assert!((0.90..=0.99).contains(&p99_cov), "p99 TTFT: {p99_cov}");
+}
+
+/// Coverage of `truth` over the runs whose `pick` gives an interval, and the share of runs
+/// that give one.
+fn given_coverage(
+    rs: &[BenchmarkResult],
+    truth: f64,
+    pick: impl Fn(&BenchmarkResult) -> Option<servebench::noise::Interval>,
+) -> (f64, f64) {
+    let given: Vec<_> = rs.iter().filter_map(&pick).collect();
+    let hits = given.iter().filter(|i| i.contains(truth)).count();
+    (
+        hits as f64 / given.len().max(1) as f64,
+        given.len() as f64 / rs.len() as f64,
+    )
+}
+
+/// Tails of short runs: a p99 of 300 requests (about three beyond it) never gets a
+/// within-run interval — its run-to-run spread is far wider than one run can show; of
+/// 4000 requests it nearly always does, and covers the true p99.
+#[test]
+fn tail_intervals_are_refused_for_short_runs_and_cover_for_long_ones() {
+    let var_u = BASE.load_tau.powi(2) / (1.0 - BASE.load_phi.powi(2));
+    let s = (BASE.ttft_sigma.powi(2) + var_u).sqrt();
+    let p99 = BASE.ttft_median_ms * (2.326_347_874_040_840_8 * s).exp();
+    let measure_all = |engine: Engine, trials: u64| -> Vec<BenchmarkResult> {
+        let seeds: Vec<u64> = (0..trials).map(|i| 7000 + i).collect();
+        let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
+        std::thread::scope(|sc| {
+            let hs: Vec<_> = seeds
+                .chunks(seeds.len().div_ceil(threads))
+                .map(|c| {
+                    sc.spawn(move || c.iter().map(|&sd| engine.measure(sd)).collect::<Vec<_>>())
+                })
+                .collect();
+            hs.into_iter().flat_map(|h| h.join().unwrap()).collect()
+        })
+    };
+    let short = measure_all(
+        Engine {
+            requests: 300,
+            ..BASE
+        },
+        100,
+    );
+    let pick = |r: &BenchmarkResult| r.intervals.as_ref()?.ttft.as_ref()?.percentile(99.0);
+    let (_, short_given) = given_coverage(&short, p99, pick);
+    let long = measure_all(
+        Engine {
+            requests: 4000,
+            ..BASE
+        },
+        200,
+    );
+    let (long_cov, long_given) = given_coverage(&long, p99, pick);
+    eprintln!(
+        "p99 TTFT: 300 requests: interval in {:.1}% of 100 runs; 4000 requests: interval in \
+         {:.1}% of 200 runs, coverage {:.1}%",
+        100.0 * short_given,
+        100.0 * long_given,
+        100.0 * long_cov
+    );
+    assert_eq!(short_given, 0.0);
+    assert!(long_given >= 0.95, "{long_given}");
+    assert!((0.90..=0.99).contains(&long_cov), "{long_cov}");
 }
 
 #[test]

@@ -32,6 +32,11 @@ fn run_file(name: &str, config: &str, seed: u64) -> PathBuf {
     let mut profile = Profile::preset("latency").unwrap();
     profile.total_requests = 300;
     profile.request_rate = 10.0;
+    profile_file(name, config, seed, profile)
+}
+
+/// A run of `profile` on the simulator with noise, saved as a run file.
+fn profile_file(name: &str, config: &str, seed: u64, profile: Profile) -> PathBuf {
     let cfg = Config::named(config).unwrap();
     let out: Simulated =
         simulate_repetition(&profile, &cfg, true, &NoiseModel::typical(seed)).unwrap();
@@ -156,4 +161,189 @@ fn plain_reports_say_noise_unknown_and_repetitions_use_t_intervals() {
         .contains("--repetitions needs at least 2 results, the input holds 1"));
     let bad = run(&["compare", seed, seed, "--confidence", "95"]);
     assert_eq!(bad.status.code(), Some(2));
+}
+
+/// Several runs per side: between-run t-intervals, from paths after `--` or from two
+/// directories; a side with one run is refused with the reason.
+#[test]
+fn several_runs_per_side_use_between_run_intervals() {
+    let dir_a = path("multi-a");
+    let dir_b = path("multi-b");
+    for d in [&dir_a, &dir_b] {
+        let _ = std::fs::remove_dir_all(d);
+        std::fs::create_dir_all(d).unwrap();
+    }
+    let a: Vec<PathBuf> = (0..3)
+        .map(|i| {
+            let p = run_file(&format!("multi-a{i}.json"), "baseline", 40 + i);
+            let to = dir_a.join(format!("a{i}.json"));
+            std::fs::copy(&p, &to).unwrap();
+            to
+        })
+        .collect();
+    let b: Vec<PathBuf> = (0..3)
+        .map(|i| {
+            let p = run_file(&format!("multi-b{i}.json"), "optimized", 50 + i);
+            let to = dir_b.join(format!("b{i}.json"));
+            std::fs::copy(&p, &to).unwrap();
+            to
+        })
+        .collect();
+    let s = |p: &PathBuf| p.to_str().unwrap().to_string();
+    let mut args: Vec<String> = vec!["compare".into()];
+    args.extend(a.iter().map(s));
+    args.push("--".into());
+    args.extend(b.iter().map(s));
+    let argv: Vec<&str> = args.iter().map(String::as_str).collect();
+    let out = stdout(&run(&argv));
+    assert!(
+        out.contains(
+            "Noise: 95% t-intervals from 3 baseline and 3 candidate runs (unpaired, Welch)"
+        ),
+        "{out}"
+    );
+    assert!(
+        out.contains("Verdicts: the target, Total Token throughput (tok/s), at 5%; the "),
+        "{out}"
+    );
+    // FP8 decodes faster: the mean TPOT is better between runs too.
+    let tpot = out
+        .lines()
+        .find(|l| l.starts_with("Mean TPOT (ms)") && l.contains('['))
+        .unwrap();
+    assert!(tpot.contains("better"), "{out}");
+    // Two directories: the same comparison.
+    let by_dir = stdout(&run(&[
+        "compare",
+        dir_a.to_str().unwrap(),
+        dir_b.to_str().unwrap(),
+    ]));
+    let noise = |o: &str| o[o.find("Noise:").unwrap()..].to_string();
+    assert_eq!(noise(&by_dir), noise(&out));
+    // One run against three: no between-run interval for one side.
+    let o = run(&["compare", argv[1], "--", argv[5], argv[6], argv[7]]);
+    assert_eq!(o.status.code(), Some(1));
+    let e = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        e.contains("between-run intervals need at least 2 runs per side, the baseline has 1"),
+        "{e}"
+    );
+    // Three paths without `--` are a usage error.
+    assert_eq!(
+        run(&["compare", argv[1], argv[2], argv[3]]).status.code(),
+        Some(2)
+    );
+}
+
+/// `--min-effect`: the FP8 mean-TPOT drop (about 4–5 %) is "better" against a 1 % minimum
+/// and "better but below the minimum effect" against 30 %; the target metric is listed
+/// first.
+#[test]
+fn min_effect_outcomes_and_the_target_first() {
+    let a = run_file("me-a.json", "baseline", 61);
+    let b = run_file("me-b.json", "optimized", 62);
+    let (a, b) = (a.to_str().unwrap(), b.to_str().unwrap());
+    let row = |out: &str, label: &str| -> String {
+        out.lines()
+            .find(|l| l.starts_with(label) && l.contains('['))
+            .unwrap_or_else(|| panic!("{out}"))
+            .to_string()
+    };
+    let one = stdout(&run(&[
+        "compare",
+        a,
+        b,
+        "--target",
+        "mean_tpot_ms",
+        "--min-effect",
+        "1",
+    ]));
+    assert!(row(&one, "Mean TPOT (ms)").contains("better"), "{one}");
+    assert!(!row(&one, "Mean TPOT (ms)").contains("< min"), "{one}");
+    assert!(one.contains("\"better\" needs the interval beyond the minimum effect of 1.00%"));
+    // The target's row opens the noise table.
+    let header = one
+        .lines()
+        .position(|l| l.starts_with("Metric") && l.contains("Change %   95% interval"))
+        .unwrap();
+    assert!(
+        one.lines()
+            .nth(header + 1)
+            .unwrap()
+            .starts_with("Mean TPOT (ms)"),
+        "{one}"
+    );
+    let big = stdout(&run(&[
+        "compare",
+        a,
+        b,
+        "--target",
+        "mean_tpot_ms",
+        "--min-effect",
+        "30",
+    ]));
+    assert!(
+        row(&big, "Mean TPOT (ms)").contains("better < min"),
+        "{big}"
+    );
+    // The first table says the same, in full words.
+    assert!(
+        big.lines().any(|l| l.starts_with("Mean TPOT (ms)")
+            && l.ends_with("better but below the minimum effect")),
+        "{big}"
+    );
+    let bad = run(&["compare", a, b, "--min-effect", "-1"]);
+    assert_eq!(bad.status.code(), Some(2));
+    let bad = run(&["compare", a, b, "--target", "tpot"]);
+    assert_eq!(bad.status.code(), Some(2));
+}
+
+/// Runs of different workloads are compared with a warning; a burst run of 1000 requests
+/// says why its noise is unknown (too few independent blocks), not "without records".
+#[test]
+fn different_workloads_warn_and_burst_runs_give_the_real_reason() {
+    let a = run_file("wl-a.json", "baseline", 71);
+    let mut faster = Profile::preset("latency").unwrap();
+    faster.total_requests = 300;
+    faster.request_rate = 20.0;
+    let b = profile_file("wl-b.json", "baseline", 72, faster);
+    let o = run(&["compare", a.to_str().unwrap(), b.to_str().unwrap()]);
+    let out = stdout(&o);
+    let warning = "Warning: the two sides ran different workloads (request rate 10 vs 20 req/s)";
+    assert!(out.starts_with(warning), "{out}");
+    assert!(String::from_utf8_lossy(&o.stderr).contains(warning));
+    // The same workload drawn with another seed is no difference.
+    let a2 = run_file("wl-a2.json", "baseline", 73);
+    let same = stdout(&run(&[
+        "compare",
+        a.to_str().unwrap(),
+        a2.to_str().unwrap(),
+    ]));
+    assert!(!same.contains("Warning:"), "{same}");
+
+    // A Throughput run: 1000 requests at once, served in a few waves.
+    let burst = |name: &str, seed: u64| {
+        profile_file(
+            name,
+            "baseline",
+            seed,
+            Profile::preset("throughput").unwrap(),
+        )
+    };
+    let (x, y) = (burst("burst-a.json", 81), burst("burst-b.json", 82));
+    let out = stdout(&run(&["compare", x.to_str().unwrap(), y.to_str().unwrap()]));
+    assert!(
+        out.contains("Noise: unknown (")
+            && out.contains("noise-cli-burst-a.json: too few independent blocks"),
+        "{out}"
+    );
+    assert!(!out.contains("single runs without records"), "{out}");
+    // Neither better nor worse without the noise.
+    let first_table: Vec<&str> = out.lines().take_while(|l| !l.is_empty()).collect();
+    assert!(
+        first_table[1..]
+            .iter()
+            .all(|l| l.ends_with("noise unknown") || l.ends_with("N/A")),
+        "{out}"
+    );
 }

@@ -19,7 +19,7 @@ use std::fmt;
 
 use crate::compare::workload::WorkloadDifference;
 use crate::compare::{Comparison, MetricDelta};
-use crate::noise::outcome::Outcome;
+use crate::noise::outcome::EffectOutcome;
 use crate::noise::verdict::NoisyComparison;
 use crate::profile::Dataset;
 use crate::result::Convention;
@@ -129,7 +129,7 @@ pub fn signed_percent(percent: f64) -> String {
 }
 
 /// The verdict cell of `m` when the noise is judged by `noise`: the metric's
-/// multiplicity-controlled [`Outcome`] where it has an interval, else `noise unknown`
+/// multiplicity-controlled [`EffectOutcome`] where it has an interval, else `noise unknown`
 /// (never better or worse from point values alone: the sign of the change says which way
 /// it moved).
 fn noisy_verdict(m: &MetricDelta, noise: &NoisyComparison) -> String {
@@ -138,7 +138,7 @@ fn noisy_verdict(m: &MetricDelta, noise: &NoisyComparison) -> String {
     }
     noise
         .metric(&m.metric)
-        .map_or(Outcome::NoiseUnknown, |d| d.outcome)
+        .map_or(EffectOutcome::NoiseUnknown, |d| d.outcome)
         .as_str()
         .to_string()
 }

@@ -48,7 +48,7 @@
 use crate::compare::{Delta, Direction, Metric, METRICS};
 use crate::noise::bootstrap::mean_sd;
 use crate::noise::dist::{normal_quantile, t_cdf, t_quantile};
-use crate::noise::outcome::Outcome;
+use crate::noise::outcome::EffectOutcome;
 use crate::result::intervals::Interval;
 use crate::result::BenchmarkResult;
 
@@ -147,7 +147,7 @@ pub struct NoisyDelta {
     /// not rejected or has no interval.
     pub decision_level: Option<f64>,
     /// The outcome after the multiplicity control and the minimum effect (module docs).
-    pub outcome: Outcome,
+    pub outcome: EffectOutcome,
     /// Smallest effect detectable with the given power, percent of the baseline.
     pub mde_percent: Option<f64>,
     /// Runs per side needed to detect the planned effect (see the module docs).
@@ -166,7 +166,7 @@ impl NoisyDelta {
             p_value: None,
             df: None,
             decision_level: None,
-            outcome: Outcome::NoiseUnknown,
+            outcome: EffectOutcome::NoiseUnknown,
             mde_percent: None,
             runs_needed: None,
         }
@@ -384,19 +384,19 @@ fn p_value(d: f64, se: f64, df: f64) -> f64 {
 
 /// The outcome of `nd` decided at level `alpha`: from its interval at that level against
 /// the minimum effect.
-fn outcome_at(nd: &NoisyDelta, alpha: f64, min_effect_percent: f64) -> Outcome {
+fn outcome_at(nd: &NoisyDelta, alpha: f64, min_effect_percent: f64) -> EffectOutcome {
     let (Some(i), Some(df)) = (nd.interval, nd.df) else {
-        return Outcome::NoiseUnknown;
+        return EffectOutcome::NoiseUnknown;
     };
     let base = nd.delta.base;
     if !(base != 0.0 && base.is_finite()) {
-        return Outcome::NoiseUnknown;
+        return EffectOutcome::NoiseUnknown;
     }
     let q = t_quantile(1.0 - alpha / 2.0, df);
     let d = nd.delta.absolute();
     let half = if i.se > 0.0 { q * i.se } else { 0.0 };
     let pct = |x: f64| 100.0 * x / base.abs();
-    Outcome::from_change(
+    EffectOutcome::from_change(
         pct(d - half),
         pct(d + half),
         nd.metric.direction,
@@ -421,9 +421,9 @@ fn decided(mut c: NoisyComparison) -> NoisyComparison {
     for d in &mut c.metrics {
         d.decision_level = None;
         d.outcome = if d.p_value.is_some() {
-            Outcome::WithinNoise
+            EffectOutcome::WithinNoise
         } else {
-            Outcome::NoiseUnknown
+            EffectOutcome::NoiseUnknown
         };
     }
     // 1. The target alone at the full level.
@@ -567,12 +567,12 @@ mod tests {
         // sixteen others needs p ≤ 0.05/16 = 0.0031.
         let c = with_z(&[2.2; 17], opts);
         assert_eq!(c.metrics[0].metric.key, OUTPUT_THROUGHPUT.key);
-        assert_eq!(c.metrics[0].outcome, Outcome::Better);
+        assert_eq!(c.metrics[0].outcome, EffectOutcome::Better);
         let near = |a: Option<f64>, b: f64| (a.unwrap() - b).abs() < 1e-12;
         assert!(near(c.metrics[0].decision_level, 0.05));
         assert!(c.metrics[1..]
             .iter()
-            .all(|d| d.outcome == Outcome::WithinNoise && d.decision_level.is_none()));
+            .all(|d| d.outcome == EffectOutcome::WithinNoise && d.decision_level.is_none()));
         // Holm steps down: p = 0.001 ≤ 0.05/16 and p = 0.003 ≤ 0.05/15 are rejected, then
         // p = 0.0278 > 0.05/14 stops the procedure.
         let mut zs = [2.2; 17];
@@ -580,11 +580,11 @@ mod tests {
         zs[1] = -2.97; // failed requests: p = 0.003 (fewer failures: better)
         let c = with_z(&zs, opts);
         let get = |k: &str| c.metrics.iter().find(|d| d.metric.key == k).unwrap();
-        assert_eq!(get("successful_requests").outcome, Outcome::Better);
+        assert_eq!(get("successful_requests").outcome, EffectOutcome::Better);
         assert!(near(get("successful_requests").decision_level, 0.05 / 16.0));
-        assert_eq!(get("failed_requests").outcome, Outcome::Better);
+        assert_eq!(get("failed_requests").outcome, EffectOutcome::Better);
         assert!(near(get("failed_requests").decision_level, 0.05 / 15.0));
-        assert_eq!(get("duration_ms").outcome, Outcome::WithinNoise);
+        assert_eq!(get("duration_ms").outcome, EffectOutcome::WithinNoise);
     }
 
     /// The minimum effect: the interval at the decision level against it.
@@ -599,14 +599,17 @@ mod tests {
         let mut zs = [0.0; 17];
         zs[5] = 2.5;
         let c = with_z(&zs, opts);
-        assert_eq!(c.metrics[0].outcome, Outcome::BetterBelowMinEffect);
+        assert_eq!(c.metrics[0].outcome, EffectOutcome::BetterBelowMinEffect);
         // Δ = 4 %: [2.04, 5.96] is beyond 1 %.
         zs[5] = 4.0;
-        assert_eq!(with_z(&zs, opts).metrics[0].outcome, Outcome::Better);
+        assert_eq!(with_z(&zs, opts).metrics[0].outcome, EffectOutcome::Better);
         zs[5] = -4.0;
-        assert_eq!(with_z(&zs, opts).metrics[0].outcome, Outcome::Worse);
+        assert_eq!(with_z(&zs, opts).metrics[0].outcome, EffectOutcome::Worse);
         zs[5] = 1.0;
-        assert_eq!(with_z(&zs, opts).metrics[0].outcome, Outcome::WithinNoise);
+        assert_eq!(
+            with_z(&zs, opts).metrics[0].outcome,
+            EffectOutcome::WithinNoise
+        );
     }
 
     /// Seeded Monte Carlo under the null: 17 independent metrics, 4000 comparisons. The

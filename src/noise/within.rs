@@ -19,11 +19,36 @@
 //! * **means** and **standard deviations** = ratios of weighted Σw·x, Σw·x², Σw (requests
 //!   in the same window are resampled together, so the correlation of neighbours in a
 //!   saturated server widens the interval instead of being ignored);
-//! * **percentiles** by Woodruff's method: the bootstrap distribution of the empirical CDF
-//!   at the reported value `q = Q(p)` gives `[p − δ_hi, p − δ_lo]`, mapped back through the
-//!   empirical quantile function (exactly, on the per-request values; for more than 4 M
-//!   chunk gaps through a histogram of 1024 sub-buckets per power of two, ≤ 0.1 % relative
-//!   error).
+//! * **percentiles** (median, p90, p99, …) by Woodruff's method (Woodruff 1952, "Confidence
+//!   intervals for medians and other position measures", JASA 47:635–646): the standard
+//!   error `s` of the empirical CDF at the reported value `x = Q(p)` comes from the block
+//!   bootstrap — so that requests of one burst, which sit in the tail together, count as
+//!   the one event they are — but never below the independent-sample `√(p(1−p)/n)`; the
+//!   bounds `p ± z·s` are mapped back through the empirical quantile function (exactly, on
+//!   the per-request values; for more than 4 M chunk gaps through a histogram of 1024
+//!   sub-buckets per power of two, ≤ 0.1 % relative error).
+//!
+//! # Means of heavy tails
+//!
+//! A latency whose upper tail is so heavy that its variance looks infinite — Hill's tail
+//! index over the `⌊√n⌋` largest values below [`MIN_TAIL_INDEX`] (2), as when a host stall
+//! gives a few requests ten times the usual TTFT — gets no interval for its mean and
+//! standard deviation: the bootstrap of a mean is not consistent there (Athreya 1987), and
+//! such a mean swings from run to run with whether a stall happened at all, which no
+//! resampling of one run shows. Its percentiles keep their intervals.
+//!
+//! # Tail percentiles: an interval only where one run can give it
+//!
+//! The effective sample `n_eff = p(1−p)/s²` says how many independent requests the
+//! percentile rests on. A p99 needs `n_eff · (1 − p) ≥` [`MIN_TAIL_OBSERVATIONS`] (5)
+//! effective requests beyond it, and both bounds strictly inside the sample; otherwise it
+//! gets **no within-run interval** (and a comparison says "noise unknown" for it). A p99
+//! of 300 requests rests on three requests, often of one burst: its value swings far more
+//! from run to run than any resampling of that run can show (six A/A runs against one
+//! example server gave p99 E2EL from 128 to 159 ms while each run's old interval was about
+//! ±2 %, and every one of 15 A/A pairs was called different). Such tails need repetitions;
+//! from about 1000 independent requests on, p99 gets its interval again (see the coverage
+//! table of the compare guide).
 //!
 //! The windows are then grouped into blocks of consecutive windows as long as the run's
 //! correlation needs: the automatic block length of Politis & White (2004, corrected 2009)
@@ -77,7 +102,10 @@ use crate::result::intervals::{Interval, PercentileInterval, RunIntervals, Summa
 use crate::result::{BenchmarkResult, Convention, Summary};
 
 mod quantile;
+mod tail;
 use quantile::{hist_bucket, QuantileFn, HIST_LEN};
+use tail::cdf_bounds;
+pub use tail::{MIN_TAIL_INDEX, MIN_TAIL_OBSERVATIONS};
 
 /// How to compute a run's intervals.
 #[derive(Debug, Clone, PartialEq)]
@@ -135,7 +163,7 @@ pub enum IntervalError {
     /// The run is correlated over so long a time that too few independent blocks remain
     /// (e.g. a burst of requests served in a few waves): one run cannot tell its own noise;
     /// repeat it.
-    #[error("the run is correlated over {block_s:.1} s: only {blocks} independent blocks (at least {min_blocks}); one run cannot estimate its noise, repeat it")]
+    #[error("too few independent blocks: the run is correlated over {block_s:.1} s, which leaves {blocks} independent blocks (at least {min_blocks}); one run cannot estimate its noise, repeat it")]
     Correlated {
         /// The block length the correlation needs, s.
         block_s: f64,
@@ -654,9 +682,17 @@ pub fn run_intervals(
                 reported,
             ))
         };
-        si.mean = stat(&mean_of, summary.mean);
-        si.std = stat(&std_of, summary.std);
+        // A mean (and sd) whose variance looks infinite — a few requests, e.g. of one
+        // stall, dominate the sum — has no honest bootstrap interval.
+        if qf.tail_index().is_none_or(|a| a >= MIN_TAIL_INDEX) {
+            si.mean = stat(&mean_of, summary.mean);
+            si.std = stat(&std_of, summary.std);
+        }
         // The CDF bounds of every threshold first, then all their quantiles in one pass.
+        // Woodruff: the standard error of the empirical CDF at the reported value, from the
+        // block bootstrap but never below the independent-sample (binomial) one; the
+        // effective sample it implies must hold enough requests beyond the percentile.
+        let n_values = qf.sample_size();
         let mut wanted: Vec<(usize, f64, f64)> = Vec::new(); // (threshold, lo q, hi q)
         for (j, &(p, _, _)) in c.thresholds.iter().enumerate() {
             let col = b + 3 + j;
@@ -665,9 +701,12 @@ pub fn run_intervals(
                 .chunks_exact(k)
                 .map(|t| t[col] / t[b] - cdf_point)
                 .collect();
-            if let Some(d) = percentile_interval(deltas, alpha) {
-                let q = p / 100.0;
-                wanted.push((j, q - d.hi, q - d.lo));
+            let Some(d) = percentile_interval(deltas, alpha) else {
+                continue;
+            };
+            let q = p / 100.0;
+            if let Some((lo, hi)) = cdf_bounds(q, d.se, n_values, z) {
+                wanted.push((j, lo, hi));
             }
         }
         let qs: Vec<f64> = wanted

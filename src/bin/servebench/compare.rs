@@ -233,11 +233,16 @@ fn sides(args: &Args) -> Result<(Vec<String>, Vec<String>), InputError> {
                 expand(std::slice::from_ref(b))?,
                 expand(std::slice::from_ref(c))?,
             )),
-            ps => Err(InputError(format!(
-                "compare takes BASE CANDIDATE, or several runs per side separated by `--` \
-                 (A1 A2 -- B1 B2); got {} paths without `--`",
-                ps.len()
-            ))),
+            // A usage error (exit 2), as clap reports a missing argument.
+            ps => clap::Error::raw(
+                clap::error::ErrorKind::WrongNumberOfValues,
+                format!(
+                    "compare takes BASE CANDIDATE, or several runs per side separated by `--` \
+                     (A1 A2 -- B1 B2); got {} path(s) without `--`\n",
+                    ps.len()
+                ),
+            )
+            .exit(),
         }
     } else {
         Ok((expand(&args.paths)?, expand(&args.candidates)?))

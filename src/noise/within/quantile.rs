@@ -54,6 +54,62 @@ impl QuantileFn {
         }
     }
 
+    /// The (effective) number of values behind a quantile function: Kish's `(Σw)²/Σw²` for
+    /// weighted values.
+    pub(super) fn sample_size(&self) -> f64 {
+        match self {
+            QuantileFn::Linear(v) => v.len() as f64,
+            QuantileFn::Weighted(v) => {
+                // Cumulative weights: recover each weight for Kish's effective size.
+                let mut prev = 0.0;
+                let (mut s1, mut s2) = (0.0, 0.0);
+                for &(_, cum) in v {
+                    let w = cum - prev;
+                    prev = cum;
+                    s1 += w;
+                    s2 += w * w;
+                }
+                if s2 > 0.0 {
+                    s1 * s1 / s2
+                } else {
+                    0.0
+                }
+            }
+            QuantileFn::Hist(h) => h.iter().sum::<u64>() as f64,
+        }
+    }
+
+    /// Hill's estimate of the upper tail index `a` (Hill 1975, "A simple general approach to
+    /// inference about the tail of a distribution", Ann. Statist. 3:1163–1174) from the `k =
+    /// ⌊√n⌋` largest of the unweighted values: `1 / mean(ln(X₍ᵢ₎ / X₍ₖ₊₁₎))`. `a < 2` says
+    /// the variance looks infinite (a few values dominate the sum). `None` for weighted or
+    /// binned values, fewer than 50 values, or a non-positive `X₍ₖ₊₁₎`.
+    pub(super) fn tail_index(&self) -> Option<f64> {
+        let QuantileFn::Linear(v) = self else {
+            return None;
+        };
+        let n = v.len();
+        if n < 50 {
+            return None;
+        }
+        let k = (n as f64).sqrt().floor() as usize;
+        let mut top: Vec<f64> = v.iter().copied().filter(|x| x.is_finite()).collect();
+        if top.len() <= k {
+            return None;
+        }
+        top.select_nth_unstable_by(k, |a, b| b.total_cmp(a));
+        let floor = top[k];
+        if floor <= 0.0 {
+            return None;
+        }
+        let gamma = top[..k].iter().map(|x| (x / floor).ln()).sum::<f64>() / k as f64;
+        Some(if gamma > 0.0 {
+            1.0 / gamma
+        } else {
+            f64::INFINITY
+        })
+    }
+
     /// Quantiles at every `q` in [0, 1], ms. Unweighted values are selected in ascending
     /// rank order, each selection in the part right of the previous one.
     pub(super) fn at_many(&mut self, qs: &[f64]) -> Vec<Option<f64>> {
@@ -98,6 +154,18 @@ impl QuantileFn {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Pareto values with index 1.5 read as heavy (< 2); exponential ones do not.
+    #[test]
+    fn hill_tells_heavy_tails_from_light_ones() {
+        let n = 2000;
+        let u = |i: usize| (i as f64 + 0.5) / n as f64;
+        let pareto = QuantileFn::Linear((0..n).map(|i| u(i).powf(-1.0 / 1.5)).collect());
+        let a = pareto.tail_index().unwrap();
+        assert!((a - 1.5).abs() < 0.2, "{a}");
+        let expo = QuantileFn::Linear((0..n).map(|i| 10.0 - 2.0 * u(i).ln()).collect());
+        assert!(expo.tail_index().unwrap() > 4.0);
+    }
 
     #[test]
     fn histogram_buckets_are_contiguous_and_tight() {
