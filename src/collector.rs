@@ -550,6 +550,13 @@ impl<C: Clock, A: Accumulator + Clone> RequestHandle<'_, C, A> {
         }
     }
 
+    /// Set how the stream divided into reasoning and answer ([`RequestRecord::reasoning`]).
+    pub fn set_reasoning(&mut self, split: crate::record::StreamSplit) {
+        if let Some(r) = self.record.as_mut() {
+            r.reasoning = Some(split);
+        }
+    }
+
     /// Pre-allocate room for `n` chunks (avoids regrowing the Vec on the hot path).
     pub fn reserve_chunks(&mut self, n: usize) {
         if let Some(r) = self.record.as_mut() {

@@ -23,12 +23,22 @@
 //! |---|---|
 //! | 1 | first version |
 //! | 2 | `intervals`: confidence intervals of the figures ([`crate::noise::RunIntervals`]), optional |
+//!
+//! Optional fields added within version 2 (older readers ignore them; absent when not
+//! measured): `reasoning` ([`ReasoningFigures`]: time to first reasoning and first answer
+//! token, reasoning and answer tokens), `energy` ([`EnergyFigures`]: joules, power, J per
+//! output token, GPU utilization, memory, clocks), `spec_decode` ([`SpecDecodeFigures`]:
+//! acceptance rate, mean accepted length, tokens per chunk) and `adapters`
+//! ([`AdapterFigures`]: results per LoRA adapter).
 
 use serde::{Deserialize, Serialize};
 
 use crate::profile::Profile;
 
 mod float;
+mod production;
+
+pub use production::{AdapterFigures, EnergyFigures, ReasoningFigures, SpecDecodeFigures};
 
 /// Version of the JSON form written by this crate. Bump on incompatible changes.
 pub const SCHEMA_VERSION: u32 = 2;
@@ -217,6 +227,19 @@ pub struct BenchmarkResult {
     /// version 2; see [`crate::noise::within`]).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub intervals: Option<crate::noise::RunIntervals>,
+    /// Reasoning-aware latency, when some stream carried reasoning.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reasoning: Option<ReasoningFigures>,
+    /// Energy and GPU telemetry, when GPU metrics were scraped or sampled.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub energy: Option<EnergyFigures>,
+    /// Speculative decoding: the server's counters and the client's tokens per chunk,
+    /// when the server decoded speculatively or chunks carried several tokens.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub spec_decode: Option<SpecDecodeFigures>,
+    /// Results per LoRA adapter, when requests were sent to adapters.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub adapters: Vec<AdapterFigures>,
 }
 
 impl Default for BenchmarkResult {
@@ -244,6 +267,10 @@ impl Default for BenchmarkResult {
             itl: None,
             exact: None,
             intervals: None,
+            reasoning: None,
+            energy: None,
+            spec_decode: None,
+            adapters: Vec::new(),
         }
     }
 }

@@ -464,6 +464,7 @@ pub fn run<E: Engine + ?Sized>(
             match ev {
                 EngineEvent::Sent { at, .. } => h.set_sent_at(at),
                 EngineEvent::Chunk { at, tokens, .. } => h.chunk_at(at, tokens),
+                EngineEvent::Reasoning { split, .. } => h.set_reasoning(split),
                 EngineEvent::Finished { at, usage, .. } => {
                     if let Some(h) = open.remove(&id) {
                         h.finish_at(at, usage);

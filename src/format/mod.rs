@@ -7,5 +7,6 @@ pub mod intervals;
 pub mod labels;
 pub mod lint;
 pub mod noise;
+pub mod production;
 pub mod pyfmt;
 pub mod text;

@@ -213,7 +213,7 @@ impl<E: Engine> Engine for Progressed<'_, E> {
                         self.progress.failed += 1;
                         ended = true;
                     }
-                    EngineEvent::Sent { .. } => {}
+                    EngineEvent::Sent { .. } | EngineEvent::Reasoning { .. } => {}
                 }
             }
             self.tick(false);
