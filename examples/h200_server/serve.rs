@@ -73,7 +73,14 @@ pub fn connection_cap(max_connections: usize) -> (usize, Option<String>) {
 /// Serve until the process is stopped. With `timeline`, the server records every request
 /// (`GET /timeline` serves them) and, on SIGTERM or SIGINT, writes them to that file
 /// (atomically, JSON Lines; see `servebench::http::timeline`) before exiting.
-pub fn run(config: Config, args: &ServeArgs, timeline: Option<&Path>) -> Result<(), String> {
+/// `tune` sets what the flags add to the library's options (a reasoning phase, LoRA
+/// adapters).
+pub fn run(
+    config: Config,
+    args: &ServeArgs,
+    timeline: Option<&Path>,
+    tune: impl FnOnce(&mut server::ServeOptions),
+) -> Result<(), String> {
     let mut args = args.clone();
     let (cap, warning) = connection_cap(args.max_connections);
     args.max_connections = cap;
@@ -82,6 +89,7 @@ pub fn run(config: Config, args: &ServeArgs, timeline: Option<&Path>) -> Result<
     }
     let mut opts = serve::options(&config, &args);
     opts.record_timeline = timeline.is_some();
+    tune(&mut opts);
     // Served warm, like `serve::spawn`: a server someone is already talking to.
     let handle = server::spawn(
         H200Sim::new(config.clone()).warmed_up(),
