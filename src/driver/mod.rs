@@ -46,6 +46,7 @@
 pub mod arrivals;
 pub mod conversations;
 pub mod datasets;
+pub mod lora;
 pub mod rng;
 pub mod saturation;
 pub mod shard;

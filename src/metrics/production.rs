@@ -137,3 +137,11 @@ pub fn adapter_figures(
         })
         .collect()
 }
+
+/// The measured window of a run on the records' clock, seconds: the first send to the last
+/// end over all records; `None` without records.
+pub fn measured_window_s(records: &[RequestRecord]) -> Option<(f64, f64)> {
+    let start = records.iter().map(|r| r.sent_at).min()?;
+    let end = records.iter().map(super::record_end).max()?;
+    Some((start.as_secs_f64(), end.as_secs_f64()))
+}

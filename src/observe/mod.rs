@@ -5,6 +5,7 @@
 //! (`plot`, `html`).
 
 pub mod explain;
+pub mod gpu;
 #[cfg(feature = "plot")]
 pub mod html;
 #[cfg(feature = "plot")]
