@@ -162,3 +162,119 @@ fn reasoning_and_answer_ttft_on_a_reasoning_stream() {
     assert_eq!(back, out.records[0]);
     assert!(json.contains("\"first_answer_chunk\":40"), "{json}");
 }
+
+/// Energy: the example server exposes the simulator's power model on `/metrics` in the DCGM
+/// exporter's names; scrapes during a run give the run's energy. The truth is the simulator
+/// itself: the requests replayed offline in virtual time at the exact virtual times the
+/// served simulator received them (its own timeline), with no HTTP and no wall clock. The
+/// scraped energy over the scraped span equals the offline simulator's energy over the same
+/// span of virtual time within 1 %.
+#[test]
+fn energy_from_the_example_servers_dcgm_metrics_equals_the_simulators() {
+    use servebench::engine::{Engine, EngineRequest};
+    use servebench::observe::gpu::energy_figures;
+    use servebench::observe::scrape::Scraper;
+    let _serial = serial();
+    // A scrape is stamped when it is sent; the server reads its counter a little later.
+    // At the span's (idle) edges that lag costs idle power x lag x speed: 2 ms of wall
+    // time at speed 2.5 is 0.6 J of a run's ~1500 J.
+    let speed = 2.5;
+    let (n, input, output) = (16usize, 128u64, 128u64);
+    let server = serve_sim("baseline", speed, |_| {});
+    let target = format!("http://{}", server.local_addr());
+    let mut cfg = HttpConfig::new(target.clone());
+    cfg.model = Some("Qwen/Qwen3.5-35B-A3B".into());
+    let mut engine = HttpEngine::new(cfg).unwrap();
+    let work = random(n, input, output, 0.0, 11, true).unwrap();
+    let opts = RunOptions {
+        arrivals: Arrivals::Constant { rate: 8.0 },
+        max_concurrency: Some(n),
+        max_duration: Some(Duration::from_secs(60)),
+        ..RunOptions::default()
+    };
+    let scraper = Scraper::start(&target, Duration::from_millis(50), engine.origin());
+    let out = run(&mut engine, &work, &opts).unwrap();
+    let series = scraper.stop();
+    assert!(series.notes.is_empty(), "{:?}", series.notes);
+    assert!(out.records.iter().all(|r| r.outcome.is_success()));
+    let served = energy_figures(&series, None, None).expect("DCGM metrics on /metrics");
+    assert_eq!(served.source, format!("dcgm:{target}/metrics"));
+    assert_eq!(served.gpus, 1);
+    let truth = timeline_of(&server, &out.records);
+
+    // The served simulator's virtual time of a scrape (seconds from the client's origin).
+    let virtual_s = |t: f64| {
+        let wall = (engine.origin() + Duration::from_secs_f64(t)).duration_since(server.origin());
+        wall.as_secs_f64() * speed
+    };
+    let (v0, v1) = (
+        virtual_s(series.times_s[0]),
+        virtual_s(*series.times_s.last().unwrap()),
+    );
+
+    // Offline: the same requests at the virtual times the server received them.
+    let mut sim = H200Sim::new(Config::named("baseline").unwrap()).warmed_up();
+    let mut arrivals: Vec<&RequestRecord> = truth.iter().collect();
+    arrivals.sort_by_key(|r| r.sent_at);
+    let mut events = Vec::new();
+    for r in arrivals {
+        while sim.now() < r.sent_at {
+            sim.advance(Some(r.sent_at), &mut events).unwrap();
+        }
+        sim.submit(EngineRequest {
+            id: r.id,
+            prompt_tokens: r.prompt_tokens.unwrap(),
+            prompt: None,
+            max_output_tokens: output,
+            ignore_eos: true,
+            arrival: r.sent_at,
+            shared_prefix_tokens: 0,
+        })
+        .unwrap();
+    }
+    let end = Duration::from_secs_f64(v1.max(1.0) + 1.0);
+    while sim.now() < end {
+        sim.advance(Some(end), &mut events).unwrap();
+    }
+    let finished = events
+        .iter()
+        .filter(|e| matches!(e, servebench::engine::EngineEvent::Finished { .. }))
+        .count();
+    assert_eq!(finished, n);
+    let meter = sim.metrics().power.clone().unwrap();
+    let offline_j = meter.energy_j(v1) - meter.energy_j(v0);
+    let got = served.energy_j.unwrap();
+    let rel = (got - offline_j).abs() / offline_j;
+    eprintln!(
+        "served (DCGM scrapes) {got:.1} J, offline simulator {offline_j:.1} J over {:.2} s \
+         of virtual time: error {:.3} %",
+        v1 - v0,
+        rel * 100.0
+    );
+    assert!(rel < 0.01, "{rel}");
+    // The GPU was busy: mean power well above idle, below the cap.
+    let idle_w = meter.model().idle_w;
+    let mean_w = offline_j / (v1 - v0);
+    assert!(mean_w > idle_w * 1.2 && mean_w < 700.0, "{mean_w}");
+
+    // J per output token through the result, as `bench` reports it.
+    let mut result = compute(&out.records, MetricsOptions::new(Convention::Vllm));
+    servebench::observe::gpu::add_server_figures(
+        &mut result,
+        servebench::metrics::production::measured_window_s(&out.records),
+        Some(&series),
+        None,
+        None,
+    );
+    let energy = result.energy.as_ref().unwrap();
+    let per_token = energy.joules_per_output_token.unwrap();
+    assert!(per_token > 0.0 && per_token < got / (n as f64 * output as f64) * 1.01);
+    assert!((energy.output_tokens_per_joule.unwrap() * per_token - 1.0).abs() < 1e-12);
+    let lines = servebench::format::production::lines(&result);
+    assert!(
+        lines
+            .iter()
+            .any(|l| l.starts_with("Energy per output token: ")),
+        "{lines:?}"
+    );
+}

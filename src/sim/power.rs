@@ -183,18 +183,30 @@ impl StepWork {
     }
 }
 
+/// Steps the meter keeps to answer readings of the past (a scrape is taken at the
+/// engine's clock, which may lag the step the simulator has just computed).
+const HISTORY_STEPS: usize = 4096;
+
+/// One recorded step and the totals at its start.
+#[derive(Debug, Clone, Copy, PartialEq)]
+struct Mark {
+    start_s: f64,
+    end_s: f64,
+    power_w: f64,
+    /// Energy from time 0 to `start_s`, J.
+    energy_j: f64,
+    /// Busy seconds from time 0 to `start_s`.
+    busy_s: f64,
+}
+
 /// The simulated GPU's energy over virtual time: steps at their power, idle between them.
-/// Steps are recorded in time order (one GPU runs one step at a time).
+/// Steps are recorded in time order (one GPU runs one step at a time); readings are exact
+/// at any time from the start of the 4096th-last step on (earlier ones count that span as
+/// idle).
 #[derive(Debug, Clone, PartialEq)]
 pub struct EnergyMeter {
     model: PowerModel,
-    /// Energy up to `committed_s`, J.
-    committed_j: f64,
-    /// Busy seconds up to `committed_s`.
-    committed_busy_s: f64,
-    committed_s: f64,
-    /// The last step: (start, end, power W).
-    current: Option<(f64, f64, f64)>,
+    marks: std::collections::VecDeque<Mark>,
     /// Frame-buffer memory in use (the weights and the KV pool the engine holds), MiB.
     fb_used_mib: f64,
 }
@@ -204,10 +216,7 @@ impl EnergyMeter {
     pub fn new(model: PowerModel, fb_used_mib: f64) -> EnergyMeter {
         EnergyMeter {
             model,
-            committed_j: 0.0,
-            committed_busy_s: 0.0,
-            committed_s: 0.0,
-            current: None,
+            marks: std::collections::VecDeque::new(),
             fb_used_mib,
         }
     }
@@ -223,39 +232,51 @@ impl EnergyMeter {
         self.record(start_s, seconds, p);
     }
 
-    /// A step ran from `start_s` for `seconds` at `power_w`.
+    /// A step ran from `start_s` for `seconds` at `power_w` (a step starting before the
+    /// previous one ended starts when it ends).
     pub fn record(&mut self, start_s: f64, seconds: f64, power_w: f64) {
-        if let Some((s, e, p)) = self.current.take() {
-            self.committed_j += (s - self.committed_s).max(0.0) * self.model.idle_w + (e - s) * p;
-            self.committed_busy_s += e - s;
-            self.committed_s = e;
+        let idle = self.model.idle_w;
+        let (start, energy_j, busy_s) = match self.marks.back() {
+            None => (start_s.max(0.0), start_s.max(0.0) * idle, 0.0),
+            Some(m) => {
+                let start = start_s.max(m.end_s);
+                let busy = m.end_s - m.start_s;
+                (
+                    start,
+                    m.energy_j + busy * m.power_w + (start - m.end_s) * idle,
+                    m.busy_s + busy,
+                )
+            }
+        };
+        if self.marks.len() == HISTORY_STEPS {
+            self.marks.pop_front();
         }
-        let start = start_s.max(self.committed_s);
-        self.current = Some((start, start + seconds.max(0.0), power_w));
+        self.marks.push_back(Mark {
+            start_s: start,
+            end_s: start + seconds.max(0.0),
+            power_w,
+            energy_j,
+            busy_s,
+        });
     }
 
     /// (energy J, busy seconds) from time 0 to `t_s`.
     fn totals(&self, t_s: f64) -> (f64, f64) {
         let idle = self.model.idle_w;
-        let before = |t: f64| {
-            // Idle since the last commit (a reading before it is taken back at idle power).
-            (
-                self.committed_j + (t - self.committed_s) * idle,
-                self.committed_busy_s,
-            )
-        };
-        match self.current {
-            None => before(t_s),
-            Some((s, e, p)) => {
-                if t_s <= s {
-                    before(t_s)
-                } else {
-                    let (j, busy) = before(s);
-                    let in_step = t_s.min(e) - s;
-                    (j + in_step * p + (t_s - e).max(0.0) * idle, busy + in_step)
-                }
-            }
+        let i = self.marks.partition_point(|m| m.start_s <= t_s);
+        if i == 0 {
+            // Before the first step kept: idle back from it.
+            return match self.marks.front() {
+                None => (t_s.max(0.0) * idle, 0.0),
+                Some(m) => ((m.energy_j - (m.start_s - t_s) * idle).max(0.0), m.busy_s),
+            };
         }
+        let m = self.marks[i - 1];
+        let in_step = t_s.min(m.end_s) - m.start_s;
+        (
+            m.energy_j + in_step * m.power_w + (t_s - m.end_s).max(0.0) * idle,
+            m.busy_s + in_step,
+        )
     }
 
     /// Energy from time 0 to `t_s`, J.
@@ -281,8 +302,9 @@ impl EnergyMeter {
 
     /// Power at `t_s`, W: the running step's, else idle.
     pub fn power_w(&self, t_s: f64) -> f64 {
-        match self.current {
-            Some((s, e, p)) if s <= t_s && t_s < e => p,
+        let i = self.marks.partition_point(|m| m.start_s <= t_s);
+        match i.checked_sub(1).and_then(|i| self.marks.get(i)) {
+            Some(m) if t_s < m.end_s => m.power_w,
             _ => self.model.idle_w,
         }
     }
