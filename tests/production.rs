@@ -40,7 +40,10 @@ fn args(speed: f64) -> ServeArgs {
 }
 
 fn serve_sim(config: &str, speed: f64, tune: impl FnOnce(&mut ServeOptions)) -> ServerHandle {
-    let config = Config::named(config).unwrap();
+    serve_config(Config::named(config).unwrap(), speed, tune)
+}
+
+fn serve_config(config: Config, speed: f64, tune: impl FnOnce(&mut ServeOptions)) -> ServerHandle {
     let a = args(speed);
     let mut opts = ServeOptions {
         record_timeline: true,
@@ -277,4 +280,193 @@ fn energy_from_the_example_servers_dcgm_metrics_equals_the_simulators() {
             .any(|l| l.starts_with("Energy per output token: ")),
         "{lines:?}"
     );
+}
+
+const BIN: &str = env!("CARGO_BIN_EXE_servebench");
+
+fn temp_dir(tag: &str) -> std::path::PathBuf {
+    let dir = std::env::temp_dir().join(format!("servebench-prod-{tag}-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+/// `servebench bench … --output DIR/run.json` against `target`: (stdout, the run file).
+fn bench(
+    target: &str,
+    dir: &std::path::Path,
+    extra: &[&str],
+) -> (String, servebench::runfile::RunFile) {
+    let out = dir.join("run.json");
+    let o = std::process::Command::new(BIN)
+        .args(["bench", "--target", target, "--quiet", "--style", "vllm"])
+        .args(extra)
+        .arg("--output")
+        .arg(&out)
+        .env_remove("OPENAI_API_KEY")
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&o.stdout).into_owned();
+    assert!(
+        o.status.success(),
+        "{stdout}\n{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    (stdout, servebench::runfile::RunFile::read(&out).unwrap())
+}
+
+/// Speculative decoding: the simulator's MTP (2 draft tokens, each accepted with
+/// probability 0.65 given the one before) exposes vLLM's counters; `bench` reports the
+/// acceptance rate, the mean accepted length and the per-position rates from them, and the
+/// client's tokens per streamed chunk, counted independently, agrees with the server's mean
+/// accepted length.
+#[test]
+fn speculative_decoding_acceptance_from_the_servers_counters() {
+    let _serial = serial();
+    let flags: Vec<String> = [
+        "--max-model-len=32768",
+        r#"--speculative-config={"method":"mtp","num_speculative_tokens":2}"#,
+    ]
+    .iter()
+    .map(|s| s.to_string())
+    .collect();
+    let config =
+        servebench::sim::engine_args::from_engine_args("qwen3.5-35b-a3b", "h200", &flags).unwrap();
+    let server = serve_config(config, 20.0, |_| {});
+    let target = format!("http://{}", server.local_addr());
+    let dir = temp_dir("spec");
+    let (stdout, run) = bench(
+        &target,
+        &dir,
+        &[
+            "--input-tokens",
+            "128",
+            "--output-tokens",
+            "256",
+            "--max-requests",
+            "16",
+            "--rate",
+            "50",
+            "--max-concurrency",
+            "16",
+            "--scrape-interval",
+            "0.05",
+        ],
+    );
+    let s = run.result.spec_decode.clone().expect("spec-decode figures");
+    let p: f64 = 0.65;
+    // Per draft of 2: position 0 accepted with p, position 1 with p^2 (drafts cut short by
+    // a request's last tokens propose fewer).
+    let (rate, len) = (s.acceptance_rate.unwrap(), s.mean_accepted_length.unwrap());
+    let drafts = s.drafts.unwrap();
+    eprintln!("{s:?}");
+    let se = (p * (1.0 - p) / drafts).sqrt();
+    assert!(drafts > 1000.0, "{drafts}");
+    assert!((s.acceptance_per_position[0] - p).abs() < 4.0 * se, "{s:?}");
+    assert!(
+        (s.acceptance_per_position[1] - p * p).abs() < 4.0 * se + 0.01,
+        "{s:?}"
+    );
+    assert!((rate - (p + p * p) / 2.0).abs() < 4.0 * se + 0.01, "{s:?}");
+    assert!((len - (1.0 + p + p * p)).abs() < 8.0 * se + 0.02, "{s:?}");
+    // The identity behind the two figures: accepted = (length - 1) x drafts.
+    assert!(((len - 1.0) * drafts - s.accepted_tokens.unwrap()).abs() < 1e-6);
+    let tpc = s.tokens_per_chunk.unwrap();
+    assert!(
+        (tpc / len - 1.0).abs() < 0.03,
+        "client {tpc} tokens/chunk, server {len}"
+    );
+    assert!(
+        stdout.contains("Speculative decoding: acceptance rate"),
+        "{stdout}"
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// LoRA traffic: requests split over three adapters by a seeded split; the example server
+/// accepts the adapter names (and lists them); results per adapter add up to the run's.
+#[test]
+fn lora_traffic_is_split_by_seed_and_reported_per_adapter() {
+    let _serial = serial();
+    let adapters = ["sql-lora", "chat-lora", "code-lora"];
+    let server = serve_sim("baseline", 20.0, |o| {
+        o.lora_modules = adapters.iter().map(|a| a.to_string()).collect();
+    });
+    let target = format!("http://{}", server.local_addr());
+    let dir = temp_dir("lora");
+    let (stdout, run) = bench(
+        &target,
+        &dir,
+        &[
+            "--input-tokens",
+            "64",
+            "--output-tokens",
+            "16",
+            "--max-requests",
+            "60",
+            "--rate",
+            "200",
+            "--max-concurrency",
+            "32",
+            "--lora-modules",
+            "sql-lora,chat-lora,code-lora",
+            "--lora-split",
+            "0.5,0.3,0.2",
+            "--seed",
+            "3",
+        ],
+    );
+    let split = servebench::driver::lora::LoraSplit::new(
+        adapters.iter().map(|a| a.to_string()).collect(),
+        Some(vec![0.5, 0.3, 0.2]),
+        3,
+    )
+    .unwrap();
+    let r = &run.result;
+    assert_eq!(r.successful_requests, Some(60), "{stdout}");
+    assert_eq!(r.adapters.len(), 3);
+    for a in &r.adapters {
+        let want = run
+            .records
+            .iter()
+            .filter(|x| split.pick(x.id) == a.adapter)
+            .count() as u64;
+        assert_eq!(a.requests, want, "{}", a.adapter);
+        assert_eq!(a.successful_requests, want);
+        assert_eq!(a.output_tokens, want * 16);
+        assert!(a.ttft.as_ref().unwrap().mean.unwrap() > 0.0);
+    }
+    assert_eq!(r.adapters.iter().map(|a| a.requests).sum::<u64>(), 60);
+    assert!(run
+        .records
+        .iter()
+        .all(|x| x.adapter.as_deref() == Some(split.pick(x.id))));
+    assert!(stdout.contains("LoRA adapter sql-lora: "), "{stdout}");
+    // An adapter the server was not started with is a 404, as with vLLM: nothing succeeds.
+    let o = std::process::Command::new(BIN)
+        .args([
+            "bench",
+            "--target",
+            &target,
+            "--quiet",
+            "--input-tokens",
+            "8",
+        ])
+        .args([
+            "--output-tokens",
+            "2",
+            "--max-requests",
+            "2",
+            "--lora-modules",
+            "nope",
+        ])
+        .output()
+        .unwrap();
+    let text = format!(
+        "{}{}",
+        String::from_utf8_lossy(&o.stdout),
+        String::from_utf8_lossy(&o.stderr)
+    );
+    assert!(!o.status.success(), "{text}");
+    assert!(text.contains("404") && text.contains("nope"), "{text}");
+    let _ = std::fs::remove_dir_all(&dir);
 }

@@ -136,6 +136,8 @@ impl H200Sim {
             layout.block_tokens
         };
         let mut metrics = SimMetrics::new(config.model());
+        // vLLM exports a per-position counter for every draft position from the start.
+        metrics.spec_accepted_per_pos = vec![0; usize::try_from(params.spec_tokens).unwrap_or(0)];
         // The GPU holds the weights and the KV pool (what `--gpu-memory-utilization` takes).
         let held_mib =
             config.gpu_memory_utilization() * config.gpu.memory_bytes / (1024.0 * 1024.0);
