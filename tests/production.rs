@@ -470,3 +470,186 @@ fn lora_traffic_is_split_by_seed_and_reported_per_adapter() {
     assert!(text.contains("404") && text.contains("nope"), "{text}");
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// A study with `production = true` on the simulator: the document has a "Production
+/// Figures" table with, per configuration, energy per output token and tokens per joule
+/// beside throughput (from the simulator's power model), and the MTP step's acceptance.
+#[test]
+fn the_study_document_reports_energy_and_acceptance_per_configuration() {
+    const STUDY: &str = r#"format = "servebench-study"
+version = 1
+title = "Production figures"
+model = "Qwen/Qwen3.5-35B-A3B"
+hardware = "NVIDIA H200"
+production = true
+
+[profiles.small]
+dataset_name = "Random"
+dataset_input_tokens = 256
+dataset_output_tokens = 128
+request_rate = 16
+total_requests = 32
+
+[[engines]]
+name = "vLLM"
+kind = "simulator"
+flags = ["--max-model-len=32768"]
+
+[ladder]
+profiles = ["small"]
+
+[[ladder.steps]]
+name = "MTP"
+add = ['--speculative-config={"method":"mtp","num_speculative_tokens":2}']
+
+[final]
+profiles = ["small"]
+"#;
+    let s = servebench::study::StudyFile::parse(STUDY, "p.toml".as_ref()).unwrap();
+    assert!(s.production);
+    let doc = servebench::study::run_in_memory(&s).unwrap();
+    let md = &doc.markdown;
+    let section = md
+        .split("## Production Figures")
+        .nth(1)
+        .expect("the section")
+        .split("\n## ")
+        .next()
+        .unwrap();
+    let rows: Vec<Vec<&str>> = section
+        .lines()
+        .filter(|l| {
+            l.starts_with("| ") && !l.starts_with("| Configuration") && !l.starts_with("| ---")
+        })
+        .map(|l| l.trim_matches('|').split('|').map(str::trim).collect())
+        .collect();
+    assert_eq!(rows.len(), 2, "{section}");
+    let (base, mtp) = (&rows[0], &rows[1]);
+    assert_eq!((base[0], mtp[0]), ("vLLM", "MTP"));
+    for r in &rows {
+        let j: f64 = r[2].parse().unwrap();
+        let tpj: f64 = r[3].parse().unwrap();
+        let w: f64 = r[4].parse().unwrap();
+        assert!(j > 0.0 && (j * tpj - 1.0).abs() < 0.01, "{r:?}");
+        assert!((119.0..=700.0).contains(&w), "{r:?}");
+    }
+    assert_eq!(base[5], "-", "no speculative decoding in the baseline");
+    assert!(mtp[5].ends_with('%'), "{mtp:?}");
+    let len: f64 = mtp[6].parse().unwrap();
+    assert!((1.5..3.0).contains(&len), "{mtp:?}");
+    // Without `production` the section is absent (the seed's documents are unchanged).
+    let mut plain = s.clone();
+    plain.production = false;
+    let doc = servebench::study::run_in_memory(&plain).unwrap();
+    assert!(!doc.markdown.contains("Production Figures"));
+}
+
+/// Each new run-file field (the records' reasoning split and adapter; the result's
+/// reasoning, energy, speculative-decoding and per-adapter figures; the run's GPU
+/// telemetry) survives both run-file forms, and an old file without them reads back with
+/// them absent.
+#[test]
+fn new_schema_fields_round_trip_through_the_run_file() {
+    use servebench::observe::prom::Sample;
+    use servebench::observe::ServerSeries;
+    use servebench::profile::Profile;
+    use servebench::record::{Chunk, StreamSplit};
+    use servebench::result::{AdapterFigures, EnergyFigures, ReasoningFigures, SpecDecodeFigures};
+    use servebench::runfile::{Form, RunFile};
+    let ms = Duration::from_millis;
+    let mut r = RequestRecord::new(0, ms(1));
+    r.chunks = vec![
+        Chunk {
+            at: ms(20),
+            tokens: 1,
+        },
+        Chunk {
+            at: ms(30),
+            tokens: 2,
+        },
+    ];
+    r.ended_at = Some(ms(30));
+    r.reasoning = Some(StreamSplit {
+        first_reasoning_chunk: Some(0),
+        first_answer_chunk: Some(1),
+        reasoning_tokens: 1,
+        answer_tokens: 2,
+    });
+    r.adapter = Some("sql-lora".into());
+    let mut result = compute(
+        std::slice::from_ref(&r),
+        MetricsOptions::new(Convention::Vllm),
+    );
+    // Computed from the record: reasoning, tokens per chunk, the adapter.
+    assert_eq!(result.reasoning.as_ref().unwrap().reasoning_tokens, 1);
+    assert_eq!(
+        result.spec_decode.as_ref().unwrap().tokens_per_chunk,
+        Some(1.5)
+    );
+    assert_eq!(result.adapters[0].adapter, "sql-lora");
+    result.energy = Some(EnergyFigures {
+        source: "nvidia-smi".into(),
+        gpus: 2,
+        span_s: Some(1.0),
+        energy_j: Some(900.0),
+        mean_power_w: Some(900.0),
+        peak_power_w: Some(f64::INFINITY),
+        joules_per_output_token: Some(300.0),
+        output_tokens_per_joule: Some(1.0 / 300.0),
+        gpu_util_mean_pct: Some(35.0),
+        fb_used_peak_mib: Some(1024.0),
+        sm_clock_mean_mhz: Some(1980.0),
+    });
+    result.spec_decode = Some(SpecDecodeFigures {
+        drafts: Some(10.0),
+        draft_tokens: Some(20.0),
+        accepted_tokens: Some(13.0),
+        acceptance_rate: Some(0.65),
+        mean_accepted_length: Some(2.3),
+        acceptance_per_position: vec![0.8, 0.5],
+        tokens_per_chunk: Some(1.5),
+    });
+    let mut run = RunFile::new(
+        result,
+        vec![r],
+        Profile::preset("latency").unwrap(),
+        chrono::DateTime::parse_from_rfc3339("2026-12-04T18:00:00Z").unwrap(),
+    );
+    let mut gpu = ServerSeries::new("nvidia-smi", 1.0);
+    gpu.push(0.0, vec![Sample::new("DCGM_FI_DEV_POWER_USAGE", 119.3)]);
+    run.gpu_metrics = Some(gpu);
+    for form in [Form::Json, Form::Jsonl] {
+        let mut bytes = Vec::new();
+        run.write_to(&mut bytes, form).unwrap();
+        let back = RunFile::from_slice(&bytes).unwrap();
+        assert_eq!(back, run, "{form:?}");
+        let text = String::from_utf8(bytes).unwrap();
+        for key in [
+            "\"reasoning\"",
+            "\"first_answer_chunk\":1",
+            "\"adapter\":\"sql-lora\"",
+            "\"energy\"",
+            "\"joules_per_output_token\":300",
+            "\"peak_power_w\":\"inf\"",
+            "\"spec_decode\"",
+            "\"acceptance_per_position\"",
+            "\"adapters\"",
+            "\"gpu_metrics\"",
+        ] {
+            assert!(text.contains(key), "{form:?}: {key}");
+        }
+    }
+    // A result without the new fields (an older file) reads with them absent.
+    let old = serde_json::json!({"schema_version": 2, "successful_requests": 1});
+    let res: servebench::BenchmarkResult = serde_json::from_value(old).unwrap();
+    assert!(res.reasoning.is_none() && res.energy.is_none() && res.spec_decode.is_none());
+    assert!(res.adapters.is_empty());
+    let _ = (ReasoningFigures::default(), AdapterFigures::default());
+    // A bad value names its JSON path.
+    let bad = serde_json::json!({"schema_version": 2, "energy": {"source": "x", "gpus": "two"}});
+    let err = serde_json::from_value::<servebench::BenchmarkResult>(bad).unwrap_err();
+    assert!(
+        err.to_string().contains("gpus") || err.to_string().contains("invalid type"),
+        "{err}"
+    );
+}

@@ -36,6 +36,9 @@ pub fn write_text(out: &mut impl fmt::Write, c: &Comparison) -> fmt::Result {
     if let Some(note) = c.convention_note() {
         writeln!(out, "{note}")?;
     }
+    if let Some(note) = c.ttft_note() {
+        writeln!(out, "{note}")?;
+    }
     Ok(())
 }
 
@@ -48,6 +51,9 @@ pub fn write_markdown(out: &mut impl fmt::Write, c: &Comparison) -> fmt::Result 
         writeln!(out, "| {} |", cells(m).join(" | "))?;
     }
     if let Some(note) = c.convention_note() {
+        writeln!(out, "\n{note}")?;
+    }
+    if let Some(note) = c.ttft_note() {
         writeln!(out, "\n{note}")?;
     }
     Ok(())
@@ -120,6 +126,30 @@ impl Comparison {
             )),
             _ => None,
         }
+    }
+
+    /// What TTFT counts, when a side's streams carried reasoning (`None` otherwise).
+    ///
+    /// ```
+    /// use servebench::compare::compare;
+    /// use servebench::result::{BenchmarkResult, ReasoningFigures};
+    /// let a = BenchmarkResult::default();
+    /// let mut b = BenchmarkResult::default();
+    /// assert_eq!(compare(&a, &b).ttft_note(), None);
+    /// b.reasoning = Some(ReasoningFigures::default());
+    /// assert!(compare(&a, &b).ttft_note().unwrap().contains("the candidate streamed reasoning"));
+    /// ```
+    pub fn ttft_note(&self) -> Option<String> {
+        let who = match self.reasoning {
+            (true, true) => "both runs",
+            (true, false) => "the baseline",
+            (false, true) => "the candidate",
+            (false, false) => return None,
+        };
+        Some(format!(
+            "Note: {who} streamed reasoning: {}.",
+            super::production::TTFT_COUNTS_EITHER
+        ))
     }
 
     /// A plain-text table: metric, baseline, candidate, absolute change, percent change,

@@ -241,7 +241,10 @@ pub(crate) fn compute_vllm_reference(
     records: &[RequestRecord],
     opts: &MetricsOptions,
 ) -> BenchmarkResult {
-    vllm_result(vllm_figures_reference(records, opts), &opts.percentiles)
+    // `compute` adds the production figures to either computation alike.
+    let mut r = vllm_result(vllm_figures_reference(records, opts), &opts.percentiles);
+    super::with_production_figures(&mut r, records, opts);
+    r
 }
 
 pub(crate) fn vllm_figures_reference(

@@ -122,7 +122,7 @@ impl PowerModel {
     /// assert_eq!(m.step_power_w(&StepWork { flops: 2e15, hbm_bytes: 0.0 }, 1.0), 700.0);
     /// ```
     pub fn step_power_w(&self, work: &StepWork, seconds: f64) -> f64 {
-        if !(seconds > 0.0) {
+        if seconds.is_nan() || seconds <= 0.0 {
             return self.idle_w;
         }
         let dynamic =

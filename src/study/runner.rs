@@ -349,10 +349,19 @@ impl Runner {
             let seed = self.seed(*rep);
             let observed =
                 simulate_run_observed(&profile, config.clone(), params.clone(), seed, i > 0);
-            let (out, series) = match observed {
+            let (mut out, series) = match observed {
                 Ok(o) => o,
                 Err(e) => return self.fail(&key, format!("{pname}: {e}"), None, false),
             };
+            // Energy (the simulator's power model, in DCGM's names) and speculative
+            // decoding from the sampled metrics, as `bench` adds them from a scrape.
+            crate::observe::gpu::add_server_figures(
+                &mut out.result,
+                crate::metrics::production::measured_window_s(&out.records),
+                Some(&series),
+                None,
+                crate::metrics::production::tokens_per_chunk(&out.records),
+            );
             log(&format!("  {pname} r{rep}: done"));
             let mut run = RunFile::new(
                 out.result,
