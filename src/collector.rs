@@ -63,6 +63,8 @@ use serde::{Deserialize, Serialize};
 use crate::record::{Accumulator, Chunk, ErrorKind, Outcome, RequestRecord, Usage};
 use crate::stats::nanos_u64;
 
+mod split;
+
 /// A source of timestamps: offsets from the run's start.
 pub trait Clock: Send + Sync {
     /// The current time, as an offset from the clock's origin.
@@ -547,13 +549,6 @@ impl<C: Clock, A: Accumulator + Clone> RequestHandle<'_, C, A> {
     pub fn set_turn(&mut self, turn: crate::record::TurnRef) {
         if let Some(r) = self.record.as_mut() {
             r.turn = Some(turn);
-        }
-    }
-
-    /// Set how the stream divided into reasoning and answer ([`RequestRecord::reasoning`]).
-    pub fn set_reasoning(&mut self, split: crate::record::StreamSplit) {
-        if let Some(r) = self.record.as_mut() {
-            r.reasoning = Some(split);
         }
     }
 

@@ -290,7 +290,8 @@ fn temp_dir(tag: &str) -> std::path::PathBuf {
     dir
 }
 
-/// `servebench bench … --output DIR/run.json` against `target`: (stdout, the run file).
+/// `servebench bench … --output DIR/run.json` against `target`: (stdout and stderr, the run
+/// file).
 fn bench(
     target: &str,
     dir: &std::path::Path,

@@ -33,7 +33,7 @@
 //! let e = energy_figures(&s, Some((0.5, 2.0)), Some(300)).unwrap();
 //! assert_eq!(e.energy_j, Some(600.0)); // 200 J of the first second's 400, then 400
 //! assert_eq!(e.joules_per_output_token, Some(2.0));
-//! assert_eq!(e.mean_power_w, Some(400.0));
+//! assert_eq!(e.mean_power_w, Some(250.0)); // the power samples' time-weighted mean
 //! ```
 
 use std::collections::BTreeSet;
@@ -103,8 +103,9 @@ fn at(points: &[(f64, f64)], t: f64) -> Option<f64> {
 }
 
 /// Energy and GPU telemetry from the DCGM series in `s`, over `window` (seconds of the run's
-/// clock; default: the whole scraped span); J per output token over `output_tokens`. `None`
-/// when `s` holds neither DCGM power nor energy.
+/// clock; default: the whole scraped span); J per output token over `output_tokens`; mean
+/// power, utilization and clock are the samples' time-weighted means over the scraped span.
+/// `None` when `s` holds neither DCGM power nor energy.
 pub fn energy_figures(
     s: &ServerSeries,
     window: Option<(f64, f64)>,
@@ -154,7 +155,11 @@ pub fn energy_figures(
         gpus,
         span_s: Some(span),
         energy_j,
-        mean_power_w: energy_j.filter(|_| span > 0.0).map(|j| j / span),
+        // The power samples' own mean (a sped-up simulator's joules are virtual, its span
+        // wall-clock: energy ÷ span would be off by the speed), else energy ÷ span.
+        mean_power_w: s
+            .time_mean(&[POWER])
+            .or_else(|| energy_j.filter(|_| span > 0.0).map(|j| j / span)),
         peak_power_w: s.peak(&[POWER]),
         joules_per_output_token: per_token,
         output_tokens_per_joule: per_token.map(|j| 1.0 / j),

@@ -47,7 +47,7 @@ pub struct EnergyFigures {
     /// Energy used over the span, J (the energy counter's increase, else power integrated).
     #[serde(default, skip_serializing_if = "Option::is_none", with = "float")]
     pub energy_j: Option<f64>,
-    /// Mean power over the span, W.
+    /// Mean power, W: the power samples' time-weighted mean (else energy ÷ span).
     #[serde(default, skip_serializing_if = "Option::is_none", with = "float")]
     pub mean_power_w: Option<f64>,
     /// Highest power sample, W.

@@ -74,6 +74,11 @@ pub struct StudyFile {
     /// measured).
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub production: bool,
+    /// GPU telemetry sampled during every run of a started engine (as `bench
+    /// --gpu-metrics`): a DCGM exporter's URL or `nvidia-smi`. Simulator runs use the
+    /// simulator's power model.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub gpu_metrics: Option<String>,
 }
 
 fn one() -> u32 {

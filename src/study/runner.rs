@@ -491,7 +491,12 @@ impl Runner {
         let models_json: Option<serde_json::Value> = serde_json::from_str(&models).ok();
         let target = format!("http://{}:{port}", spec.host);
         self.publish_server(&target, &models_json)?;
-        let http = |profile: Profile| bench_args(spec, &target, bearer, profile);
+        let gpu_metrics = self.study.gpu_metrics.clone();
+        let http = |profile: Profile| {
+            let mut args = bench_args(spec, &target, bearer, profile);
+            args.gpu_metrics = gpu_metrics.clone();
+            args
+        };
         // A watcher stops the server's group as soon as the runner is cancelled, so that a
         // run in flight ends at once.
         let pid = server.pid;

@@ -677,6 +677,11 @@ fn run(args: &Args) -> Result<(String, u8), Failure> {
     if let Some(note) = peak_note(&run.file.result) {
         eprintln!("servebench: note: {note}");
     }
+    // The production figures (reasoning, energy, speculative decoding, adapters) beside
+    // the block, which stays byte for byte what vLLM or GPUStack would print.
+    for line in servebench::format::production::lines(&run.file.result) {
+        eprintln!("servebench: {line}");
+    }
     if let Some(path) = &out_path {
         bench::save(path, &run).map_err(|e| InputError(e.to_string()))?;
         eprintln!(

@@ -33,10 +33,6 @@ pub fn render(
             }
             out.push_str(&text::render(result, style));
             out.push('\n');
-            for line in servebench::format::production::lines(result) {
-                out.push_str(&line);
-                out.push('\n');
-            }
             Ok(out)
         }
         OutputFormat::Json => serde_json::to_string_pretty(result)
