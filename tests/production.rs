@@ -306,13 +306,14 @@ fn bench(
         .env_remove("OPENAI_API_KEY")
         .output()
         .unwrap();
-    let stdout = String::from_utf8_lossy(&o.stdout).into_owned();
-    assert!(
-        o.status.success(),
-        "{stdout}\n{}",
+    // The block on stdout, the production figures on stderr.
+    let text = format!(
+        "{}{}",
+        String::from_utf8_lossy(&o.stdout),
         String::from_utf8_lossy(&o.stderr)
     );
-    (stdout, servebench::runfile::RunFile::read(&out).unwrap())
+    assert!(o.status.success(), "{text}");
+    (text, servebench::runfile::RunFile::read(&out).unwrap())
 }
 
 /// Speculative decoding: the simulator's MTP (2 draft tokens, each accepted with
