@@ -288,7 +288,7 @@ impl EnergyMeter {
     /// meter.record(1.0, 0.5, 600.0);
     /// meter.record(2.0, 0.5, 500.0);
     /// // idle 1 s, 600 W for 0.5 s, idle 0.5 s, 500 W for 0.5 s, idle 0.5 s
-    /// let want = 3.0 * m.idle_w + 0.5 * 600.0 + 0.5 * 500.0;
+    /// let want = 2.0 * m.idle_w + 0.5 * 600.0 + 0.5 * 500.0;
     /// assert!((meter.energy_j(3.0) - want).abs() < 1e-9);
     /// ```
     pub fn energy_j(&self, t_s: f64) -> f64 {
