@@ -237,11 +237,11 @@ fn main() {
         let before = rss_kib();
         let mut peak_open = 0;
         let mut peak_rss = before;
-        let mut report = |_: &servebench::http::bench::Progress| {
+        let mut report = |_: &servebench::app::bench::Progress| {
             peak_open = peak_open.max(server.stats().open_streams);
             peak_rss = peak_rss.max(rss_kib());
         };
-        let mut engine = servebench::http::bench::Progressed::new(client, &mut report);
+        let mut engine = servebench::app::bench::Progressed::new(client, &mut report);
         let records = run_all(&mut engine, idle as usize, 40, idle as usize);
         let ok = records.iter().filter(|r| r.outcome.is_success()).count();
         println!(

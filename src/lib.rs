@@ -74,6 +74,7 @@
 
 #[cfg(feature = "http")]
 pub mod accuracy;
+pub mod app;
 pub mod collector;
 pub mod compare;
 pub mod driver;
@@ -93,6 +94,7 @@ pub mod record;
 pub mod result;
 pub mod rng;
 pub mod runfile;
+pub mod secret;
 #[cfg(feature = "sim")]
 pub mod sim;
 pub mod stats;

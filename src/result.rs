@@ -36,6 +36,7 @@ use serde::{Deserialize, Serialize};
 use crate::profile::Profile;
 
 mod float;
+pub mod intervals;
 mod production;
 
 pub use production::{AdapterFigures, EnergyFigures, ReasoningFigures, SpecDecodeFigures};
@@ -155,6 +156,12 @@ pub struct RunMeta {
     /// Where the result came from (a file name, `h200-sim`, a URL).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub source: Option<String>,
+    /// The concurrency the client was configured with, where
+    /// [`BenchmarkResult::max_concurrency`] holds something else: guidellm's concurrent
+    /// `streams` (or a rate profile's `max_concurrency`), while GPUStack's mapping puts
+    /// guidellm's *measured* maximum of concurrent requests in `max_concurrency`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub configured_concurrency: Option<u64>,
 }
 
 /// One benchmark run's figures: every row of both report styles. See the module docs for
@@ -226,7 +233,7 @@ pub struct BenchmarkResult {
     /// Confidence intervals of the figures, when computed from the records (schema
     /// version 2; see [`crate::noise::within`]).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub intervals: Option<crate::noise::RunIntervals>,
+    pub intervals: Option<intervals::RunIntervals>,
     /// Reasoning-aware latency, when some stream carried reasoning.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub reasoning: Option<ReasoningFigures>,

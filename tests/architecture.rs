@@ -1,163 +1,175 @@
-//! The README's "Architecture" rules, checked on the source: which library module may refer
-//! to which (`crate::module` paths in code, doc comments and tests aside). A rule broken by a
-//! change fails here with the file and line that broke it.
+//! The crate's parts and the rules between them, checked on the source. One table names the
+//! parts (by path) and one names the *nevers*: dependencies that must not exist, directly or
+//! through any chain of other modules. The scanner resolves every module path of the library
+//! (`crate::…`, `self::…`, `super::…`, a child module's name, and the items a module
+//! re-exports with `pub use`) to the file that defines it, closes the file graph
+//! transitively, and reports a broken never with the chain of files that breaks it.
+//! Tests (`#[cfg(test)]` items and modules) may use anything and are not scanned.
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet, VecDeque};
 use std::path::{Path, PathBuf};
 
-/// (module, modules it must not refer to, why).
-const RULES: &[(&str, &[&str], &str)] = &[
+/// The parts: (name, paths under the crate root, what it owns). A file belongs to the part
+/// with the longest matching path (`src/study/document.rs` is `StudyDoc`, the rest of
+/// `src/study/` is `Study`).
+const PARTS: &[(&str, &[&str], &str)] = &[
+    ("Cli", &["src/bin/"], "the servebench binary: parse, call a verb, print, exit"),
     (
-        "result",
+        "App",
+        &["src/app/"],
+        "the verbs (bench, sweep, report, lint-files, simulate, study runs) composed from the parts",
+    ),
+    (
+        "Study",
+        &["src/study/"],
+        "tuning studies: file, plan, journal, shards, verdicts (values, not text)",
+    ),
+    ("StudyDoc", &["src/study/document.rs"], "STUDY.md and study.json (a renderer)"),
+    ("Sim", &["src/sim/"], "discrete-event vLLM/H200 model, an Engine"),
+    ("SimServe", &["src/sim/serve.rs"], "the simulator behind the HTTP server"),
+    ("Http", &["src/http/"], "OpenAI client Engine, SSE, server over any Engine"),
+    (
+        "Observe",
+        &["src/observe/", "src/accuracy/"],
+        "server metrics, slices, plots, client accuracy",
+    ),
+    (
+        "Files",
+        &["src/load/", "src/merge/", "src/runfile.rs", "src/runfile/", "src/fsutil.rs"],
+        "run file, the one loader, shard merge, atomic writes",
+    ),
+    ("Import", &["src/import/"], "guidellm / vLLM / SGLang / aiperf readers"),
+    ("Format", &["src/format/"], "every text: render + parse, markdown"),
+    (
+        "Judge",
+        &["src/compare/", "src/lint/", "src/noise/"],
+        "deltas, intervals, noise verdicts, lints",
+    ),
+    ("Metrics", &["src/metrics/"], "each convention's formulas, once"),
+    ("Stats", &["src/stats/"], "numpy-exact, weighted, streaming statistics"),
+    (
+        "Driver",
+        &["src/driver/", "src/engine.rs", "src/engine/"],
+        "Engine trait, workloads, arrivals, load loop",
+    ),
+    (
+        "Data",
         &[
-            "format",
-            "metrics",
-            "compare",
-            "lint",
-            "import",
-            "http",
-            "sim",
-            "driver",
-            "collector",
-            "runfile",
+            "src/result.rs",
+            "src/result/",
+            "src/record.rs",
+            "src/record/",
+            "src/collector.rs",
+            "src/collector/",
+            "src/profile.rs",
+            "src/rng.rs",
         ],
-        "the schema holds numbers and metadata only: it knows no renderer, metric or producer",
+        "result schema, records, collector, profiles, rng",
     ),
     (
-        "record",
-        &[
-            "format",
-            "metrics",
-            "compare",
-            "lint",
-            "import",
-            "http",
-            "sim",
-            "driver",
-            "collector",
-            "engine",
-            "result",
-        ],
-        "raw timings depend on nothing",
-    ),
-    (
-        "rng",
-        &[
-            "format",
-            "metrics",
-            "compare",
-            "lint",
-            "import",
-            "http",
-            "sim",
-            "driver",
-            "collector",
-            "engine",
-            "result",
-            "record",
-            "stats",
-            "noise",
-            "profile",
-        ],
-        "random numbers depend on nothing",
-    ),
-    (
-        "collector",
-        &[
-            "metrics", "format", "compare", "lint", "import", "http", "sim", "driver", "engine",
-        ],
-        "collection knows no metric definition and no producer",
-    ),
-    (
-        "engine",
-        &[
-            "metrics", "format", "compare", "lint", "import", "http", "sim", "driver",
-        ],
-        "the engine trait sits below the driver and the metrics",
-    ),
-    (
-        "metrics",
-        &[
-            "format", "compare", "lint", "import", "http", "sim", "driver",
-        ],
-        "metrics are computed from records, whoever made them, and rendered elsewhere",
-    ),
-    (
-        "stats",
-        &[
-            "format", "compare", "lint", "import", "http", "sim", "driver", "metrics",
-        ],
-        "statistics know no metric or renderer",
-    ),
-    (
-        "format",
-        &["http", "sim", "driver", "collector", "engine"],
-        "renderers and parsers know no producer",
-    ),
-    (
-        "compare",
-        &[
-            "http",
-            "sim",
-            "driver",
-            "collector",
-            "engine",
-            "import",
-            "format",
-        ],
-        "comparisons work on results, wherever they came from, and are rendered by `format`",
-    ),
-    (
-        "lint",
-        &["http", "sim", "driver", "collector", "engine", "format"],
-        "lints work on results and records, wherever they came from, and are rendered by `format`",
-    ),
-    (
-        "noise",
-        &[
-            "format",
-            "http",
-            "sim",
-            "driver",
-            "collector",
-            "engine",
-            "import",
-            "lint",
-        ],
-        "noise statistics work on results and records, wherever they came from, and are \
-         rendered by `format`",
-    ),
-    (
-        "accuracy",
-        &[
-            "sim",
-            "driver",
-            "collector",
-            "engine",
-            "format",
-            "compare",
-            "lint",
-        ],
-        "accuracy joins client files to the server's timeline, whoever produced them",
-    ),
-    (
-        "profile",
-        &[
-            "metrics",
-            "compare",
-            "lint",
-            "import",
-            "http",
-            "sim",
-            "driver",
-            "collector",
-        ],
-        "a profile describes load only",
+        "Root",
+        &["src/lib.rs", "src/guide.rs"],
+        "the crate root: module declarations, the re-exported API and the guide",
     ),
 ];
 
-/// `file`'s path from the crate root, with `/` separators (as the messages and lists name
-/// files).
+/// The nevers: (from, to, because). `from → to` must not exist, directly or indirectly.
+const NEVERS: &[(&str, &str, &str)] = &[
+    (
+        "Data",
+        "Metrics",
+        "schema, records and profiles hold no formula",
+    ),
+    ("Data", "Format", "the schema knows no rendering"),
+    ("Data", "Driver", "profiles and records are plain data"),
+    (
+        "Data",
+        "Judge",
+        "the schema holds no noise or compare types",
+    ),
+    ("Stats", "Metrics", "statistics know no metric"),
+    (
+        "Stats",
+        "Data",
+        "statistics know no schema; metrics map into it",
+    ),
+    ("Metrics", "Format", "numbers before text"),
+    ("Metrics", "Judge", "formulas know no verdict"),
+    (
+        "Driver",
+        "Metrics",
+        "the load loop returns records; callers compute once",
+    ),
+    ("Driver", "Sim", "the driver drives any Engine"),
+    ("Driver", "Http", "the driver drives any Engine"),
+    ("Judge", "Format", "verdicts before their text"),
+    ("Judge", "Files", "judges take values, not files"),
+    ("Format", "Import", "renderers do not read foreign files"),
+    ("Format", "Files", "renderers do not read files"),
+    ("Format", "Driver", "renderers know no producer"),
+    ("Import", "Files", "the loader sits above the importers"),
+    ("Import", "Format", "importers read; they do not print"),
+    (
+        "Files",
+        "Judge",
+        "a saved run is data; lints run on it, not inside it",
+    ),
+    (
+        "Http",
+        "Files",
+        "transport knows no run files or shard merging",
+    ),
+    ("Http", "Metrics", "transport knows no metric"),
+    ("Http", "Format", "transport knows no text"),
+    ("Http", "Sim", "the server serves any Engine"),
+    (
+        "Sim",
+        "Http",
+        "only sim::serve puts the simulator behind HTTP",
+    ),
+    (
+        "Sim",
+        "Format",
+        "the simulator models; the CLI and format print",
+    ),
+    (
+        "Sim",
+        "Judge",
+        "the simulator models; comparisons are made above it",
+    ),
+    ("Study", "Format", "study decides; StudyDoc renders"),
+    (
+        "Observe",
+        "Format",
+        "observe measures and draws; text lives in format",
+    ),
+    (
+        "Observe",
+        "Sim",
+        "observation works whoever produced the run",
+    ),
+];
+
+/// Every part but the CLI, the application layer and the root: the verbs sit on top of the
+/// library, and only the binary (and the root's re-exports) reach them.
+fn nevers() -> Vec<(String, String, String)> {
+    let mut all: Vec<(String, String, String)> = NEVERS
+        .iter()
+        .map(|(a, b, w)| (a.to_string(), b.to_string(), w.to_string()))
+        .collect();
+    for (part, _, _) in PARTS {
+        if !["Cli", "App", "Root"].contains(part) {
+            all.push((
+                part.to_string(),
+                "App".to_string(),
+                "the verbs compose the parts; no part calls a verb".to_string(),
+            ));
+        }
+    }
+    all
+}
+
+/// `file`'s path from the crate root, with `/` separators.
 fn rel(file: &Path) -> String {
     file.strip_prefix(env!("CARGO_MANIFEST_DIR"))
         .unwrap()
@@ -177,11 +189,673 @@ fn rust_files(dir: &Path, out: &mut Vec<PathBuf>) {
     }
 }
 
-/// The top-level module a file under `src/` belongs to (`src/format/text/parse.rs` → `format`).
-fn module_of(src: &Path, file: &Path) -> Option<String> {
-    let rel = file.strip_prefix(src).ok()?;
-    let first = rel.components().next()?.as_os_str().to_str()?;
-    Some(first.trim_end_matches(".rs").to_string())
+/// The part a file (path from the crate root) belongs to: the longest matching path.
+fn part_of(rel: &str) -> Option<&'static str> {
+    PARTS
+        .iter()
+        .flat_map(|(name, paths, _)| paths.iter().map(move |p| (*name, *p)))
+        .filter(|(_, p)| {
+            if p.ends_with('/') {
+                rel.starts_with(p)
+            } else {
+                rel == *p
+            }
+        })
+        .max_by_key(|(_, p)| p.len())
+        .map(|(name, _)| name)
+}
+
+/// `source` with comments, string and character literals blanked (newlines kept, so line
+/// numbers stay).
+fn strip_literals(source: &str) -> String {
+    let c: Vec<char> = source.chars().collect();
+    let mut out = String::with_capacity(source.len());
+    let blank = |ch: char, out: &mut String| out.push(if ch == '\n' { '\n' } else { ' ' });
+    let mut i = 0;
+    while i < c.len() {
+        let ident_before = i > 0 && (c[i - 1].is_alphanumeric() || c[i - 1] == '_');
+        if c[i] == '/' && c.get(i + 1) == Some(&'/') {
+            while i < c.len() && c[i] != '\n' {
+                out.push(' ');
+                i += 1;
+            }
+        } else if c[i] == '/' && c.get(i + 1) == Some(&'*') {
+            let mut depth = 0;
+            loop {
+                if i >= c.len() {
+                    break;
+                }
+                if c[i] == '/' && c.get(i + 1) == Some(&'*') {
+                    depth += 1;
+                    out.push_str("  ");
+                    i += 2;
+                } else if c[i] == '*' && c.get(i + 1) == Some(&'/') {
+                    depth -= 1;
+                    out.push_str("  ");
+                    i += 2;
+                    if depth == 0 {
+                        break;
+                    }
+                } else {
+                    blank(c[i], &mut out);
+                    i += 1;
+                }
+            }
+        } else if c[i] == 'r' && !ident_before && matches!(c.get(i + 1), Some('"') | Some('#')) && {
+            let mut j = i + 1;
+            while c.get(j) == Some(&'#') {
+                j += 1;
+            }
+            c.get(j) == Some(&'"')
+        } {
+            let mut hashes = 0;
+            i += 1;
+            out.push(' ');
+            while c[i] == '#' {
+                hashes += 1;
+                out.push(' ');
+                i += 1;
+            }
+            out.push(' ');
+            i += 1;
+            while i < c.len() {
+                if c[i] == '"' && (1..=hashes).all(|k| c.get(i + k) == Some(&'#')) {
+                    for _ in 0..=hashes {
+                        out.push(' ');
+                    }
+                    i += hashes + 1;
+                    break;
+                }
+                blank(c[i], &mut out);
+                i += 1;
+            }
+        } else if c[i] == '"' {
+            out.push(' ');
+            i += 1;
+            while i < c.len() && c[i] != '"' {
+                if c[i] == '\\' {
+                    blank(c[i], &mut out);
+                    i += 1;
+                }
+                if i < c.len() {
+                    blank(c[i], &mut out);
+                    i += 1;
+                }
+            }
+            out.push(' ');
+            i += 1;
+        } else if c[i] == '\'' && c.get(i + 1) == Some(&'\\') {
+            out.push_str("  ");
+            i += 2;
+            while i < c.len() && c[i] != '\'' {
+                out.push(' ');
+                i += 1;
+            }
+            out.push(' ');
+            i += 1;
+        } else if c[i] == '\'' && c.get(i + 2) == Some(&'\'') {
+            out.push_str("   ");
+            i += 3;
+        } else {
+            out.push(c[i]);
+            i += 1;
+        }
+    }
+    out
+}
+
+/// A token of the cleaned source and its line.
+#[derive(Debug, Clone, PartialEq)]
+struct Token {
+    text: String,
+    line: usize,
+}
+
+fn tokens(clean: &str) -> Vec<Token> {
+    let c: Vec<char> = clean.chars().collect();
+    let mut out = Vec::new();
+    let mut line = 1;
+    let mut i = 0;
+    while i < c.len() {
+        let ch = c[i];
+        if ch == '\n' {
+            line += 1;
+            i += 1;
+        } else if ch.is_whitespace() {
+            i += 1;
+        } else if ch.is_alphabetic() || ch == '_' {
+            let start = i;
+            while i < c.len() && (c[i].is_alphanumeric() || c[i] == '_') {
+                i += 1;
+            }
+            out.push(Token {
+                text: c[start..i].iter().collect(),
+                line,
+            });
+        } else if ch == ':' && c.get(i + 1) == Some(&':') {
+            out.push(Token {
+                text: "::".into(),
+                line,
+            });
+            i += 2;
+        } else {
+            out.push(Token {
+                text: ch.to_string(),
+                line,
+            });
+            i += 1;
+        }
+    }
+    out
+}
+
+/// `tokens` without `#[cfg(test)]` items; also the names of child modules declared under
+/// `#[cfg(test)]` (`mod tests;`), whose files are tests too.
+fn without_tests(toks: Vec<Token>) -> (Vec<Token>, BTreeSet<String>) {
+    let is_test_attr = |t: &[Token]| {
+        let s: Vec<&str> = t.iter().map(|t| t.text.as_str()).collect();
+        s.starts_with(&["#", "[", "cfg", "(", "test", ")", "]"])
+    };
+    let mut out = Vec::new();
+    let mut test_children = BTreeSet::new();
+    let mut i = 0;
+    while i < toks.len() {
+        if !is_test_attr(&toks[i..]) {
+            out.push(toks[i].clone());
+            i += 1;
+            continue;
+        }
+        i += 7;
+        // Further attributes, then the item up to its `;` or its closing brace.
+        while toks.get(i).is_some_and(|t| t.text == "#") {
+            let mut depth = 0;
+            while let Some(t) = toks.get(i) {
+                i += 1;
+                match t.text.as_str() {
+                    "[" => depth += 1,
+                    "]" => {
+                        depth -= 1;
+                        if depth == 0 {
+                            break;
+                        }
+                    }
+                    _ => {}
+                }
+            }
+        }
+        let item_start = i;
+        let mut depth = 0;
+        while let Some(t) = toks.get(i) {
+            i += 1;
+            match t.text.as_str() {
+                "(" | "[" => depth += 1,
+                ")" | "]" => depth -= 1,
+                ";" if depth == 0 => {
+                    let words: Vec<&str> = toks[item_start..i]
+                        .iter()
+                        .map(|t| t.text.as_str())
+                        .collect();
+                    if let Some(at) = words.iter().position(|w| *w == "mod") {
+                        if let Some(name) = words.get(at + 1) {
+                            test_children.insert(name.to_string());
+                        }
+                    }
+                    break;
+                }
+                "{" if depth == 0 => {
+                    let mut braces = 1;
+                    while let Some(t) = toks.get(i) {
+                        i += 1;
+                        match t.text.as_str() {
+                            "{" => braces += 1,
+                            "}" => {
+                                braces -= 1;
+                                if braces == 0 {
+                                    break;
+                                }
+                            }
+                            _ => {}
+                        }
+                    }
+                    break;
+                }
+                _ => {}
+            }
+        }
+    }
+    (out, test_children)
+}
+
+fn is_ident(s: &str) -> bool {
+    s.chars()
+        .next()
+        .is_some_and(|c| c.is_alphabetic() || c == '_')
+}
+
+/// A path found in the source: its segments, the name it binds (last segment or `as`
+/// alias), whether it sits in a `use` item and whether that item is `pub`, and its line.
+#[derive(Debug, Clone)]
+struct FoundPath {
+    segments: Vec<String>,
+    binds: String,
+    in_use: bool,
+    public: bool,
+    line: usize,
+}
+
+/// Parses `ident (:: (ident | {group} | *))*` at `toks[*i]` with `prefix` before it.
+fn parse_path(
+    toks: &[Token],
+    i: &mut usize,
+    prefix: Vec<String>,
+    out: &mut Vec<(Vec<String>, String)>,
+) {
+    let mut segs = prefix;
+    loop {
+        let Some(t) = toks.get(*i) else { break };
+        if t.text == "{" {
+            *i += 1;
+            loop {
+                match toks.get(*i).map(|t| t.text.as_str()) {
+                    Some("}") => {
+                        *i += 1;
+                        break;
+                    }
+                    Some(",") => *i += 1,
+                    Some("self") => {
+                        *i += 1;
+                        let name = alias(toks, i)
+                            .unwrap_or_else(|| segs.last().cloned().unwrap_or_default());
+                        out.push((segs.clone(), name));
+                    }
+                    Some(s) if is_ident(s) => parse_path(toks, i, segs.clone(), out),
+                    Some(_) => *i += 1,
+                    None => break,
+                }
+            }
+            return;
+        }
+        if t.text == "*" {
+            *i += 1;
+            segs.push("*".into());
+            out.push((segs, "*".into()));
+            return;
+        }
+        if !is_ident(&t.text) {
+            break;
+        }
+        segs.push(t.text.clone());
+        *i += 1;
+        if toks.get(*i).is_some_and(|t| t.text == "::") {
+            *i += 1;
+            continue;
+        }
+        break;
+    }
+    let name = alias(toks, i).unwrap_or_else(|| segs.last().cloned().unwrap_or_default());
+    if !segs.is_empty() {
+        out.push((segs, name));
+    }
+}
+
+fn alias(toks: &[Token], i: &mut usize) -> Option<String> {
+    if toks.get(*i).is_some_and(|t| t.text == "as") {
+        let name = toks.get(*i + 1).map(|t| t.text.clone());
+        *i += 2;
+        return name;
+    }
+    None
+}
+
+/// Every multi-segment path and every `use` of the token stream.
+fn paths(toks: &[Token]) -> Vec<FoundPath> {
+    let mut found = Vec::new();
+    let mut i = 0;
+    while i < toks.len() {
+        let t = &toks[i];
+        let after_colons = i > 0 && toks[i - 1].text == "::";
+        if t.text == "use" {
+            let public = i > 0 && (toks[i - 1].text == "pub" || toks[i - 1].text == ")");
+            let line = t.line;
+            i += 1;
+            if toks.get(i).is_some_and(|t| t.text == "::") {
+                i += 1;
+            }
+            let mut out = Vec::new();
+            parse_path(toks, &mut i, Vec::new(), &mut out);
+            for (segments, binds) in out {
+                found.push(FoundPath {
+                    segments,
+                    binds,
+                    in_use: true,
+                    public,
+                    line,
+                });
+            }
+        } else if is_ident(&t.text)
+            && !after_colons
+            && toks.get(i + 1).is_some_and(|n| n.text == "::")
+        {
+            let line = t.line;
+            let mut out = Vec::new();
+            parse_path(toks, &mut i, Vec::new(), &mut out);
+            for (segments, binds) in out {
+                found.push(FoundPath {
+                    segments,
+                    binds,
+                    in_use: false,
+                    public: false,
+                    line,
+                });
+            }
+        } else {
+            i += 1;
+        }
+    }
+    found
+}
+
+/// One library file, scanned.
+struct Scanned {
+    rel: String,
+    module: Vec<String>,
+    paths: Vec<FoundPath>,
+    test_children: BTreeSet<String>,
+}
+
+/// The library's module tree: module path → file index.
+struct Crate {
+    files: Vec<Scanned>,
+    modules: BTreeMap<Vec<String>, usize>,
+}
+
+fn module_path(rel_to_src: &str) -> Vec<String> {
+    let trimmed = rel_to_src.trim_end_matches(".rs");
+    let mut segs: Vec<String> = trimmed.split('/').map(String::from).collect();
+    if segs.last().is_some_and(|s| s == "mod" || s == "lib") {
+        segs.pop();
+    }
+    segs
+}
+
+fn scan_crate() -> Crate {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let src = root.join("src");
+    let mut files = Vec::new();
+    rust_files(&src, &mut files);
+    files.sort();
+    let mut scanned = Vec::new();
+    for file in files.iter().filter(|f| !f.starts_with(src.join("bin"))) {
+        let source = std::fs::read_to_string(file).unwrap();
+        let (toks, test_children) = without_tests(tokens(&strip_literals(&source)));
+        let rel_src = file
+            .strip_prefix(&src)
+            .unwrap()
+            .to_string_lossy()
+            .replace('\\', "/");
+        scanned.push(Scanned {
+            rel: rel(file),
+            module: module_path(&rel_src),
+            paths: paths(&toks),
+            test_children,
+        });
+    }
+    // Files of test-only modules (`#[cfg(test)] mod tests;`) are tests.
+    let test_modules: BTreeSet<Vec<String>> = scanned
+        .iter()
+        .flat_map(|s| {
+            s.test_children
+                .iter()
+                .map(|c| [s.module.clone(), vec![c.clone()]].concat())
+        })
+        .collect();
+    scanned.retain(|s| !test_modules.iter().any(|t| s.module.starts_with(t)));
+    let modules = scanned
+        .iter()
+        .enumerate()
+        .map(|(i, s)| (s.module.clone(), i))
+        .collect();
+    Crate {
+        files: scanned,
+        modules,
+    }
+}
+
+impl Crate {
+    /// The absolute module path `segments` means in `file` (`None`: another crate, a type's
+    /// associated item, a local name).
+    fn absolute(&self, file: usize, segments: &[String]) -> Option<Vec<String>> {
+        let here = &self.files[file].module;
+        let first = segments.first()?;
+        let mut base = here.clone();
+        let mut rest = segments;
+        match first.as_str() {
+            "crate" => {
+                base.clear();
+                rest = &segments[1..];
+            }
+            "self" => rest = &segments[1..],
+            "super" => {
+                while rest.first().is_some_and(|s| s == "super") {
+                    base.pop()?;
+                    rest = &rest[1..];
+                }
+            }
+            _ => {
+                let child = [here.clone(), vec![first.clone()]].concat();
+                if !self.modules.contains_key(&child) {
+                    // A name brought in by a `use` of this file.
+                    let bound = self.files[file]
+                        .paths
+                        .iter()
+                        .find(|p| p.in_use && p.binds == *first && p.segments.len() > 1)?;
+                    if bound.segments == segments {
+                        return None;
+                    }
+                    let target = self.absolute(file, &bound.segments)?;
+                    return Some([target, segments[1..].to_vec()].concat());
+                }
+            }
+        }
+        Some([base, rest.to_vec()].concat())
+    }
+
+    /// The file that defines what `absolute` names, following `pub use` re-exports.
+    fn resolve(&self, absolute: &[String], depth: usize) -> Option<usize> {
+        let (len, &file) = (0..=absolute.len())
+            .rev()
+            .find_map(|n| self.modules.get(&absolute[..n]).map(|f| (n, f)))?;
+        let rest = &absolute[len..];
+        if depth < 8 {
+            if let Some(name) = rest.first() {
+                if let Some(export) = self.files[file]
+                    .paths
+                    .iter()
+                    .find(|p| p.in_use && p.public && p.binds == *name)
+                {
+                    if let Some(target) = self.absolute(file, &export.segments) {
+                        let target = [target, rest[1..].to_vec()].concat();
+                        if let Some(to) = self.resolve(&target, depth + 1) {
+                            return Some(to);
+                        }
+                    }
+                }
+            }
+        }
+        Some(file)
+    }
+
+    /// Each file's direct dependencies on other files, with the line that makes each.
+    fn edges(&self) -> Vec<BTreeMap<usize, usize>> {
+        (0..self.files.len())
+            .map(|f| {
+                let mut to = BTreeMap::new();
+                for p in &self.files[f].paths {
+                    if p.segments.last().is_some_and(|s| s == "*") && !p.in_use {
+                        continue;
+                    }
+                    let segs: Vec<String> =
+                        p.segments.iter().filter(|s| *s != "*").cloned().collect();
+                    let Some(abs) = self.absolute(f, &segs) else {
+                        continue;
+                    };
+                    if let Some(g) = self.resolve(&abs, 0) {
+                        if g != f {
+                            to.entry(g).or_insert(p.line);
+                        }
+                    }
+                }
+                to
+            })
+            .collect()
+    }
+}
+
+/// Every never of the two tables, checked over every chain of module references.
+#[test]
+fn no_part_reaches_what_it_must_never_use_directly_or_indirectly() {
+    let krate = scan_crate();
+    let edges = krate.edges();
+    let parts: Vec<Option<&str>> = krate.files.iter().map(|f| part_of(&f.rel)).collect();
+    let unassigned: Vec<&str> = krate
+        .files
+        .iter()
+        .zip(&parts)
+        .filter(|(_, p)| p.is_none())
+        .map(|(f, _)| f.rel.as_str())
+        .collect();
+    assert!(
+        unassigned.is_empty(),
+        "files in no part of PARTS: {unassigned:?}"
+    );
+    let edge_count: usize = edges.iter().map(BTreeMap::len).sum();
+    assert!(
+        krate.files.len() >= 150 && edge_count >= 500,
+        "{} files, {edge_count} references: the scan lost its way",
+        krate.files.len()
+    );
+    let nevers = nevers();
+    for (from, to, _) in &nevers {
+        for name in [from, to] {
+            assert!(
+                PARTS.iter().any(|(p, _, _)| p == name),
+                "never {from} → {to}: no part `{name}`"
+            );
+        }
+    }
+    // Per broken never: how many files break it, and the shortest chain that does.
+    let mut broken: BTreeMap<(String, String), (usize, Vec<String>, String)> = BTreeMap::new();
+    for start in 0..krate.files.len() {
+        let from = parts[start].unwrap();
+        let forbidden: Vec<&(String, String, String)> =
+            nevers.iter().filter(|(f, _, _)| f == from).collect();
+        if forbidden.is_empty() {
+            continue;
+        }
+        // Breadth first: the shortest chain to each file.
+        let mut came_from: BTreeMap<usize, (usize, usize)> = BTreeMap::new();
+        let mut queue = VecDeque::from([start]);
+        let mut seen = BTreeSet::from([start]);
+        while let Some(f) = queue.pop_front() {
+            for (&g, &line) in &edges[f] {
+                if seen.insert(g) {
+                    came_from.insert(g, (f, line));
+                    queue.push_back(g);
+                }
+            }
+        }
+        for &reached in &seen {
+            let to = parts[reached].unwrap();
+            let Some((_, _, why)) = forbidden.iter().find(|(_, t, _)| t == to) else {
+                continue;
+            };
+            let mut chain = vec![krate.files[reached].rel.clone()];
+            let mut at = reached;
+            while let Some(&(prev, line)) = came_from.get(&at) {
+                chain.push(format!("{}:{line}", krate.files[prev].rel));
+                at = prev;
+            }
+            chain.reverse();
+            let entry = broken.entry((from.to_string(), to.to_string())).or_insert((
+                0,
+                Vec::new(),
+                why.clone(),
+            ));
+            entry.0 += 1;
+            if entry.1.is_empty() || chain.len() < entry.1.len() {
+                entry.1 = chain;
+            }
+        }
+    }
+    let broken: Vec<String> = broken
+        .iter()
+        .map(|((from, to), (n, chain, why))| {
+            format!(
+                "{from} → {to} ({why}), {n} paths, e.g. {}",
+                chain.join(" → ")
+            )
+        })
+        .collect();
+    assert!(
+        broken.is_empty(),
+        "{} broken:\n{}",
+        broken.len(),
+        broken.join("\n")
+    );
+}
+
+/// The resolver on a made-up module tree: grouped and aliased uses, `super`, child modules,
+/// a name brought in by `use`, re-exports followed to their source; comments, strings and
+/// tests ignored.
+#[test]
+fn the_scanner_resolves_uses_reexports_and_skips_comments_strings_and_tests() {
+    let sources = [
+        ("src/lib.rs", "pub mod a; pub mod b; pub mod c; pub use c::deep::Thing;"),
+        (
+            "src/a.rs",
+            "use crate::{b::{self as bee, x}, Thing};\nfn f() { bee::y(); let s = \"crate::c\"; } // crate::c\n#[cfg(test)]\nmod tests { use crate::c; }",
+        ),
+        ("src/b/mod.rs", "mod inner; pub use inner::Item; pub fn y() { super::c::z(); }"),
+        ("src/b/inner.rs", "pub struct Item;"),
+        ("src/c/mod.rs", "pub mod deep; fn g() { crate::b::Item; }"),
+        ("src/c/deep.rs", "pub struct Thing; #[cfg(test)] mod tests;"),
+        ("src/c/deep/tests.rs", "use crate::a;"),
+    ];
+    let mut files: Vec<Scanned> = sources
+        .iter()
+        .map(|(path, text)| {
+            let (toks, test_children) = without_tests(tokens(&strip_literals(text)));
+            Scanned {
+                rel: path.to_string(),
+                module: module_path(path.trim_start_matches("src/")),
+                paths: paths(&toks),
+                test_children,
+            }
+        })
+        .collect();
+    assert_eq!(
+        files[5].test_children,
+        BTreeSet::from(["tests".to_string()])
+    );
+    files.pop();
+    let modules = files
+        .iter()
+        .enumerate()
+        .map(|(i, s)| (s.module.clone(), i))
+        .collect();
+    let krate = Crate { files, modules };
+    let named = |f: usize| -> BTreeSet<&str> {
+        krate.edges()[f]
+            .keys()
+            .map(|&g| krate.files[g].rel.as_str())
+            .collect()
+    };
+    assert_eq!(named(1), BTreeSet::from(["src/b/mod.rs", "src/c/deep.rs"]));
+    assert_eq!(named(2), BTreeSet::from(["src/b/inner.rs", "src/c/mod.rs"]));
+    assert_eq!(named(4), BTreeSet::from(["src/b/inner.rs"]));
+    assert_eq!(part_of("src/study/document.rs"), Some("StudyDoc"));
+    assert_eq!(part_of("src/study/plan.rs"), Some("Study"));
+    assert_eq!(part_of("src/sim/serve.rs"), Some("SimServe"));
 }
 
 /// The text of `source` without comments and without `#[cfg(test)]` modules (tests may use
@@ -214,90 +888,6 @@ fn code_lines(source: &str) -> Vec<(usize, String)> {
         }
     }
     out
-}
-
-/// The top-level modules a line refers to through `crate::`, including `use crate::{a, b::c}`.
-fn referenced(code: &str) -> BTreeSet<String> {
-    let mut found = BTreeSet::new();
-    let mut rest = code;
-    while let Some(at) = rest.find("crate::") {
-        let after = &rest[at + "crate::".len()..];
-        if let Some(group) = after.strip_prefix('{') {
-            let inner = group.split('}').next().unwrap_or("");
-            for part in inner.split(',') {
-                let name: String = part
-                    .trim()
-                    .chars()
-                    .take_while(|c| c.is_alphanumeric() || *c == '_')
-                    .collect();
-                if !name.is_empty() {
-                    found.insert(name);
-                }
-            }
-        } else {
-            let name: String = after
-                .chars()
-                .take_while(|c| c.is_alphanumeric() || *c == '_')
-                .collect();
-            if !name.is_empty() {
-                found.insert(name);
-            }
-        }
-        rest = after;
-    }
-    found
-}
-
-#[test]
-fn library_modules_refer_only_to_what_the_architecture_allows() {
-    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
-    let mut files = Vec::new();
-    rust_files(&src, &mut files);
-    files.sort();
-    let mut broken = Vec::new();
-    let mut checked = 0;
-    for file in &files {
-        if file.starts_with(src.join("bin")) {
-            continue;
-        }
-        let Some(module) = module_of(&src, file) else {
-            continue;
-        };
-        let Some((_, forbidden, why)) = RULES.iter().find(|(m, _, _)| *m == module) else {
-            continue;
-        };
-        checked += 1;
-        let source = std::fs::read_to_string(file).unwrap();
-        for (line, code) in code_lines(&source) {
-            for used in referenced(&code) {
-                if forbidden.contains(&used.as_str()) {
-                    broken.push(format!(
-                        "{}:{line}: `{module}` refers to `crate::{used}` ({why})",
-                        rel(file)
-                    ));
-                }
-            }
-        }
-    }
-    assert!(
-        checked >= 10,
-        "only {checked} files checked: the scan lost its way"
-    );
-    assert!(broken.is_empty(), "{}", broken.join("\n"));
-}
-
-#[test]
-fn the_scanner_sees_grouped_uses_and_skips_comments_and_tests() {
-    let code = "use crate::{metrics, format::text::Layout};\nlet x = crate::record::Chunk; // crate::http\n#[cfg(test)]\nmod tests {\n    use crate::sim;\n}\nuse crate::stats;";
-    let seen: BTreeSet<String> = code_lines(code)
-        .iter()
-        .flat_map(|(_, c)| referenced(c))
-        .collect();
-    let want: BTreeSet<String> = ["metrics", "format", "record", "stats"]
-        .iter()
-        .map(|s| s.to_string())
-        .collect();
-    assert_eq!(seen, want);
 }
 
 /// What rendering looks like in code: writing into a sink, appending to a string, a

@@ -155,9 +155,10 @@ fn compare_text_and_json_inputs() {
         "{out}"
     );
     assert!(out.contains("ShareGPT Profile\t"));
-    assert!(out.lines().any(
-        |l| l.starts_with("Total Token throughput (tok/s)") && l.ends_with("+9.75%     better")
-    ));
+    assert!(out
+        .lines()
+        .any(|l| l.starts_with("Total Token throughput (tok/s)")
+            && l.ends_with("+9.75%     noise unknown")));
     // The same from JSON, markdown output.
     let json = stdout(&run(&["parse", cand.to_str().unwrap(), "--compact"]));
     let cand_json = scratch("cand.json", &json);

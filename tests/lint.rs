@@ -3,6 +3,7 @@
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 
+use servebench::app::lint_files;
 use servebench::format::lint::{render_json, render_text};
 use servebench::import::{guidellm, vllm};
 use servebench::lint::{self, Code, LintOptions, Severity};
@@ -205,7 +206,7 @@ fn seed_blocks_are_flagged_for_the_right_reasons() {
 fn lint_file_on_the_seed_uses_format_parser_and_document_context() {
     // Through format::text::parse and format::doc::contexts (profile → expected requests):
     // the same findings as the hand-read blocks above.
-    let runs = lint::lint_path(&fixture("seed.txt"), &LintOptions::default()).unwrap();
+    let runs = lint_files::lint_path(&fixture("seed.txt"), &LintOptions::default()).unwrap();
     assert_eq!(runs.len(), 15);
     for (run, (what, want)) in runs.iter().zip(expected_seed_codes()) {
         assert_eq!(
@@ -216,7 +217,7 @@ fn lint_file_on_the_seed_uses_format_parser_and_document_context() {
             run.findings
         );
     }
-    assert_eq!(lint::exit_code(&runs), lint::EXIT_FINDINGS);
+    assert_eq!(lint_files::exit_code(&runs), lint_files::EXIT_FINDINGS);
     let text = render_text(&runs);
     assert_eq!(
         text.lines().count(),
@@ -247,18 +248,19 @@ fn lint_file_on_the_seed_uses_format_parser_and_document_context() {
 
 #[test]
 fn lint_file_on_result_files_and_bad_input() {
-    let runs = lint::lint_path(
+    let runs = lint_files::lint_path(
         &fixture("vllm/vllm_bench_serve_2026-07_ascend_qwen3vl_result.json"),
         &LintOptions::default(),
     )
     .unwrap();
-    assert_eq!(lint::exit_code(&runs), lint::EXIT_CLEAN);
+    assert_eq!(lint_files::exit_code(&runs), lint_files::EXIT_CLEAN);
     assert!(render_text(&runs).is_empty());
-    let runs = lint::lint_path(&fixture("guidellm/errors.json"), &LintOptions::default()).unwrap();
+    let runs =
+        lint_files::lint_path(&fixture("guidellm/errors.json"), &LintOptions::default()).unwrap();
     assert_eq!(runs[0].run, "constant@10.00");
-    assert_eq!(lint::exit_code(&runs), lint::EXIT_FINDINGS);
+    assert_eq!(lint_files::exit_code(&runs), lint_files::EXIT_FINDINGS);
     // The vLLM report text itself (a block with trailing pad spaces) is clean too.
-    let runs = lint::lint_path(
+    let runs = lint_files::lint_path(
         &fixture("vllm/vllm_bench_serve_2026-07_ascend_qwen3vl_report.txt"),
         &LintOptions::default(),
     )
@@ -266,9 +268,12 @@ fn lint_file_on_result_files_and_bad_input() {
     assert_eq!(runs.len(), 1);
     assert!(runs[0].findings.is_empty(), "{:#?}", runs[0].findings);
     // Bad input: typed errors, never a panic.
-    assert!(lint::lint_bytes("x", b"hello", &LintOptions::default()).is_err());
-    assert!(lint::lint_bytes("x", b"{\"benchmarks\": [", &LintOptions::default()).is_err());
-    assert!(lint::lint_path(Path::new("/nonexistent/file.json"), &LintOptions::default()).is_err());
+    assert!(lint_files::lint_bytes("x", b"hello", &LintOptions::default()).is_err());
+    assert!(lint_files::lint_bytes("x", b"{\"benchmarks\": [", &LintOptions::default()).is_err());
+    assert!(
+        lint_files::lint_path(Path::new("/nonexistent/file.json"), &LintOptions::default())
+            .is_err()
+    );
 }
 
 #[test]

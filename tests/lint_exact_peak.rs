@@ -7,8 +7,9 @@
 use std::path::Path;
 use std::time::Duration;
 
-use servebench::import::report::{render_report, report_path, ReportOptions};
-use servebench::lint::{lint_bytes, lint_run, Code, Finding, LintOptions};
+use servebench::app::lint_files::lint_bytes;
+use servebench::app::report::{render_report, report_path, ReportOptions};
+use servebench::lint::{lint_run, Code, Finding, LintOptions};
 use servebench::record::{Chunk, RequestRecord};
 use servebench::result::{BenchmarkResult, Convention, RunMeta};
 

@@ -7,7 +7,7 @@ use std::io::{Read, Write};
 use std::net::TcpListener;
 use std::time::{Duration, Instant};
 
-use servebench::http::bench::{self, BenchArgs};
+use servebench::app::bench::{self, BenchArgs};
 use servebench::observe::scrape::{scrape_once, Scraper};
 use servebench::observe::series::Known;
 use servebench::profile::{Dataset, Profile};

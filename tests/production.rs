@@ -509,7 +509,7 @@ profiles = ["small"]
 "#;
     let s = servebench::study::StudyFile::parse(STUDY, "p.toml".as_ref()).unwrap();
     assert!(s.production);
-    let doc = servebench::study::run_in_memory(&s).unwrap();
+    let doc = servebench::app::study::run_in_memory(&s).unwrap();
     let md = &doc.markdown;
     let section = md
         .split("## Production Figures")
@@ -542,7 +542,7 @@ profiles = ["small"]
     // Without `production` the section is absent (the seed's documents are unchanged).
     let mut plain = s.clone();
     plain.production = false;
-    let doc = servebench::study::run_in_memory(&plain).unwrap();
+    let doc = servebench::app::study::run_in_memory(&plain).unwrap();
     assert!(!doc.markdown.contains("Production Figures"));
 }
 

@@ -6,8 +6,9 @@
 
 use std::path::Path;
 
+use servebench::app::study;
 use servebench::format::text;
-use servebench::study::{self, StudyFile};
+use servebench::study::StudyFile;
 
 fn seed() -> String {
     std::fs::read_to_string(concat!(

@@ -9,11 +9,13 @@
 use std::path::{Path, PathBuf};
 use std::sync::atomic::AtomicBool;
 
+use servebench::app::study::{self as runner, Runner};
+use servebench::format::study as doc;
 use servebench::observe::explain::{explain, RunView};
 use servebench::observe::series::Known;
 use servebench::runfile::RunFile;
 use servebench::study::journal::Journal;
-use servebench::study::{self, Runner, StudyFile};
+use servebench::study::StudyFile;
 
 const STUDY: &str = r#"format = "servebench-study"
 version = 1
@@ -62,13 +64,16 @@ fn tmp(name: &str) -> PathBuf {
 }
 
 /// Runs the study into `dir` and writes its document, as `servebench study run` does.
-fn run_study(dir: &Path) -> study::Document {
+fn run_study(dir: &Path) -> doc::Document {
     let s = StudyFile::parse(STUDY, "observed.toml".as_ref()).unwrap();
     let mut r = Runner::create(s, STUDY, dir).unwrap();
     let never = AtomicBool::new(false);
-    assert_eq!(r.run(&never, &mut |_| {}).unwrap(), study::Finish::Complete);
-    let doc = study::render(&r.study, &r.outcomes, &r.analysis(), true);
-    study::write_document(dir, &doc).unwrap();
+    assert_eq!(
+        r.run(&never, &mut |_| {}).unwrap(),
+        runner::Finish::Complete
+    );
+    let doc = doc::render(&r.study, &r.outcomes, &r.analysis(), true);
+    runner::write_document(dir, &doc).unwrap();
     doc
 }
 
@@ -233,7 +238,7 @@ fn a_resumed_study_writes_the_same_document_plots_and_report() {
     let dir = tmp("resume");
     let doc = run_study(&dir);
     let r = Runner::resume(&dir, false).unwrap();
-    let again = study::render(&r.study, &r.outcomes, &r.analysis(), true);
+    let again = doc::render(&r.study, &r.outcomes, &r.analysis(), true);
     assert_eq!(again.markdown, doc.markdown);
     assert_eq!(again.files, doc.files);
     assert_eq!(

@@ -7,11 +7,11 @@
 use std::path::Path;
 use std::sync::atomic::AtomicBool;
 
+use servebench::app::study::{Finish, Runner, PREFIX_CACHE_LABEL, SIM_RESTART};
 use servebench::driver::datasets::DatasetSpec;
 use servebench::profile::{Dataset, Profile};
 use servebench::runfile::RunFile;
 use servebench::study::file::StudyFile;
-use servebench::study::runner::{Finish, Runner, PREFIX_CACHE_LABEL, SIM_RESTART};
 use servebench::study::verdict::Call;
 
 const SEED_STUDY: &str = "studies/qwen3.5-h200-throughput.toml";

@@ -20,7 +20,7 @@
 //! study run` writes as `STUDY.md`).
 //!
 //! `--help` lists every flag. The simulator's flags are
-//! [`servebench::sim::cli::SimArgs`], the same as `servebench simulate`'s; `--serve
+//! [`servebench::app::simulate::SimArgs`], the same as `servebench simulate`'s; `--serve
 //! HOST:PORT [--speed X] [--delta content|reasoning|reasoning_content] [--reasoning-tokens N |
 //! --reasoning-share F] [--lora-modules A,B] [--fault
 //! 500:N|cut:N:K|error:N:K] [--max-connections N] [--api-key KEY] [--handoff-window N] [--workers N]` serves the simulator
@@ -34,7 +34,7 @@ mod serve;
 use std::process::ExitCode;
 
 use clap::Parser;
-use servebench::sim::cli::{report, OutputFormat, SimArgs};
+use servebench::app::simulate::{report, OutputFormat, SimArgs};
 
 /// `--max-connections` default of `--serve`: thousands of open streams (the library's own
 /// default is 1024); the file-descriptor limit is raised to fit where the hard limit allows.
@@ -167,7 +167,8 @@ fn wants_document(args: &Args) -> bool {
 /// Runs the study file (the seed's, or `--study FILE`) on the simulator: its document.
 #[cfg(all(feature = "study", unix))]
 fn study_document(args: &Args) -> Result<String, String> {
-    use servebench::study::{self, StudyFile};
+    use servebench::app::study;
+    use servebench::study::StudyFile;
     let parsed = match &args.study {
         Some(path) => StudyFile::read(path),
         None => StudyFile::parse(SEED_STUDY, "studies/qwen3.5-h200-throughput.toml".as_ref()),
@@ -258,10 +259,10 @@ mod tests {
     //! `tests/sim_fidelity.rs`.
 
     use super::*;
+    use servebench::app::simulate::FilterArg;
     use servebench::format::text::{self, Style};
     use servebench::profile::Profile;
     use servebench::result::BenchmarkResult;
-    use servebench::sim::cli::FilterArg;
     use servebench::sim::run::simulate;
     use servebench::sim::Config;
 

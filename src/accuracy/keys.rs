@@ -9,7 +9,12 @@
 //! | aiperf `profile_export.jsonl` | `metadata.x_request_id` (aiperf sends it as `X-Request-ID`) |
 //!
 //! vLLM's `--save-detailed` lists, SGLang's `--output-details` lists and every aggregate-only
-//! format keep no id: [`request_keys`] says so ([`KeysError::NoIds`]).
+//! format keep no id: [`request_keys`] says so ([`KeysError::NoIds`]). vLLM's can still be
+//! joined by request order: `vllm bench serve` (0.33.0, checked against its file and the
+//! server's timeline) sends `x-request-id` = its `--request-id-prefix` followed by the
+//! request's index, and saves its lists in request order ([`request_order_keys`]). The
+//! prefix is random unless given and is not saved in the JSON (the console's
+//! `Namespace(…)` line prints it).
 //!
 //! A servebench run file also gives its records' wall-clock zero ([`client_origin_unix_s`]),
 //! so that the client's send and receive times can be set against the server's.
@@ -40,6 +45,33 @@ pub enum KeysError {
     /// The ids could not be read (the JSON path or line says where).
     #[error("reading request ids: {0}")]
     Parse(String),
+    /// vLLM's request-order join found no prefix in the timeline.
+    #[error(
+        "{format} keeps no request ids; vLLM sends its --request-id-prefix followed by the \
+         request's index, but no prefix in the timeline has exactly the ids 0 … {last}: give \
+         --request-id-prefix (vLLM prints request_id_prefix='…' in its Namespace(…) line)"
+    )]
+    NoPrefix {
+        /// What the file was read as.
+        format: &'static str,
+        /// The last index (requests − 1).
+        last: usize,
+    },
+    /// vLLM's request-order join found several prefixes that fit.
+    #[error(
+        "{format} keeps no request ids, and {} prefixes in the timeline each have exactly the \
+         ids 0 … {last}: {}; give --request-id-prefix",
+        candidates.len(),
+        candidates.join(", ")
+    )]
+    AmbiguousPrefix {
+        /// What the file was read as.
+        format: &'static str,
+        /// The last index (requests − 1).
+        last: usize,
+        /// The prefixes that fit.
+        candidates: Vec<String>,
+    },
     /// The file lists a different number of ids than the loader found records.
     #[error("{what}: {ids} request ids for {records} records")]
     Count {
@@ -167,6 +199,60 @@ pub fn request_keys(runs: &[Run], bytes: &[u8]) -> Result<Vec<Vec<RequestKeys>>,
         }
     }
     Ok(keys)
+}
+
+/// The keys of `n` records in request order, sent as `{prefix}{index}` (vLLM's
+/// `x-request-id`).
+///
+/// ```
+/// use servebench::accuracy::keys::request_order_keys;
+/// let k = request_order_keys(3, "bench-6b8c69dc-");
+/// assert_eq!(k[2].request_id.as_deref(), Some("bench-6b8c69dc-2"));
+/// ```
+pub fn request_order_keys(n: usize, prefix: &str) -> Vec<RequestKeys> {
+    (0..n)
+        .map(|i| RequestKeys {
+            request_id: Some(format!("{prefix}{i}")),
+            response_id: None,
+        })
+        .collect()
+}
+
+/// The prefixes `P` for which `ids` hold exactly `P0` … `P{n−1}` (each index once, no
+/// other index under `P`; indices written without leading zeros), sorted.
+///
+/// ```
+/// use servebench::accuracy::keys::order_prefixes;
+/// let ids = ["bench-a-0", "bench-a-1", "servebench-0", "chatcmpl-7", "bench-a-2"];
+/// assert_eq!(order_prefixes(ids.iter().copied(), 3), vec!["bench-a-".to_string()]);
+/// assert!(order_prefixes(ids.iter().copied(), 2).is_empty());
+/// ```
+pub fn order_prefixes<'a>(ids: impl IntoIterator<Item = &'a str>, n: usize) -> Vec<String> {
+    let mut by_prefix: std::collections::HashMap<&str, Vec<u64>> = std::collections::HashMap::new();
+    for id in ids {
+        let digits = id.bytes().rev().take_while(u8::is_ascii_digit).count();
+        let (prefix, index) = id.split_at(id.len() - digits);
+        if index.is_empty() || (index.len() > 1 && index.starts_with('0')) {
+            continue;
+        }
+        if let Ok(i) = index.parse::<u64>() {
+            by_prefix.entry(prefix).or_default().push(i);
+        }
+    }
+    let mut out: Vec<String> = by_prefix
+        .into_iter()
+        .filter_map(|(prefix, mut indices)| {
+            indices.sort_unstable();
+            let exact = indices.len() == n
+                && indices
+                    .iter()
+                    .enumerate()
+                    .all(|(i, &x)| u64::try_from(i).is_ok_and(|i| i == x));
+            exact.then(|| prefix.to_string())
+        })
+        .collect();
+    out.sort();
+    out
 }
 
 /// aiperf's profiling lines' `metadata.x_request_id`, with the importer's filter (warmup

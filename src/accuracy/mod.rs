@@ -183,7 +183,9 @@ impl ErrorStats {
 /// Load reported and intended by the client against what reached the server.
 #[derive(Debug, Clone, Copy, PartialEq, Default, Serialize)]
 pub struct Throughput {
-    /// The client's reported output throughput (tok/s), from its file.
+    /// The client's reported output throughput (tok/s): the figure it printed, from its file
+    /// (for aiperf's per-request export, from its aggregate export beside it), else
+    /// recomputed from the file's records.
     pub client_output_tok_per_s: Option<f64>,
     /// Output tokens the server delivered to the matched requests over first arrival →
     /// last end (tok/s).
@@ -196,12 +198,58 @@ pub struct Throughput {
     pub truth_request_per_s: Option<f64>,
     /// The request rate the client was asked for (req/s), when its file says.
     pub intended_rate_per_s: Option<f64>,
-    /// The concurrency cap the client was given, when its file says.
+    /// The concurrency the client was configured with (vLLM's and SGLang's
+    /// `--max-concurrency`, guidellm's concurrent `streams`, aiperf's `--concurrency`,
+    /// servebench's `--max-concurrency`), when its file says: never a measured figure.
     pub intended_concurrency: Option<u64>,
+    /// The peak concurrency the client itself measured and printed, when its file holds
+    /// one: guidellm's maximum of concurrent requests, vLLM's and SGLang's "Peak concurrent
+    /// requests" (requests active during any part of a 1-second bucket).
+    pub client_peak_concurrency: Option<f64>,
+    /// Server entries the `truth_*` figures cover: the matched requests that succeeded, or
+    /// for a file that cannot be joined, every entry no other file claimed.
+    pub truth_requests: Option<usize>,
     /// The exact peak of the matched requests in flight at the server (arrival → end).
     pub truth_peak_in_flight: Option<u64>,
     /// Mean requests in flight at the server over first arrival → last end.
     pub truth_mean_in_flight: Option<f64>,
+}
+
+/// Where a request-id prefix came from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum PrefixFrom {
+    /// Given by the user (`--request-id-prefix`).
+    Given,
+    /// Found in the timeline: the one prefix `P` whose ids there are exactly `P0` … `P{n−1}`
+    /// for the file's `n` requests.
+    Timeline,
+}
+
+/// How a client file's requests were found in the server's timeline.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(tag = "by", rename_all = "snake_case")]
+pub enum Join {
+    /// By the `x-request-id` servebench sends for each record (`servebench-{record id}`).
+    ServebenchIds,
+    /// By the ids the file lists for each request: guidellm's request id, else the response
+    /// id it recorded; aiperf's `x_request_id`.
+    FileIds,
+    /// By request order: vLLM's `x-request-id` is its `--request-id-prefix` followed by the
+    /// request's index, and its `--save-detailed` lists are in request order, so record `i`
+    /// is `{prefix}{i}`.
+    RequestOrder {
+        /// The prefix.
+        prefix: String,
+        /// Given or found.
+        prefix_from: PrefixFrom,
+    },
+    /// No join: the file keeps nothing the timeline knows its requests by. Only counts and
+    /// throughput are compared, against the timeline entries no other file claimed.
+    None {
+        /// Why no join is possible.
+        reason: String,
+    },
 }
 
 /// One client run's accuracy against the server's timeline.
@@ -213,6 +261,10 @@ pub struct ClientAccuracy {
     pub run: String,
     /// The client that wrote the file (`servebench`, `guidellm`, `aiperf`, …).
     pub tool: String,
+    /// How the file's requests were joined to the timeline.
+    pub join: Join,
+    /// Requests the file counts as successful (its own figure, where it has one).
+    pub client_successful: Option<u64>,
     /// Requests the file lists.
     pub requests: usize,
     /// Requests found in the timeline.
@@ -305,13 +357,18 @@ pub fn measure_on_clock(
     keys: &[RequestKeys],
     client_origin_unix_s: Option<f64>,
 ) -> ClientAccuracy {
-    let empty = Vec::new();
-    let records = run.records.as_ref().map_or(&empty, |r| &r.all);
-    let mut out = ClientAccuracy {
+    join_run(truth, run, keys, client_origin_unix_s).0
+}
+
+/// An accuracy row with nothing joined yet: the file's own counts and figures.
+fn blank(run: &Run, join: Join, requests: usize) -> ClientAccuracy {
+    ClientAccuracy {
         file: run.provenance.file.clone(),
         run: run.name.clone(),
         tool: run.provenance.format.tool().to_string(),
-        requests: records.len(),
+        join,
+        client_successful: run.result.successful_requests,
+        requests,
         matched: 0,
         unmatched: 0,
         unmatched_examples: Vec::new(),
@@ -329,6 +386,25 @@ pub fn measure_on_clock(
         tpot: None,
         e2e: None,
         throughput: Throughput::default(),
+    }
+}
+
+/// [`measure_on_clock`], and which timeline entries the run's requests matched.
+fn join_run(
+    truth: &Truth,
+    run: &Run,
+    keys: &[RequestKeys],
+    client_origin_unix_s: Option<f64>,
+) -> (ClientAccuracy, Vec<bool>) {
+    let empty = Vec::new();
+    let records = run.records.as_ref().map_or(&empty, |r| &r.all);
+    let join = if run.provenance.format == load::Format::ServebenchRun {
+        Join::ServebenchIds
+    } else {
+        Join::FileIds
+    };
+    let mut out = ClientAccuracy {
+        ..blank(run, join, records.len())
     };
     let (mut ttft, mut itl, mut tpot, mut e2e) = (Vec::new(), Vec::new(), Vec::new(), Vec::new());
     let (mut late, mut after, mut after_write) = (Vec::new(), Vec::new(), Vec::new());
@@ -421,7 +497,20 @@ pub fn measure_on_clock(
     out.tpot = ErrorStats::from_pairs(&tpot);
     out.e2e = ErrorStats::from_pairs(&e2e);
     out.throughput = throughput(run, &served);
-    out
+    (out, used)
+}
+
+/// The concurrency the client was configured with, from its file: a guidellm or aiperf
+/// file's own field, a profile's cap, else `max_concurrency` where that is the client's cap
+/// (vLLM's definitions; under guidellm's it is the measured peak).
+fn configured_concurrency(r: &crate::result::BenchmarkResult) -> Option<u64> {
+    r.meta
+        .configured_concurrency
+        .or_else(|| r.meta.profile.as_ref().and_then(|p| p.max_concurrency))
+        .or(match r.meta.convention {
+            Some(crate::result::Convention::Guidellm) => None,
+            _ => r.max_concurrency,
+        })
 }
 
 fn throughput(run: &Run, served: &[&TimelineEntry]) -> Throughput {
@@ -430,7 +519,9 @@ fn throughput(run: &Run, served: &[&TimelineEntry]) -> Throughput {
         client_output_tok_per_s: r.output_throughput_per_s,
         client_request_per_s: r.request_throughput_per_s,
         intended_rate_per_s: r.request_rate_configured.filter(|x| x.is_finite()),
-        intended_concurrency: r.max_concurrency,
+        intended_concurrency: configured_concurrency(r),
+        client_peak_concurrency: r.peak_concurrent_requests,
+        truth_requests: Some(served.len()),
         ..Throughput::default()
     };
     let end = |e: &TimelineEntry| {
@@ -467,16 +558,58 @@ fn throughput(run: &Run, served: &[&TimelineEntry]) -> Throughput {
     t
 }
 
-/// Read the timeline at `truth` and every run of every client file in `clients`, and
-/// measure each run that has records.
+/// Options of [`measure_files_with`].
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct JoinOptions {
+    /// vLLM's `--request-id-prefix` (the same flag name as vLLM's) for its result files:
+    /// record `i` is then the timeline's `{prefix}{i}`. `None`: found in the timeline.
+    pub request_id_prefix: Option<String>,
+}
+
+/// Why a file's runs cannot be joined at all, by format (`None`: they can).
+fn unjoinable(format: load::Format) -> Option<&'static str> {
+    match format {
+        load::Format::SglangJsonl => Some(
+            "SGLang's bench_serving file keeps no request or response id and no send times, so \
+             its requests cannot be told apart in the timeline: only counts and throughput are \
+             compared",
+        ),
+        _ => None,
+    }
+}
+
+/// [`measure_files_with`] with default options.
 ///
 /// # Errors
 ///
-/// The first file that cannot be read, has no records or no request ids, named.
+/// As [`measure_files_with`].
 pub fn measure_files(
     truth: &Path,
     clients: &[&Path],
 ) -> Result<Vec<ClientAccuracy>, AccuracyError> {
+    measure_files_with(truth, clients, &JoinOptions::default())
+}
+
+/// Read the timeline at `truth` and every run of every client file in `clients`, and
+/// measure each run: joined by the ids the file keeps ([`Join::ServebenchIds`],
+/// [`Join::FileIds`]), vLLM's by request order ([`Join::RequestOrder`]); SGLang's, which
+/// cannot be joined ([`Join::None`]), by counts and throughput against the timeline
+/// entries no other file claimed. aiperf's per-request export takes aiperf's own figures
+/// from its aggregate export beside it ([`load::attach_aiperf_aggregates`]).
+///
+/// # Errors
+///
+/// The first file that cannot be read, has no records or no request ids (a vLLM file whose
+/// prefix is not given and not found, or found more than once), named.
+pub fn measure_files_with(
+    truth: &Path,
+    clients: &[&Path],
+    opts: &JoinOptions,
+) -> Result<Vec<ClientAccuracy>, AccuracyError> {
+    enum Row {
+        Joined(Box<ClientAccuracy>),
+        Unjoined(Box<Run>, &'static str),
+    }
     let entries = timeline::read_file(truth)?;
     if entries.is_empty() {
         return Err(AccuracyError::EmptyTruth {
@@ -484,26 +617,122 @@ pub fn measure_files(
         });
     }
     let truth = Truth::new(entries);
-    let mut out = Vec::new();
+    let mut claimed = vec![false; truth.entries.len()];
+    let mut claim = |used: &[bool]| {
+        for (c, u) in claimed.iter_mut().zip(used) {
+            *c |= *u;
+        }
+    };
+    let mut rows = Vec::new();
     for path in clients {
         let name = path.display().to_string();
         let bytes = std::fs::read(path)
             .map_err(|e| LoadError::new(&name, None, load::LoadErrorKind::Io(e)))?;
-        let runs = load::load(&name, &bytes)?;
+        let mut runs = load::load(&name, &bytes)?;
+        load::attach_aiperf_aggregates(path, &mut runs)?;
+        let Some(format) = runs.first().map(|r| r.provenance.format) else {
+            continue;
+        };
+        if let Some(reason) = unjoinable(format) {
+            rows.extend(runs.into_iter().map(|r| Row::Unjoined(Box::new(r), reason)));
+            continue;
+        }
         if let Some(run) = runs.iter().find(|r| r.records.is_none()) {
             return Err(AccuracyError::NoRecords {
                 file: name,
                 run: run.name.clone(),
             });
         }
-        let keys = keys::request_keys(&runs, &bytes).map_err(|source| AccuracyError::Keys {
+        let keys_error = |source| AccuracyError::Keys {
             file: name.clone(),
             source,
-        })?;
-        let origin = keys::client_origin_unix_s(&runs, &bytes);
-        for (run, k) in runs.iter().zip(&keys) {
-            out.push(measure_on_clock(&truth, run, k, origin));
+        };
+        match keys::request_keys(&runs, &bytes) {
+            Ok(keys) => {
+                let origin = keys::client_origin_unix_s(&runs, &bytes);
+                for (run, k) in runs.iter().zip(&keys) {
+                    let (a, used) = join_run(&truth, run, k, origin);
+                    claim(&used);
+                    rows.push(Row::Joined(Box::new(a)));
+                }
+            }
+            Err(KeysError::NoIds { format: what }) if format == load::Format::VllmJson => {
+                for run in &runs {
+                    let n = run.records.as_ref().map_or(0, |r| r.all.len());
+                    let (prefix, prefix_from) = match &opts.request_id_prefix {
+                        Some(p) => (p.clone(), PrefixFrom::Given),
+                        None => {
+                            let last = n.saturating_sub(1);
+                            let ids = truth.entries.iter().map(|e| e.request_id.as_str());
+                            let mut found = keys::order_prefixes(ids, n);
+                            match found.len() {
+                                1 => (found.remove(0), PrefixFrom::Timeline),
+                                0 => {
+                                    return Err(keys_error(KeysError::NoPrefix {
+                                        format: what,
+                                        last,
+                                    }))
+                                }
+                                _ => {
+                                    return Err(keys_error(KeysError::AmbiguousPrefix {
+                                        format: what,
+                                        last,
+                                        candidates: found,
+                                    }))
+                                }
+                            }
+                        }
+                    };
+                    let k = keys::request_order_keys(n, &prefix);
+                    let (mut a, used) = join_run(&truth, run, &k, None);
+                    a.join = Join::RequestOrder {
+                        prefix,
+                        prefix_from,
+                    };
+                    claim(&used);
+                    rows.push(Row::Joined(Box::new(a)));
+                }
+            }
+            Err(source) => return Err(keys_error(source)),
         }
     }
-    Ok(out)
+    Ok(rows
+        .into_iter()
+        .map(|row| match row {
+            Row::Joined(a) => *a,
+            Row::Unjoined(run, reason) => unjoined(&truth, &run, reason, &claimed),
+        })
+        .collect())
+}
+
+/// The row of a run that cannot be joined: its counts and throughput, against the
+/// timeline entries no other file claimed.
+fn unjoined(truth: &Truth, run: &Run, reason: &str, claimed: &[bool]) -> ClientAccuracy {
+    let requests = match &run.records {
+        Some(r) => r.all.len(),
+        None => {
+            let n = run.result.successful_requests.unwrap_or(0)
+                + run.result.failed_requests.unwrap_or(0);
+            usize::try_from(n).unwrap_or(usize::MAX)
+        }
+    };
+    let join = Join::None {
+        reason: reason.to_string(),
+    };
+    let mut a = blank(run, join, requests);
+    a.unmatched = requests;
+    let unclaimed: Vec<&TimelineEntry> = truth
+        .entries
+        .iter()
+        .zip(claimed)
+        .filter(|(_, c)| !**c)
+        .map(|(e, _)| e)
+        .collect();
+    a.truth_unmatched = unclaimed.len();
+    let served: Vec<&TimelineEntry> = unclaimed
+        .into_iter()
+        .filter(|e| e.outcome.is_success() && e.first_token_unix_s.is_some())
+        .collect();
+    a.throughput = throughput(run, &served);
+    a
 }

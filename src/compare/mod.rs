@@ -14,6 +14,8 @@
 //! ```
 
 pub mod gpustack;
+mod intervals;
+pub mod workload;
 
 use serde::Serialize;
 

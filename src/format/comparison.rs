@@ -17,18 +17,32 @@
 
 use std::fmt;
 
+use crate::compare::workload::WorkloadDifference;
 use crate::compare::{Comparison, MetricDelta};
+use crate::noise::outcome::Outcome;
+use crate::noise::verdict::NoisyComparison;
+use crate::profile::Dataset;
 use crate::result::Convention;
 
 /// The plain-text table: columns padded with spaces, no trailing spaces.
 pub fn write_text(out: &mut impl fmt::Write, c: &Comparison) -> fmt::Result {
+    write_text_by(out, c, &|m| m.verdict().to_string())
+}
+
+/// The plain-text table with each row's verdict from `verdict`.
+fn write_text_by(
+    out: &mut impl fmt::Write,
+    c: &Comparison,
+    verdict: &dyn Fn(&MetricDelta) -> String,
+) -> fmt::Result {
     writeln!(
         out,
         "{:<34} {:<12} {:<12} {:<12} {:<10} Verdict",
         "Metric", "Baseline", "Candidate", "Change", "Change %"
     )?;
     for m in &c.metrics {
-        let [label, base, cand, change, percent, verdict] = cells(m);
+        let [label, base, cand, change, percent, _] = cells(m);
+        let verdict = verdict(m);
         let line =
             format!("{label:<34} {base:<12} {cand:<12} {change:<12} {percent:<10} {verdict}");
         writeln!(out, "{}", line.trim_end())?;
@@ -44,11 +58,21 @@ pub fn write_text(out: &mut impl fmt::Write, c: &Comparison) -> fmt::Result {
 
 /// The same table in markdown.
 pub fn write_markdown(out: &mut impl fmt::Write, c: &Comparison) -> fmt::Result {
+    write_markdown_by(out, c, &|m| m.verdict().to_string())
+}
+
+fn write_markdown_by(
+    out: &mut impl fmt::Write,
+    c: &Comparison,
+    verdict: &dyn Fn(&MetricDelta) -> String,
+) -> fmt::Result {
     out.write_str(
         "| Metric | Baseline | Candidate | Change | Change % | Verdict |\n|---|---|---|---|---|---|\n",
     )?;
     for m in &c.metrics {
-        writeln!(out, "| {} |", cells(m).join(" | "))?;
+        let mut cells = cells(m);
+        cells[5] = verdict(m);
+        writeln!(out, "| {} |", cells.join(" | "))?;
     }
     if let Some(note) = c.convention_note() {
         writeln!(out, "\n{note}")?;
@@ -110,13 +134,117 @@ pub fn signed_percent(percent: f64) -> String {
     }
 }
 
+/// The verdict cell of `m` when the noise is judged by `noise`: the metric's
+/// multiplicity-controlled [`Outcome`] where it has an interval, else `noise unknown`
+/// (never better or worse from point values alone: the sign of the change says which way
+/// it moved).
+fn noisy_verdict(m: &MetricDelta, noise: &NoisyComparison) -> String {
+    if m.delta.base.is_nan() || m.delta.candidate.is_nan() {
+        return "N/A".into();
+    }
+    noise
+        .metric(&m.metric)
+        .map_or(Outcome::NoiseUnknown, |d| d.outcome)
+        .as_str()
+        .to_string()
+}
+
+/// A dataset in a few words: `random 1024/128 tokens`, `ShareGPT`, `mooncake`.
+fn dataset_words(d: &Dataset) -> String {
+    match d {
+        Dataset::Random {
+            input_tokens,
+            output_tokens,
+            ..
+        } => format!("random {input_tokens}/{output_tokens} tokens"),
+        Dataset::ShareGpt { path: None } => "ShareGPT".into(),
+        Dataset::ShareGpt { path: Some(p) } => format!("ShareGPT ({})", p.display()),
+        Dataset::Structured(spec) => spec.name().to_string(),
+    }
+}
+
+fn convention_name(c: Convention) -> &'static str {
+    match c {
+        Convention::Vllm => "vllm",
+        Convention::Guidellm => "guidellm",
+    }
+}
+
+/// The warning printed when the two sides ran different workloads or conventions: one
+/// line naming every difference; `None` when there is none.
+///
+/// ```
+/// use servebench::compare::workload::WorkloadDifference;
+/// use servebench::format::comparison::workload_warning;
+/// let w = workload_warning(&[WorkloadDifference::RequestRate { base: 10.0, candidate: 20.0 }]);
+/// assert_eq!(
+///     w.unwrap(),
+///     "Warning: the two sides ran different workloads (request rate 10 vs 20 req/s); \
+///      the differences below are not only the configurations' effect."
+/// );
+/// ```
+pub fn workload_warning(diffs: &[WorkloadDifference]) -> Option<String> {
+    if diffs.is_empty() {
+        return None;
+    }
+    let rate = |r: f64| {
+        if r.is_infinite() {
+            "inf".to_string()
+        } else {
+            format!("{r}")
+        }
+    };
+    let cap = |c: Option<u64>| c.map_or_else(|| "none".to_string(), |c| c.to_string());
+    let parts: Vec<String> = diffs
+        .iter()
+        .map(|d| match d {
+            WorkloadDifference::Dataset { base, candidate } => format!(
+                "dataset {} vs {}",
+                dataset_words(base),
+                dataset_words(candidate)
+            ),
+            WorkloadDifference::RequestRate { base, candidate } => {
+                format!("request rate {} vs {} req/s", rate(*base), rate(*candidate))
+            }
+            WorkloadDifference::TotalRequests { base, candidate } => {
+                format!("{base} vs {candidate} requests")
+            }
+            WorkloadDifference::MaxConcurrency { base, candidate } => {
+                format!("concurrency cap {} vs {}", cap(*base), cap(*candidate))
+            }
+            WorkloadDifference::Convention { base, candidate } => format!(
+                "{} vs {} convention",
+                convention_name(*base),
+                convention_name(*candidate)
+            ),
+        })
+        .collect();
+    Some(format!(
+        "Warning: the two sides ran different workloads ({}); the differences below are not \
+         only the configurations' effect.",
+        parts.join(", ")
+    ))
+}
+
 impl Comparison {
+    /// The plain-text table whose verdict column is `noise`'s outcome of each metric
+    /// (`noise unknown` where it has no interval): no better or worse without the noise.
+    pub fn to_text_with(&self, noise: &NoisyComparison) -> String {
+        let mut out = String::new();
+        let _ = write_text_by(&mut out, self, &|m| noisy_verdict(m, noise));
+        out
+    }
+
+    /// The markdown table of [`Comparison::to_text_with`].
+    pub fn to_markdown_with(&self, noise: &NoisyComparison) -> String {
+        let mut out = String::new();
+        let _ = write_markdown_by(&mut out, self, &|m| noisy_verdict(m, noise));
+        out
+    }
+
     /// The warning printed under the tables when [`conventions_differ`](Self::conventions_differ).
     pub fn convention_note(&self) -> Option<String> {
-        let name = |c: Convention| match c {
-            Convention::Vllm => "vllm",
-            Convention::Guidellm => "guidellm",
-        };
+        let name = convention_name;
         match (self.base_convention, self.candidate_convention) {
             (Some(a), Some(b)) if a != b => Some(format!(
                 "Note: the baseline follows the {} convention and the candidate the {} \

@@ -1,5 +1,7 @@
 //! Text and table renderers/parsers for benchmark reports.
 
+#[cfg(feature = "cli")]
+pub mod bench;
 pub mod comparison;
 pub mod doc;
 pub mod gpustack;
@@ -8,5 +10,11 @@ pub mod labels;
 pub mod lint;
 pub mod noise;
 pub mod production;
+pub mod profile;
 pub mod pyfmt;
+pub mod shell;
+#[cfg(feature = "sim")]
+pub mod sim;
+#[cfg(all(feature = "study", unix))]
+pub mod study;
 pub mod text;

@@ -40,8 +40,43 @@ impl NoisyComparison {
                  candidate runs ({})",
                 if paired { "paired" } else { "unpaired, Welch" }
             ),
-            NoiseSource::Unknown => "Noise: single runs without records: noise unknown".into(),
+            NoiseSource::Unknown => match &self.unknown_reason {
+                Some(why) => {
+                    format!("Noise: unknown ({why}); only the sign of each change is known")
+                }
+                None => "Noise: single runs without records: noise unknown".into(),
+            },
         }
+    }
+
+    /// The line saying how the verdicts are controlled for multiplicity and the minimum
+    /// effect (see [`crate::noise::verdict`]); `None` when no metric has an interval.
+    pub fn rule_line(&self) -> Option<String> {
+        if self.source == NoiseSource::Unknown {
+            return None;
+        }
+        let a = (1.0 - self.options.confidence) * 100.0;
+        let target = crate::compare::METRICS
+            .iter()
+            .find(|m| m.key == self.options.target)
+            .map_or(self.options.target, |m| m.label);
+        let others = self
+            .metrics
+            .iter()
+            .filter(|d| d.metric.key != self.options.target && d.p_value.is_some())
+            .count();
+        let mut line = format!(
+            "Verdicts: the target, {target}, at {a:.0}%; the {others} other metrics with an \
+             interval by Holm–Bonferroni at {a:.0}% family-wise"
+        );
+        if self.options.min_effect_percent > 0.0 {
+            line.push_str(&format!(
+                "; \"better\" needs the interval beyond the minimum effect of {:.2}%",
+                self.options.min_effect_percent
+            ));
+        }
+        line.push('.');
+        Some(line)
     }
 
     /// A plain-text table: metric, change %, interval of the change, verdict, detectable
@@ -49,9 +84,10 @@ impl NoisyComparison {
     pub fn to_text(&self) -> String {
         let mut out = String::new();
         let _ = writeln!(out, "{}", self.source_line());
-        if self.source == NoiseSource::Unknown {
+        let Some(rule) = self.rule_line() else {
             return out;
-        }
+        };
+        let _ = writeln!(out, "{rule}");
         let _ = writeln!(
             out,
             "{:<34} {:<10} {:<22} {:<14} {:<11} Runs for {}",
@@ -76,9 +112,10 @@ impl NoisyComparison {
     /// The same table in markdown.
     pub fn to_markdown(&self) -> String {
         let mut out = format!("{}\n\n", self.source_line());
-        if self.source == NoiseSource::Unknown {
+        let Some(rule) = self.rule_line() else {
             return out;
-        }
+        };
+        out.push_str(&format!("{rule}\n\n"));
         let _ = writeln!(
             out,
             "| Metric | Change % | {:.0}% interval | Verdict | Detectable | Runs for {} |\n|---|---|---|---|---|---|",
@@ -107,7 +144,7 @@ impl NoisyComparison {
                 },
                 |(lo, hi)| format!("[{}, {}]", signed_percent(lo), signed_percent(hi)),
             ),
-            d.verdict.as_str().to_string(),
+            d.outcome.short().to_string(),
             d.mde_percent.map_or_else(na, |m| format!("±{m:.2}%")),
             d.runs_needed.map_or_else(na, |n| n.to_string()),
         ]
@@ -123,7 +160,7 @@ impl NoisyComparison {
             "({} ±{:.2}%, {})",
             signed_percent(p),
             (hi - lo) / 2.0,
-            d.verdict.as_str()
+            d.outcome.as_str()
         ))
     }
 }

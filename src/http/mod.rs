@@ -4,13 +4,11 @@
 //!
 //! Only plain `http://` targets are supported (no TLS in this build).
 
-pub mod bench;
 pub mod client;
 mod prepare;
 pub mod server;
 pub mod sse;
 mod stamped;
-pub mod sweep;
 pub mod timeline;
 
 pub use client::{HttpConfig, HttpEngine};

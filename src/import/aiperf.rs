@@ -408,6 +408,18 @@ pub fn aggregate_from_slice(bytes: &[u8]) -> Result<BenchmarkResult, ImportError
         .and_then(|c| c.pointer("/models/items/0/name"))
         .and_then(Value::as_str)
         .map(str::to_string);
+    // The concurrency aiperf was configured with: its profiling phase's `concurrency`.
+    r.meta.configured_concurrency = obj
+        .get("input_config")
+        .and_then(|c| c.get("phases"))
+        .and_then(Value::as_array)
+        .and_then(|phases| {
+            phases
+                .iter()
+                .find(|p| p.get("kind").and_then(Value::as_str) == Some("profiling"))
+        })
+        .and_then(|p| p.get("concurrency"))
+        .and_then(Value::as_u64);
     Ok(r)
 }
 

@@ -41,7 +41,6 @@ use std::path::{Path, PathBuf};
 pub mod aiperf;
 pub mod guidellm;
 pub mod json;
-pub mod report;
 pub mod sglang;
 pub mod vllm;
 

@@ -58,16 +58,22 @@ use crate::record::RequestRecord;
 use crate::result::BenchmarkResult;
 
 mod checks;
-mod files;
 
 use checks::{
     concurrency, impossible_peak, inconsistent_totals, invalid_values, partial_success,
     percentile_order, single_iteration_from_result, tpot_from_ttft, zero_latency,
 };
-pub use files::{
-    exit_code, lint_bytes, lint_path, lint_runs, LintInputError, RunFindings, EXIT_BAD_INPUT,
-    EXIT_CLEAN, EXIT_FINDINGS, EXIT_USAGE,
-};
+
+/// The findings of one run (one block of a text report, one benchmark of a file).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RunFindings {
+    /// The file (or `-`).
+    pub source: String,
+    /// The run within it: `line 131` for a text block, the benchmark's name otherwise.
+    pub run: String,
+    /// What was found.
+    pub findings: Vec<Finding>,
+}
 
 /// guidellm's default cap on requests in flight (`settings.max_concurrency`).
 pub const GUIDELLM_DEFAULT_MAX_CONCURRENCY: u64 = 512;

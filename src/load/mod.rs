@@ -154,9 +154,16 @@ pub struct Records {
     /// The records' origin as a Unix time in seconds, when the file gives one (guidellm's
     /// epoch timestamps, for bit-exact float arithmetic).
     pub time_origin_unix_s: Option<f64>,
-    /// Whether the records carry real send times (SGLang's, and vLLM's before 0.34, do not:
-    /// every request is then "sent" at offset zero).
+    /// Whether the records carry real send times (SGLang's `--output-details` lists do not,
+    /// nor a vLLM file without `start_times`; vLLM 0.33.0's `--save-detailed` file has them):
+    /// without them every request is "sent" at offset zero.
     pub send_times: bool,
+    /// The run's duration as the tool that wrote the file defines it, when the file (or
+    /// aiperf's aggregate export beside it, see [`attach_aiperf_aggregates`]) holds it:
+    /// vLLM's and SGLang's `duration` (their wall clock around the run), aiperf's
+    /// observation window (its profiling phase: `request_count / request_throughput`).
+    /// A recomputation under the tool's own convention divides by it.
+    pub tool_duration: Option<Duration>,
     /// When the file lists only a sample of the requests its aggregates count (guidellm's
     /// `sample_size`): how many it counts.
     pub sampled_of: Option<u64>,
@@ -344,6 +351,7 @@ pub fn load(name: &str, bytes: &[u8]) -> Result<Vec<Run>, LoadError> {
                             sampled_of,
                             notes: Vec::new(),
                             interrupted: None,
+                            tool_duration: None,
                         }),
                         provenance: prov(Some(format!("$.benchmarks[{i}]"))),
                         sweep: None,
@@ -370,9 +378,12 @@ pub fn load(name: &str, bytes: &[u8]) -> Result<Vec<Run>, LoadError> {
                 layout: Some(r.layout),
                 provenance: prov(line_of(&r.name)),
                 sweep: None,
+                records: r.records.map(|all| Records {
+                    tool_duration: duration_of(&r.result),
+                    ..Records::plain(all)
+                }),
                 name: r.name,
                 result: r.result,
-                records: r.records.map(Records::plain),
             })
             .collect(),
         Format::SglangJsonl => import::sglang::from_slice(bytes)
@@ -382,9 +393,12 @@ pub fn load(name: &str, bytes: &[u8]) -> Result<Vec<Run>, LoadError> {
                 layout: None,
                 provenance: prov(line_of(&r.name)),
                 sweep: None,
+                records: r.records.map(|all| Records {
+                    tool_duration: duration_of(&r.result),
+                    ..Records::plain(all)
+                }),
                 name: r.name,
                 result: r.result,
-                records: r.records.map(Records::plain),
             })
             .collect(),
         Format::AiperfJsonl => {
@@ -425,6 +439,78 @@ pub fn load(name: &str, bytes: &[u8]) -> Result<Vec<Run>, LoadError> {
         return Err(fail(LoadErrorKind::NoRuns(hint)));
     }
     Ok(runs)
+}
+
+/// A result's `duration_ms` as a [`Duration`] (none when absent or not a time).
+fn duration_of(r: &BenchmarkResult) -> Option<Duration> {
+    r.duration_ms
+        .and_then(|ms| Duration::try_from_secs_f64(ms / 1000.0).ok())
+}
+
+/// The name aiperf gives its aggregate export, written beside `profile_export.jsonl` in
+/// its artifact directory.
+pub const AIPERF_AGGREGATE_FILE: &str = "profile_export_aiperf.json";
+
+/// aiperf's per-request export does not hold the figures aiperf printed, nor the
+/// observation window it divides its throughputs by: its aggregate export, written beside
+/// it in the same artifact directory, does. For each aiperf per-request run read from
+/// `path`, when `profile_export_aiperf.json` is beside it and counts the same successful
+/// requests, the run's figures become aiperf's own ([`Run::result`]), its records learn
+/// aiperf's window ([`Records::tool_duration`]) and a note says where both came from.
+/// Without that file the runs are left as read.
+///
+/// # Errors
+///
+/// A [`LoadError`] naming the aggregate export when it is there but cannot be read.
+pub fn attach_aiperf_aggregates(path: &Path, runs: &mut [Run]) -> Result<(), LoadError> {
+    if !runs
+        .iter()
+        .any(|r| r.provenance.format == Format::AiperfJsonl)
+    {
+        return Ok(());
+    }
+    let Some(dir) = path.parent() else {
+        return Ok(());
+    };
+    let beside = dir.join(AIPERF_AGGREGATE_FILE);
+    if !beside.is_file() {
+        return Ok(());
+    }
+    let name = beside.display().to_string();
+    let bytes = std::fs::read(&beside)
+        .map_err(|e| LoadError::new(&name, Some(Format::AiperfJson), LoadErrorKind::Io(e)))?;
+    let aggregate = import::aiperf::aggregate_from_slice(&bytes)
+        .map_err(|e| LoadError::new(&name, Some(Format::AiperfJson), LoadErrorKind::Import(e)))?;
+    for run in runs
+        .iter_mut()
+        .filter(|r| r.provenance.format == Format::AiperfJsonl)
+    {
+        let Some(records) = run.records.as_mut() else {
+            continue;
+        };
+        let successes = records
+            .measured()
+            .iter()
+            .filter(|r| r.outcome.is_success())
+            .count() as u64;
+        if aggregate.successful_requests != Some(successes) {
+            records.notes.push(format!(
+                "{AIPERF_AGGREGATE_FILE} beside this file counts {} successful requests, the \
+                 records {successes}: another run's, not used",
+                aggregate
+                    .successful_requests
+                    .map_or_else(|| "no".into(), |n| n.to_string())
+            ));
+            continue;
+        }
+        records.tool_duration = duration_of(&aggregate);
+        records.notes.push(format!(
+            "aiperf's own figures and observation window (its profiling phase, \
+             request_count / request_throughput) from {AIPERF_AGGREGATE_FILE} beside this file"
+        ));
+        run.result = aggregate.clone();
+    }
+    Ok(())
 }
 
 /// What a recomputation from aiperf's records cannot know.

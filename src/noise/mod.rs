@@ -6,6 +6,7 @@
 //! | 95 % intervals of one run's figures, from its records | [`within`] |
 //! | several runs of one configuration: mean, spread, t-interval, CV | [`repeat`] |
 //! | A versus B: delta with its interval, verdict, detectable effect, runs needed | [`verdict`] |
+//! | the outcome of a decision with a minimum effect (better, below the minimum effect, within noise, …) | [`outcome`] |
 //! | the resampling engine (Poisson-weighted block bootstrap) | `bootstrap` |
 //! | normal and Student's t distributions | [`dist`] |
 //!
@@ -36,9 +37,11 @@
 
 mod bootstrap;
 pub mod dist;
-pub mod interval;
+pub mod outcome;
 pub mod repeat;
 pub mod verdict;
 pub mod within;
 
-pub use interval::{Interval, IntervalMethod, PercentileInterval, RunIntervals, SummaryIntervals};
+pub use crate::result::intervals::{
+    Interval, IntervalMethod, PercentileInterval, RunIntervals, SummaryIntervals,
+};

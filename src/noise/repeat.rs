@@ -25,7 +25,7 @@
 use crate::compare::{Metric, METRICS};
 use crate::noise::bootstrap::mean_sd;
 use crate::noise::dist::t_quantile;
-use crate::noise::interval::Interval;
+use crate::result::intervals::Interval;
 use crate::result::BenchmarkResult;
 
 /// One metric over repetitions.

@@ -72,8 +72,8 @@ use std::time::Duration;
 use crate::metrics::{default_duration, meets_slo, record_end, Slo};
 use crate::noise::bootstrap::{self, quantile_linear, BlockSums};
 use crate::noise::dist::normal_quantile;
-use crate::noise::interval::{Interval, PercentileInterval, RunIntervals, SummaryIntervals};
 use crate::record::RequestRecord;
+use crate::result::intervals::{Interval, PercentileInterval, RunIntervals, SummaryIntervals};
 use crate::result::{BenchmarkResult, Convention, Summary};
 
 mod quantile;

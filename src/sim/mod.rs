@@ -20,14 +20,11 @@
 //! assert_eq!(out.result.successful_requests, Some(20));
 //! ```
 
-#[cfg(feature = "cli")]
-pub mod cli;
 pub mod config;
 pub mod engine;
 pub mod engine_args;
 pub mod frontend;
 pub mod guidellm;
-pub mod markdown;
 
 pub mod metrics;
 pub mod model;

@@ -175,6 +175,41 @@ pub struct EngineSpec {
     pub request_timeout_s: f64,
 }
 
+impl EngineSpec {
+    /// The API key from the variable `api_key_env` names; `None` without `api_key_env`.
+    /// A variable that is not set, or empty, is an error (a server launched with an empty
+    /// key may run without authentication).
+    pub fn api_key(&self) -> Result<Option<String>, StudyError> {
+        let Some(var) = &self.api_key_env else {
+            return Ok(None);
+        };
+        match std::env::var(var) {
+            Ok(k) if !k.is_empty() => Ok(Some(k)),
+            _ => Err(StudyError::ApiKeyUnset {
+                engine: self.name.clone(),
+                var: var.clone(),
+            }),
+        }
+    }
+}
+
+/// The first argument of `argv` that holds a key's value in the study file itself (a
+/// secret flag whose value is not `{api_key}`): `(index, flag)`.
+fn literal_secret(argv: &[String]) -> Option<(usize, String)> {
+    crate::secret::secrets_in(argv).into_iter().find_map(|at| {
+        let value = crate::secret::value_at(argv, at);
+        if value.contains("{api_key}") {
+            return None;
+        }
+        let i = match at {
+            crate::secret::SecretAt::Inline(i) => i,
+            crate::secret::SecretAt::Next(i) => i - 1,
+        };
+        let flag = argv[i].split('=').next().unwrap_or_default().to_string();
+        Some((i, flag))
+    })
+}
+
 fn request_timeout() -> f64 {
     3600.0
 }
@@ -290,7 +325,9 @@ Top level
   stop_timeout_s = 30              command: seconds before SIGKILL of the process group
   env = { NAME = "value" }         command: added to the server's environment
   api_key_env = "OPENAI_API_KEY"   variable holding the API key: sent as bearer token, fills
-                                   {api_key}; never written to journal, logs or document
+                                   {api_key}; never written to journal, logs or document; the
+                                   variable must be set (an unset one is an error), and a key
+                                   written in the study file itself is refused
   expected_start_s = 120           command: launch time the plan assumes
   request_timeout_s = 3600         command: limit for one request (a hung server fails it)
 
@@ -397,6 +434,24 @@ impl StudyFile {
         if self.engines.is_empty() {
             return Err("`engines`: at least one engine is needed".into());
         }
+        // A key is never written in the study file (it is copied into the study
+        // directory): it comes from the environment, through `api_key_env`.
+        let secret = |at: String, argv: &[String]| match literal_secret(argv) {
+            Some((k, flag)) => Err(format!(
+                "{at}[{k}]: `{flag}` carries a key in the study file; put the key in an \
+                 environment variable, name it in `api_key_env` and write `{flag}={{api_key}}` \
+                 in the engine's `command`"
+            )),
+            None => Ok(()),
+        };
+        for (i, e) in self.engines.iter().enumerate() {
+            secret(format!("engines[{i}].flags"), &e.flags)?;
+            secret(format!("engines[{i}].command"), &e.command)?;
+        }
+        for (i, s) in self.ladder.steps.iter().enumerate() {
+            secret(format!("ladder.steps[{i}].add"), &s.add)?;
+        }
+        secret("final.add".into(), &self.final_.add)?;
         let mut names = std::collections::BTreeSet::new();
         for (i, e) in self.engines.iter().enumerate() {
             let at = format!("engines[{i}]");

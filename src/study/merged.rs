@@ -14,7 +14,7 @@ use std::path::{Path, PathBuf};
 use super::journal::{Journal, RunEntry};
 use super::plan::{analyse, Outcomes};
 use super::shards::merge_shard_runs;
-use super::{render, write_document, StudyError};
+use super::StudyError;
 use crate::driver::shard::Shard;
 use crate::runfile::RunFile;
 
@@ -83,12 +83,18 @@ pub enum StudyMergeError {
 }
 
 /// What [`merge_studies`] wrote.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone)]
 pub struct MergedStudy {
     /// The shard count.
     pub shards: u32,
     /// Runs merged.
     pub runs: usize,
+    /// The study (the first shard's file).
+    pub study: super::StudyFile,
+    /// The merged outcomes.
+    pub outcomes: Outcomes,
+    /// Their analysis (what the document reports).
+    pub analysis: super::plan::Analysis,
 }
 
 fn io_err(path: &Path, e: impl std::fmt::Display) -> StudyError {
@@ -150,7 +156,7 @@ fn journals(dirs: &[PathBuf]) -> Result<Vec<(PathBuf, Journal)>, StudyError> {
 }
 
 /// Merges the shard directories `dirs` (any order) into `out`, written as an unsharded
-/// study's directory with its document.
+/// study's directory (its document is written by [`crate::app::study::merge_studies`]).
 pub fn merge_studies(dirs: &[PathBuf], out: &Path) -> Result<MergedStudy, StudyError> {
     let shards = journals(dirs)?;
     let Some((first_dir, first)) = shards.first() else {
@@ -240,11 +246,12 @@ pub fn merge_studies(dirs: &[PathBuf], out: &Path) -> Result<MergedStudy, StudyE
             .join(", ")
     ));
     journal.write(out)?;
-    let doc = render(&first.study, &outcomes, &analysis, true);
-    write_document(out, &doc)?;
     Ok(MergedStudy {
         shards: shards.len() as u32,
         runs: merged_runs.len(),
+        study: first.study.clone(),
+        outcomes,
+        analysis,
     })
 }
 

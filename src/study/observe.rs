@@ -7,9 +7,9 @@
 
 use std::time::Duration;
 
-use super::document::representative;
 use super::file::StudyFile;
 use super::journal::{run_key, Configuration};
+use super::plan::representative;
 use super::plan::{Analysis, Outcomes};
 use crate::observe::explain::{explain, Explanation, RunView};
 use crate::observe::ServerSeries;

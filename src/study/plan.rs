@@ -335,6 +335,29 @@ pub fn analyse(study: &StudyFile, o: &Outcomes) -> Analysis {
     a
 }
 
+/// The repetition shown for `config` on `profile`: the one with the median target value.
+pub fn representative<'a>(
+    study: &StudyFile,
+    o: &'a Outcomes,
+    c: &Configuration,
+    profile: &str,
+) -> Option<(u32, &'a BenchmarkResult)> {
+    let m = study.target_metric();
+    let mut runs: Vec<(u32, &BenchmarkResult)> = (1..=study.repetitions)
+        .filter_map(|r| {
+            o.results
+                .get(&super::journal::run_key(&c.key(), profile, r))
+                .map(|x| (r, x))
+        })
+        .collect();
+    runs.sort_by(|a, b| {
+        let v = |x: &BenchmarkResult| m.value(x).unwrap_or(f64::NAN);
+        v(a.1).total_cmp(&v(b.1)).then(a.0.cmp(&b.0))
+    });
+    let mid = runs.len().checked_sub(1)? / 2;
+    runs.get(mid).copied()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

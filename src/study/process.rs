@@ -2,7 +2,8 @@
 //! argument (never a shell), the server in its own process group with its output in a log
 //! file, health and `/v1/models` polling, and a stop that signals the whole group, then
 //! kills it after a timeout. [`Server`] stops its group when dropped, so an error or a panic
-//! in the runner cannot leave a server behind.
+//! in the runner cannot leave a server behind; a watchdog process kills the group when the
+//! runner itself dies (SIGKILL included).
 
 use std::collections::BTreeMap;
 use std::fs::File;
@@ -156,10 +157,31 @@ pub fn group_alive(pgid: i32) -> bool {
     })
 }
 
-/// A launched server: its own process group, output to a log file.
+/// The watchdog's script: wait until the runner's end of the pipe closes (the runner
+/// stopped the watchdog, exited, or died — SIGKILL included), then kill the server's group.
+const WATCHDOG: &str = "while read -r _; do :; done; kill -9 -\"$1\" 2>/dev/null";
+
+/// Starts the watchdog of process group `pgid`: a `/bin/sh` in its own process group (a
+/// Ctrl-C on the terminal does not reach it), reading a pipe only the runner holds. When
+/// the runner dies however it dies, the kernel closes the pipe and the watchdog kills the
+/// server's group, so that no server outlives its runner.
+fn watchdog(pgid: i32) -> std::io::Result<Child> {
+    use std::os::unix::process::CommandExt as _;
+    Command::new("/bin/sh")
+        .args(["-c", WATCHDOG, "servebench-watchdog", &pgid.to_string()])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .process_group(0)
+        .spawn()
+}
+
+/// A launched server: its own process group, output to a log file, and a watchdog that
+/// kills the group if the runner dies without stopping it.
 #[derive(Debug)]
 pub struct Server {
     child: Child,
+    watchdog: Option<Child>,
     /// The process id (and process-group id).
     pub pid: i32,
     stop_signal: Signal,
@@ -211,10 +233,29 @@ impl Server {
             .stdout(out)
             .stderr(err)
             .process_group(0);
-        let child = cmd.spawn()?;
-        let pid = i32::try_from(child.id()).map_err(std::io::Error::other)?;
+        let mut child = cmd.spawn()?;
+        let pid = match i32::try_from(child.id()) {
+            Ok(p) => p,
+            Err(e) => {
+                let _ = child.kill();
+                let _ = child.wait();
+                return Err(std::io::Error::other(e));
+            }
+        };
+        let watchdog = match watchdog(pid) {
+            Ok(w) => Some(w),
+            Err(e) => {
+                // A server nobody would stop if the runner died is not started.
+                signal_group(pid, Signal::SIGKILL);
+                let _ = child.wait();
+                return Err(std::io::Error::other(format!(
+                    "cannot start the watchdog (/bin/sh) that stops the server if servebench dies: {e}"
+                )));
+            }
+        };
         Ok(Server {
             child,
+            watchdog,
             pid,
             stop_signal,
             stop_timeout,
@@ -247,12 +288,21 @@ impl Server {
     }
 
     /// Stops the whole process group: the stop signal, then `SIGKILL` after the timeout.
-    /// Leaves no process of the group behind.
+    /// Leaves no process of the group behind; the watchdog is stopped last.
     pub fn stop(&mut self) -> Exit {
         if self.stopped {
             return Exit::Stopped;
         }
         self.stopped = true;
+        let exit = self.stop_group();
+        if let Some(mut w) = self.watchdog.take() {
+            let _ = w.kill();
+            let _ = w.wait();
+        }
+        exit
+    }
+
+    fn stop_group(&mut self) -> Exit {
         if let Some(how) = self.exited() {
             // The leader is gone; its children may not be.
             signal_group(self.pid, Signal::SIGKILL);

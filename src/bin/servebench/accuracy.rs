@@ -1,12 +1,14 @@
 //! `servebench accuracy --truth TIMELINE CLIENT_FILE… [--format text|json]`: each client
 //! file's requests joined to the example server's timeline (`h200_server --timeline`), and
 //! the client's TTFT, ITL, TPOT and E2E error against the server's, its unmatched requests
-//! and its throughput against the server's (see `servebench::accuracy`).
+//! and its throughput against the server's (see `servebench::accuracy`). Each block says
+//! how its file was joined: by the ids it keeps, by request order (vLLM), or not at all
+//! (SGLang: counts and throughput only, and why).
 
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 
-use servebench::accuracy::{self, ClientAccuracy, ErrorStats};
+use servebench::accuracy::{self, ClientAccuracy, ErrorStats, Join, JoinOptions, PrefixFrom};
 
 use crate::input::InputError;
 use crate::output::TextOrJson;
@@ -18,10 +20,18 @@ pub struct Args {
     /// saved to a file), JSON Lines.
     #[arg(long, value_name = "TIMELINE")]
     truth: PathBuf,
-    /// Client files with per-request records and ids: servebench run files
-    /// (`bench --output`), guidellm JSON/YAML reports, aiperf `profile_export.jsonl`.
+    /// Client files with per-request records: servebench run files (`bench --output`),
+    /// guidellm JSON/YAML reports, aiperf `profile_export.jsonl` (aiperf's printed figures
+    /// from `profile_export_aiperf.json` beside it), `vllm bench serve --save-detailed`
+    /// results (joined by request order); SGLang `bench_serving` results (not joinable:
+    /// counts and throughput only).
     #[arg(value_name = "CLIENT_FILE", required = true)]
     clients: Vec<PathBuf>,
+    /// vLLM's `--request-id-prefix` of the run (the same flag name as vLLM's): its request
+    /// `i` was sent as `x-request-id: {prefix}{i}`. Without it, the one prefix whose ids in
+    /// the timeline are exactly 0 … n−1 for the file's n requests is used.
+    #[arg(long, value_name = "PREFIX")]
+    request_id_prefix: Option<String>,
     /// Output format: `text`, a block per client run, then a summary table; `json`, an
     /// array, one object per client run.
     #[arg(long, value_enum, default_value_t)]
@@ -31,8 +41,11 @@ pub struct Args {
 /// The accuracy report.
 pub fn run(args: &Args) -> Result<String, InputError> {
     let clients: Vec<&Path> = args.clients.iter().map(PathBuf::as_path).collect();
-    let all =
-        accuracy::measure_files(&args.truth, &clients).map_err(|e| InputError(e.to_string()))?;
+    let opts = JoinOptions {
+        request_id_prefix: args.request_id_prefix.clone(),
+    };
+    let all = accuracy::measure_files_with(&args.truth, &clients, &opts)
+        .map_err(|e| InputError(e.to_string()))?;
     match args.format {
         TextOrJson::Json => serde_json::to_string_pretty(&all)
             .map(|s| s + "\n")
@@ -68,6 +81,88 @@ fn row(out: &mut String, name: &str, s: Option<&ErrorStats>) {
     }
 }
 
+/// How a file was joined, for a human.
+fn join_text(join: &Join) -> String {
+    match join {
+        Join::ServebenchIds => {
+            "by the x-request-id servebench sent (servebench-{record id})".into()
+        }
+        Join::FileIds => "by the request ids the file lists (else the response ids)".into(),
+        Join::RequestOrder {
+            prefix,
+            prefix_from,
+        } => format!(
+            "by request order: record i is x-request-id {prefix}{{i}} (prefix {})",
+            match prefix_from {
+                PrefixFrom::Given => "given by --request-id-prefix",
+                PrefixFrom::Timeline => "found in the timeline",
+            }
+        ),
+        Join::None { reason } => format!("none — {reason}"),
+    }
+}
+
+/// The load line: what the client was configured with and measured, against the server.
+fn load_line(out: &mut String, a: &ClientAccuracy) {
+    let t = &a.throughput;
+    let mut configured = Vec::new();
+    if let Some(c) = t.intended_concurrency {
+        configured.push(format!("concurrency {c}"));
+    }
+    if let Some(r) = t.intended_rate_per_s {
+        configured.push(format!("rate {r} req/s"));
+    }
+    let configured = if configured.is_empty() {
+        "-".to_string()
+    } else {
+        configured.join(", ")
+    };
+    let _ = writeln!(
+        out,
+        "  load: configured {configured}; client-measured peak concurrency {}; at the server: \
+         exact peak in flight {}, mean {}",
+        opt(t.client_peak_concurrency, 0),
+        t.truth_peak_in_flight
+            .map_or_else(|| "-".into(), |p| p.to_string()),
+        opt(t.truth_mean_in_flight, 2),
+    );
+}
+
+/// A block for a file that could not be joined: counts and throughput only.
+fn unjoined_text(out: &mut String, a: &ClientAccuracy) {
+    let t = &a.throughput;
+    let _ = writeln!(
+        out,
+        "  requests: the file {} ({} successful); the timeline entries no other file claimed {} \
+         ({} successful; they may include the client's warm-up requests)",
+        a.requests,
+        a.client_successful
+            .map_or_else(|| "-".into(), |n| n.to_string()),
+        a.truth_unmatched,
+        t.truth_requests
+            .map_or_else(|| "-".into(), |n| n.to_string()),
+    );
+    let _ = writeln!(
+        out,
+        "  output throughput: client {} tok/s, server over those entries {} tok/s ({} %)",
+        opt(t.client_output_tok_per_s, 1),
+        opt(t.truth_output_tok_per_s, 1),
+        t.output_error_pct
+            .map_or_else(|| "-".into(), |p| format!("{p:+.2}")),
+    );
+    let _ = writeln!(
+        out,
+        "  request throughput: client {} req/s, server over those entries {} req/s",
+        opt(t.client_request_per_s, 3),
+        opt(t.truth_request_per_s, 3),
+    );
+    load_line(out, a);
+    let _ = writeln!(
+        out,
+        "  TTFT, ITL, TPOT, E2E: not compared (no request can be matched)"
+    );
+}
+
 /// The text report: a block per client run, then one line per run.
 fn text(truth: &Path, all: &[ClientAccuracy]) -> String {
     let mut out = String::new();
@@ -78,6 +173,11 @@ fn text(truth: &Path, all: &[ClientAccuracy]) -> String {
     );
     for a in all {
         let _ = writeln!(out, "\n{} — {} ({})", a.tool, a.file, a.run);
+        let _ = writeln!(out, "  join: {}", join_text(&a.join));
+        if let Join::None { .. } = a.join {
+            unjoined_text(&mut out, a);
+            continue;
+        }
         let _ = writeln!(
             out,
             "  requests {}, matched {}, unmatched {}, ambiguous {}, failed {}",
@@ -139,19 +239,7 @@ fn text(truth: &Path, all: &[ClientAccuracy]) -> String {
             opt(t.client_request_per_s, 3),
             opt(t.truth_request_per_s, 3),
         );
-        let intended = match (t.intended_concurrency, t.intended_rate_per_s) {
-            (Some(c), Some(r)) => format!("concurrency {c}, rate {r} req/s"),
-            (Some(c), None) => format!("concurrency {c}"),
-            (None, Some(r)) => format!("rate {r} req/s"),
-            (None, None) => "-".into(),
-        };
-        let _ = writeln!(
-            out,
-            "  load: intended {intended}; at the server: exact peak in flight {}, mean {}",
-            t.truth_peak_in_flight
-                .map_or_else(|| "-".into(), |p| p.to_string()),
-            opt(t.truth_mean_in_flight, 2),
-        );
+        load_line(&mut out, a);
     }
     let _ = writeln!(
         out,

@@ -13,23 +13,23 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::Duration;
 
+use servebench::app::bench::{self, BenchArgs, Progress};
 use servebench::driver::arrivals::Arrivals;
 use servebench::driver::stop::StopSignal;
 use servebench::driver::workload::WorkloadOptions;
-use servebench::http::bench::{self, BenchArgs, Progress};
 use servebench::http::{Endpoint, HttpConfig};
 use servebench::metrics::{MetricsOptions, Slo};
 use servebench::profile::{Dataset, Profile, PRESET_NAMES};
 use servebench::result::Convention;
 use servebench::runfile::RunStatus;
 
-use crate::bench_output::{self, OutputFormat};
 use crate::input::InputError;
 use crate::render::StyleArg;
 use crate::report::ConventionArg;
 use crate::signals;
 use crate::values::{percentile, positive_f64, range_ratio, rate};
 use crate::workload_args::{Common, Structured, WorkloadArgs};
+use servebench::format::bench::{self as bench_output, OutputFormat};
 
 /// The completion APIs, as typed on the command line.
 #[derive(Debug, Clone, Copy, clap::ValueEnum)]
@@ -178,7 +178,8 @@ pub struct Args {
     #[arg(long, default_value_t = 10.0, allow_negative_numbers = true,
           value_parser = positive_f64("--drain-timeout"))]
     drain_timeout: f64,
-    /// API key, sent as `Authorization: Bearer KEY` (default: $OPENAI_API_KEY).
+    /// API key, sent as `Authorization: Bearer KEY`; prefer $OPENAI_API_KEY (the default),
+    /// which keeps the key out of the shell's history and `ps`. Never written to a file.
     #[arg(long)]
     api_key: Option<String>,
     /// Model name; default: the first id of GET /v1/models.
@@ -541,7 +542,12 @@ fn run(args: &Args) -> Result<(String, u8), Failure> {
     let metrics = metrics(args)?;
     let style = style(args, metrics.convention)?;
     let out_path = output_path(args);
-    // Before anything is sent: a run that cannot be saved is not started.
+    // Before anything is sent: a run that cannot be saved is not started. A missing
+    // --result-dir is created (as `vllm bench serve` does).
+    if let Some(dir) = args.result_dir.as_ref().filter(|_| out_path.is_some()) {
+        std::fs::create_dir_all(dir)
+            .map_err(|e| InputError(format!("--result-dir {}: {e}", dir.display())))?;
+    }
     if let Some(path) = &out_path {
         bench::check_output(path).map_err(|e| InputError(format!("--output: {e}")))?;
     }
@@ -633,7 +639,8 @@ fn run(args: &Args) -> Result<(String, u8), Failure> {
     drop(watch);
     bar.finish_and_clear();
     let mut run = outcome.map_err(|e| InputError(format!("bench: {e}")))?;
-    run.file.command_line = std::env::args().collect();
+    // The command line without the key (`--api-key KEY` or `--api-key=KEY`).
+    run.file.command_line = servebench::secret::redact_argv(&std::env::args().collect::<Vec<_>>());
     if args.ci {
         let opts = servebench::noise::within::IntervalOptions::default();
         let file = &mut run.file;

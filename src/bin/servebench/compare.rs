@@ -1,10 +1,14 @@
-//! `servebench compare BASE CANDIDATE [--format text|markdown] [--profile NAME]`: the
-//! candidate against the baseline, metric by metric, then the noise verdicts (from the runs'
-//! records or stored intervals, or from repetitions with `--repetitions`), then GPUStack's
-//! conclusion row (with the noise verdict when known).
+//! `servebench compare BASE CANDIDATE [--format text|markdown] [--profile NAME]`, or with
+//! several runs per side `compare A1 A2 A3 -- B1 B2 B3` (or two directories): the candidate
+//! against the baseline, metric by metric, then the noise verdicts (from the runs' records
+//! or stored intervals, or between runs when a side has several), then GPUStack's
+//! conclusion row (with the noise verdict when known). A warning first when the two sides
+//! ran different workloads or conventions.
 
 use servebench::compare::gpustack::{conclusion_row, ConclusionTable};
-use servebench::compare::{compare, MEAN_TPOT};
+use servebench::compare::workload::workload_differences;
+use servebench::compare::{compare, MEAN_TPOT, METRICS};
+use servebench::format::comparison::workload_warning;
 use servebench::format::gpustack::noise::{noisy_row_markdown, noisy_row_text};
 use servebench::noise::verdict::{
     compare_repetitions, compare_runs, NoiseSource, NoisyComparison, VerdictOptions,
@@ -30,12 +34,14 @@ pub enum Format {
 /// Arguments of `servebench compare`.
 #[derive(Debug, clap::Args)]
 pub struct Args {
-    /// The baseline: any file servebench reads (`-` reads stdin).
-    #[arg(value_name = "BASE")]
-    base: String,
-    /// The candidate: any file servebench reads.
-    #[arg(value_name = "CANDIDATE")]
-    candidate: String,
+    /// `BASE CANDIDATE`: any files servebench reads (`-` reads stdin), or directories of
+    /// run files; with `--`, every path before it is a baseline run (`A1 A2 A3 -- B1 B2
+    /// B3`).
+    #[arg(value_name = "BASE", required = true)]
+    paths: Vec<String>,
+    /// The candidate runs, after `--`.
+    #[arg(value_name = "CANDIDATE", last = true)]
+    candidates: Vec<String>,
     /// Output format.
     #[arg(long, value_enum, default_value_t = Format::Text)]
     format: Format,
@@ -62,6 +68,35 @@ pub struct Args {
     /// The effect (percent of the baseline) to plan repetitions for.
     #[arg(long, value_name = "PERCENT", default_value_t = 2.0, value_parser = effect)]
     effect: f64,
+    /// The minimum effect (percent of the baseline): a change beyond the noise but not
+    /// surely beyond this is "better (worse) but below the minimum effect".
+    #[arg(long, value_name = "PCT", default_value_t = 0.0, value_parser = min_effect)]
+    min_effect: f64,
+    /// The target metric, tested first at the full level (the others are controlled by
+    /// Holm–Bonferroni): a metric key such as `total_token_throughput`, `mean_tpot_ms`.
+    #[arg(long, value_name = "METRIC", default_value = "total_token_throughput", value_parser = target)]
+    target: String,
+}
+
+fn min_effect(s: &str) -> Result<f64, String> {
+    match s.trim_end_matches('%').parse::<f64>() {
+        Ok(e) if e >= 0.0 && e.is_finite() => Ok(e),
+        _ => Err(format!(
+            "`{s}` is not a non-negative percentage (e.g. 1 for 1 %)"
+        )),
+    }
+}
+
+fn target(s: &str) -> Result<String, String> {
+    if METRICS.iter().any(|m| m.key == s) {
+        Ok(s.to_string())
+    } else {
+        let keys: Vec<&str> = METRICS.iter().map(|m| m.key).collect();
+        Err(format!(
+            "`{s}` is not a metric key; one of {}",
+            keys.join(", ")
+        ))
+    }
 }
 
 fn confidence(s: &str) -> Result<f64, String> {
@@ -160,24 +195,105 @@ fn case_name(candidate: &BenchmarkResult) -> String {
     }
 }
 
+/// The paths of one side: each directory replaced by its files (sorted by name, hidden
+/// files skipped).
+fn expand(paths: &[String]) -> Result<Vec<String>, InputError> {
+    let mut out = Vec::new();
+    for p in paths {
+        let path = std::path::Path::new(p);
+        if p != "-" && path.is_dir() {
+            let entries = std::fs::read_dir(path)
+                .map_err(|e| InputError(format!("{p}: cannot read the directory: {e}")))?;
+            let mut files: Vec<String> = Vec::new();
+            for e in entries {
+                let e =
+                    e.map_err(|e| InputError(format!("{p}: cannot read the directory: {e}")))?;
+                let hidden = e.file_name().to_string_lossy().starts_with('.');
+                if !hidden && e.path().is_file() {
+                    files.push(e.path().to_string_lossy().into_owned());
+                }
+            }
+            if files.is_empty() {
+                return Err(InputError(format!("{p}: the directory holds no files")));
+            }
+            files.sort();
+            out.extend(files);
+        } else {
+            out.push(p.clone());
+        }
+    }
+    Ok(out)
+}
+
+/// The two sides' paths: `BASE CANDIDATE`, or every path before `--` and every one after.
+fn sides(args: &Args) -> Result<(Vec<String>, Vec<String>), InputError> {
+    if args.candidates.is_empty() {
+        match &args.paths[..] {
+            [b, c] => Ok((expand(&[b.clone()])?, expand(&[c.clone()])?)),
+            ps => Err(InputError(format!(
+                "compare takes BASE CANDIDATE, or several runs per side separated by `--` \
+                 (A1 A2 -- B1 B2); got {} paths without `--`",
+                ps.len()
+            ))),
+        }
+    } else {
+        Ok((expand(&args.paths)?, expand(&args.candidates)?))
+    }
+}
+
 /// The comparison table, the noise verdicts and the conclusion table, in the chosen format.
 pub fn run(args: &Args) -> Result<String, InputError> {
+    let target = METRICS
+        .iter()
+        .find(|m| m.key == args.target)
+        .map_or(servebench::compare::TOTAL_TOKEN_THROUGHPUT.key, |m| m.key);
     let vopts = VerdictOptions {
         confidence: args.confidence,
         effect_percent: args.effect,
+        min_effect_percent: args.min_effect,
+        target,
         ..VerdictOptions::default()
     };
+    let (base_paths, cand_paths) = sides(args)?;
+    let several = base_paths.len() > 1 || cand_paths.len() > 1;
+    if several && (args.base_block.is_some() || args.candidate_block.is_some()) {
+        return Err(InputError(
+            "--base-block/--candidate-block choose one result of one file; with several runs \
+             per side every result of every file is a run"
+                .into(),
+        ));
+    }
     let mut notes: Vec<String> = Vec::new();
-    let (mut base, mut cand, noise) = if args.repetitions {
-        let bs = all_runs(&args.base)?;
-        let cs = all_runs(&args.candidate)?;
-        for (path, runs) in [(&args.base, &bs), (&args.candidate, &cs)] {
+    let (mut base, mut cand, noise, runs) = if args.repetitions || several {
+        let load = |paths: &[String]| -> Result<Vec<BenchmarkResult>, InputError> {
+            let mut out = Vec::new();
+            for p in paths {
+                out.extend(all_runs(p)?);
+            }
+            Ok(out)
+        };
+        let bs = load(&base_paths)?;
+        let cs = load(&cand_paths)?;
+        for (side, paths, runs) in [
+            ("baseline", &base_paths, &bs),
+            ("candidate", &cand_paths, &cs),
+        ] {
             if runs.len() < 2 {
-                return Err(InputError(format!(
-                    "{}: --repetitions needs at least 2 results, the input holds {}",
-                    input::display_name(path),
-                    runs.len()
-                )));
+                let names: Vec<String> = paths.iter().map(|p| input::display_name(p)).collect();
+                return Err(InputError(if args.repetitions && !several {
+                    format!(
+                        "{}: --repetitions needs at least 2 results, the input holds {}",
+                        names.join(" "),
+                        runs.len()
+                    )
+                } else {
+                    format!(
+                        "{}: between-run intervals need at least 2 runs per side, the {side} \
+                         has {}; compare one run against one (BASE CANDIDATE) or add runs",
+                        names.join(" "),
+                        runs.len()
+                    )
+                }));
             }
         }
         if args.paired && bs.len() != cs.len() {
@@ -188,26 +304,85 @@ pub fn run(args: &Args) -> Result<String, InputError> {
             ));
         }
         let noise = compare_repetitions(&bs, &cs, args.paired, &vopts);
-        // The tables show the first run of each side; the noise table shows the means.
-        (bs[0].clone(), cs[0].clone(), noise)
+        notes.push(format!(
+            "Note: the first table shows the first run of each side ({} baseline and {} \
+             candidate runs); the noise table compares the means.",
+            bs.len(),
+            cs.len()
+        ));
+        let mut runs = bs.clone();
+        runs.extend(cs.iter().cloned());
+        (bs[0].clone(), cs[0].clone(), noise, runs)
     } else {
-        let (b, why_b) = single(&args.base, args.base_block, args.confidence)?;
-        let (c, why_c) = single(&args.candidate, args.candidate_block, args.confidence)?;
-        notes.extend(why_b.into_iter().chain(why_c).map(|w| format!("Note: {w}")));
-        let noise = compare_runs(&b, &c, &vopts);
-        (b, c, noise)
+        let (b, why_b) = single(&base_paths[0], args.base_block, args.confidence)?;
+        let (c, why_c) = single(&cand_paths[0], args.candidate_block, args.confidence)?;
+        let mut noise = compare_runs(&b, &c, &vopts);
+        let whys: Vec<String> = why_b.into_iter().chain(why_c).collect();
+        if noise.source == NoiseSource::Unknown && !whys.is_empty() {
+            noise.unknown_reason = Some(whys.join("; "));
+        } else {
+            notes.extend(whys.iter().map(|w| format!("Note: {w}")));
+        }
+        let runs = vec![b.clone(), c.clone()];
+        (b, c, noise, runs)
     };
+    if noise.source != NoiseSource::Unknown {
+        let unknown: Vec<&str> = noise
+            .metrics
+            .iter()
+            .filter(|d| {
+                d.p_value.is_none()
+                    && (d.metric.key.starts_with("p99_") || d.metric.key.starts_with("median_"))
+            })
+            .map(|d| d.metric.label)
+            .collect();
+        if !unknown.is_empty() && !several && !args.repetitions {
+            notes.push(format!(
+                "Note: no within-run interval for {}: a tail percentile needs enough \
+                 independent requests beyond it (repetitions give one).",
+                unknown.join(", ")
+            ));
+        }
+    }
     if let Some(name) = &args.profile {
         let p = Profile::preset(name).map_err(|e| InputError(e.to_string()))?;
         base.meta.profile = Some(p.clone());
         cand.meta.profile = Some(p);
     }
+    // Different workloads: a warning first (the convention's own note follows the table).
+    let all = runs;
+    let mut diffs = Vec::new();
+    for r in all.iter().skip(1) {
+        for d in workload_differences(&all[0], r) {
+            if !matches!(
+                d,
+                servebench::compare::workload::WorkloadDifference::Convention { .. }
+            ) && !diffs.contains(&d)
+            {
+                diffs.push(d);
+            }
+        }
+    }
+    if args.profile.is_some() {
+        diffs.retain(|d| {
+            matches!(
+                d,
+                servebench::compare::workload::WorkloadDifference::Convention { .. }
+            )
+        });
+    }
+    let warning = workload_warning(&diffs)
+        .map(|w| {
+            eprintln!("{w}");
+            format!("{w}\n\n")
+        })
+        .unwrap_or_default();
     let cmp = compare(&base, &cand);
     if cmp.metrics.is_empty() {
         return Err(InputError(format!(
             "{} and {}: no metric present in both results",
-            input::display_name(&args.base),
-            input::display_name(&args.candidate)
+            input::display_name(&base_paths[0]),
+            input::display_name(&cand_paths[0])
         )));
     }
     let row = conclusion_row(&case_name(&cand), &base, &cand);
@@ -226,9 +401,9 @@ pub fn run(args: &Args) -> Result<String, InputError> {
     let notes: String = notes.iter().map(|n| format!("{n}\n")).collect();
     let markdown = matches!(args.format, Format::Markdown);
     let (comparison, mut conclusion) = if markdown {
-        (cmp.to_markdown(), table.markdown())
+        (cmp.to_markdown_with(&noise), table.markdown())
     } else {
-        (cmp.to_text(), table.text())
+        (cmp.to_text_with(&noise), table.text())
     };
     if known {
         let noisy = if markdown {
@@ -239,7 +414,7 @@ pub fn run(args: &Args) -> Result<String, InputError> {
         conclusion = replace_last_line(&conclusion, &noisy);
     }
     Ok(format!(
-        "{comparison}\n{}{notes}\n{conclusion}{tpot_note}",
+        "{warning}{comparison}\n{}{notes}\n{conclusion}{tpot_note}",
         noise_block(&noise, markdown)
     ))
 }

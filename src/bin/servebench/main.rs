@@ -9,7 +9,6 @@ mod accuracy;
 #[cfg(feature = "http")]
 mod bench;
 #[cfg(feature = "http")]
-mod bench_output;
 mod compare;
 mod input;
 mod lint;

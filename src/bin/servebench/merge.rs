@@ -52,7 +52,8 @@ pub fn run(args: &Args) -> Result<String, InputError> {
         allow_missing: args.allow_missing,
     };
     let mut merged = merge(&runs, &opts).map_err(|e| InputError(format!("merge: {e}")))?;
-    merged.run.command_line = std::env::args().collect();
+    merged.run.command_line =
+        servebench::secret::redact_argv(&std::env::args().collect::<Vec<_>>());
     for c in &merged.clocks {
         eprintln!("servebench: {}", c.describe(merged.reference));
     }

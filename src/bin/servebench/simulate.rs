@@ -1,7 +1,7 @@
 //! `servebench simulate`: the embedded simulator with the same flags as
-//! `cargo run --example h200_server` ([`servebench::sim::cli::SimArgs`]).
+//! `cargo run --example h200_server` ([`servebench::app::simulate::SimArgs`]).
 
-use servebench::sim::cli::{report, SimArgs};
+use servebench::app::simulate::{report, SimArgs};
 
 use crate::input::InputError;
 

@@ -10,10 +10,11 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
+use servebench::app::study::{Finish, Runner};
 use servebench::driver::shard::Shard;
 use servebench::driver::start::StartAt;
 use servebench::study::shards::{refuse_simulators, ShardedError};
-use servebench::study::{self, file::EXPLAIN, Finish, Runner, StudyFile};
+use servebench::study::{self, file::EXPLAIN, StudyFile};
 
 /// Arguments of `servebench study`.
 #[derive(Debug, clap::Args)]
@@ -91,21 +92,23 @@ pub fn run(args: &Args) -> ExitCode {
             return ExitCode::from(2);
         }
         Some(Command::Plan { file }) => StudyFile::read(file)
-            .and_then(|s| study::estimate(&s))
+            .and_then(|s| servebench::app::study::estimate(&s))
             .map(|plan| {
                 print!("{plan}");
                 ExitCode::SUCCESS
             }),
         Some(Command::Run(r)) => run_study(r),
-        Some(Command::Merge { dirs, out }) => study::merged::merge_studies(dirs, out).map(|m| {
-            eprintln!(
-                "servebench: {} runs of {} shards merged; wrote {}",
-                m.runs,
-                m.shards,
-                out.join("STUDY.md").display()
-            );
-            ExitCode::SUCCESS
-        }),
+        Some(Command::Merge { dirs, out }) => {
+            servebench::app::study::merge_studies(dirs, out).map(|m| {
+                eprintln!(
+                    "servebench: {} runs of {} shards merged; wrote {}",
+                    m.runs,
+                    m.shards,
+                    out.join("STUDY.md").display()
+                );
+                ExitCode::SUCCESS
+            })
+        }
     };
     match result {
         Ok(code) => code,
@@ -130,6 +133,16 @@ fn start_needs_shard() -> study::StudyError {
     study::StudyError::Usage("--start-at in a study is for its shards: give --shard K/N".into())
 }
 
+/// Every command engine's `api_key_env` is set, before anything is launched.
+fn check_api_keys(s: &StudyFile) -> Result<(), study::StudyError> {
+    for e in &s.engines {
+        if e.kind == study::file::EngineKind::Command {
+            e.api_key()?;
+        }
+    }
+    Ok(())
+}
+
 fn run_study(args: &RunArgs) -> Result<ExitCode, study::StudyError> {
     let shared = shared_dir(args)?;
     if shared.is_some() && args.shard.is_none() && args.resume.is_none() {
@@ -142,7 +155,11 @@ fn run_study(args: &RunArgs) -> Result<ExitCode, study::StudyError> {
         )));
     }
     let mut runner = match (&args.resume, &args.file, &args.out) {
-        (Some(dir), _, _) => Runner::resume(dir, !args.keep_failures)?,
+        (Some(dir), _, _) => {
+            let r = Runner::resume(dir, !args.keep_failures)?;
+            check_api_keys(&r.study)?;
+            r
+        }
         (None, Some(file), Some(out)) => {
             let text = std::fs::read_to_string(file).map_err(|e| study::StudyError::Io {
                 path: file.clone(),
@@ -153,6 +170,7 @@ fn run_study(args: &RunArgs) -> Result<ExitCode, study::StudyError> {
             if args.shard.is_some() {
                 refuse_simulators(&s)?;
             }
+            check_api_keys(&s)?;
             Runner::create(s, &text, out)?
         }
         _ => {
@@ -189,8 +207,8 @@ fn run_study(args: &RunArgs) -> Result<ExitCode, study::StudyError> {
     match finish {
         Finish::Cancelled => {
             eprintln!(
-                "servebench: study interrupted; every finished run is kept. Continue with `servebench study run --resume {}`",
-                dir.display()
+                "servebench: study interrupted; every finished run is kept. Continue with `{}`",
+                servebench::format::shell::resume_hint(&dir)
             );
             Ok(ExitCode::from(130))
         }
@@ -204,8 +222,13 @@ fn run_study(args: &RunArgs) -> Result<ExitCode, study::StudyError> {
             Ok(ExitCode::SUCCESS)
         }
         Finish::Complete => {
-            let doc = study::render(&runner.study, &runner.outcomes, &runner.analysis(), true);
-            study::write_document(&dir, &doc)?;
+            let doc = servebench::format::study::render(
+                &runner.study,
+                &runner.outcomes,
+                &runner.analysis(),
+                true,
+            );
+            servebench::app::study::write_document(&dir, &doc)?;
             if !quiet {
                 eprintln!("wrote {}", dir.join("STUDY.md").display());
             }

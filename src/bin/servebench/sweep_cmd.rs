@@ -3,9 +3,9 @@
 
 use std::path::Path;
 
+use servebench::app::bench::BenchArgs;
+use servebench::app::sweep::{run_sweep, save_sweep};
 use servebench::driver::sweep::SweepOptions;
-use servebench::http::bench::BenchArgs;
-use servebench::http::sweep::{run_sweep, save_sweep};
 
 use crate::input::InputError;
 
@@ -22,7 +22,7 @@ pub fn run(
     };
     let mut runs_done = 0u64;
     let mut last_done = 0u64;
-    let mut report = |p: &servebench::http::bench::Progress| {
+    let mut report = |p: &servebench::app::bench::Progress| {
         // A new run starts its counters at zero.
         if p.done < last_done {
             runs_done += 1;

@@ -270,14 +270,20 @@ impl Ladder {
 
 /// The serving command of a configuration, as GPUStack's "Serving Command" prints it:
 /// `vllm serve MODEL \` (or `python3 -m sglang.launch_server \` + `--model MODEL \` when
-/// `engine` is SGLang), then one parameter per line indented by four spaces.
+/// `engine` is SGLang), then one parameter per line indented by four spaces. Every word is
+/// quoted for a POSIX shell ([`crate::format::shell::quote`]) and a key's value is
+/// redacted ([`crate::secret::redact_argv`]), so that the command is safe to paste.
 ///
 /// ```
 /// use servebench::format::gpustack::serving_command;
 /// let cmd = serving_command("vLLM", "Qwen/Qwen3.5-35B-A3B-FP8", &["--max-model-len=32768".into()]);
 /// assert_eq!(cmd, "vllm serve Qwen/Qwen3.5-35B-A3B-FP8 \\\n    --max-model-len=32768");
+/// let mtp = serving_command("vLLM", "m", &[r#"--speculative-config={"method":"mtp"}"#.into()]);
+/// assert_eq!(mtp, "vllm serve m \\\n    '--speculative-config={\"method\":\"mtp\"}'");
 /// ```
 pub fn serving_command(engine: &str, model: &str, parameters: &[String]) -> String {
+    use crate::format::shell::quote;
+    let model = quote(model);
     let mut lines = if engine.trim().eq_ignore_ascii_case("sglang") {
         vec![
             "python3 -m sglang.launch_server".to_string(),
@@ -287,11 +293,9 @@ pub fn serving_command(engine: &str, model: &str, parameters: &[String]) -> Stri
         vec![format!("vllm serve {model}")]
     };
     lines.extend(
-        parameters
+        crate::secret::redact_argv(parameters)
             .iter()
-            .map(|p| p.trim())
-            .filter(|p| !p.is_empty())
-            .map(|p| format!("    {p}")),
+            .map(|p| format!("    {}", quote(p))),
     );
     lines.join(" \\\n")
 }

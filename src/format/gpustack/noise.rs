@@ -20,8 +20,8 @@ fn bracket(noise: &NoisyComparison, metric: &Metric, with_change: bool) -> Optio
     let (lo, hi) = d.percent_interval()?;
     let half = format!("±{:.2}%", (hi - lo) / 2.0);
     Some(match (with_change, d.delta.percent()) {
-        (true, Some(p)) => format!("[{} {half}, {}]", signed_percent(p), d.verdict.as_str()),
-        _ => format!("[{half}, {}]", d.verdict.as_str()),
+        (true, Some(p)) => format!("[{} {half}, {}]", signed_percent(p), d.outcome.as_str()),
+        _ => format!("[{half}, {}]", d.outcome.as_str()),
     })
 }
 

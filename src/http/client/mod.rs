@@ -74,7 +74,7 @@ pub struct HttpConfig {
     /// request's id falls on) instead of `model`.
     pub lora: Option<crate::driver::lora::LoraSplit>,
     /// Open the connections of a run's first second before the run starts
-    /// ([`HttpEngine::preconnect`], which [`crate::http::bench::run`] calls with the
+    /// ([`HttpEngine::preconnect`], which [`crate::app::bench::run`] calls with the
     /// requests due in that second, at most the concurrency cap), so that the first
     /// wave's TTFT holds no TCP handshake.
     pub preconnect: bool,

@@ -97,6 +97,20 @@ fn strategy_label(s: Option<&RawStrategy>) -> String {
     }
 }
 
+/// A concurrent profile's `streams`: the concurrency guidellm was configured with.
+fn strategy_streams(s: Option<&RawStrategy>) -> Option<u64> {
+    let s = s?;
+    if s.type_.as_deref() != Some("concurrent") {
+        return None;
+    }
+    match &s.streams {
+        Some(serde_json::Value::Number(n)) => n.as_f64(),
+        Some(serde_json::Value::Array(a)) => a.first().and_then(|x| x.as_f64()),
+        _ => None,
+    }
+    .and_then(round_count)
+}
+
 fn strategy_rate(s: Option<&RawStrategy>) -> Option<f64> {
     let s = s?;
     match s.type_.as_deref() {
@@ -473,6 +487,7 @@ fn convert_benchmark<L: RequestList>(
             model,
             convention: Some(Convention::Guidellm),
             source: Some(source.to_string()),
+            configured_concurrency: strategy_streams(strategy),
             ..RunMeta::default()
         },
         successful_requests: Some(successful),

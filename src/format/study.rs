@@ -8,19 +8,20 @@ use std::fmt::Write as _;
 
 use serde::Serialize;
 
-use super::file::{EngineKind, Goal, StudyFile};
-use super::journal::Configuration;
-use super::plan::{target_values, Analysis, Outcomes, Status, StepOutcome};
-use super::verdict::{decide_results, mean_interval, Decision};
 use crate::compare::gpustack::latency::{baseline_latency_cell, latency_cell, latency_summary};
 use crate::compare::gpustack::{
     conclusion_row, speed_summary, Annotation, Cell, ConclusionTable, LadderStep, Verdict,
 };
 use crate::format::gpustack::latency::{latency_conclusion_markdown, LATENCY_BASELINE_HEADER};
 use crate::format::gpustack::serving_command;
+use crate::format::shell;
 use crate::format::text::{self, Style};
 use crate::profile::Dataset;
 use crate::result::BenchmarkResult;
+use crate::study::file::{EngineKind, Goal, StudyFile};
+use crate::study::journal::Configuration;
+use crate::study::plan::{representative, target_values, Analysis, Outcomes, Status, StepOutcome};
+use crate::study::verdict::{decide_results, mean_interval, Decision};
 
 /// One profile's final comparison, as data.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -61,7 +62,7 @@ pub struct StudyJson {
     /// Run keys of every run the document uses, in document order.
     pub runs: Vec<String>,
     /// Each ladder step's change of TTFT and TPOT against what it was compared with.
-    pub explanations: Vec<super::observe::StepExplanation>,
+    pub explanations: Vec<crate::study::observe::StepExplanation>,
 }
 
 /// The document of a (possibly unfinished) study.
@@ -73,30 +74,7 @@ pub struct Document {
     pub json: StudyJson,
     /// The charts and HTML report written beside the document, `(relative path, contents)`
     /// (only for a study directory, with the `plot` feature).
-    pub files: super::observe::Files,
-}
-
-/// The repetition shown for `config` on `profile`: the one with the median target value.
-pub(super) fn representative<'a>(
-    study: &StudyFile,
-    o: &'a Outcomes,
-    c: &Configuration,
-    profile: &str,
-) -> Option<(u32, &'a BenchmarkResult)> {
-    let m = study.target_metric();
-    let mut runs: Vec<(u32, &BenchmarkResult)> = (1..=study.repetitions)
-        .filter_map(|r| {
-            o.results
-                .get(&super::journal::run_key(&c.key(), profile, r))
-                .map(|x| (r, x))
-        })
-        .collect();
-    runs.sort_by(|a, b| {
-        let v = |x: &BenchmarkResult| m.value(x).unwrap_or(f64::NAN);
-        v(a.1).total_cmp(&v(b.1)).then(a.0.cmp(&b.0))
-    });
-    let mid = runs.len().checked_sub(1)? / 2;
-    runs.get(mid).copied()
+    pub files: crate::study::observe::Files,
 }
 
 fn engine_label(study: &StudyFile, c: &Configuration) -> String {
@@ -116,20 +94,23 @@ fn serve_command(study: &StudyFile, c: &Configuration) -> String {
     match spec {
         Some(e) if e.kind == EngineKind::Command => {
             // The program and what precedes `{flags}` on the first line, then one flag
-            // (or later argument) per line, as the seed prints a command.
-            let mut head: Vec<String> = Vec::new();
-            let mut rest: Vec<String> = Vec::new();
+            // (or later argument) per line, as the seed prints a command: each word quoted
+            // for a shell, a key's value redacted.
+            let mut argv: Vec<String> = Vec::new();
+            let mut head = None;
             for arg in &e.command {
                 if arg == "{flags}" {
-                    rest.extend(c.flags.iter().cloned());
-                } else if rest.is_empty() {
-                    head.push(arg.replace("{model}", &c.model));
+                    head.get_or_insert(argv.len());
+                    argv.extend(c.flags.iter().cloned());
                 } else {
-                    rest.push(arg.replace("{model}", &c.model));
+                    argv.push(arg.replace("{model}", &c.model));
                 }
             }
-            std::iter::once(head.join(" "))
-                .chain(rest.iter().map(|f| format!("    {f}")))
+            let argv = crate::secret::redact_argv(&argv);
+            let head = head.unwrap_or(argv.len()).min(argv.len());
+            let (first, rest) = argv.split_at(head);
+            std::iter::once(shell::join(first))
+                .chain(rest.iter().map(|f| format!("    {}", shell::quote(f))))
                 .collect::<Vec<_>>()
                 .join(" \\\n")
         }
@@ -169,7 +150,7 @@ impl Ctx<'_> {
         match representative(self.study, self.o, c, profile) {
             Some((rep, r)) => {
                 self.used
-                    .push(super::journal::run_key(&c.key(), profile, rep));
+                    .push(crate::study::journal::run_key(&c.key(), profile, rep));
                 let convention = r
                     .meta
                     .convention
@@ -371,9 +352,9 @@ pub fn render(study: &StudyFile, o: &Outcomes, a: &Analysis, files: bool) -> Doc
     };
     let w = &mut w;
     let goal = step_title(study.goal);
-    let explanations = super::observe::step_explanations(study, o, a);
+    let explanations = crate::study::observe::step_explanations(study, o, a);
     let extra = if files {
-        super::observe::files(study, o, a)
+        crate::study::observe::files(study, o, a)
     } else {
         Vec::new()
     };

@@ -6,17 +6,14 @@
 //! configuration is recorded and the study goes on.
 
 mod sharded;
+mod verbs;
+
+pub use verbs::{estimate, merge_studies, run_in_memory, write_document};
 
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
-use super::file::{EngineKind, EngineSpec, StudyFile};
-use super::flags::sim_config;
-use super::journal::{run_key, Failure, Journal, LiveServer, RunEntry};
-use super::plan::{analyse, Analysis, Outcomes, Session};
-use super::process::{self, Fill, NotReady, Server};
-use super::StudyError;
 use crate::driver::workload::WorkloadOptions;
 use crate::driver::{run_profile, GUIDELLM_MAX_CONCURRENCY};
 use crate::profile::{Dataset, Profile};
@@ -24,6 +21,12 @@ use crate::result::BenchmarkResult;
 use crate::runfile::RunFile;
 use crate::sim::run::{starts_cold, PROMPT_SYNTHESIS};
 use crate::sim::H200Sim;
+use crate::study::file::{EngineKind, EngineSpec, StudyFile};
+use crate::study::flags::sim_config;
+use crate::study::journal::{run_key, Failure, Journal, LiveServer, RunEntry};
+use crate::study::plan::{analyse, Analysis, Outcomes, Session};
+use crate::study::process::{self, Fill, NotReady, Server};
+use crate::study::StudyError;
 
 /// How long a failed run waits for a crashed server's exit to show before the failure is put
 /// down to the run itself.
@@ -40,7 +43,7 @@ pub struct Runner {
     /// Finished runs and failures.
     pub outcomes: Outcomes,
     /// A sharded study's meeting place with the other shards.
-    exchange: Option<super::shards::Exchange>,
+    exchange: Option<crate::study::shards::Exchange>,
 }
 
 /// What [`Runner::run`] ended with.
@@ -74,17 +77,18 @@ impl Runner {
     /// A new study in `dir` (created; it must not hold a journal already). `source` is the
     /// study file's text, kept as `DIR/study.toml`.
     pub fn create(study: StudyFile, source: &str, dir: &Path) -> Result<Runner, StudyError> {
-        if dir.join(super::journal::FILE).exists() {
+        if dir.join(crate::study::journal::FILE).exists() {
             return Err(StudyError::Usage(format!(
-                "{} already holds a study; continue it with `servebench study run --resume {}`",
+                "{} already holds a study; continue it with `{}`",
                 dir.display(),
-                dir.display()
+                crate::format::shell::resume_hint(dir)
             )));
         }
         std::fs::create_dir_all(dir.join("runs")).map_err(|e| io_err(dir, e))?;
         std::fs::create_dir_all(dir.join("logs")).map_err(|e| io_err(dir, e))?;
         let copy = dir.join("study.toml");
-        super::journal::write_atomic(&copy, source.as_bytes()).map_err(|e| io_err(&copy, e))?;
+        crate::study::journal::write_atomic(&copy, source.as_bytes())
+            .map_err(|e| io_err(&copy, e))?;
         let journal = Journal::new(study.clone());
         journal.write(dir)?;
         Ok(Runner {
@@ -118,7 +122,7 @@ impl Runner {
             })?;
             outcomes
                 .observed
-                .insert(key.clone(), super::observe::Observed::of(&run));
+                .insert(key.clone(), crate::study::observe::Observed::of(&run));
             outcomes.results.insert(key.clone(), run.result);
         }
         if retry_failures {
@@ -318,7 +322,7 @@ impl Runner {
         }
         self.outcomes
             .observed
-            .insert(rkey.clone(), super::observe::Observed::of(run));
+            .insert(rkey.clone(), crate::study::observe::Observed::of(run));
         self.outcomes.results.insert(rkey, result);
         Ok(())
     }
@@ -394,11 +398,7 @@ impl Runner {
                 "a study with a command engine needs a directory (--out DIR)".into(),
             ));
         };
-        let api_key = spec
-            .api_key_env
-            .as_deref()
-            .and_then(|v| std::env::var(v).ok())
-            .unwrap_or_default();
+        let api_key = spec.api_key()?.unwrap_or_default();
         let port = if spec.port == 0 {
             process::free_port(&spec.host).map_err(|e| io_err(Path::new(&spec.host), e))?
         } else {
@@ -412,7 +412,9 @@ impl Runner {
             flags: &session.config.flags,
         };
         let argv = process::fill_command(&spec.command, &fill, false);
-        let shown = process::fill_command(&spec.command, &fill, true);
+        // What the journal and the run files keep: `{api_key}` unfilled, any other key's
+        // value redacted by its flag.
+        let shown = crate::secret::redact_argv(&process::fill_command(&spec.command, &fill, true));
         let log_rel = format!("logs/{key}.log");
         let log_path = dir.join(&log_rel);
         let signal = process::signal_number(&spec.stop_signal).unwrap_or(process::Signal::SIGTERM);
@@ -545,7 +547,7 @@ impl Runner {
         key: &str,
         models_json: &Option<serde_json::Value>,
         target: &str,
-        http: &dyn Fn(Profile) -> crate::http::bench::BenchArgs,
+        http: &dyn Fn(Profile) -> crate::app::bench::BenchArgs,
         cancel: &AtomicBool,
         log: &mut dyn FnMut(&str),
     ) -> Result<Option<String>, StudyError> {
@@ -554,7 +556,7 @@ impl Runner {
             if let Some((pname, _)) = session.runs.first() {
                 let mut p = self.study.profile(pname).map_err(StudyError::Usage)?;
                 p.total_requests = self.study.warmup_requests;
-                let _ = crate::http::bench::run(&http(p), &mut |_| {});
+                let _ = crate::app::bench::run(&http(p), &mut |_| {});
             }
         }
         for (pname, rep) in &session.runs {
@@ -650,11 +652,11 @@ fn bench_args(
     target: &str,
     bearer: Option<&str>,
     profile: Profile,
-) -> crate::http::bench::BenchArgs {
-    let mut args = crate::http::bench::BenchArgs::new(target.to_string(), profile);
+) -> crate::app::bench::BenchArgs {
+    let mut args = crate::app::bench::BenchArgs::new(target.to_string(), profile);
     args.http.api_key = bearer.map(str::to_string);
     args.http.request_timeout = Some(Duration::from_secs_f64(spec.request_timeout_s));
-    args.scrape_interval = Some(super::observe::SCRAPE_INTERVAL);
+    args.scrape_interval = Some(crate::study::observe::SCRAPE_INTERVAL);
     args
 }
 
@@ -667,7 +669,7 @@ pub const SIM_RESTART: &str = "restart (a fresh simulator per run)";
 
 /// Empties the server's prefix cache before a run; what happened, for the run file:
 /// `reset: POST /reset_prefix_cache` (or `/flush_cache`), or `not reset: WHY`.
-fn reset_prefix_cache(args: &crate::http::bench::BenchArgs) -> String {
+fn reset_prefix_cache(args: &crate::app::bench::BenchArgs) -> String {
     let done = crate::http::HttpEngine::new(args.http.clone())
         .and_then(|e| e.reset_prefix_cache().map(str::to_string));
     match done {
@@ -690,7 +692,7 @@ pub fn simulate_run(
 }
 
 /// [`simulate_run`] that also samples the simulator's vLLM metrics every
-/// [`super::observe::SCRAPE_INTERVAL`] of virtual time, as a scraper would have seen them.
+/// [`crate::study::observe::SCRAPE_INTERVAL`] of virtual time, as a scraper would have seen them.
 pub fn simulate_run_observed(
     profile: &Profile,
     config: crate::sim::Config,
@@ -698,7 +700,7 @@ pub fn simulate_run_observed(
     seed: u64,
     warm: bool,
 ) -> Result<(crate::driver::RunOutput, crate::observe::ServerSeries), crate::driver::DriverError> {
-    let interval = super::observe::SCRAPE_INTERVAL;
+    let interval = crate::study::observe::SCRAPE_INTERVAL;
     let engine = H200Sim::with_params(config.clone(), params).sample_metrics_every(interval);
     let mut engine = prepared(engine, profile, warm);
     let out = simulate_on(&mut engine, profile, &config, seed)?;

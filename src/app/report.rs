@@ -7,13 +7,18 @@
 //!   files in vLLM style.
 //! * [`Numbers::Recompute`]`(Convention::Vllm)` recomputes every row from the per-request
 //!   records with vLLM's definitions ([`crate::metrics::compute`]) and prints vLLM style.
-//!   Rows the records cannot support faithfully are listed in [`ReportBlock::notes`].
+//!   Rows the records cannot support faithfully are listed in [`ReportBlock::notes`]. On a
+//!   file of a tool that follows vLLM's definitions (vLLM, SGLang, aiperf) every figure
+//!   uses that tool's own definition, the duration included ([`crate::load::Records::tool_duration`]:
+//!   vLLM's and SGLang's `duration`, aiperf's observation window), so that the block equals
+//!   the one the tool printed; where servebench's own definition gives another figure, a
+//!   note shows it beside, labelled (`servebench's definition: …`).
 //! * [`Numbers::Recompute`]`(Convention::Guidellm)` recomputes with guidellm's definitions
 //!   and prints GPUStack style. On a guidellm file this must print the same block as the
 //!   default — the check that the recomputation is right.
 //!
 //! ```
-//! use servebench::import::report::{report_bytes, render_report, Numbers, ReportOptions};
+//! use servebench::app::report::{report_bytes, render_report, Numbers, ReportOptions};
 //! let bytes = std::fs::read("tests/fixtures/guidellm/constant_rate20.json").unwrap();
 //! let blocks = report_bytes(&bytes, &ReportOptions::default()).unwrap();
 //! let text = render_report(&blocks);
@@ -23,8 +28,8 @@
 
 use std::path::Path;
 
-use super::ImportError;
 use crate::format::text::{render, render_with, Layout, Style};
+use crate::import::ImportError;
 use crate::load::{self, Format, LoadError, LoadErrorKind, Run};
 use crate::metrics::{compute, exact_figures, MetricsOptions, Slo};
 use crate::result::{BenchmarkResult, Convention};
@@ -79,7 +84,8 @@ impl ReportBlock {
 /// Report on a file (see the module docs); the first run that cannot be reported on is
 /// the error.
 pub fn report_path(path: &Path, opts: &ReportOptions) -> Result<Vec<ReportBlock>, LoadError> {
-    let runs = load::load_path(path)?;
+    let mut runs = load::load_path(path)?;
+    load::attach_aiperf_aggregates(path, &mut runs)?;
     collect(&path.display().to_string(), &runs, opts)
 }
 
@@ -138,7 +144,16 @@ pub fn report_run(run: &Run, opts: &ReportOptions) -> Result<ReportBlock, Import
             }
             _ => {}
         }
-        let notes = peak_notes(&result);
+        let mut notes = peak_notes(&result);
+        notes.extend(concurrency_note(&result));
+        if let (Format::AiperfJsonl, Some(recs)) = (format, &run.records) {
+            if recs.tool_duration.is_some() {
+                notes.push(format!(
+                    "aiperf's own figures, from {} beside this file",
+                    load::AIPERF_AGGREGATE_FILE
+                ));
+            }
+        }
         return Ok(ReportBlock {
             name: run.name.clone(),
             result,
@@ -183,30 +198,50 @@ pub fn report_run(run: &Run, opts: &ReportOptions) -> Result<ReportBlock, Import
     let mut r = match convention {
         Convention::Vllm => {
             // vLLM's duration is the run's wall time; guidellm's comparable figure is the
-            // measured window.
-            m.duration = window_len;
+            // measured window; a tool that saves its own duration is divided by it.
+            m.duration = records.tool_duration.or(window_len);
             if !records.send_times {
-                // No send times: keep the file's duration so rates stay meaningful.
-                m.duration = run
-                    .result
-                    .duration_ms
-                    .and_then(|ms| std::time::Duration::try_from_secs_f64(ms / 1000.0).ok());
+                notes.push(format!(
+                    "Peak output token throughput and Peak concurrent requests: the file has no \
+                     send times ({} saves none), so the buckets are not the run's",
+                    format.tool()
+                ));
+            } else if let Some(tool) = records.tool_duration {
+                notes.extend(own_duration_note(&records.measured(), tool, format));
+            } else if format == Format::AiperfJsonl {
+                notes.push(format!(
+                    "Benchmark duration and every throughput: over aiperf's benchmark_duration \
+                     (first request → last response); aiperf divides by its profiling phase's \
+                     observation window, which only {} (beside this file) holds",
+                    load::AIPERF_AGGREGATE_FILE
+                ));
+            }
+            if format == Format::SglangJsonl {
                 notes.push(
-                    "Peak output token throughput and Peak concurrent requests: the file has no send \
-                     times (only vLLM 0.34 saves start_times), so the buckets are not the run's"
+                    "TPOT: SGLang's is (latency − TTFT)/(output tokens − 1) with its latency \
+                     running to the [DONE] event, which the file does not save per request; \
+                     recomputed with the last token's time instead (a little smaller)"
                         .into(),
                 );
             }
             if guidellm_file {
                 notes.extend(GUIDELLM_VLLM_NOTES.iter().map(|n| n.to_string()));
-                notes.push(if opts.goodput.is_some() {
-                    "Maximum request concurrency: the file records no client cap in vLLM's sense"
-                        .into()
-                } else {
-                    "Maximum request concurrency and Request goodput: the file records no client \
-                     cap in vLLM's sense and no SLOs (give --goodput)"
-                        .into()
-                });
+                let no_cap = run.result.meta.configured_concurrency.is_none();
+                match (no_cap, opts.goodput.is_some()) {
+                    (true, true) => notes.push(
+                        "Maximum request concurrency: the file records no client cap in vLLM's \
+                         sense"
+                            .into(),
+                    ),
+                    (true, false) => notes.push(
+                        "Maximum request concurrency and Request goodput: the file records no \
+                         client cap in vLLM's sense and no SLOs (give --goodput)"
+                            .into(),
+                    ),
+                    (false, true) => {}
+                    (false, false) => notes
+                        .push("Request goodput: the file records no SLOs (give --goodput)".into()),
+                }
             }
             compute(&records.measured(), &m)
         }
@@ -219,6 +254,7 @@ pub fn report_run(run: &Run, opts: &ReportOptions) -> Result<ReportBlock, Import
     };
     carry_meta(&mut r, &run.result, convention, guidellm_file);
     notes.extend(peak_notes(&r));
+    notes.extend(concurrency_note(&r));
     Ok(ReportBlock {
         name: run.name.clone(),
         result: r,
@@ -229,6 +265,58 @@ pub fn report_run(run: &Run, opts: &ReportOptions) -> Result<ReportBlock, Import
         layout: None,
         notes,
     })
+}
+
+/// servebench's own duration beside the tool's: first send → last response over the
+/// records, and the output throughput over it, when it differs from the tool's `duration`
+/// (vLLM's wall clock around the run, aiperf's observation window).
+fn own_duration_note(
+    records: &[crate::record::RequestRecord],
+    tool: std::time::Duration,
+    format: Format,
+) -> Option<String> {
+    let own = compute(records, &MetricsOptions::new(Convention::Vllm));
+    let own_s = own.duration_ms? / 1000.0;
+    let tool_s = tool.as_secs_f64();
+    if (own_s - tool_s).abs() <= 1e-9 * tool_s.max(1.0) || tool_s <= 0.0 {
+        return None;
+    }
+    let tool_def = match format {
+        Format::AiperfJsonl => "aiperf's observation window",
+        Format::SglangJsonl => "SGLang's duration",
+        _ => "vLLM's duration, its wall clock around the run",
+    };
+    let output = own
+        .output_throughput_per_s
+        .map(|t| {
+            format!(
+                "; output throughput over it {t:.2} tok/s ({:+.2} %)",
+                (tool_s / own_s - 1.0) * 100.0
+            )
+        })
+        .unwrap_or_default();
+    Some(format!(
+        "servebench's definition: Benchmark duration {own_s:.4} s, first send → last response \
+         over the records (above: {tool_def}, {tool_s:.4} s){output}"
+    ))
+}
+
+/// Which concurrency a block's "Maximum request concurrency" is, when the file also holds
+/// the configured one: under guidellm's figures (GPUStack's mapping) the row is guidellm's
+/// *measured* maximum of concurrent requests, not the streams it was configured with.
+fn concurrency_note(r: &BenchmarkResult) -> Option<String> {
+    let configured = r.meta.configured_concurrency?;
+    match r.meta.convention {
+        Some(Convention::Guidellm) => {
+            let measured = r.max_concurrency?;
+            Some(format!(
+                "Maximum request concurrency ({measured}) is the measured maximum of concurrent \
+                 requests (GPUStack's mapping of guidellm's figure); the configured concurrency \
+                 was {configured} (guidellm's concurrent streams)"
+            ))
+        }
+        _ => None,
+    }
 }
 
 /// Notes on the two peaks a block prints when they do not mean what their rows suggest:
@@ -303,6 +391,11 @@ fn carry_meta(
     r.meta.label.clone_from(&file.meta.label);
     r.meta.model.clone_from(&file.meta.model);
     r.meta.source.clone_from(&file.meta.source);
+    r.meta.configured_concurrency = file.meta.configured_concurrency;
+    if guidellm_file && convention == Convention::Vllm {
+        // vLLM's row is the client's cap: guidellm's configured streams, when it had some.
+        r.max_concurrency = file.meta.configured_concurrency;
+    }
     if !guidellm_file {
         r.meta.engine.clone_from(&file.meta.engine);
         r.meta.profile.clone_from(&file.meta.profile);

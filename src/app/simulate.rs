@@ -6,7 +6,7 @@
 //!
 //! ```
 //! use clap::Parser;
-//! use servebench::sim::cli::{report, SimArgs};
+//! use servebench::app::simulate::{report, SimArgs};
 //!
 //! #[derive(Parser)]
 //! struct Cli {
@@ -34,10 +34,10 @@ use crate::format::text::{self, Style};
 use crate::profile::{Dataset, Profile, ProfileError};
 use crate::result::BenchmarkResult;
 
-use super::engine::Config;
-use super::engine_args::{EngineArgs, SimConfigError};
-use super::markdown::markdown;
-use super::run::{guidellm_view, simulate, simulate_with, SEED_BASELINE_S, SEED_OPTIMIZED_S};
+use crate::format::sim::markdown;
+use crate::sim::engine::Config;
+use crate::sim::engine_args::{EngineArgs, SimConfigError};
+use crate::sim::run::{guidellm_view, simulate, simulate_with, SEED_BASELINE_S, SEED_OPTIMIZED_S};
 
 /// Output format.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -125,12 +125,12 @@ fn known_profile(v: &str) -> Result<String, String> {
 }
 
 fn known_config(v: &str) -> Result<String, String> {
-    if super::CONFIG_NAMES.contains(&v) {
+    if crate::sim::CONFIG_NAMES.contains(&v) {
         Ok(v.to_string())
     } else {
         Err(format!(
             "unknown config `{v}` (known: {})",
-            super::CONFIG_NAMES.join(", ")
+            crate::sim::CONFIG_NAMES.join(", ")
         ))
     }
 }
@@ -196,9 +196,10 @@ impl SimArgs {
                 &self.gpu,
             )?)?]),
             (None, Some(_)) => {
-                let model =
-                    super::spec::ModelSpec::resolve(&self.model).map_err(SimConfigError::from)?;
-                let gpu = super::spec::GpuSpec::resolve(&self.gpu).map_err(SimConfigError::from)?;
+                let model = crate::sim::spec::ModelSpec::resolve(&self.model)
+                    .map_err(SimConfigError::from)?;
+                let gpu =
+                    crate::sim::spec::GpuSpec::resolve(&self.gpu).map_err(SimConfigError::from)?;
                 Ok(vec![Config::from_parts("custom", model, gpu, extra)?])
             }
             // Another model, GPU or load: its baseline; else the seed's two configurations.

@@ -1,9 +1,7 @@
 //! Files: what `servebench lint FILE...` runs — every run the loader reads from a file,
 //! linted with its records when it has them ([`crate::format::lint`] prints the findings).
 
-use serde::{Deserialize, Serialize};
-
-use super::{lint_run, Finding, LintOptions};
+use crate::lint::{lint_run, LintOptions, RunFindings};
 
 /// `servebench lint` exit status with no findings.
 pub const EXIT_CLEAN: i32 = 0;
@@ -13,17 +11,6 @@ pub const EXIT_BAD_INPUT: i32 = 1;
 pub const EXIT_USAGE: i32 = 2;
 /// Exit status when there are findings.
 pub const EXIT_FINDINGS: i32 = 3;
-
-/// The findings of one run (one block of a text report, one benchmark of a file).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct RunFindings {
-    /// The file (or `-`).
-    pub source: String,
-    /// The run within it: `line 131` for a text block, the benchmark's name otherwise.
-    pub run: String,
-    /// What was found.
-    pub findings: Vec<Finding>,
-}
 
 /// Why a file could not be linted: the loader's error (see [`crate::load`]).
 pub type LintInputError = crate::load::LoadError;
@@ -35,7 +22,7 @@ pub type LintInputError = crate::load::LoadError;
 ///
 /// ```
 /// let bytes = std::fs::read("tests/fixtures/seed.txt").unwrap();
-/// let runs = servebench::lint::lint_bytes("seed.txt", &bytes, &Default::default()).unwrap();
+/// let runs = servebench::app::lint_files::lint_bytes("seed.txt", &bytes, &Default::default()).unwrap();
 /// assert_eq!(runs.len(), 15);
 /// assert_eq!(runs[0].run, "line 131");
 /// assert!(runs[0].findings.iter().any(|f| f.code.as_str() == "single-iteration-streams"));

@@ -5,10 +5,10 @@
 use std::path::Path;
 
 use super::bench::{summarize, BenchArgs, BenchError, Progress, Progressed};
-use super::client::{model_ids, HttpEngine};
 use crate::driver::sweep::{sweep, Sweep, SweepOptions};
 use crate::driver::workload;
 use crate::driver::{run, RunOptions};
+use crate::http::client::{model_ids, HttpEngine};
 use crate::profile::Dataset;
 
 /// Runs the sweep against `args.http.target` (`args.arrivals` is ignored: the sweep sets

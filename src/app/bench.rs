@@ -9,8 +9,6 @@
 use std::path::Path;
 use std::time::{Duration, Instant, SystemTime};
 
-use super::client::{model_ids, HttpConfig, HttpEngine};
-use super::HttpError;
 use crate::driver::arrivals::Arrivals;
 use crate::driver::datasets::DatasetSpec;
 use crate::driver::shard::Shard;
@@ -19,6 +17,8 @@ use crate::driver::workload::WorkloadOptions;
 use crate::driver::{run_profile, DriverError, DEFAULT_DRAIN};
 use crate::engine::{Engine, EngineError, EngineEvent, EngineRequest};
 use crate::format::text::Style;
+use crate::http::client::{model_ids, HttpConfig, HttpEngine};
+use crate::http::HttpError;
 use crate::lint::Finding;
 use crate::metrics::{compute, MetricsOptions};
 use crate::profile::{Dataset, Profile};

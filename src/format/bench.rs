@@ -1,10 +1,10 @@
 //! What `bench` prints on stdout: the report block (text), the result (JSON), or one CSV
 //! row under a header of vLLM's result-file key names.
 
-use servebench::format::labels::{self, check};
-use servebench::format::pyfmt::percentile_word;
-use servebench::format::text::{self, Style};
-use servebench::result::{BenchmarkResult, Summary};
+use crate::format::labels::{self, check};
+use crate::format::pyfmt::percentile_word;
+use crate::format::text::{self, Style};
+use crate::result::{BenchmarkResult, Summary};
 
 /// Output formats of `bench`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]

@@ -8,9 +8,9 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, SystemTime};
 
 use super::{bench_args, run_key, run_path, Finish, Runner};
+use crate::app::bench::{BenchArgs, BenchError, BenchRun};
 use crate::driver::shard::Shard;
 use crate::driver::stop::StopSignal;
-use crate::http::bench::{BenchArgs, BenchError, BenchRun};
 use crate::profile::Profile;
 use crate::runfile::RunFile;
 use crate::study::file::EngineSpec;
@@ -151,11 +151,7 @@ impl Runner {
             Meet::Cancelled => return Ok(()),
         };
         log(&format!("  loading shard 1's server {}", note.url));
-        let api_key = spec
-            .api_key_env
-            .as_deref()
-            .and_then(|v| std::env::var(v).ok())
-            .unwrap_or_default();
+        let api_key = spec.api_key()?.unwrap_or_default();
         let bearer = (!api_key.is_empty()).then_some(api_key.as_str());
         let http = |profile: Profile| bench_args(spec, &note.url, bearer, profile);
         let outcome = self.session_runs(
@@ -183,7 +179,7 @@ impl Runner {
         cancel: &AtomicBool,
     ) -> Result<BenchRun, BenchError> {
         if self.leads() {
-            return crate::http::bench::run(&args, &mut |_| {});
+            return crate::app::bench::run(&args, &mut |_| {});
         }
         let stop = StopSignal::new();
         args.stop = Some(stop.clone());
@@ -200,7 +196,7 @@ impl Runner {
                     std::thread::sleep(Duration::from_millis(20));
                 }
             });
-            let r = crate::http::bench::run(&args, &mut |_| {});
+            let r = crate::app::bench::run(&args, &mut |_| {});
             done.store(true, Ordering::SeqCst);
             r
         })

@@ -1,0 +1,161 @@
+//! The study verbs on top of the [`Runner`]: a whole study on the simulator in memory
+//! ([`run_in_memory`]), the document written into the study directory ([`write_document`])
+//! and the plan with its estimated wall time ([`estimate`]).
+
+use std::sync::atomic::AtomicBool;
+
+use super::Runner;
+use crate::format::study::{render, Document};
+use crate::study::{file, journal, plan, StudyError, StudyFile};
+
+/// Runs a study with simulator engines in memory and returns its document (the main job).
+pub fn run_in_memory(study: &StudyFile) -> Result<Document, StudyError> {
+    let mut r = Runner::in_memory(study.clone());
+    let never = AtomicBool::new(false);
+    r.run(&never, &mut |_| {})?;
+    Ok(render(study, &r.outcomes, &r.analysis(), false))
+}
+
+/// Writes `STUDY.md`, `study.json` and the document's charts and report
+/// ([`Document::files`]) into the study directory (each atomically).
+pub fn write_document(dir: &std::path::Path, doc: &Document) -> Result<(), StudyError> {
+    for (rel, contents) in &doc.files {
+        let path = dir.join(rel);
+        let io = |e: std::io::Error| StudyError::Io {
+            path: path.clone(),
+            message: e.to_string(),
+        };
+        if let Some(parent) = path.parent() {
+            std::fs::create_dir_all(parent).map_err(io)?;
+        }
+        journal::write_atomic(&path, contents.as_bytes()).map_err(io)?;
+    }
+    let md = dir.join("STUDY.md");
+    journal::write_atomic(&md, doc.markdown.as_bytes()).map_err(|e| StudyError::Io {
+        path: md.clone(),
+        message: e.to_string(),
+    })?;
+    let js = dir.join("study.json");
+    let bytes = serde_json::to_vec_pretty(&doc.json).map_err(|e| StudyError::Io {
+        path: js.clone(),
+        message: e.to_string(),
+    })?;
+    journal::write_atomic(&js, &bytes).map_err(|e| StudyError::Io {
+        path: js,
+        message: e.to_string(),
+    })
+}
+
+/// The plan of a study: every session and run in order with the simulator's estimate of
+/// its wall time (a launch's `expected_start_s` added per command-engine session). Where
+/// the ladder branches, the plan follows the simulator's decisions.
+pub fn estimate(study: &StudyFile) -> Result<String, StudyError> {
+    use std::fmt::Write as _;
+    let mut sim = study.clone();
+    for e in &mut sim.engines {
+        e.kind = file::EngineKind::Simulator;
+    }
+    let mut r = Runner::in_memory(sim.clone());
+    let never = AtomicBool::new(false);
+    let mut sessions: Vec<String> = Vec::new();
+    r.run(&never, &mut |line| sessions.push(line.to_string()))?;
+    // Replay the sessions in order with their runs' simulated durations.
+    let mut out = String::new();
+    let mut total_s = 0.0;
+    let mut runs = 0;
+    let mut unknown = 0;
+    let mut n = 0;
+    let mut seen = std::collections::BTreeSet::new();
+    let a = r.analysis();
+    let mut configs: Vec<(String, journal::Configuration)> = a
+        .engines
+        .iter()
+        .map(|e| (format!("engine {}", e.name), e.config.clone()))
+        .collect();
+    configs.extend(
+        a.steps
+            .iter()
+            .map(|s| (format!("step {}", s.name), s.config.clone())),
+    );
+    if let (Some(b), Some(rc)) = (&a.baseline, &a.recommended) {
+        configs.push(("final: baseline".into(), b.clone()));
+        configs.push(("final: recommended".into(), rc.clone()));
+    }
+    let final_runs = plan::ordered_runs(study, &study.final_.profiles);
+    let ladder_runs = plan::ordered_runs(study, &study.ladder.profiles);
+    for (purpose, c) in configs {
+        let planned = if purpose.starts_with("final") {
+            &final_runs
+        } else {
+            &ladder_runs
+        };
+        let todo: Vec<&(String, u32)> = planned
+            .iter()
+            .filter(|(p, rep)| seen.insert(journal::run_key(&c.key(), p, *rep)))
+            .collect();
+        if todo.is_empty() {
+            continue;
+        }
+        n += 1;
+        let spec = study.engines.iter().find(|e| e.name == c.engine);
+        let start = spec
+            .filter(|e| e.kind == file::EngineKind::Command)
+            .map(|e| e.expected_start_s)
+            .unwrap_or(0.0);
+        total_s += start;
+        let _ = writeln!(
+            out,
+            "{n:>3}. {purpose} [{}]: {} {}",
+            c.key(),
+            c.model,
+            c.flags.join(" ")
+        );
+        if start > 0.0 {
+            let _ = writeln!(out, "       launch                     ~{start:.0} s");
+        }
+        for (p, rep) in todo {
+            runs += 1;
+            match r
+                .outcomes
+                .results
+                .get(&journal::run_key(&c.key(), p, *rep))
+                .and_then(|x| x.duration_s())
+            {
+                Some(d) => {
+                    total_s += d;
+                    let _ = writeln!(out, "       {:<26} {d:>8.1} s", format!("{p} r{rep}"));
+                }
+                None => {
+                    unknown += 1;
+                    let why = r
+                        .outcomes
+                        .failures
+                        .get(&c.key())
+                        .map(|f| f.reason.clone())
+                        .unwrap_or_else(|| "not simulated".into());
+                    let _ = writeln!(out, "       {:<26} unknown ({why})", format!("{p} r{rep}"));
+                }
+            }
+        }
+    }
+    let h = (total_s / 3600.0).floor();
+    let m = (total_s - h * 3600.0) / 60.0;
+    let head = format!(
+        "Plan of \"{}\": {n} server sessions, {runs} runs; estimated wall time {h:.0} h {m:.0} min ({total_s:.0} s) from the simulator{}\n",
+        study.title,
+        if unknown > 0 { format!(", {unknown} runs not estimated") } else { String::new() }
+    );
+    Ok(head + &out)
+}
+
+/// Merges the shard directories `dirs` (any order) into `out`
+/// ([`crate::study::merged::merge_studies`]) and writes the merged study's document there.
+pub fn merge_studies(
+    dirs: &[std::path::PathBuf],
+    out: &std::path::Path,
+) -> Result<crate::study::merged::MergedStudy, StudyError> {
+    let merged = crate::study::merged::merge_studies(dirs, out)?;
+    let doc = render(&merged.study, &merged.outcomes, &merged.analysis, true);
+    write_document(out, &doc)?;
+    Ok(merged)
+}
