@@ -111,7 +111,7 @@ pub fn redact_argv(argv: &[String]) -> Vec<String> {
 }
 
 /// The value at a secret's position in `argv`.
-pub fn value_at<'a>(argv: &'a [String], at: SecretAt) -> &'a str {
+pub fn value_at(argv: &[String], at: SecretAt) -> &str {
     match at {
         SecretAt::Next(i) => argv.get(i).map_or("", String::as_str),
         SecretAt::Inline(i) => argv

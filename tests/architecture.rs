@@ -451,8 +451,7 @@ fn parse_path(
     out: &mut Vec<(Vec<String>, String)>,
 ) {
     let mut segs = prefix;
-    loop {
-        let Some(t) = toks.get(*i) else { break };
+    while let Some(t) = toks.get(*i) {
         if t.text == "{" {
             *i += 1;
             loop {

@@ -275,7 +275,7 @@ fn own_duration_note(
     tool: std::time::Duration,
     format: Format,
 ) -> Option<String> {
-    let own = compute(records, &MetricsOptions::new(Convention::Vllm));
+    let own = compute(records, MetricsOptions::new(Convention::Vllm));
     let own_s = own.duration_ms? / 1000.0;
     let tool_s = tool.as_secs_f64();
     if (own_s - tool_s).abs() <= 1e-9 * tool_s.max(1.0) || tool_s <= 0.0 {

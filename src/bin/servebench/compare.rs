@@ -229,7 +229,10 @@ fn expand(paths: &[String]) -> Result<Vec<String>, InputError> {
 fn sides(args: &Args) -> Result<(Vec<String>, Vec<String>), InputError> {
     if args.candidates.is_empty() {
         match &args.paths[..] {
-            [b, c] => Ok((expand(&[b.clone()])?, expand(&[c.clone()])?)),
+            [b, c] => Ok((
+                expand(std::slice::from_ref(b))?,
+                expand(std::slice::from_ref(c))?,
+            )),
             ps => Err(InputError(format!(
                 "compare takes BASE CANDIDATE, or several runs per side separated by `--` \
                  (A1 A2 -- B1 B2); got {} paths without `--`",
