@@ -23,8 +23,11 @@ cd "$ROOT"
 if [ -z "${SERVER_BIN:-}" ] || [ -z "${SERVEBENCH:-}" ]; then
   cargo build --example h200_server --bin servebench
 fi
-SERVER_BIN=${SERVER_BIN:-$ROOT/target/debug/examples/h200_server}
-SERVEBENCH=${SERVEBENCH:-$ROOT/target/debug/servebench}
+SERVER_BIN=$(realpath "${SERVER_BIN:-$ROOT/target/debug/examples/h200_server}")
+SERVEBENCH=$(realpath "${SERVEBENCH:-$ROOT/target/debug/servebench}")
+if curl -sf $URL/v1/models > /dev/null 2>&1; then
+  echo "port $PORT is taken: set PORT" >&2; exit 1
+fi
 "$SERVER_BIN" --serve 127.0.0.1:$PORT --speed 10 --timeline "$WORK/timeline.jsonl" > "$WORK/server.log" 2>&1 &
 SERVER=$!
 trap 'kill $SERVER 2>/dev/null || true; wait $SERVER 2>/dev/null || true; rm -rf "$WORK"' EXIT

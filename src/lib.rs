@@ -75,6 +75,7 @@
 #[cfg(feature = "http")]
 pub mod accuracy;
 pub mod app;
+pub mod capacity;
 pub mod collector;
 pub mod compare;
 pub mod driver;

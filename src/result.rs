@@ -23,6 +23,7 @@
 //! |---|---|
 //! | 1 | first version |
 //! | 2 | `intervals`: confidence intervals of the figures ([`crate::noise::RunIntervals`]), optional |
+//! | 2 | `capacity`: the answer of a capacity search under an SLO ([`CapacityEstimate`]), optional |
 //!
 //! Optional fields added within version 2 (older readers ignore them; absent when not
 //! measured): `reasoning` ([`ReasoningFigures`]: time to first reasoning and first answer
@@ -35,11 +36,14 @@ use serde::{Deserialize, Serialize};
 
 use crate::profile::Profile;
 
+mod capacity;
 mod float;
 pub mod intervals;
 mod production;
 
 pub use production::{AdapterFigures, EnergyFigures, ReasoningFigures, SpecDecodeFigures};
+
+pub use capacity::{CapacityEstimate, CapacityProbe, SearchKind};
 
 /// Version of the JSON form written by this crate. Bump on incompatible changes.
 pub const SCHEMA_VERSION: u32 = 2;
@@ -234,6 +238,10 @@ pub struct BenchmarkResult {
     /// version 2; see [`crate::noise::within`]).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub intervals: Option<intervals::RunIntervals>,
+    /// The capacity under an SLO, when this run is the representative of a capacity
+    /// search (the probe at the highest load that held; see [`CapacityEstimate`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub capacity: Option<CapacityEstimate>,
     /// Reasoning-aware latency, when some stream carried reasoning.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub reasoning: Option<ReasoningFigures>,
@@ -274,6 +282,7 @@ impl Default for BenchmarkResult {
             itl: None,
             exact: None,
             intervals: None,
+            capacity: None,
             reasoning: None,
             energy: None,
             spec_decode: None,

@@ -150,6 +150,10 @@ pub struct RunFile {
     /// Free-form labels (`"study": "…"`, `"step": "baseline"`, …).
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub labels: BTreeMap<String, String>,
+    /// This run's place in a capacity search under an SLO (`bench --slo … --search`, a
+    /// study with `goal = "capacity"`): the search, the load, and whether the SLO held.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub capacity_probe: Option<crate::result::CapacityProbe>,
     /// The options `result` was computed with (convention, percentiles, goodput), so that a
     /// reader can recompute it identically.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -404,6 +408,7 @@ impl RunFile {
             schedule_origin: None,
             start_at: None,
             labels: BTreeMap::new(),
+            capacity_probe: None,
             metrics_options: None,
             result,
             warmup_records: Vec::new(),
@@ -552,6 +557,7 @@ impl RunFile {
             schedule_origin: self.schedule_origin,
             start_at: self.start_at,
             labels: self.labels.clone(),
+            capacity_probe: self.capacity_probe.clone(),
             metrics_options: self.metrics_options.clone(),
             result: self.result.clone(),
             warmup_records: self.warmup_records.clone(),

@@ -42,8 +42,8 @@ const PARTS: &[(&str, &[&str], &str)] = &[
     ("Format", &["src/format/"], "every text: render + parse, markdown"),
     (
         "Judge",
-        &["src/compare/", "src/lint/", "src/noise/"],
-        "deltas, intervals, noise verdicts, lints",
+        &["src/compare/", "src/lint/", "src/noise/", "src/capacity/"],
+        "deltas, intervals, noise verdicts, lints, the capacity search under an SLO",
     ),
     ("Metrics", &["src/metrics/"], "each convention's formulas, once"),
     ("Stats", &["src/stats/"], "numpy-exact, weighted, streaming statistics"),

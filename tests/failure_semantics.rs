@@ -568,3 +568,337 @@ command = ["{}", "--serve", "{{host}}:{{port}}", "--speed", "2", "{{flags}}"]"#,
     );
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+// ---------------------------------------------------------------------------------------
+// 4. Exit codes that tell the truth
+
+#[test]
+fn bench_stops_soon_after_its_server_dies_saves_what_it_has_and_exits_4() {
+    let dir = tmp("bench-gone");
+    let port = free_port();
+    // The example server, SIGKILLed by `timeout` 4 s after its start.
+    let server = Command::new("timeout")
+        .args(["-s", "KILL", "4"])
+        .arg(example_server())
+        .args(["--serve", &format!("127.0.0.1:{port}"), "--speed", "50"])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let _kids = Kids(vec![server]);
+    wait_for("the example server", Duration::from_secs(30), || {
+        TcpStream::connect(("127.0.0.1", port)).is_ok()
+    });
+    let out = dir.join("run.json");
+    // 200 requests at 10/s: 20 s of schedule, of which the server serves the first few.
+    let o = Command::new(BIN)
+        .args([
+            "bench",
+            "-q",
+            "--target",
+            &format!("http://127.0.0.1:{port}"),
+        ])
+        .args(["--input-tokens", "16", "--output-tokens", "4"])
+        .args(["--max-requests", "200", "--rate", "10", "--no-scrape"])
+        .arg("--output")
+        .arg(&out)
+        .output()
+        .unwrap();
+    let err = stderr(&o);
+    assert_eq!(o.status.code(), Some(4), "{err}");
+    assert!(
+        err.contains("the measurement failed: the server is gone"),
+        "{err}"
+    );
+    // The report was printed and the run saved, marked as stopped early.
+    assert!(String::from_utf8_lossy(&o.stdout).contains("Successful requests"));
+    let run = servebench::runfile::RunFile::read(&out).unwrap();
+    assert!(!run.status.is_complete());
+    let ok = run
+        .records
+        .iter()
+        .filter(|r| r.outcome.is_success())
+        .count();
+    assert!(ok >= 5, "{ok} requests succeeded before the end");
+    // Stopped about 2 s after the server was gone, not at the end of the schedule.
+    assert!(
+        run.records.len() < 150,
+        "{} requests sent",
+        run.records.len()
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn bench_fails_the_measurement_above_the_failed_share_it_is_given() {
+    let mut kids = Kids(Vec::new());
+    // Every fourth request answers 500: a quarter fails.
+    let target = start_server(&mut kids, &["--fault", "500:4"]);
+    let bench = |extra: &[&str]| {
+        Command::new(BIN)
+            .args(["bench", "--quiet", "--target", &target])
+            .args(["--input-tokens", "16", "--output-tokens", "4"])
+            .args(["--max-requests", "12", "--max-concurrency", "1"])
+            .args(extra)
+            .output()
+            .unwrap()
+    };
+    let o = bench(&[]);
+    assert_eq!(
+        o.status.code(),
+        Some(0),
+        "default share 0.5: {}",
+        stderr(&o)
+    );
+    let o = bench(&["--max-failed-share", "0.2"]);
+    assert_eq!(o.status.code(), Some(4), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("the measurement failed: 3 of 12 requests failed (25 %"),
+        "{}",
+        stderr(&o)
+    );
+    assert!(String::from_utf8_lossy(&o.stdout).contains("Failed requests"));
+    let o = bench(&["--max-failed-share", "1.5"]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+}
+
+#[test]
+fn a_study_with_an_unmeasured_configuration_exits_4_and_says_so_and_empty_profiles_are_refused() {
+    let dir = tmp("study-exit");
+    let never = "flags = []\ncommand = [\"sleep\", \"30\"]";
+    let text = study_text(never, &[], 4).replace("start_timeout_s = 30\n", "start_timeout_s = 1\n");
+    let file = write(&dir, "never.toml", &text);
+    let out = dir.join("out");
+    let o = study_run(&file, &out, &[]);
+    let err = stderr(&o);
+    assert_eq!(o.status.code(), Some(4), "{err}");
+    assert!(
+        err.contains("could not be measured: the server did not become healthy within 1 s"),
+        "-q still names the failure on the console: {err}"
+    );
+    assert!(err.contains("--resume"), "{err}");
+    assert!(out.join("STUDY.md").exists());
+
+    // A profile of no request is refused before anything runs.
+    let engine = format!(
+        "flags = []\ncommand = [\"{}\", \"--serve\", \"{{host}}:{{port}}\", \"{{flags}}\"]",
+        example_server().display()
+    );
+    let file = write(&dir, "zero.toml", &study_text(&engine, &[], 0));
+    let o = study_run(&file, &dir.join("zero"), &[]);
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("profiles.a.total_requests: must be at least 1"),
+        "{}",
+        stderr(&o)
+    );
+    assert!(!dir.join("zero").exists());
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+// ---------------------------------------------------------------------------------------
+// 5. Impossible values
+
+/// A real run file: `bench` against the example server.
+fn real_run_file(dir: &Path) -> (PathBuf, serde_json::Value) {
+    let mut kids = Kids(Vec::new());
+    let target = start_server(&mut kids, &[]);
+    let path = dir.join("run.json");
+    let o = Command::new(BIN)
+        .args(["bench", "-q", "--target", &target])
+        .args(["--input-tokens", "16", "--output-tokens", "8"])
+        .args(["--max-requests", "8", "--no-scrape", "--output"])
+        .arg(&path)
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let v = serde_json::from_slice(&std::fs::read(&path).unwrap()).unwrap();
+    (path, v)
+}
+
+fn write_json(path: &Path, v: &serde_json::Value) {
+    std::fs::write(path, serde_json::to_vec(v).unwrap()).unwrap();
+}
+
+fn verb(args: &[&str], file: &Path) -> Output {
+    Command::new(BIN).args(args).arg(file).output().unwrap()
+}
+
+#[test]
+fn impossible_times_are_refused_by_every_verb_and_impossible_orders_are_linted() {
+    let dir = tmp("impossible");
+    let (path, run) = real_run_file(&dir);
+    // The real file: reported, linted clean of the new codes; `--percentiles` alone works.
+    let o = verb(&["report", "--percentiles", "50,90"], &path);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let text = String::from_utf8_lossy(&o.stdout);
+    assert!(text.contains("P90 TTFT (ms):"), "{text}");
+    assert!(text.contains("Median TTFT (ms):"), "{text}");
+    let o = verb(&["lint"], &path);
+    let out = String::from_utf8_lossy(&o.stdout);
+    assert!(!out.contains("impossible-timing") && !out.contains("peak-below-mean"));
+
+    // ended_at = u64::MAX seconds: refused by report, lint and compare, naming the request.
+    let mut bad = run.clone();
+    bad["records"][2]["ended_at"]["secs"] = u64::MAX.into();
+    let late = dir.join("late.json");
+    write_json(&late, &bad);
+    for args in [&["report"][..], &["lint"], &["render"], &["slices"]] {
+        let o = verb(args, &late);
+        let err = stderr(&o);
+        assert_eq!(o.status.code(), Some(1), "{args:?}: {err}");
+        let id = bad["records"][2]["id"].as_u64().unwrap();
+        assert!(
+            err.contains(&format!(
+                "request {id}: ended_at is 18446744073709551616 s after"
+            )) && err.contains("past any plausible clock"),
+            "{args:?}: {err}"
+        );
+        assert!(!String::from_utf8_lossy(&o.stdout).contains("18446744073709551616"));
+    }
+    // A duration past any clock in a result.
+    let mut bad = run.clone();
+    bad["result"]["duration_ms"] = 1.0e30.into();
+    let long = dir.join("long.json");
+    write_json(&long, &bad);
+    let o = verb(&["report"], &long);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(stderr(&o).contains("the duration is"), "{}", stderr(&o));
+
+    // A chunk before its send, an end before the send: lint finds them (exit 3).
+    let mut bad = run.clone();
+    bad["records"][1]["chunks"][0]["at"] = serde_json::json!({"secs": 0, "nanos": 0});
+    bad["records"][1]["sent_at"] = serde_json::json!({"secs": 1, "nanos": 0});
+    bad["records"][3]["ended_at"] = serde_json::json!({"secs": 0, "nanos": 1});
+    bad["records"][3]["sent_at"] = serde_json::json!({"secs": 2, "nanos": 0});
+    let order = dir.join("order.json");
+    write_json(&order, &bad);
+    let o = verb(&["lint"], &order);
+    assert_eq!(o.status.code(), Some(3), "{}", stderr(&o));
+    let out = String::from_utf8_lossy(&o.stdout);
+    assert!(out.contains("error[impossible-timing]"), "{out}");
+    assert!(out.contains("with a chunk before the send"), "{out}");
+
+    // Peak output throughput below the mean (an MTP run counting events): linted.
+    let mut bad = run.clone();
+    bad["result"]["duration_ms"] = 10_000.0.into();
+    bad["result"]["output_throughput_per_s"] = 5490.0.into();
+    bad["result"]["peak_output_throughput_per_s"] = 3597.0.into();
+    let peak = dir.join("peak.json");
+    write_json(&peak, &bad);
+    let o = verb(&["lint"], &peak);
+    assert_eq!(o.status.code(), Some(3), "{}", stderr(&o));
+    let out = String::from_utf8_lossy(&o.stdout);
+    assert!(
+        out.contains("error[peak-below-mean]: peak output token throughput (3597) is below the mean output throughput (5490)"),
+        "{out}"
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+// ---------------------------------------------------------------------------------------
+// 6. The smaller items
+
+/// Runs `servebench args` with stderr (and, with `close_stdout`, stdout) writing into a
+/// pipe whose reading end is already closed; its exit status.
+fn with_broken_pipes(args: &[&str], close_stdout: bool) -> Option<i32> {
+    let (reader, writer) = std::io::pipe().unwrap();
+    drop(reader);
+    let mut cmd = Command::new(BIN);
+    cmd.args(args).stderr(writer.try_clone().unwrap());
+    cmd.stdout(if close_stdout {
+        Stdio::from(writer)
+    } else {
+        Stdio::null()
+    });
+    cmd.status().unwrap().code()
+}
+
+#[test]
+fn a_closed_or_broken_stderr_never_panics_and_the_status_still_tells() {
+    let dir = tmp("closed-stderr");
+    let bad = write(&dir, "bad.json", "{\"completed\": \"many\"}");
+    let missing = dir.join("missing.json");
+    let cases: Vec<(Vec<String>, i32)> = vec![
+        (vec!["report".into(), missing.display().to_string()], 1),
+        (vec!["lint".into(), bad.display().to_string()], 1),
+        (vec!["study".into()], 2),
+        (vec!["bench".into(), "--bogus".into()], 2),
+        (
+            vec![
+                "bench".into(),
+                "-q".into(),
+                "--target".into(),
+                format!("http://127.0.0.1:{}", free_port()),
+                "--input-tokens".into(),
+                "4".into(),
+                "--output-tokens".into(),
+                "4".into(),
+                "--max-requests".into(),
+                "3".into(),
+                "--model".into(),
+                "m".into(),
+            ],
+            1,
+        ),
+        (vec!["profiles".into()], 0),
+    ];
+    for (args, want) in &cases {
+        let args: Vec<&str> = args.iter().map(String::as_str).collect();
+        for round in 0..12 {
+            for close_stdout in [false, true] {
+                let got = with_broken_pipes(&args, close_stdout);
+                assert_eq!(
+                    got,
+                    Some(*want),
+                    "{args:?} (round {round}, stdout closed: {close_stdout})"
+                );
+            }
+            // And with file descriptor 2 closed outright.
+            let script = format!(
+                "exec 2>&- \"$0\" {}",
+                servebench::format::shell::join(&args)
+            );
+            let o = Command::new("sh")
+                .arg("-c")
+                .arg(script)
+                .arg(BIN)
+                .stdout(Stdio::null())
+                .status()
+                .unwrap();
+            assert_eq!(o.code(), Some(*want), "{args:?} with fd 2 closed");
+        }
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn the_example_server_refuses_unknown_engine_args_in_serve_mode() {
+    let o = Command::new(example_server())
+        .args(["--serve", &format!("127.0.0.1:{}", free_port())])
+        .args(["--engine-args", "--max-num-seqs=8 --frobnicate=1"])
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("unknown --engine-args flag(s): --frobnicate=1"),
+        "{}",
+        stderr(&o)
+    );
+    // Known flags serve.
+    let mut kids = Kids(Vec::new());
+    let target = start_server(&mut kids, &["--engine-args", "--max-num-seqs=8"]);
+    let o = Command::new(BIN)
+        .args(["bench", "-q", "--target", &target])
+        .args([
+            "--input-tokens",
+            "8",
+            "--output-tokens",
+            "4",
+            "--max-requests",
+            "2",
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+}

@@ -216,6 +216,22 @@ fn main() -> ExitCode {
             let Some(config) = config else {
                 return ExitCode::from(2);
             };
+            // Unknown flags are refused, naming them: a served simulator silently running
+            // without them would be measured as if it had them. Flags known but not
+            // modelled are listed, as in the report modes.
+            if !config.args.ignored.is_empty() {
+                eprintln!(
+                    "h200_server: unknown --engine-args flag(s): {} (the simulator would run \
+                     without them; see --help for the flags it reads)",
+                    config.args.ignored.join(" ")
+                );
+                return ExitCode::from(2);
+            }
+            let notice = config.args.notice();
+            if !notice.is_empty() {
+                use std::io::Write as _;
+                let _ = std::io::stderr().write_all(notice.as_bytes());
+            }
             use servebench::http::server::ReasoningPhase;
             let reasoning = match (args.reasoning_tokens, args.reasoning_share) {
                 (Some(n), _) => Some(ReasoningPhase::Tokens(n)),

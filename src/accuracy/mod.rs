@@ -265,6 +265,9 @@ pub struct ClientAccuracy {
     pub join: Join,
     /// Requests the file counts as successful (its own figure, where it has one).
     pub client_successful: Option<u64>,
+    /// Where the client's printed figures were read from when not from the file itself:
+    /// aiperf's aggregate export beside its per-request export.
+    pub client_figures_from: Option<String>,
     /// Requests the file lists.
     pub requests: usize,
     /// Requests found in the timeline.
@@ -368,6 +371,7 @@ fn blank(run: &Run, join: Join, requests: usize) -> ClientAccuracy {
         tool: run.provenance.format.tool().to_string(),
         join,
         client_successful: run.result.successful_requests,
+        client_figures_from: None,
         requests,
         matched: 0,
         unmatched: 0,
@@ -651,7 +655,17 @@ pub fn measure_files_with(
             Ok(keys) => {
                 let origin = keys::client_origin_unix_s(&runs, &bytes);
                 for (run, k) in runs.iter().zip(&keys) {
-                    let (a, used) = join_run(&truth, run, k, origin);
+                    let (mut a, used) = join_run(&truth, run, k, origin);
+                    let aiperf_beside = run.provenance.format == load::Format::AiperfJsonl
+                        && run
+                            .records
+                            .as_ref()
+                            .is_some_and(|r| r.tool_duration_s.is_some());
+                    if aiperf_beside {
+                        a.client_figures_from = path
+                            .parent()
+                            .map(|d| d.join(load::AIPERF_AGGREGATE_FILE).display().to_string());
+                    }
                     claim(&used);
                     rows.push(Row::Joined(Box::new(a)));
                 }

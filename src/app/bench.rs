@@ -73,6 +73,10 @@ pub struct BenchArgs {
     /// [`RunFile::gpu_metrics`]: a DCGM exporter's base URL (`http://gpu-host:9400`) or
     /// `nvidia-smi` (run locally; see [`crate::observe::gpu`]).
     pub gpu_metrics: Option<String>,
+    /// Stop early once requests have failed to connect one after another for this long:
+    /// the server is gone ([`crate::driver::gone`]); what was measured is kept and
+    /// [`BenchRun::aborted`] says why. `None`: keep sending.
+    pub server_gone: Option<Duration>,
 }
 
 impl BenchArgs {
@@ -97,6 +101,7 @@ impl BenchArgs {
             start_at: None,
             scrape_interval: Some(DEFAULT_SCRAPE_INTERVAL),
             gpu_metrics: None,
+            server_gone: Some(crate::driver::gone::DEFAULT_SERVER_GONE),
         }
     }
 }
@@ -447,6 +452,7 @@ pub fn run(args: &BenchArgs, progress: &mut dyn FnMut(&Progress)) -> Result<Benc
             o.stop = args.stop.clone();
             o.drain = args.drain;
             o.shard = args.shard;
+            o.server_gone = args.server_gone;
             // The schedule counts from the agreed start, else from now (after the warm-up
             // and the workload are ready).
             let start = agreed.unwrap_or_else(|| zero.elapsed());

@@ -1,4 +1,4 @@
-//! The application layer: the verbs of `servebench` (bench, sweep, report, lint of files,
+//! The application layer: the verbs of `servebench` (bench, its capacity search, sweep, report, lint of files,
 //! simulate, study runs), each composed from the library's parts. Transport
 //! ([`crate::http`]), the importers ([`crate::import`]), the judges ([`crate::lint`],
 //! [`crate::noise`], [`crate::compare`]) and the simulator ([`crate::sim`]) are parts these
@@ -8,6 +8,8 @@
 
 #[cfg(feature = "http")]
 pub mod bench;
+#[cfg(feature = "http")]
+pub mod capacity;
 pub mod lint_files;
 pub mod report;
 #[cfg(all(feature = "sim", feature = "cli"))]

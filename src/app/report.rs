@@ -9,7 +9,7 @@
 //!   records with vLLM's definitions ([`crate::metrics::compute`]) and prints vLLM style.
 //!   Rows the records cannot support faithfully are listed in [`ReportBlock::notes`]. On a
 //!   file of a tool that follows vLLM's definitions (vLLM, SGLang, aiperf) every figure
-//!   uses that tool's own definition, the duration included ([`crate::load::Records::tool_duration`]:
+//!   uses that tool's own definition, the duration included ([`crate::load::Records::tool_duration_s`]:
 //!   vLLM's and SGLang's `duration`, aiperf's observation window), so that the block equals
 //!   the one the tool printed; where servebench's own definition gives another figure, a
 //!   note shows it beside, labelled (`servebench's definition: …`).
@@ -147,7 +147,7 @@ pub fn report_run(run: &Run, opts: &ReportOptions) -> Result<ReportBlock, Import
         let mut notes = peak_notes(&result);
         notes.extend(concurrency_note(&result));
         if let (Format::AiperfJsonl, Some(recs)) = (format, &run.records) {
-            if recs.tool_duration.is_some() {
+            if recs.tool_duration_s.is_some() {
                 notes.push(format!(
                     "aiperf's own figures, from {} beside this file",
                     load::AIPERF_AGGREGATE_FILE
@@ -199,14 +199,15 @@ pub fn report_run(run: &Run, opts: &ReportOptions) -> Result<ReportBlock, Import
         Convention::Vllm => {
             // vLLM's duration is the run's wall time; guidellm's comparable figure is the
             // measured window; a tool that saves its own duration is divided by it.
-            m.duration = records.tool_duration.or(window_len);
+            m.duration = window_len;
+            m.duration_s = records.tool_duration_s;
             if !records.send_times {
                 notes.push(format!(
                     "Peak output token throughput and Peak concurrent requests: the file has no \
                      send times ({} saves none), so the buckets are not the run's",
                     format.tool()
                 ));
-            } else if let Some(tool) = records.tool_duration {
+            } else if let Some(tool) = records.tool_duration_s {
                 notes.extend(own_duration_note(&records.measured(), tool, format));
             } else if format == Format::AiperfJsonl {
                 notes.push(format!(
@@ -272,12 +273,11 @@ pub fn report_run(run: &Run, opts: &ReportOptions) -> Result<ReportBlock, Import
 /// (vLLM's wall clock around the run, aiperf's observation window).
 fn own_duration_note(
     records: &[crate::record::RequestRecord],
-    tool: std::time::Duration,
+    tool_s: f64,
     format: Format,
 ) -> Option<String> {
     let own = compute(records, MetricsOptions::new(Convention::Vllm));
     let own_s = own.duration_ms? / 1000.0;
-    let tool_s = tool.as_secs_f64();
     if (own_s - tool_s).abs() <= 1e-9 * tool_s.max(1.0) || tool_s <= 0.0 {
         return None;
     }

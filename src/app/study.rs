@@ -5,6 +5,7 @@
 //! finished run is written as a run file and entered in the journal at once; a failed
 //! configuration is recorded and the study goes on.
 
+mod capacity;
 mod sharded;
 mod verbs;
 
@@ -341,6 +342,9 @@ impl Runner {
             Ok(c) => c,
             Err(e) => return self.fail(&key, format!("not run: {e}"), None, false),
         };
+        if self.study.goal == crate::study::file::Goal::Capacity {
+            return self.simulate_capacity(session, &config, &params, log);
+        }
         for (i, (pname, rep)) in session.runs.iter().enumerate() {
             if self
                 .outcomes
@@ -596,7 +600,11 @@ impl Runner {
                 sharded::Gate::Failed(reason) => return Ok(Some(reason)),
                 sharded::Gate::Cancelled => return Ok(None),
             }
-            let res = self.bench(args, cancel);
+            let res = if self.study.goal == crate::study::file::Goal::Capacity {
+                self.bench_capacity(session, pname, *rep, args, cancel)
+            } else {
+                self.bench(args, cancel)
+            };
             if cancel.load(Ordering::SeqCst) {
                 return Ok(None);
             }
@@ -688,7 +696,7 @@ pub fn simulate_run(
     warm: bool,
 ) -> Result<crate::driver::RunOutput, crate::driver::DriverError> {
     let mut engine = prepared(H200Sim::with_params(config.clone(), params), profile, warm);
-    simulate_on(&mut engine, profile, &config, seed)
+    simulate_on(&mut engine, profile, &config, seed, None)
 }
 
 /// [`simulate_run`] that also samples the simulator's vLLM metrics every
@@ -703,7 +711,7 @@ pub fn simulate_run_observed(
     let interval = crate::study::observe::SCRAPE_INTERVAL;
     let engine = H200Sim::with_params(config.clone(), params).sample_metrics_every(interval);
     let mut engine = prepared(engine, profile, warm);
-    let out = simulate_on(&mut engine, profile, &config, seed)?;
+    let out = simulate_on(&mut engine, profile, &config, seed, None)?;
     let series = engine
         .metrics_series()
         .unwrap_or_else(|| crate::observe::ServerSeries::new("h200-sim", interval.as_secs_f64()));
@@ -719,20 +727,25 @@ fn prepared(engine: H200Sim, profile: &Profile, warm: bool) -> H200Sim {
     }
 }
 
+/// Runs `profile` on `engine`; the client's cap is the request count (at most guidellm's
+/// 512) unless `cap` is given (a concurrency probe).
 fn simulate_on(
     engine: &mut H200Sim,
     profile: &Profile,
     config: &crate::sim::Config,
     seed: u64,
+    cap: Option<usize>,
 ) -> Result<crate::driver::RunOutput, crate::driver::DriverError> {
     let opts = WorkloadOptions {
         sharegpt_seed: seed,
         ..WorkloadOptions::default()
     };
     let synthetic = matches!(profile.dataset, Dataset::Random { .. });
-    let cap = usize::try_from(profile.total_requests)
-        .unwrap_or(usize::MAX)
-        .min(GUIDELLM_MAX_CONCURRENCY);
+    let cap = cap.unwrap_or(
+        usize::try_from(profile.total_requests)
+            .unwrap_or(usize::MAX)
+            .min(GUIDELLM_MAX_CONCURRENCY),
+    );
     let mut out = run_profile(engine, profile, &opts, |o| {
         o.max_concurrency = Some(cap);
         if synthetic {

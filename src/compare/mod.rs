@@ -232,6 +232,14 @@ metric!(
     |r| stat(&r.itl, Stat::P99)
 );
 
+metric!(
+    /// The capacity under an SLO of a capacity search ([`crate::result::CapacityEstimate`]'s
+    /// estimate: requests/s for a rate search, requests in flight for a concurrency search;
+    /// higher is better). Not in [`METRICS`]: only a capacity study's runs have it.
+    CAPACITY, "capacity", "Capacity under the SLO", HigherIsBetter,
+    |r| r.capacity.as_ref().and_then(|c| c.estimate)
+);
+
 /// Every [`Metric`], in the order reports list them.
 pub const METRICS: [Metric; 17] = [
     SUCCESSFUL_REQUESTS,

@@ -46,6 +46,7 @@
 pub mod arrivals;
 pub mod conversations;
 pub mod datasets;
+pub mod gone;
 pub mod lora;
 pub mod rng;
 pub mod saturation;
@@ -119,6 +120,9 @@ pub struct RunOptions {
     pub stop: Option<StopSignal>,
     /// How long requests in flight may still run after `stop` is raised (engine clock).
     pub drain: Duration,
+    /// Stop early, setting [`RunOutput::aborted`], once requests have failed to connect one
+    /// after another for this long ([`gone::GoneWatch`]): the server is gone. `None`: never.
+    pub server_gone: Option<Duration>,
 }
 
 /// Default of [`RunOptions::drain`].
@@ -142,6 +146,7 @@ impl Default for RunOptions {
             over_saturation: None,
             stop: None,
             drain: DEFAULT_DRAIN,
+            server_gone: None,
         }
     }
 }
@@ -335,6 +340,7 @@ pub fn run<E: Engine + ?Sized>(
     let mut watch = opts
         .over_saturation
         .map(|o| SaturationWatch::new(o, origin));
+    let mut gone = opts.server_gone.map(gone::GoneWatch::new);
     let cut_off = |open: &mut HashMap<u64, RequestHandle<'_, ManualClock>>,
                    engine: &mut E,
                    at: Duration,
@@ -405,6 +411,9 @@ pub fn run<E: Engine + ?Sized>(
                 &collector,
             ) {
                 ended.push((id, now));
+                if let Some(g) = &mut gone {
+                    g.connect_failed(now, "the engine refused the request");
+                }
             }
         }
         conv.release_ended(&mut ended);
@@ -467,6 +476,9 @@ pub fn run<E: Engine + ?Sized>(
                 EngineEvent::Chunk { at, tokens, .. } => h.chunk_at(at, tokens),
                 EngineEvent::Reasoning { split, .. } => h.set_reasoning(split),
                 EngineEvent::Finished { at, usage, .. } => {
+                    if let Some(g) = &mut gone {
+                        g.answered();
+                    }
                     if let Some(h) = open.remove(&id) {
                         h.finish_at(at, usage);
                         ended.push((id as usize, at));
@@ -475,6 +487,15 @@ pub fn run<E: Engine + ?Sized>(
                 EngineEvent::Failed {
                     at, kind, message, ..
                 } => {
+                    if let Some(g) = &mut gone {
+                        match kind {
+                            ErrorKind::Connect => g.connect_failed(at, &message),
+                            // A cut stream or a timeout says nothing of whether the
+                            // server still listens.
+                            ErrorKind::StreamCut | ErrorKind::Timeout => {}
+                            _ => g.answered(),
+                        }
+                    }
                     if let Some(h) = open.remove(&id) {
                         h.fail_at(at, kind, message);
                         ended.push((id as usize, at));
@@ -483,6 +504,12 @@ pub fn run<E: Engine + ?Sized>(
             }
         }
         conv.release_ended(&mut ended);
+        if let Some(why) = gone.as_ref().and_then(|g| g.verdict(engine.now())) {
+            let at = engine.now();
+            cut_off(&mut open, engine, at, "stopped: the server is gone");
+            aborted = Some(why);
+            break;
+        }
         if let Err(EngineError::Fatal(message)) = res {
             let at = engine.now();
             let mut ids: Vec<u64> = open.keys().copied().collect();

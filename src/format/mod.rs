@@ -2,6 +2,7 @@
 
 #[cfg(feature = "cli")]
 pub mod bench;
+pub mod capacity;
 pub mod comparison;
 pub mod doc;
 pub mod gpustack;

@@ -12,6 +12,9 @@ use crate::compare::gpustack::latency::{baseline_latency_cell, latency_cell, lat
 use crate::compare::gpustack::{
     conclusion_row, speed_summary, Annotation, Cell, ConclusionTable, LadderStep, Verdict,
 };
+use crate::format::capacity::{
+    capacity_cell_of, capacity_conclusion_markdown, capacity_study_note, capacity_table_markdown,
+};
 use crate::format::gpustack::latency::{latency_conclusion_markdown, LATENCY_BASELINE_HEADER};
 use crate::format::gpustack::serving_command;
 use crate::format::shell;
@@ -195,6 +198,7 @@ fn step_title(goal: Goal) -> &'static str {
     match goal {
         Goal::Throughput => "throughput",
         Goal::Latency => "latency",
+        Goal::Capacity => "capacity under the SLO",
     }
 }
 
@@ -215,9 +219,17 @@ fn ladder_row(
         let base = match study.goal {
             Goal::Throughput => Cell::of(baseline).markdown(),
             Goal::Latency => baseline_latency_cell(baseline).markdown(),
+            Goal::Capacity => capacity_cell_of(baseline),
         };
         return format!("| {} | {} (optimization skipped) | {} |", s.name, why, base);
     };
+    if study.goal == Goal::Capacity {
+        let mut cell = capacity_cell_of(cand);
+        if !s.accepted {
+            cell.push_str(" (optimization skipped)");
+        }
+        return format!("| {} | {cell} | {} |", s.name, capacity_cell_of(baseline));
+    }
     if study.goal == Goal::Latency {
         let mut cell = latency_cell(baseline, cand).markdown();
         if !s.accepted {
@@ -384,6 +396,7 @@ pub fn render(study: &StudyFile, o: &Outcomes, a: &Analysis, files: bool) -> Doc
             "Comparison of benchmark results before and after optimization:\n"
         );
         let mut latency_rows = Vec::new();
+        let mut capacity_rows = Vec::new();
         for p in &study.final_.profiles {
             let title = study
                 .profile(p)
@@ -408,6 +421,7 @@ pub fn render(study: &StudyFile, o: &Outcomes, a: &Analysis, files: bool) -> Doc
                 let case = format!("{title} Profile");
                 rows.push(conclusion_row(&case, br, rr));
                 latency_rows.push(latency_conclusion_markdown(&case, br, rr));
+                capacity_rows.push((case, br, rr));
             }
         }
         match study.goal {
@@ -421,8 +435,16 @@ pub fn render(study: &StudyFile, o: &Outcomes, a: &Analysis, files: bool) -> Doc
                 }
                 w.push('\n');
             }
+            Goal::Capacity => {
+                let _ = writeln!(w, "{}", capacity_conclusion_markdown(&capacity_rows));
+            }
         }
-        let _ = writeln!(w, "Decision on {} per profile ({} repetition{} each; the 95% interval of the difference, from the repetitions or, for single runs, from each run's within-run intervals):\n", target.label, study.repetitions, if study.repetitions == 1 { "" } else { "s" });
+        let basis = if study.goal == Goal::Capacity {
+            "for single searches, whether their capacity intervals overlap"
+        } else {
+            "for single runs, from each run's within-run intervals"
+        };
+        let _ = writeln!(w, "Decision on {} per profile ({} repetition{} each; the 95% interval of the difference, from the repetitions or, {basis}):\n", target.label, study.repetitions, if study.repetitions == 1 { "" } else { "s" });
         let _ = writeln!(
             w,
             "| Profile | Baseline | Optimized | Verdict |\n|---|---|---|---|"
@@ -458,7 +480,12 @@ pub fn render(study: &StudyFile, o: &Outcomes, a: &Analysis, files: bool) -> Doc
         w.push('\n');
     }
     let _ = writeln!(w, "### Note\n");
-    let _ = writeln!(w, "- These runs do not cover every combination of options: the best engine at its defaults is the starting point and each step is kept only if the decision rule calls it better than the best configuration so far on {} ({} on the {} profile). This pruning finds a local optimum, which may not be the global one.", target.label, if study.repetitions > 1 { "mean of the repetitions, beyond the 95% interval" } else { "single runs, beyond their within-run 95% intervals" }, study.ladder.profiles[0]);
+    let _ = writeln!(w, "- These runs do not cover every combination of options: the best engine at its defaults is the starting point and each step is kept only if the decision rule calls it better than the best configuration so far on {} ({} on the {} profile). This pruning finds a local optimum, which may not be the global one.", target.label, if study.repetitions > 1 { "mean of the repetitions, beyond the 95% interval" } else if study.goal == Goal::Capacity { "single searches, their capacity intervals apart" } else { "single runs, beyond their within-run 95% intervals" }, study.ladder.profiles[0]);
+    if let (Goal::Capacity, Some(slo), Some((kind, _))) =
+        (study.goal, study.slo_target(), study.search_options())
+    {
+        let _ = writeln!(w, "- {}", capacity_study_note(&slo.to_string(), kind));
+    }
     if !study.final_.add.is_empty() {
         let _ = writeln!(w, "- The recommended command adds {} without a step of its own: it was measured only in the final comparison.", study.final_.add.iter().map(|f| format!("`{f}`")).collect::<Vec<_>>().join(", "));
     }
@@ -559,6 +586,7 @@ pub fn render(study: &StudyFile, o: &Outcomes, a: &Analysis, files: bool) -> Doc
     let summary = match study.goal {
         Goal::Throughput => speed_summary(&pairs).map(|s| s.markdown()),
         Goal::Latency => latency_summary(&pairs).map(|s| s.markdown()),
+        Goal::Capacity => capacity_table_markdown("Engine", &pairs),
     };
     if let Some(s) = summary {
         let _ = writeln!(w, "{s}\n");
@@ -637,6 +665,7 @@ pub fn render(study: &StudyFile, o: &Outcomes, a: &Analysis, files: bool) -> Doc
                 let s = match study.goal {
                     Goal::Throughput => speed_summary(&pair).map(|s| s.markdown()),
                     Goal::Latency => latency_summary(&pair).map(|s| s.markdown()),
+                    Goal::Capacity => capacity_table_markdown("Configuration", &pair),
                 };
                 if let Some(s) = s {
                     let _ = writeln!(w, "{s}\n");

@@ -39,6 +39,8 @@ pub struct SglangRun {
     pub accept_length: Option<f64>,
     /// `total_output_tokens_retokenized`.
     pub total_output_tokens_retokenized: Option<u64>,
+    /// `duration` in seconds, the float as saved (SGLang divides its rates by it).
+    pub duration_s: Option<f64>,
 }
 
 /// Read an SGLang JSON Lines file.
@@ -123,5 +125,6 @@ fn convert(obj: &OrderedObject, line: usize, text: &[u8]) -> Result<SglangRun, I
         concurrency: c.non_negative(obj, "concurrency")?,
         accept_length: c.f64(obj, "accept_length")?,
         total_output_tokens_retokenized: c.u64(obj, "total_output_tokens_retokenized")?,
+        duration_s,
     })
 }

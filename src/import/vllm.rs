@@ -13,14 +13,16 @@
 //!   `e2el` → [`Summary`] rows, percentiles in the file's order (which is the printed
 //!   order);
 //! * `--save-detailed` lists (`input_lens`, `output_lens`, `ttfts`, `itls`, `errors`, and
-//!   in 0.34 `start_times` and `latencies`) → [`RequestRecord`]s, failed requests included;
+//!   `start_times` and `latencies` where saved — 0.33.0's file has both) → [`RequestRecord`]s,
+//!   failed requests included, in the lists' order, which is vLLM's request order;
 //! * any other string/number key (vLLM's `--metadata KEY=VALUE`, llm-d's `deployment`,
 //!   `gpu`, …) → [`VllmRun::metadata`].
 //!
 //! Records: each streamed chunk is one token (vLLM counts chunks); the first at
 //! `sent + ttft`, the next ones at the cumulative `itls`; `usage_output_tokens` is
-//! `output_lens[i]`. Without `start_times` (before 0.34) every record is sent at offset
-//! zero: per-request latencies are right, run-level rates are not recomputable.
+//! `output_lens[i]`. Without `start_times` every record is sent at offset zero: per-request
+//! latencies are right, run-level rates are not recomputable. [`VllmRun::duration_s`] keeps
+//! vLLM's `duration` float, which a recomputation under vLLM's definitions divides by.
 //!
 //! `meta.convention` is [`Convention::Vllm`]; `meta.engine` is `vLLM` when `backend` is
 //! `vllm` (the served engine is not otherwise recorded).
@@ -57,6 +59,8 @@ pub struct VllmRun {
     pub num_prompts: Option<u64>,
     /// `backend` (`vllm`, `openai`, `openai-chat`, …).
     pub backend: Option<String>,
+    /// `duration` in seconds, the float as saved (vLLM divides its rates by it).
+    pub duration_s: Option<f64>,
 }
 
 /// Read a vLLM result file (one JSON object, or JSON Lines).
@@ -407,6 +411,7 @@ fn convert(obj: &OrderedObject, c: Ctx) -> Result<VllmRun, ImportError> {
         infinite_rate,
         num_prompts: c.u64(obj, "num_prompts")?,
         backend,
+        duration_s,
     })
 }
 

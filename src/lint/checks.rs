@@ -5,6 +5,7 @@ use super::{
     ev, finding, fmt_num, is_zero_ms, rel_diff, total_requests, Code, Evidence, Finding,
     LintOptions, Severity, GUIDELLM_DEFAULT_MAX_CONCURRENCY, TOLERANCE,
 };
+use crate::record::RequestRecord;
 use crate::result::{BenchmarkResult, Convention, Summary};
 
 /// Negative or non-finite figures ([`Code::InvalidValue`]); NaN only where some request
@@ -130,6 +131,86 @@ pub(super) fn tpot_from_ttft(r: &BenchmarkResult, out: &mut Vec<Finding>) {
             ],
         ));
     }
+}
+
+/// `peak-below-mean`: the most output tokens of any second cannot be fewer than the mean
+/// per second, except that a run's last partial second spreads the mean over fewer whole
+/// seconds: peak ≥ mean × d / ⌈d⌉ for a run of d seconds.
+pub(super) fn peak_below_mean(r: &BenchmarkResult, out: &mut Vec<Finding>) {
+    let (Some(peak), Some(mean)) = (r.peak_output_throughput_per_s, r.output_throughput_per_s)
+    else {
+        return;
+    };
+    if !(peak.is_finite() && mean.is_finite() && peak >= 0.0 && mean > 0.0) {
+        return;
+    }
+    let floor = match r.duration_ms.map(|ms| ms / 1000.0) {
+        Some(d) if d.is_finite() && d > 0.0 => mean * d / d.ceil(),
+        _ => return,
+    };
+    if peak < floor * (1.0 - TOLERANCE) {
+        out.push(finding(
+            Code::PeakBelowMean,
+            Severity::Error,
+            format!(
+                "peak output token throughput ({}) is below the mean output throughput ({}): \
+                 no run's busiest second holds fewer tokens than its average second, so the \
+                 peak counted something else (stream events carrying several tokens each, as \
+                 with speculative decoding)",
+                fmt_num(peak),
+                fmt_num(mean)
+            ),
+            vec![
+                ev("peak_output_tok_per_s", peak),
+                ev("mean_output_tok_per_s", mean),
+            ],
+        ));
+    }
+}
+
+/// `impossible-timing`: records whose times are out of order.
+pub(super) fn impossible_timing(records: &[RequestRecord], out: &mut Vec<Finding>) {
+    let mut chunk_before_send = 0u64;
+    let mut end_before_send = 0u64;
+    let mut end_before_chunk = 0u64;
+    let mut first: Option<u64> = None;
+    for rec in records {
+        let mut bad = false;
+        if rec.chunks.iter().any(|c| c.at < rec.sent_at) {
+            chunk_before_send += 1;
+            bad = true;
+        }
+        if let Some(end) = rec.ended_at {
+            if end < rec.sent_at {
+                end_before_send += 1;
+                bad = true;
+            } else if rec.chunks.iter().any(|c| c.at > end) {
+                end_before_chunk += 1;
+                bad = true;
+            }
+        }
+        if bad && first.is_none() {
+            first = Some(rec.id);
+        }
+    }
+    let Some(first) = first else {
+        return;
+    };
+    out.push(finding(
+        Code::ImpossibleTiming,
+        Severity::Error,
+        format!(
+            "records with times out of order (first: request {first}): {chunk_before_send} \
+             with a chunk before the send, {end_before_send} ending before the send, \
+             {end_before_chunk} ending before their last chunk"
+        ),
+        vec![
+            ev("chunk_before_send", chunk_before_send as f64),
+            ev("end_before_send", end_before_send as f64),
+            ev("end_before_last_chunk", end_before_chunk as f64),
+            ev("first_request_id", first as f64),
+        ],
+    ));
 }
 
 pub(super) fn impossible_peak(r: &BenchmarkResult, out: &mut Vec<Finding>) {

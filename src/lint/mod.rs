@@ -28,6 +28,8 @@
 //! | `percentile-order` | error | A summary whose percentiles are not non-decreasing, whose median is outside its neighbouring percentiles or differs from its p50, or whose mean/percentiles fall outside [min, max]. |
 //! | `zero-latency` | error | A TTFT or E2E latency mean/median of 0: impossible for requests that succeeded. |
 //! | `invalid-value` | error | A latency statistic, the duration or a throughput that is negative or infinite, or NaN although requests succeeded (a text report can print `nan`/`inf`, a Python client writes `NaN`). |
+//! | `peak-below-mean` | error | Peak output token throughput below the mean output throughput (beyond what a run shorter than its last whole second allows: peak ≥ mean × d / ⌈d⌉): the peak counted something else than tokens, e.g. stream events carrying several tokens each (speculative decoding). |
+//! | `impossible-timing` | error | Records whose times are out of order: a chunk before the request was sent, or an end before the send or before the last chunk. |
 //!
 //! [`lint_bytes`] / [`lint_path`] lint whole files as `servebench lint` does (text reports
 //! with the metadata written around each block, servebench JSON results, guidellm, vLLM and
@@ -60,8 +62,9 @@ use crate::result::BenchmarkResult;
 mod checks;
 
 use checks::{
-    concurrency, impossible_peak, inconsistent_totals, invalid_values, partial_success,
-    percentile_order, single_iteration_from_result, tpot_from_ttft, zero_latency,
+    concurrency, impossible_peak, impossible_timing, inconsistent_totals, invalid_values,
+    partial_success, peak_below_mean, percentile_order, single_iteration_from_result,
+    tpot_from_ttft, zero_latency,
 };
 
 /// The findings of one run (one block of a text report, one benchmark of a file).
@@ -109,11 +112,15 @@ pub enum Code {
     ZeroLatency,
     /// A negative or non-finite latency, duration or throughput.
     InvalidValue,
+    /// A peak output throughput below the mean output throughput.
+    PeakBelowMean,
+    /// A record whose times are out of order (a chunk before the send, an end before it).
+    ImpossibleTiming,
 }
 
 impl Code {
     /// Every code, in documentation order.
-    pub const ALL: [Code; 12] = [
+    pub const ALL: [Code; 14] = [
         Code::SingleIterationStreams,
         Code::TpotFromTtft,
         Code::ImpossiblePeak,
@@ -126,6 +133,8 @@ impl Code {
         Code::PercentileOrder,
         Code::ZeroLatency,
         Code::InvalidValue,
+        Code::PeakBelowMean,
+        Code::ImpossibleTiming,
     ];
 
     /// The stable kebab-case name (`single-iteration-streams`).
@@ -143,6 +152,8 @@ impl Code {
             Code::PercentileOrder => "percentile-order",
             Code::ZeroLatency => "zero-latency",
             Code::InvalidValue => "invalid-value",
+            Code::PeakBelowMean => "peak-below-mean",
+            Code::ImpossibleTiming => "impossible-timing",
         }
     }
 }
@@ -247,6 +258,7 @@ pub fn lint_result(r: &BenchmarkResult, opts: &LintOptions) -> Vec<Finding> {
     single_iteration_from_result(r, &mut out);
     tpot_from_ttft(r, &mut out);
     impossible_peak(r, &mut out);
+    peak_below_mean(r, &mut out);
     concurrency(r, opts, &mut out);
     partial_success(r, opts, &mut out);
     inconsistent_totals(r, &mut out);
@@ -292,6 +304,7 @@ pub fn lint_records(records: &[RequestRecord]) -> Vec<Finding> {
             ));
         }
     }
+    impossible_timing(records, &mut out);
     out
 }
 

@@ -63,6 +63,15 @@ pub enum LoadErrorKind {
     /// A servebench run file that does not fit its schema (line, JSON path in the message).
     #[error("{0}")]
     RunFile(#[source] crate::runfile::RunFileError),
+    /// A run holding a value that cannot be a measurement (a time past any plausible
+    /// clock); the message names the run, request and field.
+    #[error("run `{run}`: {message}")]
+    Implausible {
+        /// The run's name.
+        run: String,
+        /// What is implausible.
+        message: String,
+    },
 }
 
 impl LoadError {

@@ -43,10 +43,12 @@ use crate::result::{BenchmarkResult, MIN_SCHEMA_VERSION, SCHEMA_VERSION};
 mod error;
 mod sniff;
 mod sweep;
+mod validate;
 
 pub use error::{LoadError, LoadErrorKind};
 pub use sniff::sniff;
 pub use sweep::{strategy_name, sweep_of, SweepPoint};
+pub use validate::{implausible, PLAUSIBLE_S};
 
 /// The file formats [`load`] reads.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -162,8 +164,9 @@ pub struct Records {
     /// aiperf's aggregate export beside it, see [`attach_aiperf_aggregates`]) holds it:
     /// vLLM's and SGLang's `duration` (their wall clock around the run), aiperf's
     /// observation window (its profiling phase: `request_count / request_throughput`).
-    /// A recomputation under the tool's own convention divides by it.
-    pub tool_duration: Option<Duration>,
+    /// A recomputation under the tool's own convention divides by it. Seconds, exactly the
+    /// float the tool wrote (or `request_count / request_throughput` for aiperf).
+    pub tool_duration_s: Option<f64>,
     /// When the file lists only a sample of the requests its aggregates count (guidellm's
     /// `sample_size`): how many it counts.
     pub sampled_of: Option<u64>,
@@ -351,7 +354,7 @@ pub fn load(name: &str, bytes: &[u8]) -> Result<Vec<Run>, LoadError> {
                             sampled_of,
                             notes: Vec::new(),
                             interrupted: None,
-                            tool_duration: None,
+                            tool_duration_s: None,
                         }),
                         provenance: prov(Some(format!("$.benchmarks[{i}]"))),
                         sweep: None,
@@ -379,7 +382,7 @@ pub fn load(name: &str, bytes: &[u8]) -> Result<Vec<Run>, LoadError> {
                 provenance: prov(line_of(&r.name)),
                 sweep: None,
                 records: r.records.map(|all| Records {
-                    tool_duration: duration_of(&r.result),
+                    tool_duration_s: r.duration_s.filter(|s| s.is_finite() && *s > 0.0),
                     ..Records::plain(all)
                 }),
                 name: r.name,
@@ -394,7 +397,7 @@ pub fn load(name: &str, bytes: &[u8]) -> Result<Vec<Run>, LoadError> {
                 provenance: prov(line_of(&r.name)),
                 sweep: None,
                 records: r.records.map(|all| Records {
-                    tool_duration: duration_of(&r.result),
+                    tool_duration_s: r.duration_s.filter(|s| s.is_finite() && *s > 0.0),
                     ..Records::plain(all)
                 }),
                 name: r.name,
@@ -438,13 +441,23 @@ pub fn load(name: &str, bytes: &[u8]) -> Result<Vec<Run>, LoadError> {
         };
         return Err(fail(LoadErrorKind::NoRuns(hint)));
     }
+    // The one check every format's runs pass.
+    for run in &runs {
+        validate::check(run).map_err(|message| {
+            fail(LoadErrorKind::Implausible {
+                run: run.name.clone(),
+                message,
+            })
+        })?;
+    }
     Ok(runs)
 }
 
-/// A result's `duration_ms` as a [`Duration`] (none when absent or not a time).
-fn duration_of(r: &BenchmarkResult) -> Option<Duration> {
-    r.duration_ms
-        .and_then(|ms| Duration::try_from_secs_f64(ms / 1000.0).ok())
+/// aiperf's observation window, in seconds, from its aggregates: `request_count /
+/// request_throughput` (aiperf's throughput is the count over that window).
+fn aiperf_window_s(r: &BenchmarkResult) -> Option<f64> {
+    let n = r.successful_requests? as f64;
+    Some(n / r.request_throughput_per_s?).filter(|s| s.is_finite() && *s > 0.0)
 }
 
 /// The name aiperf gives its aggregate export, written beside `profile_export.jsonl` in
@@ -456,7 +469,7 @@ pub const AIPERF_AGGREGATE_FILE: &str = "profile_export_aiperf.json";
 /// it in the same artifact directory, does. For each aiperf per-request run read from
 /// `path`, when `profile_export_aiperf.json` is beside it and counts the same successful
 /// requests, the run's figures become aiperf's own ([`Run::result`]), its records learn
-/// aiperf's window ([`Records::tool_duration`]) and a note says where both came from.
+/// aiperf's window ([`Records::tool_duration_s`]) and a note says where both came from.
 /// Without that file the runs are left as read.
 ///
 /// # Errors
@@ -503,7 +516,7 @@ pub fn attach_aiperf_aggregates(path: &Path, runs: &mut [Run]) -> Result<(), Loa
             ));
             continue;
         }
-        records.tool_duration = duration_of(&aggregate);
+        records.tool_duration_s = aiperf_window_s(&aggregate);
         records.notes.push(format!(
             "aiperf's own figures and observation window (its profiling phase, \
              request_count / request_throughput) from {AIPERF_AGGREGATE_FILE} beside this file"

@@ -120,6 +120,11 @@ pub struct MetricsOptions {
     /// end over all records. `Convention::Guidellm` reports its window's length instead.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub duration: Option<Duration>,
+    /// `Convention::Vllm`: the duration in seconds exactly as a tool saved it (vLLM's and
+    /// SGLang's `duration` float), so that rates divide by the very same number the tool
+    /// divided by; it overrides [`MetricsOptions::duration`].
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub duration_s: Option<f64>,
     /// Goodput SLOs (vLLM `--goodput`; guidellm's `slo`, whose TPOT objective is compared
     /// with its ITL); `None`: no goodput figure.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -145,6 +150,7 @@ impl MetricsOptions {
                 Convention::Guidellm => vec![95.0, 99.0],
             },
             duration: None,
+            duration_s: None,
             goodput: None,
             window: None,
             time_origin_s: None,

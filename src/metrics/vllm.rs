@@ -229,7 +229,7 @@ pub(super) fn compute_vllm(records: &[RequestRecord], opts: &MetricsOptions) -> 
         fast::vllm_figures(records, opts, PARALLEL_CHUNKS)
     };
     let figures = figures.unwrap_or_else(|| vllm_figures_reference(records, opts));
-    vllm_result(figures, &opts.percentiles)
+    vllm_result(figures, opts)
 }
 
 /// `Convention::Vllm` computed the straightforward way (every ITL materialised as f64
@@ -242,7 +242,7 @@ pub(crate) fn compute_vllm_reference(
     opts: &MetricsOptions,
 ) -> BenchmarkResult {
     // `compute` adds the production figures to either computation alike.
-    let mut r = vllm_result(vllm_figures_reference(records, opts), &opts.percentiles);
+    let mut r = vllm_result(vllm_figures_reference(records, opts), opts);
     super::with_production_figures(&mut r, records, opts);
     r
 }
@@ -271,8 +271,12 @@ fn sliding_peak_of(exact: &ExactFigures) -> u64 {
     exact.peak_output_tokens_per_s.unwrap_or(0.0) as u64
 }
 
-fn vllm_result(f: VllmFigures, pct: &[f64]) -> BenchmarkResult {
-    let dur_s = f.duration.as_secs_f64();
+fn vllm_result(f: VllmFigures, opts: &MetricsOptions) -> BenchmarkResult {
+    let pct = &opts.percentiles;
+    let dur_s = opts
+        .duration_s
+        .filter(|s| s.is_finite() && *s >= 0.0)
+        .unwrap_or(f.duration.as_secs_f64());
     let per_s = |x: f64| if dur_s > 0.0 { Some(x / dur_s) } else { None };
     let mut res = BenchmarkResult {
         successful_requests: Some(f.completed),

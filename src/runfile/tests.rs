@@ -168,3 +168,52 @@ fn unwritable_destinations_are_refused_before_the_run() {
         "nothing left behind"
     );
 }
+
+/// A capacity search's fields — `capacity_probe` on the run file, `capacity` in its result —
+/// round-trip in both forms, are written under their documented names, and a run file
+/// without them (every file before them) reads back with neither.
+#[test]
+fn capacity_fields_round_trip_and_are_optional() {
+    use crate::result::{CapacityEstimate, CapacityProbe, SearchKind};
+    let mut run = sample();
+    run.capacity_probe = Some(CapacityProbe {
+        search: SearchKind::Rate,
+        slo: "ttft:p99<=500ms tpot:p99<=50ms goodput>=0.99".into(),
+        index: 7,
+        load: 12.5,
+        repetition: 2,
+        worst_ratio: 0.93,
+        held: true,
+    });
+    run.result.capacity = Some(CapacityEstimate {
+        search: SearchKind::Concurrency,
+        slo: "ttft:p99<=500ms".into(),
+        estimate: Some(24.0),
+        lower: Some(24.0),
+        upper: None,
+        resolution: 1.0,
+        probes: 9,
+        converged: false,
+    });
+    for form in [Form::Json, Form::Jsonl] {
+        let mut bytes = Vec::new();
+        run.write_to(&mut bytes, form).unwrap();
+        assert_eq!(RunFile::from_slice(&bytes).unwrap(), run, "{form:?}");
+    }
+    let v: serde_json::Value = serde_json::to_value(&run).unwrap();
+    let probe = &v["capacity_probe"];
+    assert_eq!(probe["search"], "rate");
+    assert_eq!(probe["worst_ratio"], 0.93);
+    assert_eq!(probe["held"], true);
+    let cap = &v["result"]["capacity"];
+    assert_eq!(cap["search"], "concurrency");
+    assert_eq!(cap["lower"], 24.0);
+    assert!(cap.get("upper").is_some_and(|u| u.is_null()));
+    assert_eq!(cap["converged"], false);
+    // Without them: absent from the file, `None` when read.
+    let plain = sample();
+    let text = serde_json::to_string(&plain).unwrap();
+    assert!(!text.contains("capacity"), "{text}");
+    let back = RunFile::from_slice(text.as_bytes()).unwrap();
+    assert_eq!((back.capacity_probe, back.result.capacity), (None, None));
+}

@@ -28,9 +28,17 @@ pub struct StudyFile {
     pub version: u32,
     /// The document's title (`Optimizing Qwen3.5-35B-A3B Throughput`).
     pub title: String,
-    /// Throughput or latency: picks the default target metric and the document's wording.
+    /// Throughput, latency or capacity: picks the default target metric and the
+    /// document's wording.
     #[serde(default)]
     pub goal: Goal,
+    /// `goal = "capacity"`: the SLO every run's capacity search holds the server to, in
+    /// `bench --slo`'s syntax (`ttft:p99<=500ms tpot:p99<=50ms goodput>=0.99`).
+    #[serde(default)]
+    pub slo: Option<String>,
+    /// `goal = "capacity"`: what the capacity search varies, and its range.
+    #[serde(default)]
+    pub capacity: Option<CapacitySpec>,
     /// The model as users name it (`Qwen/Qwen3.5-35B-A3B`).
     pub model: String,
     /// The hardware label (`NVIDIA H200`).
@@ -94,6 +102,38 @@ pub enum Goal {
     Throughput,
     /// Mean request latency.
     Latency,
+    /// The highest load at which `slo` holds: every run is a capacity search, and the
+    /// ladder keeps the step that holds the most load under the SLO.
+    Capacity,
+}
+
+/// The capacity search of a `goal = "capacity"` study (`[capacity]`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct CapacitySpec {
+    /// `rate` (requests/s, constant arrivals) or `concurrency` (every request at once,
+    /// under a cap).
+    #[serde(default = "rate_search")]
+    pub search: crate::result::SearchKind,
+    /// The lowest load probed (default: `max / 32` for rate, 1 for concurrency).
+    #[serde(default)]
+    pub min: Option<f64>,
+    /// The highest load probed.
+    pub max: f64,
+    /// The resolution (default: `(max − min) / 32` for rate, 1 for concurrency).
+    #[serde(default)]
+    pub resolution: Option<f64>,
+    /// Most probes at one load near the SLO's limit.
+    #[serde(default = "capacity_repeats")]
+    pub repeats: u32,
+}
+
+fn rate_search() -> crate::result::SearchKind {
+    crate::result::SearchKind::Rate
+}
+
+fn capacity_repeats() -> u32 {
+    crate::capacity::search::DEFAULT_REPEATS
 }
 
 /// The order of a configuration's runs.
@@ -285,7 +325,11 @@ Top level
   format = "servebench-study"      required
   version = 1                      required
   title = "..."                    required: the document's title
-  goal = "throughput"|"latency"    default throughput; picks the default target and wording
+  goal = "throughput"|"latency"|"capacity"  default throughput; picks the default target
+                                   and wording; capacity: every run is a capacity search
+                                   under `slo`, the target is the capacity (req/s)
+  slo = "ttft:p99<=500ms tpot:p99<=50ms goodput>=0.99"
+                                   goal capacity: the SLO, `bench --slo`'s syntax
   model = "Org/Model"              required: the model (baseline of every engine)
   hardware = "NVIDIA H200"         required: hardware label for the document
   target = "total_token_throughput" metric the decision rule compares; default by goal
@@ -305,6 +349,13 @@ Top level
   request_rate = 1000              requests/s
   total_requests = 1000
   max_concurrency = 512            optional client-side cap
+
+[capacity]                         goal capacity: the search of every run
+  search = "rate"|"concurrency"    default rate
+  max = 64                         required: the highest load probed
+  min = 2                          default max/32 (rate), 1 (concurrency)
+  resolution = 1                   default (max-min)/32 (rate), 1 (concurrency)
+  repeats = 3                      most probes at one load near the SLO's limit
 
 [[engines]]                        one or more; each runs its baseline on the ladder profiles,
                                    the best enters the ladder
@@ -419,7 +470,8 @@ impl StudyFile {
                 self.version
             ));
         }
-        if let Some(t) = &self.target {
+        self.check_capacity()?;
+        if let Some(t) = self.target.as_ref().filter(|_| self.goal != Goal::Capacity) {
             if !METRICS.iter().any(|m| m.key == t) {
                 let keys: Vec<_> = METRICS.iter().map(|m| m.key).collect();
                 return Err(format!(
@@ -486,6 +538,19 @@ impl StudyFile {
                 }
             }
         }
+        for (name, p) in &self.profiles {
+            // A run of no request measures nothing and would pass every decision unseen.
+            if p.total_requests == 0 {
+                return Err(format!(
+                    "profiles.{name}.total_requests: must be at least 1, got 0"
+                ));
+            }
+            if p.max_concurrency == Some(0) {
+                return Err(format!(
+                    "profiles.{name}.max_concurrency: must be at least 1, got 0"
+                ));
+            }
+        }
         for (i, p) in self.ladder.profiles.iter().enumerate() {
             self.profile(p)
                 .map_err(|m| format!("ladder.profiles[{i}]: {m}"))?;
@@ -517,6 +582,60 @@ impl StudyFile {
         Ok(())
     }
 
+    fn check_capacity(&self) -> Result<(), String> {
+        if self.goal != Goal::Capacity {
+            if self.slo.is_some() || self.capacity.is_some() {
+                return Err("`slo` and `[capacity]` are for goal = \"capacity\"".into());
+            }
+            return Ok(());
+        }
+        let Some(text) = &self.slo else {
+            return Err(
+                "`slo`: goal = \"capacity\" needs an SLO (e.g. slo = \"ttft:p99<=500ms\")".into(),
+            );
+        };
+        text.parse::<crate::capacity::SloTarget>()
+            .map_err(|e| format!("`slo`: {e}"))?;
+        if self.capacity.is_none() {
+            return Err(
+                "`[capacity]`: goal = \"capacity\" needs the search's range (max = …)".into(),
+            );
+        }
+        if let Some((_, o)) = self.search_options() {
+            o.check().map_err(|e| format!("`[capacity]`: {e}"))?;
+        }
+        if let Some(t) = self
+            .target
+            .as_deref()
+            .filter(|t| *t != crate::compare::CAPACITY.key)
+        {
+            return Err(format!(
+                "`target`: a capacity study's target is `capacity`, not `{t}`"
+            ));
+        }
+        Ok(())
+    }
+
+    /// `goal = "capacity"`: the SLO.
+    pub fn slo_target(&self) -> Option<crate::capacity::SloTarget> {
+        self.slo.as_deref().and_then(|t| t.parse().ok())
+    }
+
+    /// `goal = "capacity"`: what the search varies and its options.
+    pub fn search_options(
+        &self,
+    ) -> Option<(crate::result::SearchKind, crate::capacity::SearchOptions)> {
+        use crate::result::SearchKind;
+        let c = self.capacity.as_ref()?;
+        let min = c.min.unwrap_or(match c.search {
+            SearchKind::Rate => c.max / 32.0,
+            SearchKind::Concurrency => 1.0,
+        });
+        let mut o = crate::capacity::options_for(c.search, min, c.max, c.resolution);
+        o.repeats = c.repeats;
+        Some((c.search, o))
+    }
+
     /// The profile called `name`: a custom one, else a preset.
     pub fn profile(&self, name: &str) -> Result<Profile, String> {
         if let Some(p) = self.profiles.get(name) {
@@ -529,9 +648,13 @@ impl StudyFile {
 
     /// The metric the decision rule compares.
     pub fn target_metric(&self) -> Metric {
+        if self.goal == Goal::Capacity {
+            return crate::compare::CAPACITY;
+        }
         let key = self.target.as_deref().unwrap_or(match self.goal {
             Goal::Throughput => "total_token_throughput",
             Goal::Latency => "mean_e2el_ms",
+            Goal::Capacity => crate::compare::CAPACITY.key,
         });
         METRICS
             .iter()

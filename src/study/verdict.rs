@@ -3,7 +3,8 @@
 //! side, the 95% interval of the difference of means across repetitions; with one run each,
 //! the runs' within-run intervals (a block bootstrap over the records, stored in each run
 //! file). Without noise information it falls back to [`decide`] on the values alone (a
-//! point comparison, and says so).
+//! point comparison, and says so). A capacity study's single searches are decided by their
+//! capacity intervals ([`decide_capacity`]).
 
 use serde::{Deserialize, Serialize};
 
@@ -125,6 +126,46 @@ pub fn decide(reference: &[f64], candidate: &[f64], higher_is_better: bool) -> D
     }
 }
 
+/// Two single capacity searches: better (worse) only when the candidate's interval lies
+/// wholly above (below) the reference's; `difference` is the estimates' difference and
+/// `half_width` half the sum of the two intervals' widths (an open end counts as 0 or ∞).
+///
+/// ```
+/// use servebench::result::{CapacityEstimate, SearchKind};
+/// use servebench::study::verdict::{decide_capacity, Call};
+/// let e = |lo: f64, hi: f64| CapacityEstimate {
+///     search: SearchKind::Rate, slo: "ttft:p99<=500ms".into(), estimate: Some((lo + hi) / 2.0),
+///     lower: Some(lo), upper: Some(hi), resolution: 1.0, probes: 9, converged: true,
+/// };
+/// assert_eq!(decide_capacity(&e(10.0, 11.0), &e(11.5, 12.5)).call, Call::Better);
+/// assert_eq!(decide_capacity(&e(10.0, 11.0), &e(10.5, 11.5)).call, Call::WithinNoise);
+/// assert_eq!(decide_capacity(&e(10.0, 11.0), &e(8.0, 9.0)).call, Call::Worse);
+/// ```
+pub fn decide_capacity(
+    reference: &crate::result::CapacityEstimate,
+    candidate: &crate::result::CapacityEstimate,
+) -> Decision {
+    let ends = |c: &crate::result::CapacityEstimate| {
+        (c.lower.unwrap_or(0.0), c.upper.unwrap_or(f64::INFINITY))
+    };
+    let (rl, ru) = ends(reference);
+    let (cl, cu) = ends(candidate);
+    let call = if cl > ru {
+        Call::Better
+    } else if cu < rl {
+        Call::Worse
+    } else {
+        Call::WithinNoise
+    };
+    let difference = candidate.estimate.unwrap_or(0.0) - reference.estimate.unwrap_or(0.0);
+    Decision {
+        call,
+        difference,
+        half_width: Some(((ru - rl) + (cu - cl)) / 2.0),
+        basis: "capacity intervals".into(),
+    }
+}
+
 /// The noise-aware decision on `metric` between two sets of runs (see the module docs).
 pub fn decide_results(
     reference: &[&BenchmarkResult],
@@ -140,6 +181,14 @@ pub fn decide_results(
     let (rv, cv) = (values(reference), values(candidate));
     if rv.is_empty() || cv.is_empty() {
         return None;
+    }
+    if metric.key == crate::compare::CAPACITY.key {
+        if let ([r], [c]) = (reference, candidate) {
+            if let (Some(a), Some(b)) = (&r.capacity, &c.capacity) {
+                return Some(decide_capacity(a, b));
+            }
+        }
+        return Some(decide(&rv, &cv, true));
     }
     let opts = VerdictOptions::default();
     let (cmp, basis) = match (reference, candidate) {

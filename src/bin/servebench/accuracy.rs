@@ -225,6 +225,9 @@ fn text(truth: &Path, all: &[ClientAccuracy]) -> String {
             );
         }
         let t = &a.throughput;
+        if let Some(from) = &a.client_figures_from {
+            let _ = writeln!(out, "  client figures as printed, from {from}");
+        }
         let _ = writeln!(
             out,
             "  output throughput: client {} tok/s, server {} tok/s ({} %)",

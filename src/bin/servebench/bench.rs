@@ -23,6 +23,7 @@ use servebench::profile::{Dataset, Profile, PRESET_NAMES};
 use servebench::result::Convention;
 use servebench::runfile::RunStatus;
 
+use crate::exit;
 use crate::input::InputError;
 use crate::render::StyleArg;
 use crate::report::ConventionArg;
@@ -227,10 +228,18 @@ pub struct Args {
     )]
     lora_split: Option<Vec<f64>>,
     /// No progress output (the bar on a terminal; plain lines every few seconds otherwise).
-    #[arg(long)]
+    #[arg(long, short)]
     quiet: bool,
+    /// The measurement failed (exit 4) when more than this share of the requests failed or
+    /// did not finish, in [0, 1]. A run that stopped because the server was gone (requests
+    /// failing to connect for 2 s) always failed.
+    #[arg(long, value_name = "SHARE", default_value_t = 0.5, allow_negative_numbers = true,
+          value_parser = share)]
+    max_failed_share: f64,
     #[command(flatten)]
     workload: WorkloadArgs,
+    #[command(flatten)]
+    capacity: crate::capacity_cmd::CapacityFlags,
     /// Also compute 95 % confidence intervals from the records (stored in the saved result)
     /// and print them under the report block, which itself is unchanged.
     #[arg(long)]
@@ -244,6 +253,14 @@ pub struct Args {
     /// barrier:DIR (each shard waits there for the others, then all start together).
     #[arg(long, value_name = "TIME|barrier:DIR")]
     start_at: Option<servebench::driver::start::StartAt>,
+}
+
+/// A share in [0, 1].
+fn share(v: &str) -> Result<f64, String> {
+    v.parse::<f64>()
+        .ok()
+        .filter(|x| (0.0..=1.0).contains(x))
+        .ok_or_else(|| format!("`{v}` is not a share in [0, 1] (0.5 = half the requests)"))
 }
 
 /// A usage error (exit 2, clap's format) for combinations clap cannot check.
@@ -505,16 +522,17 @@ fn peak_note(r: &servebench::BenchmarkResult) -> Option<String> {
 }
 
 /// Run the benchmark: the report on stdout, the exit status (0; 1 for bad input or a run in
-/// which nothing succeeded; 2 for usage; 130/143 when SIGINT/SIGTERM interrupted it).
+/// which nothing succeeded; 2 for usage; 4 when the measurement failed — the server went
+/// away, or more than `--max-failed-share` of the requests failed; 130/143 when
+/// SIGINT/SIGTERM interrupted it).
 pub fn main(args: &Args) -> ExitCode {
     match run(args) {
-        Ok((text, status)) => {
-            crate::print_stdout(&text).map_or(ExitCode::from(1), |()| ExitCode::from(status))
-        }
+        Ok((text, status)) => crate::print_stdout(&text)
+            .map_or(ExitCode::from(exit::BAD_INPUT), |()| ExitCode::from(status)),
         Err(Failure::Usage(e)) => e.exit(),
         Err(Failure::Input(e)) => {
             eprintln!("servebench: {e}");
-            ExitCode::from(1)
+            ExitCode::from(exit::BAD_INPUT)
         }
     }
 }
@@ -602,6 +620,23 @@ fn run(args: &Args) -> Result<(String, u8), Failure> {
     bench_args.scrape_interval = (!args.no_scrape).then(|| seconds(args.scrape_interval));
     bench_args.gpu_metrics = args.gpu_metrics.clone();
     bench_args.reset_prefix_cache = args.workload.reset_prefix_cache;
+    if let Some(search) = args.capacity.search {
+        let cap =
+            crate::capacity_cmd::capacity_args(&args.capacity, search, args.result_dir.as_deref())
+                .map_err(usage)?;
+        // Ctrl-C ends the probe in flight; the probes before it stay saved.
+        let watch = signals::watch(stop.clone(), args.drain_timeout)
+            .map_err(|e| InputError(format!("bench: cannot watch for Ctrl-C: {e}")))?;
+        let out = crate::capacity_cmd::run(&bench_args, &cap, args.quiet);
+        drop(watch);
+        return match (out, stop.reason()) {
+            (Err(e), Some(sig)) => {
+                eprintln!("servebench: {e}");
+                Ok((String::new(), signals::exit_status(&sig)))
+            }
+            (out, _) => out.map_err(Failure::Input),
+        };
+    }
     if let Some(n) = args.workload.sweep {
         return crate::sweep_cmd::run(&bench_args, n, out_path.as_deref(), args.quiet)
             .map_err(Failure::Input);
@@ -702,7 +737,7 @@ fn run(args: &Args) -> Result<(String, u8), Failure> {
             }
         );
     }
-    let mut status = 0;
+    let mut status = exit::SUCCESS;
     if let RunStatus::Interrupted { reason } = &run.file.status {
         if let Some(sig) = stop.reason() {
             eprintln!(
@@ -733,6 +768,26 @@ fn run(args: &Args) -> Result<(String, u8), Failure> {
             records.len()
         ))
         .into());
+    }
+    // Ran, but did not measure what was asked: the server went away, or too many requests
+    // failed. The figures are printed and saved; the status and a last line say so.
+    if status == exit::SUCCESS {
+        let failed = records.iter().filter(|r| !r.outcome.is_success()).count();
+        let share = failed as f64 / records.len().max(1) as f64;
+        let why = match &run.aborted {
+            Some(why) => Some(why.clone()),
+            None if share > args.max_failed_share => Some(format!(
+                "{failed} of {} requests failed ({:.0} %, above --max-failed-share {})",
+                records.len(),
+                share * 100.0,
+                args.max_failed_share
+            )),
+            None => None,
+        };
+        if let Some(why) = why {
+            eprintln!("servebench: the measurement failed: {why}");
+            status = exit::MEASUREMENT_FAILED;
+        }
     }
     let mut text = bench_output::render(&run.file.result, args.format, style)
         .map_err(|e| InputError(format!("bench: {e}")))?;

@@ -1,15 +1,36 @@
 //! The `servebench` command-line tool: clap parsing and dispatch only. Each subcommand lives
 //! in its own module beside this file; [`input`] reads reports and results for all of them.
 //!
-//! Exit codes: 0 success, 1 bad input (the message names the file and line), 2 usage
-//! (clap's own exit code for bad arguments); `lint` also exits 3 when it has findings.
+//! Exit codes: see [`exit`] (0 success, 1 bad input, 2 usage, 3 lint findings, 4 the
+//! measurement failed, 130/143 interrupted).
+
+// Printing never panics: a closed or broken stderr (or stdout) loses the text, and the
+// exit status still says what happened. These shadow std's macros in every module below.
+macro_rules! eprintln {
+    () => {{
+        use std::io::Write as _;
+        let _ = writeln!(std::io::stderr());
+    }};
+    ($($arg:tt)*) => {{
+        use std::io::Write as _;
+        let _ = writeln!(std::io::stderr(), $($arg)*);
+    }};
+}
+macro_rules! print {
+    ($($arg:tt)*) => {{
+        use std::io::Write as _;
+        let _ = write!(std::io::stdout(), $($arg)*);
+    }};
+}
 
 #[cfg(feature = "http")]
 mod accuracy;
 #[cfg(feature = "http")]
 mod bench;
 #[cfg(feature = "http")]
+mod capacity_cmd;
 mod compare;
+mod exit;
 mod input;
 mod lint;
 mod merge;
@@ -115,11 +136,11 @@ fn main() -> ExitCode {
     match output {
         Ok(text) => match print_stdout(&text) {
             Ok(()) => ExitCode::SUCCESS,
-            Err(()) => ExitCode::from(1),
+            Err(()) => ExitCode::from(exit::BAD_INPUT),
         },
         Err(e) => {
             eprintln!("servebench: {e}");
-            ExitCode::from(1)
+            ExitCode::from(exit::BAD_INPUT)
         }
     }
 }

@@ -42,6 +42,10 @@ pub fn run(args: &Args) -> Result<String, InputError> {
     let mut runs = Vec::with_capacity(args.runs.len());
     for path in &args.runs {
         let run = RunFile::read(path).map_err(|e| InputError(e.to_string()))?;
+        // The check every loader makes.
+        if let Some(why) = servebench::load::implausible(&run.result, &run.records, None) {
+            return Err(InputError(format!("{}: {why}", path.display())));
+        }
         runs.push((path.display().to_string(), run));
     }
     let opts = MergeOptions {

@@ -67,12 +67,16 @@ pub fn load_all(spec: &str) -> Result<Vec<Run>, InputError> {
     }
     let err = match servebench::runfile::RunFile::read(spec) {
         Ok(f) => {
+            // The check every loader makes.
+            if let Some(why) = servebench::load::implausible(&f.result, &f.records, None) {
+                return Err(InputError(format!("{spec}: {why}")));
+            }
             return Ok(vec![Run {
                 label: f.result.meta.label.clone().unwrap_or_else(|| stem(spec)),
                 result: f.result,
                 records: f.records,
                 server: f.server_metrics,
-            }])
+            }]);
         }
         Err(e) => e,
     };

@@ -34,13 +34,15 @@ pub struct Args {
     #[arg(long, value_enum)]
     convention: Option<ConventionArg>,
     /// Percentiles for recomputed blocks (default: 99 for vllm, 95,99 for guidellm); each
-    /// in (0, 100].
-    #[arg(long, value_delimiter = ',', value_name = "P,...", requires = "convention",
+    /// in (0, 100]. Without --convention the records are recomputed under the file's own
+    /// convention (vLLM's when it names none).
+    #[arg(long, value_delimiter = ',', value_name = "P,...",
           allow_negative_numbers = true, value_parser = crate::values::percentile)]
     percentiles: Option<Vec<f64>>,
     /// Goodput SLOs for recomputed blocks, vLLM's syntax in ms (`"ttft:500 tpot:50 e2el:2000"`,
-    /// inclusive); adds the `Request goodput (req/s)` row.
-    #[arg(long, value_name = "SLOS", requires = "convention")]
+    /// inclusive); adds the `Request goodput (req/s)` row. Without --convention, as for
+    /// --percentiles.
+    #[arg(long, value_name = "SLOS")]
     goodput: Option<servebench::metrics::Slo>,
     /// Output format: `text`, "Serving Benchmark Result" blocks; `json`, an array of
     /// servebench results.
@@ -55,9 +57,18 @@ pub struct Args {
 /// and the command then exits 1 after printing the others.
 pub fn run(args: &Args) -> Result<String, InputError> {
     let name = input::display_name(&args.file);
-    let runs = input::load(&args.file)?;
+    let mut runs = input::load(&args.file)?;
+    // aiperf's per-request export: aiperf's own figures and window from its aggregate
+    // export beside it.
+    servebench::load::attach_aiperf_aggregates(std::path::Path::new(&args.file), &mut runs)?;
     let opts = ReportOptions {
         numbers: match args.convention {
+            // Percentiles or SLOs need a recomputation: under the file's own convention.
+            None if args.percentiles.is_some() || args.goodput.is_some() => Numbers::Recompute(
+                runs.first()
+                    .and_then(|r| r.result.meta.convention)
+                    .unwrap_or(Convention::Vllm),
+            ),
             None => Numbers::File,
             Some(ConventionArg::Vllm) => Numbers::Recompute(Convention::Vllm),
             Some(ConventionArg::Guidellm) => Numbers::Recompute(Convention::Guidellm),

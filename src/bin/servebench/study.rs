@@ -89,7 +89,7 @@ pub fn run(args: &Args) -> ExitCode {
     let result = match &args.command {
         None => {
             eprintln!("servebench study: give `run`, `plan` or --explain (see --help)");
-            return ExitCode::from(2);
+            return ExitCode::from(crate::exit::USAGE);
         }
         Some(Command::Plan { file }) => StudyFile::read(file)
             .and_then(|s| servebench::app::study::estimate(&s))
@@ -114,7 +114,7 @@ pub fn run(args: &Args) -> ExitCode {
         Ok(code) => code,
         Err(e) => {
             eprintln!("servebench: {e}");
-            ExitCode::from(1)
+            ExitCode::from(crate::exit::BAD_INPUT)
         }
     }
 }
@@ -131,6 +131,33 @@ fn shared_dir(args: &RunArgs) -> Result<Option<PathBuf>, study::StudyError> {
 /// `--start-at` in a study is for its shards (a resumed shard's K/N is in its journal).
 fn start_needs_shard() -> study::StudyError {
     study::StudyError::Usage("--start-at in a study is for its shards: give --shard K/N".into())
+}
+
+/// The study's exit status: 0, or 4 when a configuration could not be measured — each one
+/// named on the console with its reason and log (also with `-q`), besides the document.
+fn unmeasured(runner: &Runner, dir: &std::path::Path) -> ExitCode {
+    let failures = &runner.outcomes.failures;
+    for (key, f) in failures {
+        let log = f
+            .log
+            .as_ref()
+            .map(|l| format!(" (log: {})", dir.join(l).display()))
+            .unwrap_or_default();
+        eprintln!(
+            "servebench: configuration {key} could not be measured: {}{log}",
+            f.reason
+        );
+    }
+    if failures.is_empty() {
+        return ExitCode::from(crate::exit::SUCCESS);
+    }
+    eprintln!(
+        "servebench: the study finished with {} configuration(s) not measured (exit {}); retry them with `{}`",
+        failures.len(),
+        crate::exit::MEASUREMENT_FAILED,
+        servebench::format::shell::resume_hint(dir)
+    );
+    ExitCode::from(crate::exit::MEASUREMENT_FAILED)
 }
 
 /// Every command engine's `api_key_env` is set, before anything is launched.
@@ -210,7 +237,7 @@ fn run_study(args: &RunArgs) -> Result<ExitCode, study::StudyError> {
                 "servebench: study interrupted; every finished run is kept. Continue with `{}`",
                 servebench::format::shell::resume_hint(&dir)
             );
-            Ok(ExitCode::from(130))
+            Ok(ExitCode::from(crate::exit::INTERRUPTED))
         }
         Finish::Complete if runner.shard().is_some() => {
             if !quiet {
@@ -219,7 +246,7 @@ fn run_study(args: &RunArgs) -> Result<ExitCode, study::StudyError> {
                     runner.shard().unwrap_or(Shard::WHOLE)
                 );
             }
-            Ok(ExitCode::SUCCESS)
+            Ok(unmeasured(&runner, &dir))
         }
         Finish::Complete => {
             let doc = servebench::format::study::render(
@@ -232,7 +259,7 @@ fn run_study(args: &RunArgs) -> Result<ExitCode, study::StudyError> {
             if !quiet {
                 eprintln!("wrote {}", dir.join("STUDY.md").display());
             }
-            Ok(ExitCode::SUCCESS)
+            Ok(unmeasured(&runner, &dir))
         }
     }
 }

@@ -1,0 +1,243 @@
+//! `servebench bench --slo … --search rate|concurrency`: the capacity search
+//! ([`crate::capacity::search()`]) with every probe a [`super::bench::run`]
+//! against the server — the same workload at a constant rate (or, for a concurrency
+//! search, every request at once under a cap) — judged against the SLO, saved as a run
+//! file as soon as it ends (`probe-NNN.json`, with its place in the search in
+//! `capacity_probe`), then the search as `capacity.json` and, with the `plot` feature,
+//! `capacity.svg`.
+
+use std::path::{Path, PathBuf};
+
+use serde::Serialize;
+
+use super::bench::{self, BenchArgs, BenchError, Progress};
+use crate::capacity::{
+    estimate_of, probe_of, search, ProbeAt, ProbeRecord, SearchOptions, SearchOptionsError,
+    SearchOutcome, SloCheck, SloTarget,
+};
+use crate::driver::arrivals::Arrivals;
+use crate::result::{CapacityEstimate, SearchKind};
+
+/// What to search.
+#[derive(Debug, Clone, PartialEq)]
+pub struct CapacityArgs {
+    /// The SLO.
+    pub slo: SloTarget,
+    /// Rate or concurrency.
+    pub kind: SearchKind,
+    /// The search's range, resolution, repeats, band and budget.
+    pub options: SearchOptions,
+    /// Where each probe's run file, `capacity.json` and `capacity.svg` go (created).
+    pub dir: PathBuf,
+}
+
+/// A finished search.
+#[derive(Debug, Clone, PartialEq)]
+pub struct CapacityRun {
+    /// The search.
+    pub outcome: SearchOutcome,
+    /// Its answer.
+    pub estimate: CapacityEstimate,
+    /// Each probe with its SLO figures, in order.
+    pub probes: Vec<(ProbeRecord, SloCheck)>,
+    /// Each probe's run file, in order.
+    pub files: Vec<PathBuf>,
+}
+
+/// Errors of a capacity search.
+#[derive(Debug, thiserror::Error)]
+pub enum CapacityError {
+    /// The options cannot run a search.
+    #[error("--search: {0}")]
+    Options(#[from] SearchOptionsError),
+    /// A probe could not run.
+    #[error("probe {index} at {load}: {source}")]
+    Probe {
+        /// The probe's place.
+        index: u32,
+        /// Its load.
+        load: f64,
+        /// Why.
+        source: BenchError,
+    },
+    /// A probe was interrupted (Ctrl-C): the probes before it are saved.
+    #[error("probe {index} interrupted ({reason}); the probes before it are saved in {}", dir.display())]
+    Interrupted {
+        /// The probe's place.
+        index: u32,
+        /// The signal or reason.
+        reason: String,
+        /// The probes' directory.
+        dir: PathBuf,
+    },
+    /// Writing a file failed.
+    #[error("writing {}: {message}", path.display())]
+    Write {
+        /// The file.
+        path: PathBuf,
+        /// Why.
+        message: String,
+    },
+}
+
+/// The value of `capacity.json`'s `format` field.
+pub const CAPACITY_FORMAT: &str = "servebench-capacity";
+
+/// `capacity.json`: the search, its answer, and each probe's file and SLO figures.
+#[derive(Debug, Serialize)]
+struct SearchFile<'a> {
+    format: &'static str,
+    version: u32,
+    slo: String,
+    search: SearchKind,
+    capacity: &'a CapacityEstimate,
+    outcome: &'a SearchOutcome,
+    probes: Vec<ProbeEntry<'a>>,
+}
+
+#[derive(Debug, Serialize)]
+struct ProbeEntry<'a> {
+    file: String,
+    index: u32,
+    load: f64,
+    repetition: u32,
+    check: &'a SloCheck,
+}
+
+/// The bench arguments of one probe: `base` at `load`.
+pub fn probe_args(base: &BenchArgs, kind: SearchKind, load: f64) -> BenchArgs {
+    let mut a = base.clone();
+    match kind {
+        SearchKind::Rate => {
+            a.profile.request_rate = load;
+            a.arrivals = Some(match base.arrivals {
+                Some(Arrivals::Poisson { seed, .. }) => Arrivals::Poisson { rate: load, seed },
+                Some(Arrivals::Gamma {
+                    burstiness,
+                    seed,
+                    rescale,
+                    ..
+                }) => Arrivals::Gamma {
+                    rate: load,
+                    burstiness,
+                    seed,
+                    rescale,
+                },
+                _ => Arrivals::Constant { rate: load },
+            });
+        }
+        SearchKind::Concurrency => {
+            // A whole number by the search's construction; at least one in flight.
+            let cap = load.round().max(1.0) as usize;
+            a.arrivals = Some(Arrivals::AllAtOnce);
+            a.max_concurrency = Some(cap);
+            a.profile.max_concurrency = Some(cap as u64);
+        }
+    }
+    a
+}
+
+fn write_atomic(path: &Path, bytes: &[u8]) -> Result<(), CapacityError> {
+    let err = |e: &dyn std::fmt::Display| CapacityError::Write {
+        path: path.to_path_buf(),
+        message: e.to_string(),
+    };
+    let dir = path.parent().unwrap_or(Path::new("."));
+    let mut tmp = tempfile::NamedTempFile::new_in(dir).map_err(|e| err(&e))?;
+    std::io::Write::write_all(&mut tmp, bytes).map_err(|e| err(&e))?;
+    tmp.persist(path).map_err(|e| err(&e.error))?;
+    Ok(())
+}
+
+/// Runs the search against `base.http.target` (see the module docs); `on_probe` hears of
+/// each probe as it ends, `progress` of each probe's requests as they go.
+pub fn run_capacity(
+    base: &BenchArgs,
+    cap: &CapacityArgs,
+    on_probe: &mut dyn FnMut(&ProbeAt, &SloCheck),
+    progress: &mut dyn FnMut(&Progress),
+) -> Result<CapacityRun, CapacityError> {
+    cap.options.check()?;
+    std::fs::create_dir_all(&cap.dir).map_err(|e| CapacityError::Write {
+        path: cap.dir.clone(),
+        message: e.to_string(),
+    })?;
+    let mut checks: Vec<SloCheck> = Vec::new();
+    let mut files = Vec::new();
+    let mut probe = |at: &ProbeAt| -> Result<f64, CapacityError> {
+        let args = probe_args(base, cap.kind, at.load);
+        let mut run = bench::run(&args, progress).map_err(|source| CapacityError::Probe {
+            index: at.index,
+            load: at.load,
+            source,
+        })?;
+        if let Some(reason) = base.stop.as_ref().and_then(|s| s.reason()) {
+            return Err(CapacityError::Interrupted {
+                index: at.index,
+                reason,
+                dir: cap.dir.clone(),
+            });
+        }
+        let check = cap.slo.check(&run.file.records);
+        run.file.capacity_probe = Some(probe_of(cap.kind, &cap.slo, at, &check));
+        let path = cap.dir.join(format!("probe-{:03}.json", at.index));
+        bench::save(&path, &run).map_err(|e| CapacityError::Write {
+            path: path.clone(),
+            message: e.to_string(),
+        })?;
+        on_probe(at, &check);
+        files.push(path);
+        let m = check.worst_ratio;
+        checks.push(check);
+        Ok(m)
+    };
+    let outcome = search(&cap.options, &mut probe)?;
+    let estimate = estimate_of(cap.kind, &cap.slo, &outcome);
+    let probes: Vec<(ProbeRecord, SloCheck)> = outcome.probes.iter().cloned().zip(checks).collect();
+    let file = SearchFile {
+        format: CAPACITY_FORMAT,
+        version: 1,
+        slo: cap.slo.to_string(),
+        search: cap.kind,
+        capacity: &estimate,
+        outcome: &outcome,
+        probes: probes
+            .iter()
+            .zip(&files)
+            .map(|((p, c), f)| ProbeEntry {
+                file: f
+                    .file_name()
+                    .map(|n| n.to_string_lossy().into_owned())
+                    .unwrap_or_default(),
+                index: p.index,
+                load: p.load,
+                repetition: p.repetition,
+                check: c,
+            })
+            .collect(),
+    };
+    let json = cap.dir.join("capacity.json");
+    let bytes = serde_json::to_vec_pretty(&file).map_err(|e| CapacityError::Write {
+        path: json.clone(),
+        message: e.to_string(),
+    })?;
+    write_atomic(&json, &bytes)?;
+    #[cfg(feature = "plot")]
+    {
+        use crate::observe::capacity_plot::{capacity_chart, CAPACITY_SVG};
+        let path = cap.dir.join(CAPACITY_SVG);
+        let svg = capacity_chart(&outcome, cap.kind, &estimate.slo).map_err(|e| {
+            CapacityError::Write {
+                path: path.clone(),
+                message: e.to_string(),
+            }
+        })?;
+        write_atomic(&path, svg.as_bytes())?;
+    }
+    Ok(CapacityRun {
+        outcome,
+        estimate,
+        probes,
+        files,
+    })
+}

@@ -1,0 +1,223 @@
+//! `servebench bench --slo … --search rate` against the example server (the simulator
+//! served in-process at 2× speed, as `h200_server --serve --speed 2` serves it): the
+//! capacity's interval contains the simulator's own capacity under the same SLO, found
+//! offline by bisection on its virtual timeline (no HTTP, no wall clock), and the search
+//! takes fewer probes than a fixed grid of the same resolution. Every probe is a run file
+//! that reads back with its place in the search; the search is `capacity.json` and an SVG.
+#![cfg(all(feature = "http", feature = "sim", feature = "cli", feature = "plot"))]
+
+use std::process::Command;
+
+use servebench::capacity::SloTarget;
+use servebench::driver::arrivals::Arrivals;
+use servebench::driver::{run, workload, RunOptions};
+use servebench::http::server;
+use servebench::runfile::RunFile;
+use servebench::sim::serve::{self as sim_serve, ServeArgs};
+use servebench::sim::{Config, H200Sim};
+
+const BIN: &str = env!("CARGO_BIN_EXE_servebench");
+
+fn spawn_sim(speed: f64) -> server::ServerHandle {
+    let config = Config::named("baseline").unwrap();
+    let args = ServeArgs {
+        addr: "127.0.0.1:0".parse().unwrap(),
+        speed,
+        delta: None,
+        fault: None,
+        max_connections: 8192,
+        api_key: None,
+        handoff_window: servebench::http::server::DEFAULT_HANDOFF_WINDOW,
+        worker_threads: servebench::http::server::default_worker_threads(),
+    };
+    let opts = sim_serve::options(&config, &args);
+    server::spawn(H200Sim::new(config).warmed_up(), args.addr, speed, opts).unwrap()
+}
+
+/// The SLO's check on the simulator at `rate` (virtual requests/s), run in-process on a
+/// fresh warmed-up simulator: its own timeline, no HTTP.
+fn offline_check(
+    work: &[workload::WorkItem],
+    slo: &SloTarget,
+    rate: f64,
+) -> servebench::capacity::SloCheck {
+    let mut sim = H200Sim::new(Config::named("baseline").unwrap()).warmed_up();
+    let o = RunOptions {
+        arrivals: Arrivals::Constant { rate },
+        max_concurrency: Some(512),
+        ..RunOptions::default()
+    };
+    slo.check(&run(&mut sim, work, &o).unwrap().records)
+}
+
+fn holds_offline(work: &[workload::WorkItem], slo: &SloTarget, rate: f64) -> bool {
+    offline_check(work, slo, rate).held
+}
+
+/// The simulator's capacity under `slo` in virtual requests/s, by bisection to 0.01.
+fn offline_capacity(work: &[workload::WorkItem], slo: &SloTarget) -> f64 {
+    let (mut lo, mut hi) = (1.0, 40.0);
+    assert!(holds_offline(work, slo, lo) && !holds_offline(work, slo, hi));
+    while hi - lo > 0.01 {
+        let mid = (lo + hi) / 2.0;
+        if holds_offline(work, slo, mid) {
+            lo = mid;
+        } else {
+            hi = mid;
+        }
+    }
+    (lo + hi) / 2.0
+}
+
+#[test]
+fn the_search_finds_the_simulators_capacity_in_fewer_probes_than_a_grid() {
+    let speed = 2.0;
+    // Prefill-heavy requests (the server, not the debug-built client, is the bottleneck);
+    // p90 TTFT rises from ~0.1 s to seconds within one request/s of the capacity.
+    let work = workload::random(100, 4000, 20, 0.0, 5, false).unwrap();
+    // The SLO on the wall clock of a server running 2× faster: p90 TTFT within 150 ms.
+    let h = spawn_sim(speed);
+    let target = format!("http://{}", h.local_addr());
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("search");
+    let (min, max, resolution) = (16.0, 40.0, 0.8);
+    let o = Command::new(BIN)
+        .args([
+            "bench",
+            "--quiet",
+            "--target",
+            &target,
+            "--dataset",
+            "random",
+        ])
+        .args([
+            "--input-tokens",
+            "4000",
+            "--output-tokens",
+            "20",
+            "--range-ratio",
+            "0",
+        ])
+        .args(["--max-requests", "100", "--seed", "5", "--no-scrape"])
+        .args(["--slo", "ttft:p90<=150ms", "--search", "rate"])
+        .args(["--min", "16", "--max", "40", "--resolution", "0.8"])
+        .arg("--result-dir")
+        .arg(&out)
+        .output()
+        .unwrap();
+    drop(h);
+    let (stdout, stderr) = (
+        String::from_utf8_lossy(&o.stdout),
+        String::from_utf8_lossy(&o.stderr),
+    );
+    assert_eq!(o.status.code(), Some(0), "{stderr}");
+    // What the client adds to every TTFT (request handling, the loopback, a debug build on a
+    // loaded machine), measured where the server is idle most of the time: the first probe
+    // (the minimum rate) against the simulator's own p90 TTFT at that rate.
+    let p90: SloTarget = "ttft:p90<=1ms".parse().unwrap();
+    let first = RunFile::read(out.join("probe-001.json")).unwrap();
+    let client_ms = p90.check(&first.records).conditions[0].observed.unwrap()
+        - offline_check(&work, &p90, min / speed).conditions[0]
+            .observed
+            .unwrap()
+            / speed;
+    assert!((0.0..50.0).contains(&client_ms), "{client_ms} ms");
+    // The simulator's own capacity, offline on its virtual timeline, under the SLO's limit
+    // less the client's share: the p90 TTFT the server itself must keep, in virtual ms.
+    let virtual_slo: SloTarget = format!("ttft:p90<={}ms", speed * (150.0 - client_ms))
+        .parse()
+        .unwrap();
+    let capacity = speed * offline_capacity(&work, &virtual_slo);
+    eprintln!(
+        "{stdout}\nthe client adds {client_ms:.1} ms; the simulator's own capacity under \
+         {virtual_slo} (virtual): {capacity:.2} req/s (wall, at {speed}×)"
+    );
+
+    let json: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(out.join("capacity.json")).unwrap()).unwrap();
+    assert_eq!(json["format"], "servebench-capacity");
+    let cap = &json["capacity"];
+    let (lo, hi) = (
+        cap["lower"].as_f64().unwrap(),
+        cap["upper"].as_f64().unwrap(),
+    );
+    let estimate = cap["estimate"].as_f64().unwrap();
+    assert!(
+        lo <= capacity && capacity <= hi,
+        "[{lo:.2}, {hi:.2}] misses the simulator's capacity {capacity:.2}\n{stdout}"
+    );
+    assert!(lo <= estimate && estimate <= hi);
+    // Fewer probes than a fixed grid at the same resolution (31 points over [16, 40]).
+    let probes = cap["probes"].as_u64().unwrap() as usize;
+    let grid = ((max - min) / resolution) as usize + 1;
+    assert!(probes < grid / 2, "{probes} probes, grid {grid}");
+    let conclusion = stdout
+        .lines()
+        .find(|l| l.starts_with("capacity: holds "))
+        .unwrap_or_else(|| panic!("no conclusion in\n{stdout}"));
+    assert!(
+        conclusion.contains(&format!("[{lo:.2}, {hi:.2}]")),
+        "{conclusion}"
+    );
+    assert!(conclusion.contains("under ttft:p90<=150ms"), "{conclusion}");
+
+    // Every probe is a run file with its place in the search.
+    for i in 1..=probes {
+        let f = RunFile::read(out.join(format!("probe-{i:03}.json"))).unwrap();
+        let p = f.capacity_probe.expect("capacity_probe");
+        assert_eq!(p.index as usize, i);
+        assert_eq!(p.slo, "ttft:p90<=150ms");
+        assert_eq!(f.records.len(), 100);
+        assert_eq!(json["probes"][i - 1]["load"].as_f64(), Some(p.load));
+        assert_eq!(p.held, p.worst_ratio <= 1.0);
+        // The judged figure is the probe's p90 TTFT (vLLM's) over the limit.
+        let slo: SloTarget = "ttft:p90<=150ms".parse().unwrap();
+        let c = slo.check(&f.records);
+        assert_eq!((c.worst_ratio, c.held), (p.worst_ratio, p.held));
+    }
+    assert!(!out.join(format!("probe-{:03}.json", probes + 1)).exists());
+    let svg = std::fs::read_to_string(out.join("capacity.svg")).unwrap();
+    assert!(svg.starts_with("<svg") && svg.contains("ttft:p90"));
+}
+
+#[test]
+fn bad_slo_text_is_a_usage_error_naming_the_token() {
+    let o = Command::new(BIN)
+        .args([
+            "bench",
+            "--target",
+            "http://127.0.0.1:9",
+            "--dataset",
+            "random",
+        ])
+        .args([
+            "--slo",
+            "ttft:p99<=500ms tpot:p99<=50",
+            "--search",
+            "rate",
+            "--max",
+            "10",
+        ])
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains("--slo: `tpot:p99<=50`: give the limit's unit"),
+        "{err}"
+    );
+    let o = Command::new(BIN)
+        .args([
+            "bench",
+            "--target",
+            "http://127.0.0.1:9",
+            "--dataset",
+            "random",
+        ])
+        .args(["--slo", "ttft:p99<=500ms", "--search", "rate"])
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    assert!(err.contains("--search needs --max"), "{err}");
+}
