@@ -89,6 +89,8 @@ fn four_clients_on_one_timeline_each_fully_joined() {
         Join::RequestOrder {
             prefix: printed_prefix(),
             prefix_from: PrefixFrom::Timeline,
+            prompt_tokens_compared: 16,
+            prompt_tokens_agree: 16,
         }
     );
 }
@@ -138,6 +140,8 @@ fn the_vllm_join_by_request_order_equals_one_done_by_hand() {
         Join::RequestOrder {
             prefix: prefix.clone(),
             prefix_from: PrefixFrom::Given,
+            prompt_tokens_compared: 16,
+            prompt_tokens_agree: 16,
         }
     );
     assert_eq!(
@@ -151,6 +155,35 @@ fn the_vllm_join_by_request_order_equals_one_done_by_hand() {
     .remove(3);
     assert_eq!((wrong.matched, wrong.unmatched), (0, 16));
     assert_eq!(wrong.unmatched_examples[0], "bench-00000000-0");
+    // Were the order not vLLM's (here: the timeline's indices reversed), the prompt-token
+    // check of the join says so.
+    let text = std::fs::read_to_string(fix("timeline.jsonl")).unwrap();
+    let reversed: String = text
+        .lines()
+        .map(|l| {
+            let mut v: serde_json::Value = serde_json::from_str(l).unwrap();
+            let id = v["request_id"].as_str().unwrap().to_string();
+            if let Some(i) = id.strip_prefix(&prefix) {
+                let i: usize = i.parse().unwrap();
+                v["request_id"] = format!("{prefix}{}", 15 - i).into();
+            }
+            v.to_string() + "\n"
+        })
+        .collect();
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("reversed.jsonl");
+    std::fs::write(&path, reversed).unwrap();
+    let r = measure_files(&path, &[&fix("vllm-result.json")]).unwrap();
+    let Join::RequestOrder {
+        prompt_tokens_compared,
+        prompt_tokens_agree,
+        ..
+    } = r[0].join
+    else {
+        panic!("{:?}", r[0].join)
+    };
+    assert_eq!(prompt_tokens_compared, 16);
+    assert!(prompt_tokens_agree < 8, "{prompt_tokens_agree}");
 }
 
 /// Each row's client throughput is the figure the client printed: servebench's, guidellm's
@@ -343,7 +376,7 @@ fn cli_says_which_join_it_used() {
     assert!(
         text.contains(&format!(
             "join: by request order: record i is x-request-id {prefix}{{i}} (prefix found in \
-             the timeline)"
+             the timeline; prompt tokens agree with the server's for 16 of 16 pairs)"
         )),
         "{text}"
     );

@@ -63,8 +63,9 @@ const PARTS: &[(&str, &[&str], &str)] = &[
             "src/collector/",
             "src/profile.rs",
             "src/rng.rs",
+            "src/secret.rs",
         ],
-        "result schema, records, collector, profiles, rng",
+        "result schema, records, collector, profiles, rng, secret redaction",
     ),
     (
         "Root",

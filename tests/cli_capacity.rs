@@ -220,4 +220,51 @@ fn bad_slo_text_is_a_usage_error_naming_the_token() {
     let err = String::from_utf8_lossy(&o.stderr);
     assert_eq!(o.status.code(), Some(2), "{err}");
     assert!(err.contains("--search needs --max"), "{err}");
+    // Flags the search would otherwise ignore are refused.
+    for extra in [&["--rate", "5"][..], &["--ci"], &["--output", "x.json"]] {
+        let o = Command::new(BIN)
+            .args([
+                "bench",
+                "--target",
+                "http://127.0.0.1:9",
+                "--dataset",
+                "random",
+            ])
+            .args([
+                "--slo",
+                "ttft:p99<=500ms",
+                "--search",
+                "rate",
+                "--max",
+                "10",
+            ])
+            .args(extra)
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(2), "{extra:?}: {err}");
+        assert!(err.contains("cannot be used with"), "{extra:?}: {err}");
+    }
+    let o = Command::new(BIN)
+        .args([
+            "bench",
+            "--target",
+            "http://127.0.0.1:9",
+            "--dataset",
+            "random",
+        ])
+        .args([
+            "--slo",
+            "ttft:p99<=500ms",
+            "--search",
+            "concurrency",
+            "--max",
+            "64",
+        ])
+        .args(["--max-concurrency", "8"])
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    assert!(err.contains("--search concurrency sets the cap"), "{err}");
 }

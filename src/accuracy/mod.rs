@@ -243,6 +243,11 @@ pub enum Join {
         prefix: String,
         /// Given or found.
         prefix_from: PrefixFrom,
+        /// The check that the order holds: joined pairs whose prompt-token counts (the
+        /// file's `input_lens`, the server's count) were compared …
+        prompt_tokens_compared: usize,
+        /// … and of those, how many agree.
+        prompt_tokens_agree: usize,
     },
     /// No join: the file keeps nothing the timeline knows its requests by. Only counts and
     /// throughput are compared, against the timeline entries no other file claimed.
@@ -699,9 +704,13 @@ pub fn measure_files_with(
                     };
                     let k = keys::request_order_keys(n, &prefix);
                     let (mut a, used) = join_run(&truth, run, &k, None);
+                    let (prompt_tokens_compared, prompt_tokens_agree) =
+                        prompt_tokens_check(&truth, run, &k);
                     a.join = Join::RequestOrder {
                         prefix,
                         prefix_from,
+                        prompt_tokens_compared,
+                        prompt_tokens_agree,
                     };
                     claim(&used);
                     rows.push(Row::Joined(Box::new(a)));
@@ -717,6 +726,27 @@ pub fn measure_files_with(
             Row::Unjoined(run, reason) => unjoined(&truth, &run, reason, &claimed),
         })
         .collect())
+}
+
+/// For a join by request order: how many joined pairs have a prompt-token count on both
+/// sides, and how many of those agree (a join whose order is wrong pairs requests of other
+/// lengths).
+fn prompt_tokens_check(truth: &Truth, run: &Run, keys: &[RequestKeys]) -> (usize, usize) {
+    let empty = Vec::new();
+    let records = run.records.as_ref().map_or(&empty, |r| &r.all);
+    let (mut compared, mut agree) = (0, 0);
+    for (rec, k) in records.iter().zip(keys) {
+        let Ok(Some(at)) = truth.find(k) else {
+            continue;
+        };
+        if let (Some(c), Some(s)) = (rec.prompt_tokens, truth.entries[at].prompt_tokens) {
+            compared += 1;
+            if c == s {
+                agree += 1;
+            }
+        }
+    }
+    (compared, agree)
 }
 
 /// The row of a run that cannot be joined: its counts and throughput, against the

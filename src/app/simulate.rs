@@ -116,6 +116,11 @@ pub struct SimArgs {
     /// Print the simulated-vs-seed fidelity table instead.
     #[arg(long)]
     pub fidelity: bool,
+    /// Print the operators a step of --model runs (the JSON scripts/profile_kernels.py
+    /// measures) instead; FP8 weights for a -FP8 model or --engine-args
+    /// --quantization=fp8.
+    #[arg(long)]
+    pub dump_operators: bool,
 }
 
 fn known_profile(v: &str) -> Result<String, String> {
@@ -296,6 +301,19 @@ pub fn report(args: &SimArgs, notes: &mut dyn std::io::Write) -> Result<String, 
     if args.fidelity {
         return fidelity(args.seed);
     }
+    if args.dump_operators {
+        let c = args.configs()?.into_iter().next();
+        return match c {
+            Some(c) => Ok(crate::sim::operators::operator_list_json(
+                &c.model,
+                match c.weights {
+                    crate::sim::model::Weights::Bf16 => crate::sim::kernels::Dtype::Bf16,
+                    crate::sim::model::Weights::Fp8 => crate::sim::kernels::Dtype::Fp8,
+                },
+            )),
+            None => Err(SimCliError::Usage("no configuration".into())),
+        };
+    }
     let profiles = args.profiles()?;
     let configs = args.configs()?;
     for c in &configs {
@@ -402,5 +420,28 @@ pub fn fidelity(seed: u64) -> Result<String, SimCliError> {
             pct(od, *odur)
         ));
     }
+    // The development points (checks, not fitted).
+    let dev = crate::sim::fidelity::development_points(seed)
+        .map_err(|e| SimCliError::Usage(e.to_string()))?;
+    w.push_str("\n| Development point | duration sim / published (s) | mean TTFT sim / published (s) | mean E2E sim / published (s) |\n");
+    w.push_str("|---|---|---|---|\n");
+    for r in &dev {
+        let [ed, et, ee] = r.errors();
+        let cell = |sim: f64, published: Option<f64>, err: Option<f64>| match (published, err) {
+            (Some(p), Some(e)) => format!("{sim:.2} / {p:.2} ({:+.1}%)", e * 100.0),
+            _ => format!("{sim:.2} / –"),
+        };
+        w.push_str(&format!(
+            "| {} | {} | {} | {} |\n",
+            r.point.label,
+            cell(r.duration_s, r.point.duration_s, ed),
+            cell(r.ttft_s, r.point.ttft_s, et),
+            cell(r.e2e_s, r.point.e2e_s, ee)
+        ));
+    }
+    w.push_str(&format!(
+        "\nMean absolute error of mean E2E latency over the development points: {:.1}%\n",
+        crate::sim::fidelity::e2e_mean_absolute_error(&dev) * 100.0
+    ));
     Ok(w)
 }

@@ -25,14 +25,7 @@ fn past_clock(what: String, value_s: f64) -> String {
     )
 }
 
-/// Why `run` cannot be true, if it cannot.
-///
-/// ```
-/// use servebench::load::load;
-/// let line = br#"{"format":"servebench-run","version":1,"started_at":"2026-01-01T00:00:00Z","result":{},"records":[{"id":3,"sent_at":{"secs":1,"nanos":0},"ended_at":{"secs":18446744073709551615,"nanos":0},"outcome":{"status":"success"}}]}"#;
-/// let err = load("run.json", line).unwrap_err().to_string();
-/// assert!(err.contains("request 3: ended_at is 18446744073709551616 s after the run's start"), "{err}");
-/// ```
+/// Why `run` cannot be true, if it cannot (see [`implausible`]).
 pub(crate) fn check(run: &Run) -> Result<(), String> {
     let records = run.records.as_ref();
     implausible(
@@ -46,6 +39,19 @@ pub(crate) fn check(run: &Run) -> Result<(), String> {
 /// What in `result`, `records` or the measured `window` cannot be a measurement, if
 /// anything: the check [`super::load`] makes of every run, for readers of a servebench run
 /// file that do not go through it.
+///
+/// ```
+/// use std::time::Duration;
+/// use servebench::load::implausible;
+/// use servebench::record::RequestRecord;
+/// use servebench::result::BenchmarkResult;
+/// let mut r = RequestRecord::new(3, Duration::from_secs(1));
+/// r.ended_at = Some(Duration::from_secs(u64::MAX));
+/// let why = implausible(&BenchmarkResult::default(), &[r.clone()], None).unwrap();
+/// assert!(why.starts_with("request 3: ended_at is 18446744073709551616 s after the run's start"), "{why}");
+/// r.ended_at = Some(Duration::from_secs(2));
+/// assert_eq!(implausible(&BenchmarkResult::default(), &[r], None), None);
+/// ```
 pub fn implausible(
     result: &BenchmarkResult,
     records: &[RequestRecord],

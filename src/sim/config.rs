@@ -216,21 +216,58 @@ pub struct Params {
     pub cold_start_when_warm: bool,
     /// Draft tokens per step (`num_speculative_tokens`; 0 without speculative decoding).
     pub spec_tokens: u64,
-    /// Probability that a draft token is accepted given the one before it was
-    /// ([`MTP_ACCEPTANCE`]).
+    /// Probability that the first draft token is accepted ([`MTP_ACCEPTANCE`]; deeper
+    /// positions: [`mtp_position_acceptance`]).
     pub spec_acceptance: f64,
     /// Run-to-run variation ([`super::noise`]); `None` (the default) replays one run
     /// exactly.
     pub noise: Option<super::noise::NoiseModel>,
 }
 
-/// Per-position acceptance of Qwen3.5's MTP draft tokens, conditional on the previous
-/// position's: 0.65, the pooled teacher-forced acceptance measured for a Qwen3.5-family
-/// MTP head (tenstorrent/vllm issue #442, 2026-08-25: 0.647 ± 0.020 over code, factual,
-/// prose and technical text; prose 0.49, code 0.91). vLLM reuses the one MTP layer for
-/// deeper positions; the same rate is assumed there (a geometric acceptance length).
-/// Not fitted.
+/// Acceptance of Qwen3.5's first MTP draft token: 0.65, the pooled teacher-forced
+/// acceptance measured for a Qwen3.5-family MTP head (tenstorrent/vllm issue #442,
+/// 2026-08-25: 0.647 ± 0.020 over code, factual, prose and technical text; prose 0.49,
+/// code 0.91). Deeper positions: [`MTP_ACCEPTANCE_DECAY`]. Not fitted.
 pub const MTP_ACCEPTANCE: f64 = 0.65;
+
+/// How the conditional acceptance falls with each deeper draft position: vLLM reuses the
+/// one MTP layer for positions 2, 3, …, each conditioned on the drafter's own previous
+/// guess, so later drafts are accepted less often. 0.92 per position: the ratio of the
+/// conditional acceptance at positions 2–4 to position 1's in vLLM's own
+/// `SpecDecoding metrics` log of a Qwen3.6-27B MTP head with six draft tokens
+/// (noonghunna/club-3090 issue #105, vLLM 0.20.1: per-position 0.917, 0.837, 0.648,
+/// 0.538, …, i.e. conditional 0.917, 0.913, 0.774, 0.830: mean of positions 2–4 over
+/// position 1 = 0.915). Not fitted.
+pub const MTP_ACCEPTANCE_DECAY: f64 = 0.92;
+
+/// Probability that draft position `position` (1-based) is accepted given every earlier
+/// one was, when the first is accepted with probability `first`.
+pub fn mtp_position_acceptance(first: f64, position: u64) -> f64 {
+    let depth = position.saturating_sub(1).min(i32::MAX as u64) as i32;
+    (first * MTP_ACCEPTANCE_DECAY.powi(depth)).clamp(0.0, 1.0)
+}
+
+/// Expected accepted draft tokens per verification step with `k` drafts.
+pub fn mtp_expected_accepted(first: f64, k: u64) -> f64 {
+    let (mut all, mut sum) = (1.0, 0.0);
+    for position in 1..=k {
+        all *= mtp_position_acceptance(first, position);
+        sum += all;
+    }
+    sum
+}
+
+/// Whether a deployment of `model` runs on the operator-table step model
+/// ([`StepModel::with_operator_tables`]) rather than the calibrated roofline: where every
+/// operator that dominates its steps was measured with the kernel vLLM runs. A dense model
+/// qualifies (cuBLAS GEMMs, flash-linear-attention's Gated DeltaNet kernels, which vLLM
+/// vendors). An MoE model does not yet: its routed experts — most of a decode step — were
+/// measured with `torch._grouped_mm`, not vLLM's Triton fused-MoE kernel, and the table
+/// sum overshoots the seed's measured decode steps by 15–35 % at 13–200 sequences; it
+/// keeps the roofline fitted to the seed until the fused-MoE kernel is profiled.
+pub fn uses_operator_tables(model: &ModelSpec) -> bool {
+    model.experts == 0
+}
 
 impl Params {
     /// The parameters for a configuration: the step model of its model on its GPU, vLLM's
@@ -244,6 +281,9 @@ impl Params {
         let (tokens, seqs) = c.args.batch_limits(&c.gpu, max_model_len);
         let mut step =
             StepModel::for_deployment(&c.model, &c.gpu, c.weights, c.kv_fp8, &EFFICIENCIES);
+        if uses_operator_tables(&c.model) {
+            step = step.with_operator_tables(&c.model, &c.gpu, c.weights, c.kv_fp8);
+        }
         step.max_cudagraph_tokens = c.args.max_cudagraph_capture_size.unwrap_or(512);
         let spec_tokens = if c.model.mtp_layers > 0 {
             c.args.speculative_tokens()

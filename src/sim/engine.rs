@@ -94,17 +94,18 @@ pub struct H200Sim {
 }
 
 /// How many of `k` draft tokens are accepted for request `id` at output position
-/// `generated`: each with probability `p` given the previous one was, drawn from a hash of
-/// (id, position) so a run is deterministic whatever the batch order.
+/// `generated`: draft `i` with probability [`super::config::mtp_position_acceptance`]`(p, i)`
+/// given the previous one was, drawn from a hash of (id, position) so a run is
+/// deterministic whatever the batch order.
 fn accepted_drafts(id: u64, generated: u64, k: u64, p: f64) -> u64 {
     let mut draws = SplitMix64::new(
         id.wrapping_mul(GOLDEN_GAMMA)
             .wrapping_add(generated.wrapping_mul(0xD1B5_4A32_D192_ED03)),
     );
     let mut accepted = 0;
-    for _ in 0..k {
+    for position in 1..=k {
         let u = (draws.next_u64() >> 11) as f64 / (1u64 << 53) as f64;
-        if u >= p {
+        if u >= super::config::mtp_position_acceptance(p, position) {
             break;
         }
         accepted += 1;

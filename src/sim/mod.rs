@@ -23,12 +23,15 @@
 pub mod config;
 pub mod engine;
 pub mod engine_args;
+pub mod fidelity;
 pub mod frontend;
 pub mod guidellm;
+pub mod kernels;
 
 pub mod metrics;
 pub mod model;
 pub mod noise;
+pub mod operators;
 pub mod power;
 pub mod prefix_cache;
 pub mod run;

@@ -7,6 +7,10 @@
 //! layer ([`StepModel::draft_seconds`]); the verification is an ordinary step over
 //! `1 + k` tokens per sequence.
 
+use std::sync::Arc;
+
+use super::kernels::{Dtype, KernelTable};
+use super::operators::OperatorModel;
 use super::spec::{GpuSpec, ModelSpec};
 
 /// Qwen3.5-35B-A3B's full-attention layers (the other 30 are Gated DeltaNet); kept for
@@ -127,7 +131,22 @@ pub struct StepModel {
     pub draft_kv_bytes_per_token: f64,
     /// Largest decode batch (tokens) replayed as a full CUDA graph.
     pub max_cudagraph_tokens: u64,
+    /// The operator-table model ([`StepModel::with_operator_tables`]); `None`: the
+    /// roofline above alone.
+    pub ops: Option<Arc<OperatorModel>>,
+    /// Extra cost per running sequence in a step outside a full CUDA graph on the
+    /// operator-table path, s ([`MIXED_SEQ_S`]).
+    pub mixed_seq_s: f64,
 }
+
+/// The operator-table path's one calibrated residual: extra seconds per running sequence
+/// in a step outside a full CUDA graph (steps with prefill tokens). The reference's
+/// Little's-law analysis of the seed's Throughput and ShareGPT runs needs 0.17–0.20 ms
+/// per sequence in such steps that no measured kernel accounts for (the per-request
+/// metadata work of a non-uniform batch: block tables, the Gated DeltaNet varlen
+/// bookkeeping, the sampler's per-request state); measured kernels leave it a residual,
+/// fitted to the seed (in sample).
+pub const MIXED_SEQ_S: f64 = 0.2e-3;
 
 impl StepModel {
     /// The step model of `model` on `gpu`.
@@ -182,7 +201,31 @@ impl StepModel {
             draft_layers: model.mtp_layers as f64,
             draft_kv_bytes_per_token: per_layer_kv * model.mtp_layers as f64,
             max_cudagraph_tokens: 512,
+            ops: None,
+            mixed_seq_s: MIXED_SEQ_S,
         }
+    }
+
+    /// This step model with the operator-table path: every step the sum of the model's
+    /// operators timed from the GPU's measured table ([`KernelTable::for_gpu`]; the
+    /// roofline per operator where none exists) plus the per-step overheads
+    /// ([`super::operators`]).
+    pub fn with_operator_tables(
+        mut self,
+        model: &ModelSpec,
+        gpu: &GpuSpec,
+        weights: Weights,
+        kv_fp8: bool,
+    ) -> StepModel {
+        let dtype = match weights {
+            Weights::Bf16 => Dtype::Bf16,
+            Weights::Fp8 => Dtype::Fp8,
+        };
+        let table = KernelTable::for_gpu(gpu);
+        self.ops = Some(Arc::new(OperatorModel::new(
+            model, gpu, dtype, kv_fp8, table,
+        )));
+        self
     }
 
     /// Distinct experts per layer that `tokens` routed tokens touch (uniform routing).
@@ -196,6 +239,15 @@ impl StepModel {
     /// Seconds the GPU spends on a step with this load (the target model's forward; see
     /// [`StepModel::draft_seconds`] for speculative decoding's draft passes).
     pub fn step_seconds(&self, load: &StepLoad) -> f64 {
+        let graphed = !load.has_prefill && load.tokens <= self.max_cudagraph_tokens;
+        if let Some(ops) = &self.ops {
+            let mix = if graphed {
+                0.0
+            } else {
+                self.mixed_seq_s * load.seqs as f64
+            };
+            return ops.step_seconds(load, graphed) + mix;
+        }
         let n = load.tokens as f64;
         let s = load.seqs as f64;
         let rows = load.sampled_rows.max(load.seqs) as f64;
@@ -213,7 +265,6 @@ impl StepModel {
         let m_att = self.kv_bytes_per_token * load.kv_tokens as f64 + s * 2.0 * self.state_bytes;
         let f_att = self.attention_flops_per_pair * load.attention_pairs;
         let t_att = (f_att / (self.peak_bf16 * self.eta_att)).max(m_att / bw);
-        let graphed = !load.has_prefill && load.tokens <= self.max_cudagraph_tokens;
         let mix = if graphed { 0.0 } else { self.t_mix_s * s };
         self.t0_s + t_lin + t_att + mix
     }
@@ -226,6 +277,9 @@ impl StepModel {
     pub fn draft_seconds(&self, k: u64, tokens: u64, seqs: u64, kv_tokens: u64) -> f64 {
         if k == 0 || self.draft_layers == 0.0 || seqs == 0 {
             return 0.0;
+        }
+        if let Some(ops) = &self.ops {
+            return ops.draft_seconds(k, tokens, seqs, kv_tokens);
         }
         let bw = self.hbm_bytes_per_s * self.eta_bw;
         let s = seqs as f64;
@@ -264,6 +318,12 @@ pub struct StepLoad {
     pub attention_pairs: f64,
     /// Whether any sequence is prefilling.
     pub has_prefill: bool,
+    /// Tokens of decoding sequences (one each, `1 + k` when verifying `k` drafts).
+    pub decode_tokens: u64,
+    /// KV tokens read by decoding sequences (context + new).
+    pub decode_kv_tokens: u64,
+    /// Causal (query × context) pairs of prefill tokens.
+    pub prefill_pairs: f64,
 }
 
 impl StepLoad {
@@ -280,8 +340,15 @@ impl StepLoad {
         self.sampled_rows += rows;
         self.kv_tokens += c + n;
         let nf = n as f64;
-        self.attention_pairs += nf * (c as f64 + (nf + 1.0) / 2.0);
+        let pairs = nf * (c as f64 + (nf + 1.0) / 2.0);
+        self.attention_pairs += pairs;
         self.has_prefill |= prefill;
+        if prefill {
+            self.prefill_pairs += pairs;
+        } else {
+            self.decode_tokens += n;
+            self.decode_kv_tokens += c + n;
+        }
     }
 }
 

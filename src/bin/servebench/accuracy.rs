@@ -91,8 +91,12 @@ fn join_text(join: &Join) -> String {
         Join::RequestOrder {
             prefix,
             prefix_from,
+            prompt_tokens_compared,
+            prompt_tokens_agree,
         } => format!(
-            "by request order: record i is x-request-id {prefix}{{i}} (prefix {})",
+            "by request order: record i is x-request-id {prefix}{{i}} (prefix {}; prompt \
+             tokens agree with the server's for {prompt_tokens_agree} of \
+             {prompt_tokens_compared} pairs)",
             match prefix_from {
                 PrefixFrom::Given => "given by --request-id-prefix",
                 PrefixFrom::Timeline => "found in the timeline",

@@ -621,6 +621,12 @@ fn run(args: &Args) -> Result<(String, u8), Failure> {
     bench_args.gpu_metrics = args.gpu_metrics.clone();
     bench_args.reset_prefix_cache = args.workload.reset_prefix_cache;
     if let Some(search) = args.capacity.search {
+        if search == crate::capacity_cmd::SearchArg::Concurrency && args.max_concurrency.is_some() {
+            return Err(usage(
+                "--max-concurrency: --search concurrency sets the cap of each probe",
+            )
+            .into());
+        }
         let cap =
             crate::capacity_cmd::capacity_args(&args.capacity, search, args.result_dir.as_deref())
                 .map_err(usage)?;

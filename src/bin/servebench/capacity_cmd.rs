@@ -31,7 +31,7 @@ pub struct CapacityFlags {
     pub slo: Option<String>,
     /// Search for the highest request rate (or concurrency) at which --slo holds.
     #[arg(long, value_enum, requires = "slo",
-          conflicts_with_all = ["sweep", "shard", "start_at", "output"])]
+          conflicts_with_all = ["sweep", "shard", "start_at", "output", "save_result", "ci", "rate"])]
     pub search: Option<SearchArg>,
     /// The lowest load the search probes [default: --max / 32 for rate, 1 for concurrency].
     #[arg(long, requires = "search", allow_negative_numbers = true)]

@@ -40,9 +40,8 @@ pub struct Args {
           allow_negative_numbers = true, value_parser = crate::values::percentile)]
     percentiles: Option<Vec<f64>>,
     /// Goodput SLOs for recomputed blocks, vLLM's syntax in ms (`"ttft:500 tpot:50 e2el:2000"`,
-    /// inclusive); adds the `Request goodput (req/s)` row. Without --convention, as for
-    /// --percentiles.
-    #[arg(long, value_name = "SLOS")]
+    /// inclusive); adds the `Request goodput (req/s)` row.
+    #[arg(long, value_name = "SLOS", requires = "convention")]
     goodput: Option<servebench::metrics::Slo>,
     /// Output format: `text`, "Serving Benchmark Result" blocks; `json`, an array of
     /// servebench results.
@@ -63,8 +62,8 @@ pub fn run(args: &Args) -> Result<String, InputError> {
     servebench::load::attach_aiperf_aggregates(std::path::Path::new(&args.file), &mut runs)?;
     let opts = ReportOptions {
         numbers: match args.convention {
-            // Percentiles or SLOs need a recomputation: under the file's own convention.
-            None if args.percentiles.is_some() || args.goodput.is_some() => Numbers::Recompute(
+            // Percentiles need a recomputation: under the file's own convention.
+            None if args.percentiles.is_some() => Numbers::Recompute(
                 runs.first()
                     .and_then(|r| r.result.meta.convention)
                     .unwrap_or(Convention::Vllm),

@@ -1,0 +1,201 @@
+//! The operator-table step model against the measured H200 tables: every operator of the
+//! shipped models' forward passes is timed from a measurement where one exists (and
+//! agrees with it), the dense model's decode steps add up from their operators, MTP with
+//! 1–4 draft tokens moves latency the way per-position acceptance says, and the error on
+//! the development points (published runs, not fitted) stays within its budget.
+#![cfg(feature = "sim")]
+
+use servebench::profile::{Dataset, Profile};
+use servebench::sim::fidelity::{development_points, e2e_mean_absolute_error};
+use servebench::sim::kernels::{Dtype, KernelTable, Operator};
+use servebench::sim::operators::{forward_ops, OperatorModel};
+use servebench::sim::run::simulate;
+use servebench::sim::{from_engine_args, GpuSpec, ModelSpec, StepLoad};
+
+/// Per operator: the model's time at every measured size is the measurement (within
+/// 10 %), for every operator of the 35B (BF16, FP8) and 9B forward passes that the H200
+/// table holds; the few it does not hold are named.
+#[test]
+fn every_measured_operator_is_timed_within_ten_percent_of_its_table() {
+    let gpu = GpuSpec::resolve("h200").unwrap();
+    let table = KernelTable::for_gpu(&gpu).unwrap();
+    let mut unmeasured = Vec::new();
+    let mut checked = 0;
+    for (name, dtype) in [
+        ("qwen3.5-35b-a3b", Dtype::Bf16),
+        ("Qwen/Qwen3.5-35B-A3B-FP8", Dtype::Fp8),
+        ("qwen3.5-9b", Dtype::Bf16),
+    ] {
+        let m = ModelSpec::resolve(name).unwrap();
+        let model = OperatorModel::new(&m, &gpu, dtype, false, Some(table.clone()));
+        for u in forward_ops(&m, dtype) {
+            let Some(entry) = table.entry(&u.op) else {
+                unmeasured.push(format!("{name} {}", u.name));
+                continue;
+            };
+            for &[x, us] in &entry.points {
+                let (s, measured) = model.op_seconds(&u.op, x);
+                assert!(measured, "{name} {} at {x}", u.name);
+                let err = s * 1e6 / us - 1.0;
+                assert!(err.abs() < 0.10, "{name} {} at {x}: {err:+.3}", u.name);
+                checked += 1;
+            }
+        }
+    }
+    assert!(checked > 300, "{checked} measured points checked");
+    // Not measured (roofline): the tiny b/a and shared-expert-gate projections, the
+    // sampler (torch's top-k is not vLLM's sampler), the 9B's prefill attention (4 KV
+    // heads) and the FP8 GEMMs the probe skipped.
+    for u in &unmeasured {
+        assert!(
+            u.ends_with("in_proj_ba")
+                || u.ends_with("shared_expert_gate")
+                || u.ends_with("sampler")
+                || u.ends_with("attn.prefill")
+                || u.contains("FP8"),
+            "{u} has no table"
+        );
+    }
+}
+
+/// The roofline fallback against the measurements it stands in for: it is within a
+/// factor of two for the big operators but misses the small kernels' floors, which is
+/// why the tables exist.
+#[test]
+fn the_roofline_fallback_misses_small_kernels_by_their_floor() {
+    let gpu = GpuSpec::resolve("h200").unwrap();
+    let table = KernelTable::for_gpu(&gpu).unwrap();
+    let lm_head = Operator::Gemm {
+        dtype: Dtype::Bf16,
+        k: 2048,
+        n: 248_320,
+    };
+    let measured = table.time_us(&lm_head, 1.0).unwrap();
+    let roofline = lm_head.roofline_us(1.0, &gpu);
+    assert!(
+        (roofline / measured - 1.0).abs() < 0.15,
+        "{roofline} vs {measured}"
+    );
+    let router = Operator::Gemm {
+        dtype: Dtype::Bf16,
+        k: 2048,
+        n: 256,
+    };
+    let measured = table.time_us(&router, 1.0).unwrap();
+    // The 1 MB router GEMM takes 5.7 µs: its bytes alone would take 0.3 µs.
+    assert!(measured > 5.0, "{measured}");
+    assert!(router.roofline_us(1.0, &gpu) <= 5.0);
+}
+
+fn decode(batch: u64, ctx: u64) -> StepLoad {
+    let mut l = StepLoad::default();
+    for _ in 0..batch {
+        l.add(1, ctx, false);
+    }
+    l
+}
+
+/// The 9B's one-token decode step is its 153 GEMMs (measured as one CUDA graph on the
+/// H200: 4.55 ms) plus the recurrent, attention, norm and sampler kernels and the step
+/// overhead: between 4.55 and 6 ms; it grows with the batch and on the H100.
+#[test]
+fn the_dense_models_decode_step_adds_up_from_its_operators() {
+    let m = ModelSpec::resolve("qwen3.5-9b").unwrap();
+    let h200 = GpuSpec::resolve("h200").unwrap();
+    let h100 = GpuSpec::resolve("h100").unwrap();
+    let a = OperatorModel::new(&m, &h200, Dtype::Bf16, false, KernelTable::for_gpu(&h200));
+    let b = OperatorModel::new(&m, &h100, Dtype::Bf16, false, KernelTable::for_gpu(&h100));
+    let one = a.step_seconds(&decode(1, 600), true);
+    assert!((4.55e-3..6.0e-3).contains(&one), "{one}");
+    let gemms: f64 = a
+        .breakdown(&decode(1, 600))
+        .iter()
+        .filter(|t| t.name.contains("proj") || t.name.starts_with("mlp.") || t.name == "lm_head")
+        .map(|t| t.seconds)
+        .sum();
+    assert!((gemms / 4.55e-3 - 1.0).abs() < 0.06, "GEMMs {gemms}");
+    let mut last = 0.0;
+    for batch in [1, 8, 64, 256] {
+        let t = a.step_seconds(&decode(batch, 1000), true);
+        assert!(t > last, "batch {batch}");
+        last = t;
+        let slower = b.step_seconds(&decode(batch, 1000), true) / t;
+        assert!(
+            (1.05..4.8 / 3.35).contains(&slower),
+            "batch {batch}: {slower}"
+        );
+    }
+    // Outside a full CUDA graph every layer pays an eager launch.
+    let l = decode(8, 600);
+    assert!(a.step_seconds(&l, false) > a.step_seconds(&l, true));
+}
+
+fn mtp_flags(k: u64) -> Vec<String> {
+    let mut f = vec![
+        "--reasoning-parser=qwen3".to_string(),
+        "--max-model-len=32768".to_string(),
+    ];
+    if k > 0 {
+        f.push(format!(
+            "--speculative-config={{\"method\":\"mtp\",\"num_speculative_tokens\":{k}}}"
+        ));
+    }
+    f
+}
+
+fn mean_e2e(model: &str, gpu: &str, k: u64, rate: f64, n: u64) -> f64 {
+    let c = from_engine_args(model, gpu, &mtp_flags(k)).unwrap();
+    let p = Profile {
+        name: None,
+        dataset: Dataset::Random {
+            input_tokens: 256,
+            output_tokens: 256,
+            seed: 3,
+        },
+        request_rate: rate,
+        total_requests: n,
+        max_concurrency: None,
+    };
+    let r = simulate(&p, &c, 0, true).unwrap().result;
+    r.e2el.unwrap().mean.unwrap()
+}
+
+/// One request at a time: the first draft token saves the most, each further one less
+/// (a deeper draft is accepted less often while its pass costs the same), until a third
+/// or fourth saves nothing — the plateau at 2–4 tokens that published Qwen3.5/3.6 MTP
+/// runs show. Under a burst of 512 requests extra draft tokens cost more than they save.
+#[test]
+fn more_draft_tokens_lower_latency_at_low_load_with_diminishing_returns() {
+    for (model, gpu) in [("qwen3.5-9b", "h100"), ("Qwen/Qwen3.5-35B-A3B-FP8", "h200")] {
+        let e: Vec<f64> = (0..=4).map(|k| mean_e2e(model, gpu, k, 0.5, 12)).collect();
+        // (The MoE model with MTP pays its one-time drafter warm-up even on a warm
+        // server, so its k = 0 run is not comparable; k = 1…4 all pay it.)
+        if model == "qwen3.5-9b" {
+            assert!(e[1] < e[0] * 0.85, "{model}: {e:?}");
+        }
+        assert!(e[2] < e[1], "{model}: {e:?}");
+        let gains: Vec<f64> = (2..=4).map(|k| e[k - 1] - e[k]).collect();
+        assert!(
+            gains.windows(2).all(|w| w[1] < w[0]),
+            "{model}: gains shrink with k: {e:?}"
+        );
+        assert!(gains[2] < gains[0] * 0.5, "{model}: {e:?}");
+    }
+    let burst = |k| mean_e2e("qwen3.5-9b", "h100", k, 1000.0, 512);
+    assert!(burst(4) > burst(1), "k = 4 under a burst");
+}
+
+/// The error budget on the development points (not fitted): every mean E2E within 25 %,
+/// the mean absolute error within 10 %.
+#[test]
+fn development_points_stay_within_the_error_budget() {
+    let dev = development_points(0).unwrap();
+    assert_eq!(dev.len(), 6);
+    for r in &dev {
+        if let Some(e) = r.errors()[2] {
+            assert!(e.abs() < 0.25, "{}: {e:+.3}", r.point.label);
+        }
+    }
+    let mae = e2e_mean_absolute_error(&dev);
+    assert!(mae < 0.10, "{mae}");
+}
