@@ -63,6 +63,8 @@ use serde::{Deserialize, Serialize};
 use crate::record::{Accumulator, Chunk, ErrorKind, Outcome, RequestRecord, Usage};
 use crate::stats::nanos_u64;
 
+mod split;
+
 /// A source of timestamps: offsets from the run's start.
 pub trait Clock: Send + Sync {
     /// The current time, as an offset from the clock's origin.

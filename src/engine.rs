@@ -70,6 +70,17 @@ pub enum EngineEvent {
         /// Tokens in the chunk.
         tokens: u32,
     },
+    /// How the request's stream divided into reasoning and answer: sent by an engine that
+    /// tells the two apart (the HTTP client), before the event that ends the request, only
+    /// for a stream that carried reasoning.
+    Reasoning {
+        /// Request id.
+        id: u64,
+        /// When the split was known (the stream's end).
+        at: Duration,
+        /// Which chunks carried which stream.
+        split: crate::record::StreamSplit,
+    },
     /// The request completed.
     Finished {
         /// Request id.
@@ -98,6 +109,7 @@ impl EngineEvent {
         match self {
             EngineEvent::Sent { id, .. }
             | EngineEvent::Chunk { id, .. }
+            | EngineEvent::Reasoning { id, .. }
             | EngineEvent::Finished { id, .. }
             | EngineEvent::Failed { id, .. } => *id,
         }
@@ -108,6 +120,7 @@ impl EngineEvent {
         match self {
             EngineEvent::Sent { at, .. }
             | EngineEvent::Chunk { at, .. }
+            | EngineEvent::Reasoning { at, .. }
             | EngineEvent::Finished { at, .. }
             | EngineEvent::Failed { at, .. } => *at,
         }

@@ -18,6 +18,10 @@
 //! | [`peer_files`] | every peer tool's file: joins, own definitions, concurrency |
 //! | [`capacity`] | the highest load a server sustains under an SLO |
 //! | [`noise`] | within-run intervals, repetitions and noise-aware verdicts, with their calibration |
+//! | [`compare`] | comparing runs: several per side, multiplicity control, minimum effects, tail intervals |
+//! | [`decisions`] | study decisions: simulated noise, adaptive repetitions, the minimum effect, honest documents |
+//! | [`production`] | reasoning-aware latency, energy per token, speculative decoding, LoRA traffic |
+//! | [`simulator_fidelity`] | the simulator's operator tables and its error budget on development points |
 //! | [`architecture`] | the crate's parts and the rules between them (checked by a test) |
 //! | [`development`] | fuzzing and the test suite |
 
@@ -51,3 +55,11 @@ pub mod noise {}
 pub mod architecture {}
 #[doc = include_str!("../docs/guide/development.md")]
 pub mod development {}
+#[doc = include_str!("../docs/guide/compare.md")]
+pub mod compare {}
+#[doc = include_str!("../docs/guide/decisions.md")]
+pub mod decisions {}
+#[doc = include_str!("../docs/guide/production.md")]
+pub mod production {}
+#[doc = include_str!("../docs/guide/simulator-fidelity.md")]
+pub mod simulator_fidelity {}

@@ -123,6 +123,73 @@ pub struct RequestRecord {
     /// The conversation and turn the request belongs to (multi-turn workloads).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub turn: Option<TurnRef>,
+    /// Which chunks carried the model's reasoning and which its answer, for a stream that
+    /// carried any reasoning (`delta.reasoning` or `delta.reasoning_content`); absent for a
+    /// stream of answer text only.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reasoning: Option<StreamSplit>,
+    /// The LoRA adapter the request was sent to (the `model` it named), when the run split
+    /// its traffic over adapters.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub adapter: Option<String>,
+}
+
+/// How a reasoning model's stream divided into its two streams: the reasoning (vLLM's
+/// `delta.reasoning`, SGLang's `delta.reasoning_content`) and the answer (`delta.content`,
+/// `text`, `tool_calls`). Chunk indices point into [`RequestRecord::chunks`].
+///
+/// A chunk that carries both (the transition chunk a reasoning parser may send) is the
+/// first answer chunk, and its tokens count as answer tokens.
+///
+/// ```
+/// use std::time::Duration;
+/// use servebench::record::{Chunk, RequestRecord, StreamSplit};
+/// let ms = Duration::from_millis;
+/// let mut r = RequestRecord::new(0, ms(10));
+/// for t in [30, 40, 50] {
+///     r.chunks.push(Chunk { at: ms(t), tokens: 1 });
+/// }
+/// r.reasoning = Some(StreamSplit {
+///     first_reasoning_chunk: Some(0),
+///     first_answer_chunk: Some(2),
+///     reasoning_tokens: 2,
+///     answer_tokens: 1,
+/// });
+/// assert_eq!(r.time_to_first_reasoning(), Some(ms(20)));
+/// assert_eq!(r.time_to_first_answer(), Some(ms(40)));
+/// assert_eq!(r.ttft(), Some(ms(20))); // TTFT counts either stream
+/// ```
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub struct StreamSplit {
+    /// Index of the first chunk that carried reasoning text, if any did.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub first_reasoning_chunk: Option<u32>,
+    /// Index of the first chunk that carried answer text, if any did (none: the stream
+    /// ended while the model was still reasoning).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub first_answer_chunk: Option<u32>,
+    /// Tokens in chunks that carried reasoning only.
+    pub reasoning_tokens: u64,
+    /// Tokens in chunks that carried answer text.
+    pub answer_tokens: u64,
+}
+
+impl StreamSplit {
+    /// Account one token chunk (index `chunk`, `tokens` tokens) that carried reasoning
+    /// and/or answer text.
+    pub fn add_chunk(&mut self, chunk: u32, tokens: u32, reasoning: bool, answer: bool) {
+        if reasoning && self.first_reasoning_chunk.is_none() {
+            self.first_reasoning_chunk = Some(chunk);
+        }
+        if answer {
+            if self.first_answer_chunk.is_none() {
+                self.first_answer_chunk = Some(chunk);
+            }
+            self.answer_tokens = self.answer_tokens.saturating_add(u64::from(tokens));
+        } else if reasoning {
+            self.reasoning_tokens = self.reasoning_tokens.saturating_add(u64::from(tokens));
+        }
+    }
 }
 
 /// Where a request sits in a multi-turn conversation.
@@ -148,6 +215,8 @@ impl RequestRecord {
             usage_output_tokens: None,
             outcome: Outcome::Success,
             turn: None,
+            reasoning: None,
+            adapter: None,
         }
     }
 
@@ -183,6 +252,27 @@ impl RequestRecord {
         self.chunks
             .first()
             .map(|c| c.at.saturating_sub(self.sent_at))
+    }
+
+    /// Time to the first reasoning token: the first chunk that carried reasoning − send
+    /// time; `None` for a stream without reasoning.
+    pub fn time_to_first_reasoning(&self) -> Option<Duration> {
+        let i = self.reasoning?.first_reasoning_chunk?;
+        let c = self.chunks.get(usize::try_from(i).ok()?)?;
+        Some(c.at.saturating_sub(self.sent_at))
+    }
+
+    /// Time to the first answer (content) token: the first chunk that carried answer text
+    /// − send time. Without a reasoning split every chunk is answer text, so this is the
+    /// [`ttft`](Self::ttft); `None` when a reasoning stream never reached its answer.
+    pub fn time_to_first_answer(&self) -> Option<Duration> {
+        let c = match self.reasoning {
+            None => self.chunks.first()?,
+            Some(split) => self
+                .chunks
+                .get(usize::try_from(split.first_answer_chunk?).ok()?)?,
+        };
+        Some(c.at.saturating_sub(self.sent_at))
     }
 
     /// End-to-end latency as vLLM measures it: last chunk − send time.

@@ -24,6 +24,13 @@
 //! | 1 | first version |
 //! | 2 | `intervals`: confidence intervals of the figures ([`crate::noise::RunIntervals`]), optional |
 //! | 2 | `capacity`: the answer of a capacity search under an SLO ([`CapacityEstimate`]), optional |
+//!
+//! Optional fields added within version 2 (older readers ignore them; absent when not
+//! measured): `reasoning` ([`ReasoningFigures`]: time to first reasoning and first answer
+//! token, reasoning and answer tokens), `energy` ([`EnergyFigures`]: joules, power, J per
+//! output token, GPU utilization, memory, clocks), `spec_decode` ([`SpecDecodeFigures`]:
+//! acceptance rate, mean accepted length, tokens per chunk) and `adapters`
+//! ([`AdapterFigures`]: results per LoRA adapter).
 
 use serde::{Deserialize, Serialize};
 
@@ -32,6 +39,9 @@ use crate::profile::Profile;
 mod capacity;
 mod float;
 pub mod intervals;
+mod production;
+
+pub use production::{AdapterFigures, EnergyFigures, ReasoningFigures, SpecDecodeFigures};
 
 pub use capacity::{CapacityEstimate, CapacityProbe, SearchKind};
 
@@ -232,6 +242,19 @@ pub struct BenchmarkResult {
     /// search (the probe at the highest load that held; see [`CapacityEstimate`]).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub capacity: Option<CapacityEstimate>,
+    /// Reasoning-aware latency, when some stream carried reasoning.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reasoning: Option<ReasoningFigures>,
+    /// Energy and GPU telemetry, when GPU metrics were scraped or sampled.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub energy: Option<EnergyFigures>,
+    /// Speculative decoding: the server's counters and the client's tokens per chunk,
+    /// when the server decoded speculatively or chunks carried several tokens.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub spec_decode: Option<SpecDecodeFigures>,
+    /// Results per LoRA adapter, when requests were sent to adapters.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub adapters: Vec<AdapterFigures>,
 }
 
 impl Default for BenchmarkResult {
@@ -260,6 +283,10 @@ impl Default for BenchmarkResult {
             exact: None,
             intervals: None,
             capacity: None,
+            reasoning: None,
+            energy: None,
+            spec_decode: None,
+            adapters: Vec::new(),
         }
     }
 }

@@ -162,6 +162,11 @@ pub struct RunFile {
     /// The server's `/metrics` scraped during the run ([`crate::observe`]), when scraped.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub server_metrics: Option<crate::observe::ServerSeries>,
+    /// GPU telemetry sampled during the run (`bench --gpu-metrics`: a DCGM exporter's
+    /// `/metrics`, or `nvidia-smi` in the DCGM exporter's names; see
+    /// [`crate::observe::gpu`]), when sampled.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub gpu_metrics: Option<crate::observe::ServerSeries>,
     /// Warm-up requests: sent before the measured ones and excluded from `result`.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub warmup_records: Vec<RequestRecord>,
@@ -407,6 +412,7 @@ impl RunFile {
             result,
             warmup_records: Vec::new(),
             server_metrics: None,
+            gpu_metrics: None,
             records,
         }
     }
@@ -536,6 +542,7 @@ impl RunFile {
             result: self.result.clone(),
             warmup_records: self.warmup_records.clone(),
             server_metrics: self.server_metrics.clone(),
+            gpu_metrics: self.gpu_metrics.clone(),
             records: Vec::new(),
         }
     }

@@ -70,6 +70,7 @@ const PARTS: &[(&str, &[&str], &str)] = &[
             "src/record.rs",
             "src/record/",
             "src/collector.rs",
+            "src/collector/",
             "src/profile.rs",
             "src/rng.rs",
             "src/atomic.rs",

@@ -21,7 +21,8 @@
 //!
 //! `--help` lists every flag. The simulator's flags are
 //! [`servebench::app::simulate::SimArgs`], the same as `servebench simulate`'s; `--serve
-//! HOST:PORT [--speed X] [--delta content|reasoning|reasoning_content] [--fault
+//! HOST:PORT [--speed X] [--delta content|reasoning|reasoning_content] [--reasoning-tokens N |
+//! --reasoning-share F] [--lora-modules A,B] [--fault
 //! 500:N|cut:N:K|error:N:K] [--max-connections N] [--api-key KEY] [--handoff-window N] [--workers N]` serves the simulator
 //! (the configuration the flags select, default baseline; warm) as an OpenAI-compatible
 //! streaming server (at most N connections at once, default 8192; with a key, `/v1/…`
@@ -62,6 +63,23 @@ struct Args {
     #[cfg(feature = "http")]
     #[arg(long, value_parser = servebench::sim::serve::parse_delta)]
     delta: Option<servebench::http::server::DeltaField>,
+    /// With --serve: a reasoning phase before the answer — the first N output tokens of
+    /// every chat answer stream as reasoning (in the --delta field when that is a reasoning
+    /// field, else `delta.reasoning`), the rest as `delta.content` (like vLLM with
+    /// `--reasoning-parser qwen3`).
+    #[cfg(feature = "http")]
+    #[arg(long, value_name = "N", conflicts_with = "reasoning_share")]
+    reasoning_tokens: Option<u64>,
+    /// With --serve: like --reasoning-tokens, with this share (0–1) of each request's
+    /// `max_tokens` as reasoning.
+    #[cfg(feature = "http")]
+    #[arg(long, value_name = "F", value_parser = share)]
+    reasoning_share: Option<f64>,
+    /// With --serve: LoRA adapter names requests may name as their `model` besides the base
+    /// model (like `vllm serve --lora-modules`; listed by /v1/models).
+    #[cfg(feature = "http")]
+    #[arg(long, value_name = "A,B,...", value_delimiter = ',')]
+    lora_modules: Vec<String>,
     /// With --serve: inject a fault (500:N, cut:N:K, error:N:K).
     #[cfg(feature = "http")]
     #[arg(long, value_parser = parse_fault)]
@@ -104,6 +122,14 @@ fn positive_usize(v: &str) -> Result<usize, String> {
         .ok()
         .filter(|&n: &usize| n >= 1)
         .ok_or(format!("not a positive integer: `{v}`"))
+}
+
+#[cfg(feature = "http")]
+fn share(v: &str) -> Result<f64, String> {
+    v.parse()
+        .ok()
+        .filter(|s: &f64| (0.0..=1.0).contains(s))
+        .ok_or(format!("not a share between 0 and 1: `{v}`"))
 }
 
 #[cfg(feature = "http")]
@@ -206,11 +232,23 @@ fn main() -> ExitCode {
                 use std::io::Write as _;
                 let _ = std::io::stderr().write_all(notice.as_bytes());
             }
+            use servebench::http::server::ReasoningPhase;
+            let reasoning = match (args.reasoning_tokens, args.reasoning_share) {
+                (Some(n), _) => Some(ReasoningPhase::Tokens(n)),
+                (None, Some(f)) => Some(ReasoningPhase::Share(f)),
+                (None, None) => None,
+            };
+            let lora_modules = args.lora_modules.clone();
+            let tune = move |o: &mut servebench::http::server::ServeOptions| {
+                o.reasoning = reasoning;
+                o.lora_modules = lora_modules;
+            };
             if let Err(e) = serve::run(
                 config,
                 &serve_args,
                 args.timeline.as_deref(),
                 args.sim.noise_seed,
+                tune,
             ) {
                 eprintln!("h200_server: {e}");
                 return ExitCode::from(1);

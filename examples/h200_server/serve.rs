@@ -75,11 +75,14 @@ pub fn connection_cap(max_connections: usize) -> (usize, Option<String>) {
 /// (atomically, JSON Lines; see `servebench::http::timeline`) before exiting.
 /// With `noise_seed`, the served simulator varies as a real server does
 /// (`servebench::sim::noise`, its documented defaults).
+/// `tune` sets what the flags add to the library's options (a reasoning phase, LoRA
+/// adapters).
 pub fn run(
     config: Config,
     args: &ServeArgs,
     timeline: Option<&Path>,
     noise_seed: Option<u64>,
+    tune: impl FnOnce(&mut server::ServeOptions),
 ) -> Result<(), String> {
     let mut args = args.clone();
     let (cap, warning) = connection_cap(args.max_connections);
@@ -89,6 +92,7 @@ pub fn run(
     }
     let mut opts = serve::options(&config, &args);
     opts.record_timeline = timeline.is_some();
+    tune(&mut opts);
     // Served warm, like `serve::spawn`: a server someone is already talking to.
     let handle = server::spawn(
         match noise_seed {

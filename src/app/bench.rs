@@ -67,6 +67,10 @@ pub struct BenchArgs {
     /// Scrape the server's `/metrics` this often during the run, into
     /// [`RunFile::server_metrics`] (`None`: don't).
     pub scrape_interval: Option<Duration>,
+    /// GPU telemetry to sample during the run (at the scrape interval, default 1 s), into
+    /// [`RunFile::gpu_metrics`]: a DCGM exporter's base URL (`http://gpu-host:9400`) or
+    /// `nvidia-smi` (run locally; see [`crate::observe::gpu`]).
+    pub gpu_metrics: Option<String>,
     /// Stop early once requests have failed to connect one after another for this long:
     /// the server is gone ([`crate::driver::gone`]); what was measured is kept and
     /// [`BenchRun::aborted`] says why. `None`: keep sending.
@@ -94,8 +98,26 @@ impl BenchArgs {
             shard: None,
             start_at: None,
             scrape_interval: Some(DEFAULT_SCRAPE_INTERVAL),
+            gpu_metrics: None,
             server_gone: Some(crate::driver::gone::DEFAULT_SERVER_GONE),
         }
+    }
+}
+
+/// Samples `source` (`nvidia-smi`, or a DCGM exporter's base URL) every `every`.
+fn gpu_sampler(
+    source: &str,
+    every: Duration,
+    zero: std::time::Instant,
+) -> crate::observe::scrape::Scraper {
+    use crate::observe::gpu::{nvidia_smi_samples, NVIDIA_SMI};
+    use crate::observe::scrape::{ScrapeError, Scraper};
+    if source == NVIDIA_SMI {
+        Scraper::start_source(NVIDIA_SMI.into(), every, zero, || {
+            nvidia_smi_samples().map_err(ScrapeError::Sampler)
+        })
+    } else {
+        Scraper::start(source, every, zero)
     }
 }
 
@@ -216,7 +238,7 @@ impl<E: Engine> Engine for Progressed<'_, E> {
                         self.progress.failed += 1;
                         ended = true;
                     }
-                    EngineEvent::Sent { .. } => {}
+                    EngineEvent::Sent { .. } | EngineEvent::Reasoning { .. } => {}
                 }
             }
             self.tick(false);
@@ -362,6 +384,10 @@ pub fn run(args: &BenchArgs, progress: &mut dyn FnMut(&Progress)) -> Result<Benc
     let scraper = args
         .scrape_interval
         .map(|every| crate::observe::scrape::Scraper::start(&target, every, zero));
+    let gpu_scraper = args.gpu_metrics.as_deref().map(|source| {
+        let every = args.scrape_interval.unwrap_or(DEFAULT_SCRAPE_INTERVAL);
+        gpu_sampler(source, every, zero)
+    });
     let mut engine = Progressed::new(engine, progress);
     let mut warmup_records = Vec::new();
     if args.warmup_requests > 0 {
@@ -408,6 +434,7 @@ pub fn run(args: &BenchArgs, progress: &mut dyn FnMut(&Progress)) -> Result<Benc
     };
     engine.tick(true);
     let server_metrics = scraper.map(|s| s.stop());
+    let gpu_metrics = gpu_scraper.map(|s| s.stop());
     let server_clock = engine.into_inner().server_clock();
     let (records, aborted, stopped) = match out {
         Some(o) => (o.records, o.aborted, o.stopped),
@@ -420,9 +447,23 @@ pub fn run(args: &BenchArgs, progress: &mut dyn FnMut(&Progress)) -> Result<Benc
                 .map(|r| format!("{r} during the warm-up")),
         ),
     };
+    let mut records = records;
+    if let Some(split) = &args.http.lora {
+        // Each request went to the adapter its id falls on (`HttpConfig::lora`).
+        for r in records.iter_mut().chain(warmup_records.iter_mut()) {
+            r.adapter = Some(split.pick(r.id).to_string());
+        }
+    }
     let mut result = summarize(&records, Some(&args.profile), &args.metrics, cap);
     result.meta.model = model.clone();
     result.meta.source = Some(target.clone());
+    crate::observe::gpu::add_server_figures(
+        &mut result,
+        crate::metrics::production::measured_window_s(&records),
+        server_metrics.as_ref(),
+        gpu_metrics.as_ref(),
+        crate::metrics::production::tokens_per_chunk(&records),
+    );
     let mut file = RunFile::new(result, records, args.profile.clone(), started_at);
     file.finished_at = Some(chrono::Utc::now().fixed_offset());
     file.status = match (&stopped, &aborted) {
@@ -466,6 +507,7 @@ pub fn run(args: &BenchArgs, progress: &mut dyn FnMut(&Progress)) -> Result<Benc
         .map(|t| chrono::DateTime::<chrono::Utc>::from(t).fixed_offset());
     file.server_clock = (server_clock.samples > 0).then_some(server_clock);
     file.server_metrics = server_metrics;
+    file.gpu_metrics = gpu_metrics;
     let findings = super::lint_files::lint_run_file(&file);
     Ok(BenchRun {
         file,

@@ -433,6 +433,10 @@ pub fn render_report(blocks: &[ReportBlock]) -> String {
             out.push_str(&line);
             out.push('\n');
         }
+        for line in crate::format::production::lines(&b.result) {
+            out.push_str(&line);
+            out.push('\n');
+        }
     }
     out
 }

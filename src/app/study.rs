@@ -359,10 +359,19 @@ impl Runner {
             params.noise = self.study.sim_noise(&run_key(&key, pname, *rep));
             let noise = params.noise;
             let observed = simulate_run_observed(&profile, config.clone(), params, seed, i > 0);
-            let (out, series) = match observed {
+            let (mut out, series) = match observed {
                 Ok(o) => o,
                 Err(e) => return self.fail(&key, format!("{pname}: {e}"), None, false),
             };
+            // Energy (the simulator's power model, in DCGM's names) and speculative
+            // decoding from the sampled metrics, as `bench` adds them from a scrape.
+            crate::observe::gpu::add_server_figures(
+                &mut out.result,
+                crate::metrics::production::measured_window_s(&out.records),
+                Some(&series),
+                None,
+                crate::metrics::production::tokens_per_chunk(&out.records),
+            );
             log(&format!("  {pname} r{rep}: done"));
             let mut run = RunFile::new(
                 out.result,
@@ -507,7 +516,12 @@ impl Runner {
         let models_json: Option<serde_json::Value> = serde_json::from_str(&models).ok();
         let target = format!("http://{}:{port}", spec.host);
         self.publish_server(&target, &models_json)?;
-        let http = |profile: Profile| bench_args(spec, &target, bearer, profile);
+        let gpu_metrics = self.study.gpu_metrics.clone();
+        let http = |profile: Profile| {
+            let mut args = bench_args(spec, &target, bearer, profile);
+            args.gpu_metrics = gpu_metrics.clone();
+            args
+        };
         // A watcher stops the server's group as soon as the runner is cancelled, so that a
         // run in flight ends at once.
         let pid = server.pid;

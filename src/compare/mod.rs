@@ -261,6 +261,53 @@ pub const METRICS: [Metric; 17] = [
     P99_ITL,
 ];
 
+fn reasoning_stat(r: &BenchmarkResult, s: Stat) -> Option<f64> {
+    stat(&r.reasoning.as_ref()?.time_to_first_answer, s)
+}
+
+metric!(
+    /// Mean time to the first answer (content) token, ms: a reasoning model's TTFT of its
+    /// answer.
+    MEAN_TTFA, "mean_time_to_first_answer_ms", "Mean TTFT of the answer (ms)", LowerIsBetter,
+    |r| reasoning_stat(r, Stat::Mean)
+);
+metric!(
+    /// P99 time to the first answer (content) token, ms.
+    P99_TTFA, "p99_time_to_first_answer_ms", "P99 TTFT of the answer (ms)", LowerIsBetter,
+    |r| reasoning_stat(r, Stat::P99)
+);
+metric!(
+    /// Energy per output token, J.
+    JOULES_PER_OUTPUT_TOKEN, "joules_per_output_token", "Energy per output token (J)", LowerIsBetter,
+    |r| r.energy.as_ref()?.joules_per_output_token
+);
+metric!(
+    /// Output tokens per joule.
+    TOKENS_PER_JOULE, "output_tokens_per_joule", "Output tokens per joule", HigherIsBetter,
+    |r| r.energy.as_ref()?.output_tokens_per_joule
+);
+metric!(
+    /// Speculative-decoding acceptance rate, 0–1.
+    SPEC_ACCEPTANCE_RATE, "spec_decode_acceptance_rate", "Spec-decode acceptance rate", HigherIsBetter,
+    |r| r.spec_decode.as_ref()?.acceptance_rate
+);
+metric!(
+    /// Speculative decoding's mean accepted length (tokens per verification step).
+    SPEC_MEAN_ACCEPTED_LENGTH, "spec_decode_mean_accepted_length", "Spec-decode mean accepted len", HigherIsBetter,
+    |r| r.spec_decode.as_ref()?.mean_accepted_length
+);
+
+/// The production figures a comparison adds after [`METRICS`] when both results have them:
+/// time to first answer token, energy per token, speculative-decoding acceptance.
+pub const PRODUCTION_METRICS: [Metric; 6] = [
+    MEAN_TTFA,
+    P99_TTFA,
+    JOULES_PER_OUTPUT_TOKEN,
+    TOKENS_PER_JOULE,
+    SPEC_ACCEPTANCE_RATE,
+    SPEC_MEAN_ACCEPTED_LENGTH,
+];
+
 /// One metric of a [`Comparison`]: both values and their [`Delta`].
 #[derive(Debug, Clone, Copy)]
 pub struct MetricDelta {
@@ -286,15 +333,20 @@ impl MetricDelta {
     }
 }
 
-/// A metric-by-metric comparison of two results: every metric of [`METRICS`] that both have.
+/// A metric-by-metric comparison of two results: every metric of [`METRICS`] and
+/// [`PRODUCTION_METRICS`] that both have.
 #[derive(Debug, Clone)]
 pub struct Comparison {
-    /// The metrics present in both results, in [`METRICS`] order.
+    /// The metrics present in both results, in [`METRICS`] then [`PRODUCTION_METRICS`]
+    /// order.
     pub metrics: Vec<MetricDelta>,
     /// The metric convention of the baseline's numbers, when known.
     pub base_convention: Option<Convention>,
     /// The metric convention of the candidate's numbers, when known.
     pub candidate_convention: Option<Convention>,
+    /// Whether the baseline's and the candidate's streams carried reasoning: then their
+    /// TTFT counts the first reasoning token, not the first answer token.
+    pub reasoning: (bool, bool),
 }
 
 /// Compares `candidate` against `base` on every metric both results carry.
@@ -311,6 +363,7 @@ pub struct Comparison {
 pub fn compare(base: &BenchmarkResult, candidate: &BenchmarkResult) -> Comparison {
     let metrics = METRICS
         .iter()
+        .chain(PRODUCTION_METRICS.iter())
         .filter_map(|m| {
             Some(MetricDelta {
                 metric: *m,
@@ -322,6 +375,7 @@ pub fn compare(base: &BenchmarkResult, candidate: &BenchmarkResult) -> Compariso
         metrics,
         base_convention: base.meta.convention,
         candidate_convention: candidate.meta.convention,
+        reasoning: (base.reasoning.is_some(), candidate.reasoning.is_some()),
     }
 }
 

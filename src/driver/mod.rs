@@ -51,6 +51,7 @@ pub mod arrivals;
 pub mod conversations;
 pub mod datasets;
 pub mod gone;
+pub mod lora;
 pub mod rng;
 pub mod saturation;
 pub mod shard;
@@ -477,6 +478,7 @@ pub fn run<E: Engine + ?Sized>(
             match ev {
                 EngineEvent::Sent { at, .. } => h.set_sent_at(at),
                 EngineEvent::Chunk { at, tokens, .. } => h.chunk_at(at, tokens),
+                EngineEvent::Reasoning { split, .. } => h.set_reasoning(split),
                 EngineEvent::Finished { at, usage, .. } => {
                     if let Some(g) = &mut gone {
                         g.answered();

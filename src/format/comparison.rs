@@ -50,6 +50,9 @@ fn write_text_by(
     if let Some(note) = c.convention_note() {
         writeln!(out, "{note}")?;
     }
+    if let Some(note) = c.ttft_note() {
+        writeln!(out, "{note}")?;
+    }
     Ok(())
 }
 
@@ -72,6 +75,9 @@ fn write_markdown_by(
         writeln!(out, "| {} |", cells.join(" | "))?;
     }
     if let Some(note) = c.convention_note() {
+        writeln!(out, "\n{note}")?;
+    }
+    if let Some(note) = c.ttft_note() {
         writeln!(out, "\n{note}")?;
     }
     Ok(())
@@ -248,6 +254,30 @@ impl Comparison {
             )),
             _ => None,
         }
+    }
+
+    /// What TTFT counts, when a side's streams carried reasoning (`None` otherwise).
+    ///
+    /// ```
+    /// use servebench::compare::compare;
+    /// use servebench::result::{BenchmarkResult, ReasoningFigures};
+    /// let a = BenchmarkResult::default();
+    /// let mut b = BenchmarkResult::default();
+    /// assert_eq!(compare(&a, &b).ttft_note(), None);
+    /// b.reasoning = Some(ReasoningFigures::default());
+    /// assert!(compare(&a, &b).ttft_note().unwrap().contains("the candidate streamed reasoning"));
+    /// ```
+    pub fn ttft_note(&self) -> Option<String> {
+        let who = match self.reasoning {
+            (true, true) => "both runs",
+            (true, false) => "the baseline",
+            (false, true) => "the candidate",
+            (false, false) => return None,
+        };
+        Some(format!(
+            "Note: {who} streamed reasoning: {}.",
+            super::production::TTFT_COUNTS_EITHER
+        ))
     }
 
     /// A plain-text table: metric, baseline, candidate, absolute change, percent change,

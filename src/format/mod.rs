@@ -10,6 +10,7 @@ pub mod labels;
 pub mod lint;
 pub mod noise;
 pub mod observe;
+pub mod production;
 pub mod profile;
 pub mod pyfmt;
 pub mod shell;

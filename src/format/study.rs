@@ -308,6 +308,66 @@ fn ladder_row(
     .markdown()
 }
 
+/// The "Production Figures" section (study files with `production = true`): one row per
+/// configuration that ran the decision profile (engines, then the ladder's steps), from
+/// its representative run.
+fn production_section(
+    w: &mut String,
+    study: &StudyFile,
+    o: &Outcomes,
+    a: &Analysis,
+    profile: &str,
+) {
+    let _ = writeln!(w, "## Production Figures\n");
+    let _ = writeln!(
+        w,
+        "Profile {profile}; each configuration's representative run. Energy is the GPU's over the run (the DCGM exporter's energy counter, `nvidia-smi`'s power, or the simulator's power model); speculative decoding from the server's counters; the time to first answer token counts the answer (content) stream only, where TTFT counts reasoning too.\n"
+    );
+    let _ = writeln!(
+        w,
+        "| Configuration | Output tok/s | J per output token | Output tokens per J | Mean power (W) | Spec-decode acceptance | Mean accepted length | Mean TTFT of the answer (ms) |\n| --- | --- | --- | --- | --- | --- | --- | --- |"
+    );
+    let cell = |v: Option<f64>, digits: usize| {
+        v.filter(|x| x.is_finite())
+            .map_or("-".to_string(), |x| format!("{x:.digits$}"))
+    };
+    let mut seen = Vec::new();
+    let configs = a
+        .engines
+        .iter()
+        .map(|e| (e.name.clone(), &e.config))
+        .chain(a.steps.iter().map(|s| (s.name.clone(), &s.config)));
+    for (name, c) in configs {
+        if seen.contains(&c.key()) {
+            continue;
+        }
+        seen.push(c.key());
+        let Some((_, r)) = representative(study, o, c, profile) else {
+            continue;
+        };
+        let e = r.energy.as_ref();
+        let s = r.spec_decode.as_ref();
+        let answer = r
+            .reasoning
+            .as_ref()
+            .and_then(|f| f.time_to_first_answer.as_ref())
+            .and_then(|t| t.mean);
+        let _ = writeln!(
+            w,
+            "| {name} | {} | {} | {} | {} | {} | {} | {} |",
+            cell(r.output_throughput_per_s, 2),
+            cell(e.and_then(|e| e.joules_per_output_token), 4),
+            cell(e.and_then(|e| e.output_tokens_per_joule), 3),
+            cell(e.and_then(|e| e.mean_power_w), 1),
+            s.and_then(|s| s.acceptance_rate)
+                .map_or("-".to_string(), |x| format!("{:.1} %", x * 100.0)),
+            cell(s.and_then(|s| s.mean_accepted_length), 2),
+            cell(answer, 2),
+        );
+    }
+    w.push('\n');
+}
+
 /// Builds the document from the study file and what has finished.
 /// With `files`, a last section links the run files and server logs (relative to the
 /// study directory).
@@ -616,6 +676,9 @@ pub fn render(study: &StudyFile, o: &Outcomes, a: &Analysis, files: bool) -> Doc
         w.push('\n');
     } else {
         let _ = writeln!(w, "No baseline finished.\n");
+    }
+    if study.production {
+        production_section(w, study, o, a, decision_profile);
     }
     // Other Benchmark Cases.
     let _ = writeln!(w, "## Other Benchmark Cases\n");

@@ -659,6 +659,8 @@ pub(crate) fn detailed_records(
                 Outcome::Success
             },
             turn: None,
+            reasoning: None,
+            adapter: None,
         });
     }
     Ok(Some(out))

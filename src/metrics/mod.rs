@@ -92,6 +92,7 @@ mod fast;
 pub mod guidellm;
 mod live;
 mod peaks;
+pub mod production;
 pub mod request;
 mod slo;
 mod vllm;
@@ -207,10 +208,35 @@ pub fn summarize(
 /// reference to one) or just a [`Convention`] for the defaults.
 pub fn compute<O: Into<MetricsOptions>>(records: &[RequestRecord], opts: O) -> BenchmarkResult {
     let opts = opts.into();
-    match opts.convention {
+    let mut result = match opts.convention {
         Convention::Vllm => compute_vllm(records, &opts),
         Convention::Guidellm => guidellm::compute_guidellm(records, &opts),
+    };
+    with_production_figures(&mut result, records, &opts);
+    result
+}
+
+/// Adds the figures of [`production`] a run's records carry: reasoning-aware latency when a
+/// stream carried reasoning, tokens per chunk when chunks carried more than one token,
+/// results per LoRA adapter when requests named adapters. A run without any of these is
+/// left as it was.
+pub fn with_production_figures(
+    result: &mut BenchmarkResult,
+    records: &[RequestRecord],
+    opts: &MetricsOptions,
+) {
+    result.reasoning = production::reasoning_figures(records, &opts.percentiles);
+    if let Some(t) = production::tokens_per_chunk(records).filter(|&t| t != 1.0) {
+        result
+            .spec_decode
+            .get_or_insert_with(Default::default)
+            .tokens_per_chunk = Some(t);
     }
+    let duration = result
+        .duration_ms
+        .and_then(|ms| Duration::try_from_secs_f64(ms / 1000.0).ok())
+        .unwrap_or_else(|| default_duration(records));
+    result.adapters = production::adapter_figures(records, duration, &opts.percentiles);
 }
 
 /// When a record ends: `ended_at`, else its last chunk, else its send time.

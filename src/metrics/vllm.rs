@@ -14,7 +14,7 @@ use crate::stats::{numpy_summary, Moments, NumpySummary};
 
 /// Convert a numpy summary in seconds (or `None` = empty → vLLM's zeros) to a [`Summary`]
 /// in ms, with the requested percentiles.
-fn vllm_summary_ms(s: Option<NumpySummary>, percentiles: &[f64]) -> Summary {
+pub(super) fn vllm_summary_ms(s: Option<NumpySummary>, percentiles: &[f64]) -> Summary {
     let ms = |x: f64| x * 1000.0;
     match s {
         Some(s) => Summary {
@@ -241,7 +241,10 @@ pub(crate) fn compute_vllm_reference(
     records: &[RequestRecord],
     opts: &MetricsOptions,
 ) -> BenchmarkResult {
-    vllm_result(vllm_figures_reference(records, opts), opts)
+    // `compute` adds the production figures to either computation alike.
+    let mut r = vllm_result(vllm_figures_reference(records, opts), opts);
+    super::with_production_figures(&mut r, records, opts);
+    r
 }
 
 pub(crate) fn vllm_figures_reference(

@@ -180,6 +180,16 @@ pub fn explain(base: &RunView, candidate: &RunView) -> Explanation {
             None
         }
     };
+    for (label, records) in [
+        (base.label, base.records),
+        (candidate.label, candidate.records),
+    ] {
+        if records.iter().any(|r| r.reasoning.is_some()) {
+            notes.push(format!(
+                "TTFT: {label} streamed reasoning; TTFT counts the first token of either stream (reasoning or answer), not the first answer token"
+            ));
+        }
+    }
     let ttft = (|| {
         let (sa, sb) = servers?;
         let (ca, cb) = (
@@ -242,11 +252,21 @@ pub fn explain(base: &RunView, candidate: &RunView) -> Explanation {
             );
             return None;
         };
-        for (label, s) in [(base.label, sa), (candidate.label, sb)] {
-            if let Some(r) = s.summary().spec_decode_acceptance_rate {
+        for (label, s, records) in [
+            (base.label, sa, base.records),
+            (candidate.label, sb, candidate.records),
+        ] {
+            if let Some(f) = super::gpu::spec_decode_figures(s) {
+                let length = f
+                    .mean_accepted_length
+                    .map(|l| format!(", mean accepted length {l:.2}"))
+                    .unwrap_or_default();
+                let chunk = crate::metrics::production::tokens_per_chunk(records)
+                    .map(|t| format!(", {t:.2} tokens per streamed chunk"))
+                    .unwrap_or_default();
                 notes.push(format!(
-                    "TPOT: {label} used speculative decoding (acceptance {:.0} %): a step then yields more than one token per request and the batch/step split overstates the step time",
-                    r * 100.0
+                    "TPOT: {label} used speculative decoding (acceptance {:.0} %{length}{chunk}): a step then yields more than one token per request and the batch/step split overstates the step time",
+                    f.acceptance_rate.unwrap_or(0.0) * 100.0
                 ));
             }
         }

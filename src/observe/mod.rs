@@ -7,6 +7,7 @@
 #[cfg(feature = "plot")]
 pub mod capacity_plot;
 pub mod explain;
+pub mod gpu;
 #[cfg(feature = "plot")]
 pub mod html;
 #[cfg(feature = "plot")]

@@ -52,6 +52,9 @@ pub enum ScrapeError {
         /// What is wrong.
         reason: String,
     },
+    /// A local sampler (`nvidia-smi`) failed or printed something unexpected.
+    #[error("{0}")]
+    Sampler(String),
     /// The body is not Prometheus' text format.
     #[error("{url}: {source}")]
     Parse {
@@ -177,18 +180,30 @@ impl Scraper {
     /// answered (or failed), so that the series starts before the run's first request and
     /// its counters' increases cover the whole run.
     pub fn start(base: &str, interval: Duration, origin: Instant) -> Scraper {
-        let (stop, stopped) = mpsc::channel::<()>();
-        let (ready, first_done) = mpsc::channel::<()>();
         let base = base.to_string();
         let url = metrics_url(&base).unwrap_or_else(|_| base.clone());
         // A loaded server may answer slowly: wait at least 2 s, at most 10 s.
         let timeout = interval.clamp(Duration::from_secs(2), Duration::from_secs(10));
+        Scraper::start_source(url, interval, origin, move || scrape_once(&base, timeout))
+    }
+
+    /// Like [`Scraper::start`], with the samples taken by `sample` (a local sampler such as
+    /// [`super::gpu::nvidia_smi_samples`]); the series is named `name`.
+    pub fn start_source(
+        name: String,
+        interval: Duration,
+        origin: Instant,
+        mut sample: impl FnMut() -> Result<Vec<Sample>, ScrapeError> + Send + 'static,
+    ) -> Scraper {
+        let (stop, stopped) = mpsc::channel::<()>();
+        let (ready, first_done) = mpsc::channel::<()>();
+        let url = name;
         let thread = std::thread::spawn(move || {
             let mut series = ServerSeries::new(url, interval.as_secs_f64());
             let mut failures = 0usize;
             loop {
                 let at = origin.elapsed().as_secs_f64();
-                match scrape_once(&base, timeout) {
+                match sample() {
                     Ok(samples) => series.push(at, samples),
                     Err(e) => {
                         failures += 1;
@@ -213,7 +228,7 @@ impl Scraper {
                     // Stopped (or the handle dropped): one last scrape closes the span.
                     _ => {
                         let at = origin.elapsed().as_secs_f64();
-                        match scrape_once(&base, timeout) {
+                        match sample() {
                             Ok(samples) => series.push(at, samples),
                             Err(e) => {
                                 failures += 1;

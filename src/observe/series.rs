@@ -90,6 +90,20 @@ pub struct ServerSeries {
     pub notes: Vec<String>,
 }
 
+/// How much a counter grew over its values in order: the sum of its increases; a drop is a
+/// reset (a restarted server), after which the counter counts from zero again.
+pub fn counter_increase(values: impl IntoIterator<Item = f64>) -> f64 {
+    let mut last: Option<f64> = None;
+    let mut total = 0.0;
+    for x in values {
+        if let Some(l) = last {
+            total += if x >= l { x - l } else { x };
+        }
+        last = Some(x);
+    }
+    total
+}
+
 /// The canonical quantities servebench reads from a server's metrics.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Known {
@@ -272,16 +286,13 @@ impl ServerSeries {
     /// scrapes; a drop is a reset (a restarted server), after which the counter counts from
     /// zero again.
     pub fn increase(&self, names: &[&str]) -> Option<f64> {
-        let v = self.metric(names)?;
-        let mut last: Option<f64> = None;
-        let mut total = 0.0;
-        for x in v.into_iter().flatten() {
-            if let Some(l) = last {
-                total += if x >= l { x - l } else { x };
-            }
-            last = Some(x);
-        }
-        Some(total)
+        Some(counter_increase(self.metric(names)?.into_iter().flatten()))
+    }
+
+    /// [`ServerSeries::increase`] of one series, by its key (`name{label="v",…}`).
+    pub fn key_increase(&self, key: &str) -> Option<f64> {
+        let col = self.series.get(key)?;
+        Some(counter_increase(col.iter().flatten().map(|v| v.0)))
     }
 
     /// Time-weighted mean of a gauge between the first and the last scrape (each value

@@ -19,6 +19,7 @@ pub use super::config::{Config, Params, CONFIG_NAMES, MTP_ACCEPTANCE, NON_KV_RES
 use super::frontend::Frontend;
 use super::metrics::{Gauges, SimMetrics};
 use super::model::StepLoad;
+use super::power::{EnergyMeter, PowerModel, StepWork};
 use super::prefix_cache::{block_hashes, PrefixCache, PrefixCacheCounts};
 
 #[derive(Debug, Clone)]
@@ -135,8 +136,15 @@ impl H200Sim {
         } else {
             layout.block_tokens
         };
+        let mut metrics = SimMetrics::new(config.model());
+        // vLLM exports a per-position counter for every draft position from the start.
+        metrics.spec_accepted_per_pos = vec![0; usize::try_from(params.spec_tokens).unwrap_or(0)];
+        // The GPU holds the weights and the KV pool (what `--gpu-memory-utilization` takes).
+        let held_mib =
+            config.gpu_memory_utilization() * config.gpu.memory_bytes / (1024.0 * 1024.0);
+        metrics.power = Some(EnergyMeter::new(PowerModel::for_gpu(&config.gpu), held_mib));
         H200Sim {
-            metrics: SimMetrics::new(config.model()),
+            metrics,
             config,
             params,
             now_s: 0.0,
@@ -419,6 +427,11 @@ impl H200Sim {
         if let Some(n) = &mut self.noise {
             step_s = n.step_seconds(step_s);
         }
+        if let Some(meter) = &mut self.metrics.power {
+            // The step's power spreads the target forward's work over the whole step, draft
+            // passes included (the MTP layer's own work, one layer in 40, is left out).
+            meter.step(start, step_s, &StepWork::of(step, &load));
+        }
         let mut end = start + step_s;
         if !self.warm {
             // A fresh deployment's first batch pays the one-time kernel JIT/autotuning.
@@ -452,6 +465,7 @@ impl H200Sim {
                     self.metrics.spec_drafts += 1;
                     self.metrics.spec_draft_tokens += n - 1;
                     self.metrics.spec_accepted_tokens += accepted;
+                    self.metrics.accepted_at_positions(n - 1, accepted);
                 }
                 r.computed += 1 + accepted;
                 1 + accepted
@@ -720,7 +734,7 @@ impl Engine for H200Sim {
     }
 
     fn metrics_text(&self) -> Option<String> {
-        Some(self.metrics.render(&self.gauges()))
+        Some(self.metrics.render_at(&self.gauges(), self.now_s))
     }
 
     /// Evicts every cached block no running request uses; `Some(true)` when the cache is

@@ -19,6 +19,8 @@
 use crate::observe::prom::{self, Help, Sample};
 use crate::observe::series::ServerSeries;
 
+use super::power::{EnergyMeter, DCGM_HELP};
+
 /// vLLM's bucket bounds for time-to-first-token, seconds.
 const TTFT_BOUNDS_S: &[f64] = &[
     0.001, 0.005, 0.01, 0.02, 0.04, 0.06, 0.08, 0.1, 0.25, 0.5, 0.75, 1.0, 2.5, 5.0, 7.5, 10.0,
@@ -140,6 +142,9 @@ pub struct SimMetrics {
     pub spec_draft_tokens: u64,
     /// Draft tokens accepted.
     pub spec_accepted_tokens: u64,
+    /// Draft tokens accepted at each draft position (0 first), vLLM's
+    /// `vllm:spec_decode_num_accepted_tokens_per_pos`.
+    pub spec_accepted_per_pos: Vec<u64>,
     /// Arrival at the API server → first token output.
     pub ttft: Histogram,
     /// Time waiting in the scheduler before first scheduled.
@@ -152,10 +157,16 @@ pub struct SimMetrics {
     pub tpot: Histogram,
     /// Arrival at the API server → last token.
     pub e2e: Histogram,
+    /// The GPU's energy meter, when the simulator models power ([`super::power`]): its
+    /// DCGM exporter samples join vLLM's on `/metrics` and in the sampled series.
+    pub power: Option<EnergyMeter>,
     sample_every_s: Option<f64>,
     next_sample_s: f64,
     series: Option<ServerSeries>,
 }
+
+/// DCGM's utilization window on `/metrics` (the exporter's default collection interval).
+const DCGM_WINDOW_S: f64 = 1.0;
 
 /// `(metric family, type, help)` of every family [`SimMetrics::samples`] writes.
 const HELP: &[(&str, &str, &str)] = &[
@@ -220,6 +231,11 @@ const HELP: &[(&str, &str, &str)] = &[
         "Number of accepted tokens.",
     ),
     (
+        "vllm:spec_decode_num_accepted_tokens_per_pos",
+        "counter",
+        "Accepted tokens per draft's position.",
+    ),
+    (
         "vllm:time_to_first_token_seconds",
         "histogram",
         "Histogram of time to first token in seconds.",
@@ -281,12 +297,14 @@ impl SimMetrics {
             spec_drafts: 0,
             spec_draft_tokens: 0,
             spec_accepted_tokens: 0,
+            spec_accepted_per_pos: Vec::new(),
             ttft: Histogram::new(TTFT_BOUNDS_S),
             queue: Histogram::new(REQUEST_BOUNDS_S),
             prefill: Histogram::new(REQUEST_BOUNDS_S),
             decode: Histogram::new(REQUEST_BOUNDS_S),
             tpot: Histogram::new(TPOT_BOUNDS_S),
             e2e: Histogram::new(REQUEST_BOUNDS_S),
+            power: None,
             sample_every_s: None,
             next_sample_s: 0.0,
             series: None,
@@ -318,6 +336,21 @@ impl SimMetrics {
         // vLLM's server-side TPOT is the client-side definition on the decode span.
         if let Some(tpot_s) = crate::metrics::request::vllm_tpot_s(0.0, decode_s, output_tokens) {
             self.tpot.observe(tpot_s);
+        }
+    }
+
+    /// A draft of `k` tokens had its first `accepted` accepted: counts them per position.
+    pub fn accepted_at_positions(&mut self, k: u64, accepted: u64) {
+        let k = usize::try_from(k).unwrap_or(usize::MAX).min(64);
+        if self.spec_accepted_per_pos.len() < k {
+            self.spec_accepted_per_pos.resize(k, 0);
+        }
+        for n in self
+            .spec_accepted_per_pos
+            .iter_mut()
+            .take(accepted as usize)
+        {
+            *n += 1;
         }
     }
 
@@ -367,6 +400,15 @@ impl SimMetrics {
             "vllm:spec_decode_num_accepted_tokens_total",
             self.spec_accepted_tokens as f64,
         ));
+        for (pos, n) in self.spec_accepted_per_pos.iter().enumerate() {
+            let mut labels = l.clone();
+            labels.push(("position".into(), pos.to_string()));
+            out.push(Sample {
+                name: "vllm:spec_decode_num_accepted_tokens_per_pos_total".into(),
+                labels,
+                value: *n as f64,
+            });
+        }
         for (family, h) in [
             ("vllm:time_to_first_token_seconds", &self.ttft),
             ("vllm:request_queue_time_seconds", &self.queue),
@@ -385,6 +427,32 @@ impl SimMetrics {
         prom::write_with_help(&self.samples(g), help_for)
     }
 
+    /// [`SimMetrics::samples`] at virtual time `now_s`, followed by the GPU's DCGM samples
+    /// when the meter is on (utilization over the `since_s`..`now_s` window).
+    pub fn samples_at(&self, g: &Gauges, now_s: f64, since_s: f64) -> Vec<Sample> {
+        let mut out = self.samples(g);
+        if let Some(p) = &self.power {
+            out.extend(p.samples(now_s, since_s));
+        }
+        out
+    }
+
+    /// The `/metrics` text at virtual time `now_s`: [`SimMetrics::render`] plus the DCGM
+    /// samples when the meter is on (utilization over the last second).
+    pub fn render_at(&self, g: &Gauges, now_s: f64) -> String {
+        prom::write_with_help(
+            &self.samples_at(g, now_s, (now_s - DCGM_WINDOW_S).max(0.0)),
+            |s| {
+                help_for(s).or_else(|| {
+                    DCGM_HELP
+                        .iter()
+                        .find(|(family, _, _)| *family == s.name)
+                        .map(|&(family, kind, help)| Help { family, kind, help })
+                })
+            },
+        )
+    }
+
     /// Starts sampling every `interval_s` virtual seconds from time 0.
     pub fn sample_every(&mut self, interval_s: f64) {
         self.sample_every_s = Some(interval_s);
@@ -399,8 +467,8 @@ impl SimMetrics {
             return;
         };
         while self.next_sample_s <= now_s {
-            let samples = self.samples(g);
             let at = self.next_sample_s;
+            let samples = self.samples_at(g, at, (at - every).max(0.0));
             if let Some(s) = &mut self.series {
                 s.push(at, samples);
             }
@@ -414,7 +482,8 @@ impl SimMetrics {
         m.sample_to(now_s, g);
         let mut s = m.series?;
         if s.times_s.last().is_none_or(|&t| t < now_s) {
-            s.push(now_s, self.samples(g));
+            let since = s.times_s.last().copied().unwrap_or(0.0);
+            s.push(now_s, self.samples_at(g, now_s, since));
         }
         Some(s)
     }

@@ -32,6 +32,7 @@ pub mod metrics;
 pub mod model;
 pub mod noise;
 pub mod operators;
+pub mod power;
 pub mod prefix_cache;
 pub mod run;
 #[cfg(feature = "http")]

@@ -229,7 +229,7 @@ impl StepModel {
     }
 
     /// Distinct experts per layer that `tokens` routed tokens touch (uniform routing).
-    fn experts_touched(&self, tokens: f64) -> f64 {
+    pub(super) fn experts_touched(&self, tokens: f64) -> f64 {
         if self.experts == 0.0 {
             return 0.0;
         }

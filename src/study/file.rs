@@ -93,6 +93,17 @@ pub struct StudyFile {
     /// Sentences for the document's note on what was not tested.
     #[serde(default)]
     pub notes: Vec<String>,
+    /// Add a "Production Figures" section to the document: per configuration, energy per
+    /// output token and tokens per joule beside throughput, speculative-decoding
+    /// acceptance, and the time to the first answer token of reasoning streams (each where
+    /// measured).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub production: bool,
+    /// GPU telemetry sampled during every run of a started engine (as `bench
+    /// --gpu-metrics`): a DCGM exporter's URL or `nvidia-smi`. Simulator runs use the
+    /// simulator's power model.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub gpu_metrics: Option<String>,
 }
 
 /// What the study optimizes.

@@ -209,6 +209,24 @@ pub struct Args {
     /// Do not scrape /metrics.
     #[arg(long)]
     no_scrape: bool,
+    /// Sample GPU telemetry during the run at the scrape interval: a DCGM exporter's URL
+    /// (`http://gpu-host:9400`) or `nvidia-smi` (run on this machine). Reports energy, joules
+    /// per output token and tokens per joule; kept in the run file as gpu_metrics. Without
+    /// it, DCGM metrics on the server's own /metrics are used when it has them.
+    #[arg(long, value_name = "URL|nvidia-smi")]
+    gpu_metrics: Option<String>,
+    /// Send the requests to these LoRA adapters (their model names, as `vllm serve
+    /// --lora-modules` names them) by a seeded split; results per adapter as well as overall.
+    #[arg(long, value_name = "A,B,...", value_delimiter = ',')]
+    lora_modules: Vec<String>,
+    /// Each adapter's share of the requests, in --lora-modules order (default: equal).
+    #[arg(
+        long,
+        value_name = "S,S,...",
+        value_delimiter = ',',
+        requires = "lora_modules"
+    )]
+    lora_split: Option<Vec<f64>>,
     /// No progress output (the bar on a terminal; plain lines every few seconds otherwise).
     #[arg(long, short)]
     quiet: bool,
@@ -565,6 +583,15 @@ fn run(args: &Args) -> Result<(String, u8), Failure> {
     http.request_timeout = Some(seconds(args.timeout));
     http.continuous_usage = !args.no_continuous_usage;
     http.preconnect = !args.no_preconnect;
+    if !args.lora_modules.is_empty() {
+        let split = servebench::driver::lora::LoraSplit::new(
+            args.lora_modules.clone(),
+            args.lora_split.clone(),
+            args.seed.unwrap_or(42),
+        )
+        .map_err(|e| InputError(e.to_string()))?;
+        http.lora = Some(split);
+    }
     let stop = StopSignal::new();
     let mut bench_args = BenchArgs::new(args.target.clone(), profile.clone());
     bench_args.http = http;
@@ -591,6 +618,7 @@ fn run(args: &Args) -> Result<(String, u8), Failure> {
     bench_args.shard = args.shard;
     bench_args.start_at = crate::shard::start_instant(args.shard, args.start_at.as_ref())?;
     bench_args.scrape_interval = (!args.no_scrape).then(|| seconds(args.scrape_interval));
+    bench_args.gpu_metrics = args.gpu_metrics.clone();
     bench_args.reset_prefix_cache = args.workload.reset_prefix_cache;
     if let Some(search) = args.capacity.search {
         if search == crate::capacity_cmd::SearchArg::Concurrency && args.max_concurrency.is_some() {
@@ -696,6 +724,11 @@ fn run(args: &Args) -> Result<(String, u8), Failure> {
     }
     if let Some(note) = peak_note(&run.file.result) {
         eprintln!("servebench: note: {note}");
+    }
+    // The production figures (reasoning, energy, speculative decoding, adapters) beside
+    // the block, which stays byte for byte what vLLM or GPUStack would print.
+    for line in servebench::format::production::lines(&run.file.result) {
+        eprintln!("servebench: {line}");
     }
     if let Some(path) = &out_path {
         bench::save(path, &run).map_err(|e| InputError(e.to_string()))?;

@@ -70,6 +70,9 @@ pub struct HttpConfig {
     pub extra_body: serde_json::Map<String, Value>,
     /// Tokio worker threads for the I/O tasks.
     pub worker_threads: usize,
+    /// Send each request to a LoRA adapter of this split (`model` = the adapter the
+    /// request's id falls on) instead of `model`.
+    pub lora: Option<crate::driver::lora::LoraSplit>,
     /// Open the connections of a run's first second before the run starts
     /// ([`HttpEngine::preconnect`], which [`crate::app::bench::run`] calls with the
     /// requests due in that second, at most the concurrency cap), so that the first
@@ -92,6 +95,7 @@ impl HttpConfig {
             continuous_usage: true,
             extra_body: serde_json::Map::new(),
             worker_threads: 2,
+            lora: None,
             preconnect: true,
         }
     }

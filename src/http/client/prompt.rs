@@ -63,8 +63,14 @@ pub(super) fn request_body(config: &HttpConfig, request: &EngineRequest) -> Valu
         }),
     };
     if let Value::Object(map) = &mut body {
-        if let Some(model) = &config.model {
-            map.insert("model".into(), Value::String(model.clone()));
+        match (&config.lora, &config.model) {
+            (Some(split), _) => {
+                map.insert("model".into(), Value::String(split.pick(request.id).into()));
+            }
+            (None, Some(model)) => {
+                map.insert("model".into(), Value::String(model.clone()));
+            }
+            (None, None) => {}
         }
         if request.ignore_eos {
             map.insert("ignore_eos".into(), Value::Bool(true));

@@ -113,9 +113,46 @@ pub(super) async fn stream_request(
             status_message(status, &message),
         ));
     }
+    let mut state = StreamState::default();
+    let result = read_stream(shared, id, &mut conn, &mut body, &mut state).await;
+    // The split goes before the event that ends the request, whether the stream ended well.
+    if let Some(split) = state.reasoning_split() {
+        let at = match &result {
+            Ok(done_at) => *done_at,
+            Err(_) => shared.now(),
+        };
+        shared
+            .inbox
+            .push([EngineEvent::Reasoning { id, at, split }]);
+    }
+    let done_at = result?;
+    give_back(shared, conn);
+    if state.token_chunks == 0 {
+        return Err(fail(
+            ErrorKind::Protocol,
+            "never received a token chunk (no text, content or reasoning delta)",
+        ));
+    }
+    Ok((
+        done_at,
+        Usage {
+            prompt_tokens: state.prompt_tokens,
+            completion_tokens: state.completion_tokens,
+        },
+    ))
+}
+
+/// Read the SSE body to `[DONE]`, pushing token chunks to the inbox as they arrive; the
+/// time `[DONE]` arrived.
+async fn read_stream(
+    shared: &Shared,
+    id: u64,
+    conn: &mut super::connection::Conn,
+    body: &mut hyper::body::Incoming,
+    state: &mut StreamState,
+) -> Result<Duration, Failure> {
     let mut parser = SseParser::new();
     let mut events: Vec<SseEvent> = Vec::new();
-    let mut state = StreamState::default();
     let mut done_at = None;
     let mut chunks = Vec::new();
     loop {
@@ -160,29 +197,15 @@ pub(super) async fn stream_request(
             }
         }
     }
-    let Some(done_at) = done_at else {
-        return Err(fail(
+    done_at.ok_or_else(|| {
+        fail(
             ErrorKind::StreamCut,
             format!(
                 "stream ended before [DONE] after {} token chunks",
                 state.token_chunks
             ),
-        ));
-    };
-    give_back(shared, conn);
-    if state.token_chunks == 0 {
-        return Err(fail(
-            ErrorKind::Protocol,
-            "never received a token chunk (no text, content or reasoning delta)",
-        ));
-    }
-    Ok((
-        done_at,
-        Usage {
-            prompt_tokens: state.prompt_tokens,
-            completion_tokens: state.completion_tokens,
-        },
-    ))
+        )
+    })
 }
 
 pub(super) fn status_message(status: StatusCode, message: &str) -> String {

@@ -7,7 +7,7 @@ use serde::Deserialize;
 use serde_json::Value;
 
 use super::stream::{error_message, fail, truncate, Failure};
-use crate::record::ErrorKind;
+use crate::record::{ErrorKind, StreamSplit};
 
 #[derive(Deserialize)]
 pub(super) struct WireMessage<'a> {
@@ -54,14 +54,19 @@ pub(super) fn non_empty(s: &Option<Cow<'_, str>>) -> bool {
 }
 
 impl WireChoice<'_> {
-    pub(super) fn carries_output(&self) -> bool {
+    /// Answer text: `text` (completions), `delta.content` or `delta.tool_calls`.
+    pub(super) fn carries_answer(&self) -> bool {
         non_empty(&self.text)
             || self.delta.as_ref().is_some_and(|d| {
-                non_empty(&d.content)
-                    || non_empty(&d.reasoning)
-                    || non_empty(&d.reasoning_content)
-                    || d.tool_calls.as_ref().is_some_and(|t| !t.is_empty())
+                non_empty(&d.content) || d.tool_calls.as_ref().is_some_and(|t| !t.is_empty())
             })
+    }
+
+    /// Reasoning text: `delta.reasoning` or `delta.reasoning_content`.
+    pub(super) fn carries_reasoning(&self) -> bool {
+        self.delta
+            .as_ref()
+            .is_some_and(|d| non_empty(&d.reasoning) || non_empty(&d.reasoning_content))
     }
 }
 
@@ -76,6 +81,8 @@ pub struct StreamState {
     pub prompt_tokens: Option<u64>,
     /// Latest `usage.completion_tokens`.
     pub completion_tokens: Option<u64>,
+    /// How the token chunks divided into reasoning and answer so far.
+    pub split: StreamSplit,
 }
 
 impl StreamState {
@@ -96,9 +103,12 @@ impl StreamState {
                 return Err(fail(ErrorKind::ServerError, message));
             }
         }
-        let is_token = msg.choices.iter().any(WireChoice::carries_output);
+        let reasoning = msg.choices.iter().any(WireChoice::carries_reasoning);
+        let answer = msg.choices.iter().any(WireChoice::carries_answer);
+        let is_token = reasoning || answer;
         let mut tokens = None;
         if is_token {
+            let index = u32::try_from(self.token_chunks).unwrap_or(u32::MAX);
             self.token_chunks += 1;
             let n = match msg.usage.and_then(|u| u.completion_tokens) {
                 Some(cum) => cum.saturating_sub(self.counted_tokens).max(1),
@@ -108,6 +118,7 @@ impl StreamState {
             // u32::MAX tokens, and the running count is what the chunks carried.
             let t = u32::try_from(n).unwrap_or(u32::MAX);
             self.counted_tokens = self.counted_tokens.saturating_add(u64::from(t));
+            self.split.add_chunk(index, t, reasoning, answer);
             tokens = Some(t);
         }
         if let Some(u) = msg.usage {
@@ -136,5 +147,21 @@ impl StreamState {
     /// ```
     pub fn interpret(&mut self, data: &str) -> Result<Option<u32>, (ErrorKind, String)> {
         self.on_data(data).map_err(|f| (f.kind, f.message))
+    }
+
+    /// The stream's reasoning split, when any chunk carried reasoning (`None` for a stream
+    /// of answer text only).
+    ///
+    /// ```
+    /// use servebench::http::client::StreamState;
+    /// let mut s = StreamState::default();
+    /// s.interpret(r#"{"choices":[{"index":0,"delta":{"reasoning":"Hmm"}}]}"#).unwrap();
+    /// s.interpret(r#"{"choices":[{"index":0,"delta":{"content":"Yes"}}]}"#).unwrap();
+    /// let split = s.reasoning_split().unwrap();
+    /// assert_eq!((split.first_reasoning_chunk, split.first_answer_chunk), (Some(0), Some(1)));
+    /// assert_eq!((split.reasoning_tokens, split.answer_tokens), (1, 1));
+    /// ```
+    pub fn reasoning_split(&self) -> Option<StreamSplit> {
+        self.split.first_reasoning_chunk.map(|_| self.split)
     }
 }

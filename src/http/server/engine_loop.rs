@@ -236,6 +236,11 @@ impl<E: Engine> EngineLoop<E> {
         };
         match ev {
             EngineEvent::Sent { .. } => return,
+            EngineEvent::Reasoning { split, .. } => {
+                if let Some(r) = &mut slot.record {
+                    r.reasoning = Some(split);
+                }
+            }
             EngineEvent::Chunk { at, tokens, .. } => {
                 if slot.pending.len() < MAX_PENDING_CHUNKS {
                     slot.pending.push_back(tokens);

@@ -129,7 +129,7 @@ pub(super) fn parse_request(
     }
     match v.get("model") {
         None | Some(Value::Null) => {}
-        Some(Value::String(m)) if *m == opts.model => {}
+        Some(Value::String(m)) if *m == opts.model || opts.lora_modules.contains(m) => {}
         Some(Value::String(m)) => {
             return Err(ApiError(
                 StatusCode::NOT_FOUND,

@@ -30,6 +30,35 @@ impl DeltaField {
     }
 }
 
+/// A reasoning phase before the answer (a reasoning model behind vLLM's
+/// `--reasoning-parser`): the first tokens of every chat answer stream in the reasoning
+/// delta field, the rest in `delta.content`.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum ReasoningPhase {
+    /// The first N output tokens of each request are reasoning.
+    Tokens(u64),
+    /// This share (0–1) of each request's `max_tokens`, rounded down, is reasoning.
+    Share(f64),
+}
+
+impl ReasoningPhase {
+    /// Reasoning tokens of a request allowed `max_tokens` output tokens.
+    ///
+    /// ```
+    /// use servebench::http::server::ReasoningPhase;
+    /// assert_eq!(ReasoningPhase::Tokens(20).budget(100), 20);
+    /// assert_eq!(ReasoningPhase::Tokens(200).budget(100), 100);
+    /// assert_eq!(ReasoningPhase::Share(0.25).budget(10), 2);
+    /// ```
+    pub fn budget(self, max_tokens: u64) -> u64 {
+        match self {
+            ReasoningPhase::Tokens(n) => n.min(max_tokens),
+            // A share in [0, 1] of a u64 fits a u64 (`as` saturates and maps NaN to 0).
+            ReasoningPhase::Share(f) => ((max_tokens as f64) * f.clamp(0.0, 1.0)).floor() as u64,
+        }
+    }
+}
+
 /// What an injected fault does.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum FaultKind {
@@ -121,6 +150,13 @@ pub struct ServeOptions {
     pub model: String,
     /// Chat delta field for the generated text.
     pub delta_field: DeltaField,
+    /// A reasoning phase before the answer: its tokens stream in the reasoning field
+    /// (`delta_field` when that is a reasoning field, else `delta.reasoning`), the rest in
+    /// `delta.content`. `None`: every token in `delta_field`.
+    pub reasoning: Option<ReasoningPhase>,
+    /// LoRA adapter names (vLLM's `--lora-modules`): requests may name one of them as
+    /// their `model` besides [`model`](Self::model).
+    pub lora_modules: Vec<String>,
     /// Fault injection, for tests.
     pub fault: Option<Fault>,
     /// Longest sleep of the engine thread while requests are in flight: it wakes at the
@@ -162,6 +198,8 @@ impl Default for ServeOptions {
         ServeOptions {
             model: "servebench-sim".into(),
             delta_field: DeltaField::Content,
+            reasoning: None,
+            lora_modules: Vec::new(),
             fault: None,
             tick: Duration::from_micros(500),
             stream_buffer: 32,

@@ -220,7 +220,19 @@ pub(super) async fn handle(
             if let Some(len) = ctx.options.max_model_len {
                 model["max_model_len"] = json!(len);
             }
-            let body = json!({"object": "list", "data": [model]}).to_string();
+            let mut data = vec![model];
+            // LoRA adapters are listed after the base model, as vLLM lists them.
+            for name in &ctx.options.lora_modules {
+                data.push(json!({
+                    "id": name,
+                    "object": "model",
+                    "created": ctx.created,
+                    "owned_by": "servebench",
+                    "root": name,
+                    "parent": ctx.options.model,
+                }));
+            }
+            let body = json!({"object": "list", "data": data}).to_string();
             full(StatusCode::OK, "application/json", body)
         }
         (Method::GET, "/timeline") if ctx.timeline.is_some() => {

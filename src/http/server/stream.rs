@@ -15,7 +15,7 @@ use serde_json::{json, Value};
 use super::engine_loop::{End, FirstWrite, Item};
 use super::handoff::ItemRx;
 use super::openai::Parsed;
-use super::options::FaultKind;
+use super::options::{DeltaField, FaultKind};
 use super::prometheus::inc;
 use super::routes::{error_json, CancelGuard, Ctx};
 use crate::http::Endpoint;
@@ -135,6 +135,68 @@ impl SseBody {
         out.push_str("}\n\n");
     }
 
+    /// Reasoning tokens still to stream after `sent` tokens, when the server has a
+    /// reasoning phase and this is a chat stream (`None`: every token in the delta field).
+    pub(super) fn reasoning_left(&self, sent: u64) -> Option<u64> {
+        let phase = self.ctx().options.reasoning?;
+        if self.endpoint != Endpoint::Chat {
+            return None;
+        }
+        Some(phase.budget(self.parsed.max_tokens).saturating_sub(sent))
+    }
+
+    /// The reasoning field's key while a reasoning phase streams: the delta field when it
+    /// is a reasoning field, else `reasoning` (vLLM ≥ 0.11).
+    pub(super) fn reasoning_key(&self) -> &'static str {
+        match self.ctx().options.delta_field {
+            DeltaField::Content => DeltaField::Reasoning.key(),
+            other => other.key(),
+        }
+    }
+
+    /// One chat chunk whose delta carries reasoning and/or answer text (either may be
+    /// empty; both are made of [`OUT_WORDS`]).
+    pub(super) fn split_chunk(
+        &self,
+        out: &mut String,
+        reasoning: &str,
+        answer: &str,
+        finish: Option<&str>,
+    ) {
+        self.head(out);
+        out.push_str(r#"[{"index":0,"delta":{"#);
+        let mut first = true;
+        for (key, text) in [(self.reasoning_key(), reasoning), ("content", answer)] {
+            if text.is_empty() {
+                continue;
+            }
+            if !first {
+                out.push(',');
+            }
+            first = false;
+            out.push('"');
+            out.push_str(key);
+            out.push_str("\":\"");
+            out.push_str(text);
+            out.push('"');
+        }
+        out.push_str(r#"},"logprobs":null,"finish_reason":"#);
+        match finish {
+            Some(f) => {
+                out.push('"');
+                out.push_str(f);
+                out.push('"');
+            }
+            None => out.push_str("null"),
+        }
+        out.push_str("}]");
+        if self.parsed.continuous_usage {
+            out.push_str(",\"usage\":");
+            out.push_str(&self.usage_json(self.parsed.prompt_tokens, self.completion));
+        }
+        out.push_str("}\n\n");
+    }
+
     pub(super) fn error_chunk(out: &mut String, kind: ErrorKind, message: &str) {
         let status = match kind {
             ErrorKind::Rejected => StatusCode::BAD_REQUEST,
@@ -188,12 +250,28 @@ impl SseBody {
             self.token_chunks += 1;
             inc(&counters.token_chunks_sent, 1);
             inc(&counters.tokens_sent, u64::from(item.tokens));
-            let text = self.text(item.tokens);
             let finish = match &item.end {
                 Some(End::Finished(_)) => Some(self.finish_reason()),
                 _ => None,
             };
-            self.chunk(out, Some(&text), finish, self.parsed.continuous_usage);
+            let before = self.completion - u64::from(item.tokens);
+            match self.reasoning_left(before) {
+                Some(left) if left > 0 => {
+                    // Tokens up to the phase's budget are reasoning, the rest answer.
+                    let r = u32::try_from(left.min(u64::from(item.tokens))).unwrap_or(u32::MAX);
+                    let reasoning = self.text(r);
+                    let answer = self.text(item.tokens - r);
+                    self.split_chunk(out, &reasoning, &answer, finish);
+                }
+                Some(_) => {
+                    let text = self.text(item.tokens);
+                    self.split_chunk(out, "", &text, finish);
+                }
+                None => {
+                    let text = self.text(item.tokens);
+                    self.chunk(out, Some(&text), finish, self.parsed.continuous_usage);
+                }
+            }
         }
         match item.end {
             None => {}
@@ -313,7 +391,23 @@ impl SseBody {
                         }
                         Endpoint::Chat => {
                             let mut message = json!({"role": "assistant", "content": null});
-                            message[ctx.options.delta_field.key()] = Value::String(text);
+                            match ctx.options.reasoning {
+                                Some(phase) => {
+                                    let r = usize::try_from(phase.budget(self.parsed.max_tokens))
+                                        .unwrap_or(usize::MAX);
+                                    // Words are ASCII: a word boundary is a char boundary.
+                                    let cut = text
+                                        .match_indices(' ')
+                                        .nth(r)
+                                        .map_or(text.len(), |(i, _)| i);
+                                    let (thought, answer) = text.split_at(cut);
+                                    message[self.reasoning_key()] = Value::String(thought.into());
+                                    message["content"] = Value::String(answer.into());
+                                }
+                                None => {
+                                    message[ctx.options.delta_field.key()] = Value::String(text)
+                                }
+                            }
                             json!({"index": 0, "message": message, "logprobs": null, "finish_reason": self.finish_reason()})
                         }
                     };

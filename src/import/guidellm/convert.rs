@@ -379,6 +379,8 @@ fn convert_benchmark<L: RequestList>(
             usage_output_tokens: output_tokens,
             outcome,
             turn: None,
+            reasoning: None,
+            adapter: None,
         };
         // guidellm's get_within_range.
         let inside = match (w_start, w_end, t.end_for_window) {

@@ -1,0 +1,159 @@
+//! The production figures as text: reasoning-aware latency (with what TTFT counts),
+//! energy per token, speculative decoding and per-adapter results, as lines under a report
+//! block ([`lines`]) or a markdown list ([`markdown`]). Nothing is printed for a result
+//! without these figures, so the blocks of other runs stay as they were.
+//!
+//! ```
+//! use servebench::format::production::lines;
+//! use servebench::result::{BenchmarkResult, EnergyFigures};
+//! let mut r = BenchmarkResult::default();
+//! assert!(lines(&r).is_empty());
+//! r.energy = Some(EnergyFigures {
+//!     source: "h200-sim".into(), gpus: 1, span_s: Some(10.0), energy_j: Some(4000.0),
+//!     mean_power_w: Some(400.0), joules_per_output_token: Some(0.5),
+//!     output_tokens_per_joule: Some(2.0), ..Default::default()
+//! });
+//! assert_eq!(lines(&r), [
+//!     "Energy (h200-sim, 1 GPU): 4000.0 J over 10.0 s, mean power 400.0 W",
+//!     "Energy per output token: 0.5000 J/token (2.000 tokens/J)",
+//! ]);
+//! ```
+
+use crate::result::{BenchmarkResult, Summary};
+
+/// What a result's TTFT counts, for a run whose streams carried reasoning.
+pub const TTFT_COUNTS_EITHER: &str =
+    "TTFT counts the first token of either stream (reasoning or answer), as vLLM does; \
+     the time to first answer token counts the answer (content) only";
+
+/// `mean X, median Y, P99 Z` of a summary in ms.
+fn stats(s: &Summary) -> String {
+    let mut parts = Vec::new();
+    if let Some(m) = s.mean {
+        parts.push(format!("mean {m:.2}"));
+    }
+    if let Some(m) = s.median {
+        parts.push(format!("median {m:.2}"));
+    }
+    for p in &s.percentiles {
+        if let Some(v) = p.value {
+            parts.push(format!("P{} {v:.2}", super::pyfmt::percentile_word(p.p)));
+        }
+    }
+    parts.join(", ")
+}
+
+/// The lines of every production figure `r` carries (none: an empty list).
+pub fn lines(r: &BenchmarkResult) -> Vec<String> {
+    let mut out = Vec::new();
+    if let Some(f) = &r.reasoning {
+        out.push(format!(
+            "{TTFT_COUNTS_EITHER}; {} requests streamed reasoning{}.",
+            f.requests_with_reasoning,
+            if f.requests_without_answer > 0 {
+                format!(", {} never reached an answer", f.requests_without_answer)
+            } else {
+                String::new()
+            }
+        ));
+        if let Some(s) = &f.time_to_first_reasoning {
+            out.push(format!("Time to first reasoning token (ms): {}", stats(s)));
+        }
+        if let Some(s) = &f.time_to_first_answer {
+            out.push(format!("Time to first answer token (ms): {}", stats(s)));
+        }
+        let total = f.reasoning_tokens.saturating_add(f.answer_tokens);
+        let share = if total > 0 {
+            format!(
+                " ({:.1} % reasoning)",
+                f.reasoning_tokens as f64 / total as f64 * 100.0
+            )
+        } else {
+            String::new()
+        };
+        out.push(format!(
+            "Reasoning / answer tokens: {} / {}{share}",
+            f.reasoning_tokens, f.answer_tokens
+        ));
+    }
+    if let Some(e) = &r.energy {
+        let mut head = format!(
+            "Energy ({}, {} GPU{})",
+            e.source,
+            e.gpus,
+            if e.gpus == 1 { "" } else { "s" }
+        );
+        let mut parts = Vec::new();
+        if let (Some(j), Some(s)) = (e.energy_j, e.span_s) {
+            parts.push(format!("{j:.1} J over {s:.1} s"));
+        }
+        if let Some(p) = e.mean_power_w {
+            parts.push(format!("mean power {p:.1} W"));
+        }
+        if let Some(p) = e.peak_power_w {
+            parts.push(format!("peak {p:.1} W"));
+        }
+        if let Some(u) = e.gpu_util_mean_pct {
+            parts.push(format!("GPU utilization {u:.1} %"));
+        }
+        if let Some(m) = e.fb_used_peak_mib {
+            parts.push(format!("memory used up to {m:.0} MiB"));
+        }
+        if let Some(c) = e.sm_clock_mean_mhz {
+            parts.push(format!("SM clock {c:.0} MHz"));
+        }
+        head.push_str(": ");
+        head.push_str(&parts.join(", "));
+        out.push(head);
+        if let (Some(j), Some(t)) = (e.joules_per_output_token, e.output_tokens_per_joule) {
+            out.push(format!(
+                "Energy per output token: {j:.4} J/token ({t:.3} tokens/J)"
+            ));
+        }
+    }
+    if let Some(s) = &r.spec_decode {
+        let mut parts = Vec::new();
+        if let Some(a) = s.acceptance_rate {
+            parts.push(format!("acceptance rate {:.1} %", a * 100.0));
+        }
+        if let Some(l) = s.mean_accepted_length {
+            parts.push(format!("mean accepted length {l:.2}"));
+        }
+        if !s.acceptance_per_position.is_empty() {
+            let per: Vec<String> = s
+                .acceptance_per_position
+                .iter()
+                .map(|a| format!("{:.1} %", a * 100.0))
+                .collect();
+            parts.push(format!("per position {}", per.join(" / ")));
+        }
+        if let Some(d) = s.drafts {
+            parts.push(format!("{d:.0} drafts"));
+        }
+        if let Some(t) = s.tokens_per_chunk {
+            parts.push(format!("{t:.2} tokens per streamed chunk (client)"));
+        }
+        if !parts.is_empty() {
+            out.push(format!("Speculative decoding: {}", parts.join(", ")));
+        }
+    }
+    for a in &r.adapters {
+        let mut line = format!(
+            "LoRA adapter {}: {} requests ({} successful), {} output tokens",
+            a.adapter, a.requests, a.successful_requests, a.output_tokens
+        );
+        if let Some(t) = a.output_throughput_per_s {
+            line.push_str(&format!(", {t:.2} tok/s"));
+        }
+        if let Some(s) = &a.ttft {
+            line.push_str(&format!("; TTFT (ms) {}", stats(s)));
+        }
+        out.push(line);
+    }
+    out
+}
+
+/// [`lines`] as a markdown list (empty string when there is none).
+pub fn markdown(r: &BenchmarkResult) -> String {
+    lines(r).iter().map(|l| format!("- {l}\n")).collect()
+}

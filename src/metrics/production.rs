@@ -1,0 +1,147 @@
+//! The production figures computed from records: reasoning-aware latency (time to the
+//! first reasoning and the first answer token, [`reasoning_figures`]), tokens per streamed
+//! chunk ([`tokens_per_chunk`]) and results per LoRA adapter ([`adapter_figures`]).
+//!
+//! Every statistic is over vLLM's successes ([`vllm_success`]) and computed as vLLM
+//! computes TTFT (numpy on seconds, reported in ms), so the answer-token figure of a run
+//! without reasoning equals its TTFT.
+
+use std::collections::BTreeMap;
+use std::time::Duration;
+
+use super::request::vllm_success;
+use super::vllm::vllm_summary_ms;
+use crate::record::RequestRecord;
+use crate::result::{AdapterFigures, ReasoningFigures, Summary};
+use crate::stats::numpy_summary;
+
+fn summary_ms(mut seconds: Vec<f64>, percentiles: &[f64]) -> Option<Summary> {
+    numpy_summary(&mut seconds, percentiles).map(|s| vllm_summary_ms(Some(s), percentiles))
+}
+
+/// Reasoning-aware latency over the successful requests; `None` when no stream carried
+/// reasoning.
+///
+/// ```
+/// use std::time::Duration;
+/// use servebench::metrics::production::reasoning_figures;
+/// use servebench::record::{Chunk, RequestRecord, StreamSplit};
+/// let ms = Duration::from_millis;
+/// let mut r = RequestRecord::new(0, ms(0));
+/// r.chunks = vec![Chunk { at: ms(20), tokens: 1 }, Chunk { at: ms(50), tokens: 1 }];
+/// assert!(reasoning_figures(std::slice::from_ref(&r), &[99.0]).is_none());
+/// r.reasoning = Some(StreamSplit {
+///     first_reasoning_chunk: Some(0), first_answer_chunk: Some(1),
+///     reasoning_tokens: 1, answer_tokens: 1,
+/// });
+/// let f = reasoning_figures(&[r], &[99.0]).unwrap();
+/// assert_eq!(f.time_to_first_answer.unwrap().mean, Some(50.0));
+/// assert_eq!(f.time_to_first_reasoning.unwrap().mean, Some(20.0));
+/// ```
+pub fn reasoning_figures(
+    records: &[RequestRecord],
+    percentiles: &[f64],
+) -> Option<ReasoningFigures> {
+    if !records.iter().any(|r| r.reasoning.is_some()) {
+        return None;
+    }
+    let mut f = ReasoningFigures::default();
+    let (mut to_reasoning, mut to_answer) = (Vec::new(), Vec::new());
+    for r in records.iter().filter(|r| vllm_success(r)) {
+        match r.reasoning {
+            Some(split) => {
+                f.requests_with_reasoning += 1;
+                f.reasoning_tokens = f.reasoning_tokens.saturating_add(split.reasoning_tokens);
+                f.answer_tokens = f.answer_tokens.saturating_add(split.answer_tokens);
+                if split.first_answer_chunk.is_none() {
+                    f.requests_without_answer += 1;
+                }
+            }
+            None => {
+                f.answer_tokens = f.answer_tokens.saturating_add(r.client_output_tokens());
+            }
+        }
+        if let Some(t) = r.time_to_first_reasoning() {
+            to_reasoning.push(t.as_secs_f64());
+        }
+        if let Some(t) = r.time_to_first_answer() {
+            to_answer.push(t.as_secs_f64());
+        }
+    }
+    f.time_to_first_reasoning = summary_ms(to_reasoning, percentiles);
+    f.time_to_first_answer = summary_ms(to_answer, percentiles);
+    Some(f)
+}
+
+/// Output tokens per streamed chunk over the successful requests (client-side count:
+/// the chunks' tokens ÷ the chunks); `None` without a chunk.
+///
+/// ```
+/// use std::time::Duration;
+/// use servebench::metrics::production::tokens_per_chunk;
+/// use servebench::record::{Chunk, RequestRecord};
+/// let mut r = RequestRecord::new(0, Duration::ZERO);
+/// r.chunks = vec![Chunk { at: Duration::from_millis(5), tokens: 1 }, Chunk { at: Duration::from_millis(9), tokens: 3 }];
+/// assert_eq!(tokens_per_chunk(&[r]), Some(2.0));
+/// ```
+pub fn tokens_per_chunk(records: &[RequestRecord]) -> Option<f64> {
+    let (mut tokens, mut chunks) = (0u64, 0u64);
+    for r in records.iter().filter(|r| vllm_success(r)) {
+        tokens = tokens.saturating_add(r.client_output_tokens());
+        chunks += r.chunks.len() as u64;
+    }
+    (chunks > 0).then(|| tokens as f64 / chunks as f64)
+}
+
+/// Results per LoRA adapter (records with [`RequestRecord::adapter`] set), in name order;
+/// throughputs over `duration`. Empty when no record names an adapter.
+pub fn adapter_figures(
+    records: &[RequestRecord],
+    duration: Duration,
+    percentiles: &[f64],
+) -> Vec<AdapterFigures> {
+    let mut by: BTreeMap<&str, Vec<&RequestRecord>> = BTreeMap::new();
+    for r in records {
+        if let Some(a) = r.adapter.as_deref() {
+            by.entry(a).or_default().push(r);
+        }
+    }
+    let secs = duration.as_secs_f64();
+    by.into_iter()
+        .map(|(name, recs)| {
+            let ok: Vec<&RequestRecord> =
+                recs.iter().copied().filter(|r| vllm_success(r)).collect();
+            let output_tokens = ok
+                .iter()
+                .map(|r| r.output_tokens())
+                .fold(0u64, u64::saturating_add);
+            let ttft = ok
+                .iter()
+                .filter_map(|r| r.ttft())
+                .map(|d| d.as_secs_f64())
+                .collect();
+            let e2el = ok
+                .iter()
+                .filter_map(|r| r.latency())
+                .map(|d| d.as_secs_f64())
+                .collect();
+            AdapterFigures {
+                adapter: name.to_string(),
+                requests: recs.len() as u64,
+                successful_requests: ok.len() as u64,
+                output_tokens,
+                output_throughput_per_s: (secs > 0.0).then(|| output_tokens as f64 / secs),
+                ttft: summary_ms(ttft, percentiles),
+                e2el: summary_ms(e2el, percentiles),
+            }
+        })
+        .collect()
+}
+
+/// The measured window of a run on the records' clock, seconds: the first send to the last
+/// end over all records; `None` without records.
+pub fn measured_window_s(records: &[RequestRecord]) -> Option<(f64, f64)> {
+    let start = records.iter().map(|r| r.sent_at).min()?;
+    let end = records.iter().map(super::record_end).max()?;
+    Some((start.as_secs_f64(), end.as_secs_f64()))
+}

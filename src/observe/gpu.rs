@@ -1,0 +1,328 @@
+//! GPU telemetry: what NVIDIA's DCGM exporter metrics (scraped into a [`ServerSeries`]) say
+//! about a run's energy, power, utilization, memory and clocks ([`energy_figures`]), what a
+//! vLLM server's speculative-decoding counters say about acceptance
+//! ([`spec_decode_figures`]), and [`nvidia_smi_samples`], which samples `nvidia-smi` on this
+//! machine into the DCGM exporter's names so the same figures come from either.
+//!
+//! The DCGM names and units are the exporter's (`etc/default-counters.csv` of
+//! <https://github.com/NVIDIA/dcgm-exporter>): `DCGM_FI_DEV_POWER_USAGE` (W, gauge),
+//! `DCGM_FI_DEV_TOTAL_ENERGY_CONSUMPTION` (mJ since boot, counter), `DCGM_FI_DEV_GPU_UTIL`
+//! (%), `DCGM_FI_DEV_FB_USED` (MiB), `DCGM_FI_DEV_SM_CLOCK` (MHz). Series of several GPUs
+//! (label `gpu`) are added up (energy, power, memory) or averaged (utilization, clock).
+//!
+//! Energy over a window `[t0, t1]` of the run's clock is the energy counter's cumulative
+//! increase (resets survived), interpolated linearly between the scrapes around `t0` and
+//! `t1`; without the counter (`nvidia-smi` has none), the power samples integrated, each
+//! holding until the next. The speculative-decoding names are vLLM's
+//! (`vllm:spec_decode_num_drafts`, `…_num_draft_tokens`, `…_num_accepted_tokens`,
+//! `…_num_accepted_tokens_per_pos` with label `position`; counters, `_total` on the wire):
+//! acceptance rate = accepted ÷ draft tokens, mean accepted length = 1 + accepted ÷ drafts
+//! (the bonus token counted), per position = accepted at the position ÷ drafts.
+//!
+//! ```
+//! use servebench::observe::gpu::energy_figures;
+//! use servebench::observe::prom::Sample;
+//! use servebench::observe::ServerSeries;
+//! let mut s = ServerSeries::new("http://gpu-host:9400/metrics", 1.0);
+//! for (t, mj, w) in [(0.0, 1_000_000.0, 100.0), (1.0, 1_400_000.0, 400.0), (2.0, 1_800_000.0, 400.0)] {
+//!     s.push(t, vec![
+//!         Sample::new("DCGM_FI_DEV_TOTAL_ENERGY_CONSUMPTION", mj),
+//!         Sample::new("DCGM_FI_DEV_POWER_USAGE", w),
+//!     ]);
+//! }
+//! let e = energy_figures(&s, Some((0.5, 2.0)), Some(300)).unwrap();
+//! assert_eq!(e.energy_j, Some(600.0)); // 200 J of the first second's 400, then 400
+//! assert_eq!(e.joules_per_output_token, Some(2.0));
+//! assert_eq!(e.mean_power_w, Some(250.0)); // the power samples' time-weighted mean
+//! ```
+
+use std::collections::BTreeSet;
+
+use super::prom::Sample;
+use super::series::{counter_increase, ServerSeries};
+use crate::result::{EnergyFigures, SpecDecodeFigures};
+
+/// Power draw, W (gauge).
+pub const POWER: &str = "DCGM_FI_DEV_POWER_USAGE";
+/// Energy since boot, mJ (counter; no `_total` suffix).
+pub const ENERGY: &str = "DCGM_FI_DEV_TOTAL_ENERGY_CONSUMPTION";
+/// GPU utilization, % (gauge).
+pub const GPU_UTIL: &str = "DCGM_FI_DEV_GPU_UTIL";
+/// Frame-buffer memory used, MiB (gauge).
+pub const FB_USED: &str = "DCGM_FI_DEV_FB_USED";
+/// SM clock, MHz (gauge).
+pub const SM_CLOCK: &str = "DCGM_FI_DEV_SM_CLOCK";
+
+/// The cumulative quantity (a counter's increase from the first scrape, resets survived)
+/// at each scrape that has a value: `(time, cumulative)`.
+fn cumulative(times: &[f64], values: &[Option<f64>]) -> Vec<(f64, f64)> {
+    let mut out = Vec::new();
+    let mut seen = Vec::new();
+    for (t, v) in times.iter().zip(values) {
+        if let Some(v) = v {
+            seen.push(*v);
+            out.push((*t, counter_increase(seen.iter().copied())));
+        }
+    }
+    out
+}
+
+/// The power samples integrated (each holds until the next scrape), J, at each scrape.
+fn integrated(times: &[f64], watts: &[Option<f64>]) -> Vec<(f64, f64)> {
+    let mut out = Vec::new();
+    let mut total = 0.0;
+    let mut last: Option<(f64, f64)> = None;
+    for (t, w) in times.iter().zip(watts) {
+        if let Some(w) = w {
+            if let Some((lt, lw)) = last {
+                total += lw * (t - lt);
+            }
+            out.push((*t, total));
+            last = Some((*t, *w));
+        }
+    }
+    out
+}
+
+/// `points` (time-ordered) interpolated linearly at `t`, clamped to their span.
+fn at(points: &[(f64, f64)], t: f64) -> Option<f64> {
+    let first = points.first()?;
+    let last = points.last()?;
+    if t <= first.0 {
+        return Some(first.1);
+    }
+    if t >= last.0 {
+        return Some(last.1);
+    }
+    let i = points.partition_point(|p| p.0 <= t);
+    let (a, b) = (points[i - 1], points[i]);
+    if b.0 <= a.0 {
+        return Some(b.1);
+    }
+    Some(a.1 + (b.1 - a.1) * (t - a.0) / (b.0 - a.0))
+}
+
+/// Energy and GPU telemetry from the DCGM series in `s`, over `window` (seconds of the run's
+/// clock; default: the whole scraped span); J per output token over `output_tokens`; mean
+/// power, utilization and clock are the samples' time-weighted means over the scraped span.
+/// `None` when `s` holds neither DCGM power nor energy.
+pub fn energy_figures(
+    s: &ServerSeries,
+    window: Option<(f64, f64)>,
+    output_tokens: Option<u64>,
+) -> Option<EnergyFigures> {
+    let energy_col = s.metric(&[ENERGY]);
+    let power_col = s.metric(&[POWER]);
+    if energy_col.is_none() && power_col.is_none() {
+        return None;
+    }
+    let gpus: BTreeSet<String> = s
+        .family(ENERGY)
+        .chain(s.family(POWER))
+        .map(|(key, _)| {
+            // One GPU per `gpu` label (or per series when unlabelled).
+            key.split("gpu=\"")
+                .nth(1)
+                .and_then(|r| r.split('"').next())
+                .unwrap_or(key)
+                .to_string()
+        })
+        .collect();
+    let gpus = u32::try_from(gpus.len()).unwrap_or(u32::MAX).max(1);
+    let (t0, t1) = window.unwrap_or((
+        s.times_s.first().copied().unwrap_or(0.0),
+        s.times_s.last().copied().unwrap_or(0.0),
+    ));
+    let span = t1 - t0;
+    let energy_j = match (&energy_col, &power_col) {
+        (Some(mj), _) => {
+            let c = cumulative(&s.times_s, mj);
+            Some((at(&c, t1)? - at(&c, t0)?) / 1000.0)
+        }
+        (None, Some(w)) => {
+            let c = integrated(&s.times_s, w);
+            Some(at(&c, t1)? - at(&c, t0)?)
+        }
+        (None, None) => None,
+    };
+    let per_token = match (energy_j, output_tokens) {
+        (Some(j), Some(n)) if n > 0 && j > 0.0 => Some(j / n as f64),
+        _ => None,
+    };
+    let per_gpu = |v: Option<f64>| v.map(|x| x / f64::from(gpus));
+    Some(EnergyFigures {
+        source: format!("dcgm:{}", s.target),
+        gpus,
+        span_s: Some(span),
+        energy_j,
+        // The power samples' own mean (a sped-up simulator's joules are virtual, its span
+        // wall-clock: energy ÷ span would be off by the speed), else energy ÷ span.
+        mean_power_w: s
+            .time_mean(&[POWER])
+            .or_else(|| energy_j.filter(|_| span > 0.0).map(|j| j / span)),
+        peak_power_w: s.peak(&[POWER]),
+        joules_per_output_token: per_token,
+        output_tokens_per_joule: per_token.map(|j| 1.0 / j),
+        gpu_util_mean_pct: per_gpu(s.time_mean(&[GPU_UTIL])),
+        fb_used_peak_mib: s.peak(&[FB_USED]),
+        sm_clock_mean_mhz: per_gpu(s.time_mean(&[SM_CLOCK])),
+    })
+}
+
+/// Speculative decoding from vLLM's counters in `s` over the scraped span; `None` when the
+/// server made no draft.
+///
+/// ```
+/// use servebench::observe::gpu::spec_decode_figures;
+/// use servebench::observe::prom::Sample;
+/// use servebench::observe::ServerSeries;
+/// let mut s = ServerSeries::new("x", 1.0);
+/// let pos = |p: &str, v| Sample { name: "vllm:spec_decode_num_accepted_tokens_per_pos_total".into(),
+///     labels: vec![("position".into(), p.into())], value: v };
+/// s.push(0.0, vec![Sample::new("vllm:spec_decode_num_drafts_total", 0.0),
+///     Sample::new("vllm:spec_decode_num_draft_tokens_total", 0.0),
+///     Sample::new("vllm:spec_decode_num_accepted_tokens_total", 0.0), pos("0", 0.0), pos("1", 0.0)]);
+/// s.push(1.0, vec![Sample::new("vllm:spec_decode_num_drafts_total", 100.0),
+///     Sample::new("vllm:spec_decode_num_draft_tokens_total", 200.0),
+///     Sample::new("vllm:spec_decode_num_accepted_tokens_total", 120.0), pos("0", 80.0), pos("1", 40.0)]);
+/// let f = spec_decode_figures(&s).unwrap();
+/// assert_eq!(f.acceptance_rate, Some(0.6));
+/// assert_eq!(f.mean_accepted_length, Some(2.2));
+/// assert_eq!(f.acceptance_per_position, [0.8, 0.4]);
+/// ```
+pub fn spec_decode_figures(s: &ServerSeries) -> Option<SpecDecodeFigures> {
+    let drafts = s.increase(&["vllm:spec_decode_num_drafts_total"])?;
+    if drafts <= 0.0 {
+        return None;
+    }
+    let draft_tokens = s.increase(&["vllm:spec_decode_num_draft_tokens_total"]);
+    let accepted = s.increase(&["vllm:spec_decode_num_accepted_tokens_total"]);
+    let mut per_pos: Vec<(u64, f64)> = Vec::new();
+    for (key, _) in s.family("vllm:spec_decode_num_accepted_tokens_per_pos_total") {
+        let pos = key
+            .split("position=\"")
+            .nth(1)
+            .and_then(|r| r.split('"').next())
+            .and_then(|p| p.parse::<u64>().ok());
+        if let (Some(p), Some(n)) = (pos, s.key_increase(key)) {
+            match per_pos.iter_mut().find(|(q, _)| *q == p) {
+                Some((_, total)) => *total += n,
+                None => per_pos.push((p, n)),
+            }
+        }
+    }
+    per_pos.sort_by_key(|(p, _)| *p);
+    Some(SpecDecodeFigures {
+        drafts: Some(drafts),
+        draft_tokens,
+        accepted_tokens: accepted,
+        acceptance_rate: match (draft_tokens, accepted) {
+            (Some(d), Some(a)) if d > 0.0 => Some(a / d),
+            _ => None,
+        },
+        mean_accepted_length: accepted.map(|a| 1.0 + a / drafts),
+        acceptance_per_position: per_pos.into_iter().map(|(_, n)| n / drafts).collect(),
+        tokens_per_chunk: None,
+    })
+}
+
+/// The fields `nvidia-smi --query-gpu` is asked for, in order.
+pub const NVIDIA_SMI_QUERY: &str = "index,power.draw,utilization.gpu,memory.used,clocks.sm";
+
+/// One `nvidia-smi --query-gpu=NVIDIA_SMI_QUERY --format=csv,noheader,nounits` output as
+/// samples in DCGM's names (power W, utilization %, memory MiB, SM clock MHz; label `gpu`);
+/// a `[N/A]` field is left out.
+///
+/// ```
+/// use servebench::observe::gpu::parse_nvidia_smi;
+/// let s = parse_nvidia_smi("0, 119.30, 0, 81000, 1980\n1, [N/A], 35, 1024, 1980\n").unwrap();
+/// assert_eq!(s.len(), 7);
+/// assert_eq!((s[0].name.as_str(), s[0].value), ("DCGM_FI_DEV_POWER_USAGE", 119.3));
+/// assert_eq!(s[0].label("gpu"), Some("0"));
+/// assert!(parse_nvidia_smi("0, 1, 2\n").unwrap_err().contains("line 1"));
+/// ```
+pub fn parse_nvidia_smi(text: &str) -> Result<Vec<Sample>, String> {
+    let names = [POWER, GPU_UTIL, FB_USED, SM_CLOCK];
+    let mut out = Vec::new();
+    for (i, line) in text.lines().enumerate() {
+        if line.trim().is_empty() {
+            continue;
+        }
+        let fields: Vec<&str> = line.split(',').map(str::trim).collect();
+        if fields.len() != names.len() + 1 {
+            return Err(format!(
+                "nvidia-smi line {}: expected {} fields ({NVIDIA_SMI_QUERY}), got `{line}`",
+                i + 1,
+                names.len() + 1
+            ));
+        }
+        let gpu = fields[0].to_string();
+        for (name, field) in names.iter().zip(&fields[1..]) {
+            if field.starts_with('[') {
+                continue; // [N/A], [Not Supported]
+            }
+            let value: f64 = field.parse().map_err(|_| {
+                format!(
+                    "nvidia-smi line {}: `{field}` is not a number ({name})",
+                    i + 1
+                )
+            })?;
+            out.push(Sample {
+                name: (*name).to_string(),
+                labels: vec![("gpu".into(), gpu.clone())],
+                value,
+            });
+        }
+    }
+    Ok(out)
+}
+
+/// Samples `nvidia-smi` on this machine once (see [`parse_nvidia_smi`]).
+pub fn nvidia_smi_samples() -> Result<Vec<Sample>, String> {
+    let out = std::process::Command::new("nvidia-smi")
+        .arg(format!("--query-gpu={NVIDIA_SMI_QUERY}"))
+        .arg("--format=csv,noheader,nounits")
+        .stdin(std::process::Stdio::null())
+        .output()
+        .map_err(|e| format!("nvidia-smi: {e}"))?;
+    if !out.status.success() {
+        return Err(format!(
+            "nvidia-smi exited with {}: {}",
+            out.status,
+            String::from_utf8_lossy(&out.stderr).trim()
+        ));
+    }
+    parse_nvidia_smi(&String::from_utf8_lossy(&out.stdout))
+}
+
+/// Adds what the scraped series say to `result`: energy (from `gpu`, the DCGM exporter or
+/// `nvidia-smi` series, else from DCGM names in `server`, as the example server exports
+/// them) over `window` with J per output token over the result's output tokens, and
+/// speculative decoding from `server`'s vLLM counters, with the client's
+/// `tokens_per_chunk` beside them.
+pub fn add_server_figures(
+    result: &mut crate::result::BenchmarkResult,
+    window: Option<(f64, f64)>,
+    server: Option<&ServerSeries>,
+    gpu: Option<&ServerSeries>,
+    tokens_per_chunk: Option<f64>,
+) {
+    let tokens = result.total_output_tokens;
+    let energy = gpu
+        .and_then(|g| energy_figures(g, window, tokens))
+        .or_else(|| server.and_then(|s| energy_figures(s, window, tokens)));
+    if let Some(mut e) = energy {
+        if let Some(g) = gpu.filter(|g| g.target == NVIDIA_SMI) {
+            e.source = g.target.clone();
+        }
+        result.energy = Some(e);
+    }
+    if let Some(mut s) = server.and_then(spec_decode_figures) {
+        s.tokens_per_chunk = tokens_per_chunk;
+        result.spec_decode = Some(s);
+    }
+}
+
+/// The name of a series sampled from `nvidia-smi` (and the `--gpu-metrics` value asking
+/// for one).
+pub const NVIDIA_SMI: &str = "nvidia-smi";

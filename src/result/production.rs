@@ -1,0 +1,123 @@
+//! The production figures of a result beside the report block: reasoning-aware latency
+//! ([`ReasoningFigures`]), energy and GPU telemetry ([`EnergyFigures`]), speculative
+//! decoding ([`SpecDecodeFigures`]) and per-LoRA-adapter results ([`AdapterFigures`]).
+//! Plain data: the formulas are in `crate::metrics::production` and `crate::observe::gpu`.
+//! Times in ms, energy in joules, power in watts.
+
+use serde::{Deserialize, Serialize};
+
+use super::{float, Summary};
+
+/// Reasoning-aware latency: the two streams of a reasoning model (vLLM's
+/// `delta.reasoning`, SGLang's `delta.reasoning_content`, then `delta.content`).
+///
+/// The result's `ttft` counts the first token of **either** stream (as `vllm bench serve`
+/// does); [`time_to_first_answer`](Self::time_to_first_answer) counts only the answer.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct ReasoningFigures {
+    /// Successful requests whose stream carried reasoning.
+    pub requests_with_reasoning: u64,
+    /// Of those, requests whose answer never started (the budget ran out while reasoning).
+    #[serde(default)]
+    pub requests_without_answer: u64,
+    /// Time to the first reasoning token, ms, over the requests that reasoned.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub time_to_first_reasoning: Option<Summary>,
+    /// Time to the first answer (content) token, ms, over every successful request that
+    /// reached its answer (a request without reasoning: its TTFT).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub time_to_first_answer: Option<Summary>,
+    /// Reasoning tokens of the successful requests (chunks that carried reasoning only).
+    pub reasoning_tokens: u64,
+    /// Answer tokens of the successful requests (chunks that carried answer text).
+    pub answer_tokens: u64,
+}
+
+/// Energy and GPU telemetry over a run's span, from NVIDIA DCGM exporter metrics or
+/// `nvidia-smi` samples (summed over the GPUs seen).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct EnergyFigures {
+    /// Where the figures came from (`dcgm:http://…/metrics`, `nvidia-smi`, `h200-sim`).
+    pub source: String,
+    /// GPUs seen.
+    pub gpus: u32,
+    /// Seconds covered (first to last sample).
+    #[serde(default, with = "float")]
+    pub span_s: Option<f64>,
+    /// Energy used over the span, J (the energy counter's increase, else power integrated).
+    #[serde(default, skip_serializing_if = "Option::is_none", with = "float")]
+    pub energy_j: Option<f64>,
+    /// Mean power, W: the power samples' time-weighted mean (else energy ÷ span).
+    #[serde(default, skip_serializing_if = "Option::is_none", with = "float")]
+    pub mean_power_w: Option<f64>,
+    /// Highest power sample, W.
+    #[serde(default, skip_serializing_if = "Option::is_none", with = "float")]
+    pub peak_power_w: Option<f64>,
+    /// Energy per output token over the run, J/token (energy × run duration ÷ span, over
+    /// the result's output tokens).
+    #[serde(default, skip_serializing_if = "Option::is_none", with = "float")]
+    pub joules_per_output_token: Option<f64>,
+    /// Output tokens per joule: the inverse.
+    #[serde(default, skip_serializing_if = "Option::is_none", with = "float")]
+    pub output_tokens_per_joule: Option<f64>,
+    /// Time-weighted mean GPU utilization, percent.
+    #[serde(default, skip_serializing_if = "Option::is_none", with = "float")]
+    pub gpu_util_mean_pct: Option<f64>,
+    /// Highest frame-buffer memory in use, MiB.
+    #[serde(default, skip_serializing_if = "Option::is_none", with = "float")]
+    pub fb_used_peak_mib: Option<f64>,
+    /// Time-weighted mean SM clock, MHz.
+    #[serde(default, skip_serializing_if = "Option::is_none", with = "float")]
+    pub sm_clock_mean_mhz: Option<f64>,
+}
+
+/// Speculative decoding over a run: the server's counters (vLLM's names) and the client's
+/// tokens per streamed chunk.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct SpecDecodeFigures {
+    /// Drafts proposed over the span (`vllm:spec_decode_num_drafts`).
+    #[serde(default, skip_serializing_if = "Option::is_none", with = "float")]
+    pub drafts: Option<f64>,
+    /// Draft tokens proposed (`vllm:spec_decode_num_draft_tokens`).
+    #[serde(default, skip_serializing_if = "Option::is_none", with = "float")]
+    pub draft_tokens: Option<f64>,
+    /// Draft tokens accepted (`vllm:spec_decode_num_accepted_tokens`).
+    #[serde(default, skip_serializing_if = "Option::is_none", with = "float")]
+    pub accepted_tokens: Option<f64>,
+    /// Accepted ÷ proposed draft tokens, 0–1.
+    #[serde(default, skip_serializing_if = "Option::is_none", with = "float")]
+    pub acceptance_rate: Option<f64>,
+    /// Mean tokens a verification step emits: 1 + accepted ÷ drafts (vLLM's "mean
+    /// acceptance length").
+    #[serde(default, skip_serializing_if = "Option::is_none", with = "float")]
+    pub mean_accepted_length: Option<f64>,
+    /// Acceptance rate per draft position (`vllm:spec_decode_num_accepted_tokens_per_pos`
+    /// ÷ drafts), position 0 first.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub acceptance_per_position: Vec<f64>,
+    /// Client side: output tokens per streamed chunk over the successful requests.
+    #[serde(default, skip_serializing_if = "Option::is_none", with = "float")]
+    pub tokens_per_chunk: Option<f64>,
+}
+
+/// One LoRA adapter's share of a run (requests sent with `model` = the adapter's name).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct AdapterFigures {
+    /// The adapter's model name.
+    pub adapter: String,
+    /// Requests sent to it.
+    pub requests: u64,
+    /// Of those, successful.
+    pub successful_requests: u64,
+    /// Output tokens of its successful requests.
+    pub output_tokens: u64,
+    /// Its output tokens per second of the run's duration.
+    #[serde(default, skip_serializing_if = "Option::is_none", with = "float")]
+    pub output_throughput_per_s: Option<f64>,
+    /// Time to first token of its successful requests, ms.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ttft: Option<Summary>,
+    /// End-to-end latency of its successful requests, ms.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub e2el: Option<Summary>,
+}
