@@ -26,7 +26,7 @@ const PARTS: &[(&str, &[&str], &str)] = &[
     ),
     (
         "StudyDoc",
-        &["src/format/study.rs"],
+        &["src/format/study.rs", "src/format/study/"],
         "STUDY.md and study.json: the renderer above the study it renders",
     ),
     ("Sim", &["src/sim/"], "discrete-event vLLM/H200 model, an Engine"),

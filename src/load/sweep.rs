@@ -94,7 +94,11 @@ pub(super) fn runs(
 /// let work = workload::random(60, 256, 16, 0.0, 1, false).unwrap();
 /// let s = sweep(
 ///     &mut |o: &RunOptions| -> Result<_, servebench::driver::DriverError> {
-///         run(&mut H200Sim::new(Config::named("baseline").unwrap()).warmed_up(), &work, o)
+///         let out = run(&mut H200Sim::new(Config::named("baseline").unwrap()).warmed_up(), &work, o)?;
+///         let result = servebench::metrics::summarize(
+///             &out.records, None, &servebench::metrics::MetricsOptions::load_run(), o.max_concurrency,
+///         );
+///         Ok((out, result))
 ///     },
 ///     &RunOptions::default(),
 ///     &SweepOptions { rates: 2, ..SweepOptions::default() },

@@ -36,7 +36,7 @@
 //! profiles = ["tiny"]
 //! "#;
 //! let s = StudyFile::parse(text, "tiny.toml".as_ref()).unwrap();
-//! let doc = study::run_in_memory(&s).unwrap();
+//! let doc = servebench::app::study::run_in_memory(&s).unwrap();
 //! assert!(doc.markdown.contains("## Summary of Optimization Options"));
 //! assert!(doc.markdown.contains("vllm serve Qwen/Qwen3.5-35B-A3B"));
 //! ```

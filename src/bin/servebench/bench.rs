@@ -25,6 +25,7 @@ use servebench::runfile::RunStatus;
 
 use crate::exit;
 use crate::input::InputError;
+use crate::progress::{progress_bar, progress_line, PLAIN_PROGRESS_EVERY};
 use crate::render::StyleArg;
 use crate::report::ConventionArg;
 use crate::signals;
@@ -468,36 +469,6 @@ fn output_path(args: &Args) -> Option<PathBuf> {
         }
         (None, false) => None,
     }
-}
-
-fn progress_bar(total: u64, quiet: bool) -> indicatif::ProgressBar {
-    if quiet {
-        return indicatif::ProgressBar::hidden();
-    }
-    let bar = indicatif::ProgressBar::with_draw_target(
-        Some(total),
-        indicatif::ProgressDrawTarget::stderr_with_hz(5),
-    );
-    if let Ok(style) =
-        indicatif::ProgressStyle::with_template("{elapsed_precise} [{bar:30}] {pos}/{len} {msg}")
-    {
-        bar.set_style(style.progress_chars("=> "));
-    }
-    bar
-}
-
-/// How often a progress line is printed when stderr is not a terminal (CI logs, pipes).
-const PLAIN_PROGRESS_EVERY: Duration = Duration::from_secs(5);
-
-fn progress_line(p: &Progress, total: u64) -> String {
-    format!(
-        "servebench: progress {:.1} s: done {}/{total}, failed {}, in flight {}, {:.0} tok/s",
-        p.elapsed.as_secs_f64(),
-        p.done,
-        p.failed,
-        p.in_flight,
-        p.tokens_per_s()
-    )
 }
 
 /// Why vLLM's "Peak concurrent requests" can exceed the client's cap, when it does.

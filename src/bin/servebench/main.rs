@@ -40,6 +40,8 @@ mod observe;
 mod output;
 mod parse;
 mod profiles;
+#[cfg(feature = "http")]
+mod progress;
 mod render;
 mod report;
 #[cfg(feature = "http")]
