@@ -381,6 +381,20 @@ fn speculative_decoding_acceptance_from_the_servers_counters() {
         stdout.contains("Speculative decoding: acceptance rate"),
         "{stdout}"
     );
+    // A recomputation under either convention keeps the server's counters' figures.
+    for convention in ["vllm", "guidellm"] {
+        let o = std::process::Command::new(BIN)
+            .args(["report", "--convention", convention])
+            .arg(dir.join("run.json"))
+            .output()
+            .unwrap();
+        let text = String::from_utf8_lossy(&o.stdout);
+        assert!(o.status.success(), "{text}");
+        assert!(
+            text.contains("Speculative decoding: acceptance rate"),
+            "{convention}: {text}"
+        );
+    }
     let _ = std::fs::remove_dir_all(&dir);
 }
 

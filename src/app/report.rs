@@ -392,6 +392,17 @@ fn carry_meta(
     r.meta.model.clone_from(&file.meta.model);
     r.meta.source.clone_from(&file.meta.source);
     r.meta.configured_concurrency = file.meta.configured_concurrency;
+    // Figures from the server's counters and the GPU's telemetry, not from the records: the
+    // same under either convention, so a recomputation keeps them as measured.
+    if r.energy.is_none() {
+        r.energy.clone_from(&file.energy);
+    }
+    if let Some(saved) = &file.spec_decode {
+        let per_chunk = r.spec_decode.as_ref().and_then(|s| s.tokens_per_chunk);
+        let mut s = saved.clone();
+        s.tokens_per_chunk = per_chunk.or(saved.tokens_per_chunk);
+        r.spec_decode = Some(s);
+    }
     if guidellm_file && convention == Convention::Vllm {
         // vLLM's row is the client's cap: guidellm's configured streams, when it had some.
         r.max_concurrency = file.meta.configured_concurrency;
