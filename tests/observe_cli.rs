@@ -112,3 +112,28 @@ fn a_benched_run_is_explained_sliced_and_plotted() {
     );
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// `sim:PROFILE:CONFIG:NOISE_SEED` is one draw of the simulator's run-to-run noise: the same
+/// seed gives the same run, another seed another run; without a seed the simulation is
+/// deterministic; a seed that is not a number is bad input naming the spec.
+#[test]
+fn sim_runs_take_a_noise_seed() {
+    let slices = |spec: &str| {
+        let o = sb(&["slices", spec, "--slice", "2s"]);
+        assert_eq!(o.status.code(), Some(0), "{spec}: {}", text(&o));
+        text(&o)
+    };
+    let plain = slices("sim:latency:baseline");
+    assert_eq!(plain, slices("sim:latency:baseline"));
+    let one = slices("sim:latency:baseline:1");
+    assert_eq!(one, slices("sim:latency:baseline:1"));
+    assert_ne!(one, slices("sim:latency:baseline:2"));
+    assert_ne!(one, plain);
+    let o = sb(&["slices", "sim:latency:baseline:x"]);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(
+        text(&o).contains("sim:latency:baseline:x: the noise seed `x`"),
+        "{}",
+        text(&o)
+    );
+}

@@ -134,7 +134,22 @@ pub fn simulate_observed(
     warm: bool,
     interval: Duration,
 ) -> Result<(Simulated, crate::observe::ServerSeries), DriverError> {
-    let mut engine = H200Sim::new(config.clone()).sample_metrics_every(interval);
+    simulate_observed_with(profile, config, None, seed, warm, interval)
+}
+
+/// [`simulate_observed`] with the run-to-run noise model `noise` on (`None`: a
+/// deterministic simulation).
+pub fn simulate_observed_with(
+    profile: &Profile,
+    config: &Config,
+    noise: Option<crate::sim::noise::NoiseModel>,
+    seed: u64,
+    warm: bool,
+    interval: Duration,
+) -> Result<(Simulated, crate::observe::ServerSeries), DriverError> {
+    let mut params = crate::sim::Params::for_config(config);
+    params.noise = noise;
+    let mut engine = H200Sim::with_params(config.clone(), params).sample_metrics_every(interval);
     if !starts_cold(profile, warm) {
         engine = engine.warmed_up();
     }

@@ -1,7 +1,8 @@
 //! `servebench explain BASE CANDIDATE`, `servebench slices RUN [--slice 5s]` and
 //! `servebench plot RUN… --out DIR`: seeing inside runs (see `servebench::observe`). A run
-//! is a run file (`bench --output`) or, with the simulator, `sim:PROFILE:CONFIG` (the
-//! seed's profile on a simulator configuration, its vLLM metrics sampled every second).
+//! is a run file (`bench --output`) or, with the simulator, `sim:PROFILE:CONFIG[:NOISE_SEED]`
+//! (the seed's profile on a simulator configuration, its vLLM metrics sampled every second;
+//! with a noise seed, one draw of the run-to-run noise model).
 
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -41,7 +42,7 @@ fn stem(path: &str) -> String {
         .map_or(path.to_string(), |s| s.to_string_lossy().into_owned())
 }
 
-/// Loads `spec`: a run file or `sim:PROFILE:CONFIG`, or any file with one run that has
+/// Loads `spec`: a run file or `sim:PROFILE:CONFIG[:NOISE_SEED]`, or any file with one run that has
 /// records (read through `servebench::load`).
 pub fn load(spec: &str) -> Result<Run, InputError> {
     let mut runs = load_all(spec)?;
@@ -58,7 +59,7 @@ pub fn load(spec: &str) -> Result<Run, InputError> {
     )))
 }
 
-/// Every run of `spec`: a run file (with its server metrics), `sim:PROFILE:CONFIG`, or any
+/// Every run of `spec`: a run file (with its server metrics), `sim:PROFILE:CONFIG[:NOISE_SEED]`, or any
 /// other file `servebench::load` reads whose runs have records (a sweep file: one run per
 /// rate, labelled `FILE:constant@R`).
 pub fn load_all(spec: &str) -> Result<Vec<Run>, InputError> {
@@ -129,12 +130,31 @@ pub fn load_all(spec: &str) -> Result<Vec<Run>, InputError> {
 
 #[cfg(feature = "sim")]
 fn load_sim(spec: &str, rest: &str) -> Result<Run, InputError> {
-    use servebench::sim::{run::simulate_observed, Config, CONFIG_NAMES};
+    use servebench::sim::noise::NoiseModel;
+    use servebench::sim::{run::simulate_observed_with, Config, CONFIG_NAMES};
     let (profile, config) = rest.split_once(':').ok_or_else(|| {
         InputError(format!(
-            "{spec}: expected sim:PROFILE:CONFIG, e.g. sim:throughput:baseline"
+            "{spec}: expected sim:PROFILE:CONFIG[:NOISE_SEED], e.g. sim:throughput:baseline"
         ))
     })?;
+    // An optional fourth part turns the run-to-run noise model on with that seed (the
+    // ShareGPT sample stays the same: only the server varies, as between real runs).
+    let (config, noise) = match config.split_once(':') {
+        None => (config, None),
+        Some((config, seed)) => {
+            let seed: u64 = seed.parse().map_err(|_| {
+                InputError(format!(
+                    "{spec}: the noise seed `{seed}` is not a whole number \
+                     (sim:PROFILE:CONFIG:NOISE_SEED)"
+                ))
+            })?;
+            let model = NoiseModel {
+                resample_dataset: false,
+                ..NoiseModel::typical(seed)
+            };
+            (config, Some(model))
+        }
+    };
     let p = servebench::profile::Profile::preset(profile)
         .map_err(|e| InputError(format!("{spec}: {e}")))?;
     let c = Config::named(config).ok_or_else(|| {
@@ -143,7 +163,7 @@ fn load_sim(spec: &str, rest: &str) -> Result<Run, InputError> {
             CONFIG_NAMES.join(", ")
         ))
     })?;
-    let (out, series) = simulate_observed(&p, &c, 0, false, Duration::from_secs(1))
+    let (out, series) = simulate_observed_with(&p, &c, noise, 0, false, Duration::from_secs(1))
         .map_err(|e| InputError(format!("{spec}: {e}")))?;
     Ok(Run {
         label: config.to_string(),
