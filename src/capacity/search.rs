@@ -227,6 +227,11 @@ pub const NOISE_BANDS: f64 = 2.5;
 /// The smallest ratio taken into a logarithm (a ratio of 0: every request was perfect).
 const MIN_RATIO: f64 = 1e-6;
 
+/// The mean of the probes' log worst ratios.
+fn mean_log(ratios: &[f64]) -> f64 {
+    ratios.iter().map(|m| ln(*m)).sum::<f64>() / ratios.len() as f64
+}
+
 fn ln(m: f64) -> f64 {
     m.max(MIN_RATIO).ln()
 }
@@ -307,6 +312,24 @@ impl<E> State<'_, E> {
         }
     }
 
+    /// Probes `load` again after the `ratios` it already has, until the t-interval on all
+    /// of them decides, `repeats` probes are reached or the budget is spent.
+    fn repeat_until_decided(
+        &mut self,
+        load: f64,
+        ratios: &mut Vec<f64>,
+    ) -> Result<Option<LoadVerdict>, E> {
+        while (ratios.len() as u32) < self.opts.repeats && self.budget_left() {
+            let r = ratios.len() as u32 + 1;
+            ratios.push(self.one(load, r)?);
+            let logs: Vec<f64> = ratios.iter().map(|m| ln(*m)).collect();
+            if let Some(v) = self.t_verdict(&logs) {
+                return Ok(Some(v));
+            }
+        }
+        Ok(None)
+    }
+
     /// Probes a bracket end judged by one probe again (up to `repeats` probes, until the
     /// t-interval decides) and re-judges it on all its probes. `false` when there is
     /// nothing to confirm.
@@ -319,20 +342,10 @@ impl<E> State<'_, E> {
             return Ok(false);
         }
         let mut ratios = self.loads[i].worst_ratios.clone();
-        let mut verdict = None;
-        while ratios.len() < self.opts.repeats as usize && self.budget_left() {
-            let r = ratios.len() as u32 + 1;
-            ratios.push(self.one(load, r)?);
-            let logs: Vec<f64> = ratios.iter().map(|m| ln(*m)).collect();
-            // The load's filed single probe adds nothing to the pool; `logs` brings it in.
-            verdict = self.t_verdict(&logs);
-            if verdict.is_some() {
-                break;
-            }
-        }
-        let logs: Vec<f64> = ratios.iter().map(|m| ln(*m)).collect();
+        // The load's filed single probe adds nothing to the pool; `ratios` brings it in.
+        let verdict = self.repeat_until_decided(load, &mut ratios)?;
         let l = &mut self.loads[i];
-        l.mean_log_ratio = logs.iter().sum::<f64>() / logs.len() as f64;
+        l.mean_log_ratio = mean_log(&ratios);
         l.worst_ratios = ratios;
         l.verdict = verdict.unwrap_or(LoadVerdict::Uncertain);
         Ok(true)
@@ -344,23 +357,15 @@ impl<E> State<'_, E> {
         let first = self.one(load, 1)?;
         let mut ratios = vec![first];
         let clear = ln(first).abs() >= band;
-        let mut verdict = None;
-        if !clear {
-            while (ratios.len() as u32) < self.opts.repeats && self.budget_left() {
-                let r = ratios.len() as u32 + 1;
-                ratios.push(self.one(load, r)?);
-                let logs: Vec<f64> = ratios.iter().map(|m| ln(*m)).collect();
-                verdict = self.t_verdict(&logs);
-                if verdict.is_some() {
-                    break;
-                }
-            }
-        }
-        let logs: Vec<f64> = ratios.iter().map(|m| ln(*m)).collect();
-        let mean = logs.iter().sum::<f64>() / logs.len() as f64;
+        let verdict = if clear {
+            None
+        } else {
+            self.repeat_until_decided(load, &mut ratios)?
+        };
+        let mean = mean_log(&ratios);
         let verdict = match verdict {
             Some(v) => v,
-            None if clear || logs.len() < 2 => {
+            None if clear || ratios.len() < 2 => {
                 if first <= 1.0 {
                     LoadVerdict::Holds
                 } else {
