@@ -8,7 +8,9 @@
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 
-use servebench::accuracy::{self, ClientAccuracy, ErrorStats, Join, JoinOptions, PrefixFrom};
+use servebench::accuracy::{
+    self, ClientAccuracy, ErrorStats, Join, JoinOptions, PrefixFrom, Throughput,
+};
 
 use crate::input::InputError;
 use crate::output::TextOrJson;
@@ -82,6 +84,25 @@ fn row(out: &mut String, name: &str, s: Option<&ErrorStats>) {
 }
 
 /// How a file was joined, for a human.
+/// The output and request throughput lines: the client's figures beside the server's
+/// (`server` names what the server's side covers).
+fn throughput_lines(out: &mut String, t: &Throughput, server: &str) {
+    let _ = writeln!(
+        out,
+        "  output throughput: client {} tok/s, {server} {} tok/s ({} %)",
+        opt(t.client_output_tok_per_s, 1),
+        opt(t.truth_output_tok_per_s, 1),
+        t.output_error_pct
+            .map_or_else(|| "-".into(), |p| format!("{p:+.2}")),
+    );
+    let _ = writeln!(
+        out,
+        "  request throughput: client {} req/s, {server} {} req/s",
+        opt(t.client_request_per_s, 3),
+        opt(t.truth_request_per_s, 3),
+    );
+}
+
 fn join_text(join: &Join) -> String {
     match join {
         Join::ServebenchIds => {
@@ -146,20 +167,7 @@ fn unjoined_text(out: &mut String, a: &ClientAccuracy) {
         t.truth_requests
             .map_or_else(|| "-".into(), |n| n.to_string()),
     );
-    let _ = writeln!(
-        out,
-        "  output throughput: client {} tok/s, server over those entries {} tok/s ({} %)",
-        opt(t.client_output_tok_per_s, 1),
-        opt(t.truth_output_tok_per_s, 1),
-        t.output_error_pct
-            .map_or_else(|| "-".into(), |p| format!("{p:+.2}")),
-    );
-    let _ = writeln!(
-        out,
-        "  request throughput: client {} req/s, server over those entries {} req/s",
-        opt(t.client_request_per_s, 3),
-        opt(t.truth_request_per_s, 3),
-    );
+    throughput_lines(out, t, "server over those entries");
     load_line(out, a);
     let _ = writeln!(
         out,
@@ -232,20 +240,7 @@ fn text(truth: &Path, all: &[ClientAccuracy]) -> String {
         if let Some(from) = &a.client_figures_from {
             let _ = writeln!(out, "  client figures as printed, from {from}");
         }
-        let _ = writeln!(
-            out,
-            "  output throughput: client {} tok/s, server {} tok/s ({} %)",
-            opt(t.client_output_tok_per_s, 1),
-            opt(t.truth_output_tok_per_s, 1),
-            t.output_error_pct
-                .map_or_else(|| "-".into(), |p| format!("{p:+.2}")),
-        );
-        let _ = writeln!(
-            out,
-            "  request throughput: client {} req/s, server {} req/s",
-            opt(t.client_request_per_s, 3),
-            opt(t.truth_request_per_s, 3),
-        );
+        throughput_lines(&mut out, t, "server");
         load_line(&mut out, a);
     }
     let _ = writeln!(
