@@ -239,19 +239,25 @@ fn mooncake_replay_over_http_schedules_every_request_at_the_traces_time() {
         q(&arrival_late, 50),
         q(&arrival_late, 99),
     );
-    // The 2 ms goal is asserted on the median send of the run file when the machine has a
-    // core to spare for the client (a load average below the cores): on an oversubscribed
-    // machine a ready thread waits tens of milliseconds for a core, which no client can
-    // help, so there the figures are only printed. The server's arrival times also hold
-    // the server's own scheduling (its accept and head parsing share the same cores with a
-    // debug-built simulator), so they are printed, not asserted.
-    if load.is_some_and(|l| l < cores as f64 - 0.5) {
-        assert!(
-            q(&lateness, 50) <= Duration::from_millis(2),
-            "run file p50 {:?}",
-            q(&lateness, 50)
-        );
-    }
+    // The 2 ms goal is a speed goal, held on a quiet machine: `SERVEBENCH_TIMING_STRICT=1`
+    // holds the median send of the run file to it (the test prints the figures either way).
+    // A shared CI runner's 1-minute load average says nothing about the other test threads
+    // running this instant, and there a ready thread waits milliseconds for a core, which no
+    // client can help. What always holds is the shape: the median send is within 50 ms of
+    // its due time (a scheduler that read the trace in the wrong unit, or sent in arrival
+    // order after each answer, is seconds off). The server's arrival times also hold the
+    // server's own scheduling, so they are printed, not asserted.
+    let strict = std::env::var_os("SERVEBENCH_TIMING_STRICT").is_some_and(|v| v == "1");
+    let goal = if strict {
+        Duration::from_millis(2)
+    } else {
+        Duration::from_millis(50)
+    };
+    assert!(
+        q(&lateness, 50) <= goal,
+        "run file p50 {:?} (goal {goal:?}; load average {load:?} on {cores} cores)",
+        q(&lateness, 50)
+    );
     // Every request reached the server (those over the context length get a 400).
     let served = h.stats();
     assert_eq!(served.requests + served.rejected, lines.len() as u64);
