@@ -25,7 +25,9 @@ use std::time::Duration;
 
 use crate::record::ErrorKind;
 
-pub mod fixed;
+mod fixed;
+
+pub use fixed::FixedEngine;
 
 /// One request handed to an engine.
 #[derive(Debug, Clone, PartialEq)]

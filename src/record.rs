@@ -21,8 +21,10 @@ use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 
-pub mod server_clock;
+mod server_clock;
 pub mod synthetic;
+
+pub use server_clock::{unix_s, ServerClock};
 
 /// Token usage as reported by the server (the `usage` object of the last SSE event).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]

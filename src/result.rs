@@ -38,8 +38,10 @@ use crate::profile::Profile;
 
 mod capacity;
 mod float;
-pub mod intervals;
+pub(crate) mod intervals;
 mod production;
+
+pub use intervals::{Interval, IntervalMethod, PercentileInterval, RunIntervals, SummaryIntervals};
 
 pub use production::{AdapterFigures, EnergyFigures, ReasoningFigures, SpecDecodeFigures};
 

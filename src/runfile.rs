@@ -57,8 +57,8 @@ use serde::{Deserialize, Serialize};
 use crate::driver::arrivals::Arrivals;
 use crate::metrics::MetricsOptions;
 use crate::profile::Profile;
-use crate::record::server_clock::ServerClock;
 use crate::record::RequestRecord;
+use crate::record::ServerClock;
 use crate::result::BenchmarkResult;
 
 /// The value of a run file's `format` field.

@@ -15,8 +15,8 @@ use servebench::driver::{run, RunOptions};
 use servebench::merge::{merge, Align, MergeError, MergeOptions};
 use servebench::metrics::{compute, MetricsOptions};
 use servebench::profile::Profile;
-use servebench::record::server_clock::ServerClock;
 use servebench::record::RequestRecord;
+use servebench::record::ServerClock;
 use servebench::runfile::{RunFile, RunStatus};
 use servebench::Convention;
 
@@ -195,7 +195,7 @@ fn date_header_bounds_measure_and_correct_a_skewed_clock() {
     // clock runs 40 ms ahead: it believes it started at .500 when the others' clocks said
     // .460. Bounds ±2 ms.
     for (k, (_, run)) in runs.iter_mut().enumerate() {
-        let wall = servebench::record::server_clock::unix_s(std::time::SystemTime::from(
+        let wall = servebench::record::unix_s(std::time::SystemTime::from(
             run.started_at.with_timezone(&chrono::Utc),
         ));
         let truth = wall - if k == 2 { 0.040 } else { 0.0 } + 1000.0;

@@ -4,14 +4,17 @@
 //! ([`estimate_of`] → [`crate::result::CapacityEstimate`]). Running the probes is the
 //! caller's: `bench` over HTTP ([`crate::app::capacity`]), a study on the simulator.
 
-pub mod search;
-pub mod slo;
+mod search;
+mod slo;
 
 pub use search::{
     search, JudgedLoad, LoadVerdict, ProbeAt, ProbeRecord, SearchOptions, SearchOptionsError,
-    SearchOutcome,
+    SearchOutcome, DEFAULT_BAND, DEFAULT_MAX_PROBES, DEFAULT_REPEATS, NOISE_BANDS,
 };
-pub use slo::{SloCheck, SloCondition, SloMetric, SloStatistic, SloTarget, SloTargetError};
+pub use slo::{
+    ConditionCheck, SloCheck, SloCondition, SloMetric, SloStatistic, SloTarget, SloTargetError,
+    MAX_RATIO,
+};
 
 use crate::result::{CapacityEstimate, CapacityProbe, SearchKind};
 

@@ -8,7 +8,7 @@
 //! shard then starts at the same instant, the latest ready time plus a lead
 //! ([`BarrierOptions::lead`]) long enough for every shard to have seen the last file. Each
 //! shard computes that instant from the same files, so they agree to within their clocks'
-//! skew (see [`crate::record::server_clock`] for measuring it). Use a fresh directory per run (in
+//! skew (see [`crate::record::ServerClock`] for measuring it). Use a fresh directory per run (in
 //! Kubernetes, one per Job: `…/$(JOB_UID)`); files of another shard count are an error.
 //!
 //! ```

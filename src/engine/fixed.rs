@@ -6,7 +6,7 @@
 //!
 //! ```
 //! use std::time::Duration;
-//! use servebench::engine::fixed::FixedEngine;
+//! use servebench::engine::FixedEngine;
 //! use servebench::engine::{Engine, EngineEvent, EngineRequest};
 //!
 //! let mut e = FixedEngine::new(100, 10, 2);

@@ -8,7 +8,7 @@
 //! * **One timeline**: each shard's record times are offsets from its own start
 //!   ([`RunFile::started_at`], its host's wall clock); they are moved onto the earliest
 //!   start. With [`Align::ServerDate`] the starts are first corrected by each shard's clock
-//!   offset against the server measured from `Date` headers ([`crate::record::server_clock`]).
+//!   offset against the server measured from `Date` headers ([`crate::record::ServerClock`]).
 //! * **Records** concatenated in id order (a sharded run keeps the single run's ids, so a
 //!   repeated id is an error), **statistics** recomputed over the union with the shards'
 //!   metric options: the duration runs from the earliest send to the last end.

@@ -17,7 +17,7 @@
 //!
 //! ```
 //! use std::time::Duration;
-//! use servebench::record::server_clock::ServerClock;
+//! use servebench::record::ServerClock;
 //! let mut c = ServerClock::default();
 //! let ms = Duration::from_millis;
 //! // A head dated 100 s, sent and received at 0.2–0.3 s of the client's engine clock, and

@@ -146,7 +146,7 @@ fn rate_search() -> crate::result::SearchKind {
 }
 
 fn capacity_repeats() -> u32 {
-    crate::capacity::search::DEFAULT_REPEATS
+    crate::capacity::DEFAULT_REPEATS
 }
 
 /// The order of a configuration's runs.

@@ -13,8 +13,8 @@ use std::time::Duration;
 use servebench::driver::arrivals::Arrivals;
 use servebench::driver::workload::WorkItem;
 use servebench::driver::RunOptions;
-pub use servebench::engine::fixed::FixedEngine as TestEngine;
 use servebench::engine::Engine;
+pub use servebench::engine::FixedEngine as TestEngine;
 
 /// `n` Random-dataset work items (no prompt text: the HTTP client synthesizes it).
 pub fn work(n: usize, input: u64, output: u64) -> Vec<WorkItem> {

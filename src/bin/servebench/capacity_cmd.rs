@@ -44,11 +44,11 @@ pub struct CapacityFlags {
     #[arg(long, requires = "search", allow_negative_numbers = true)]
     pub resolution: Option<f64>,
     /// Most probes at one load near the SLO's limit.
-    #[arg(long, requires = "search", default_value_t = servebench::capacity::search::DEFAULT_REPEATS,
+    #[arg(long, requires = "search", default_value_t = servebench::capacity::DEFAULT_REPEATS,
           value_parser = clap::value_parser!(u32).range(1..=20))]
     pub repeats: u32,
     /// Most probes in all.
-    #[arg(long, requires = "search", default_value_t = servebench::capacity::search::DEFAULT_MAX_PROBES,
+    #[arg(long, requires = "search", default_value_t = servebench::capacity::DEFAULT_MAX_PROBES,
           value_parser = clap::value_parser!(u32).range(2..=1000))]
     pub max_probes: u32,
 }

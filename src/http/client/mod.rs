@@ -42,7 +42,7 @@ use serde_json::Value;
 
 use super::{Endpoint, HttpError, Target};
 use crate::engine::{Engine, EngineError, EngineEvent, EngineRequest};
-use crate::record::server_clock::ServerClock;
+use crate::record::ServerClock;
 
 use admin::{models_response, post_empty};
 use inbox::Inbox;
