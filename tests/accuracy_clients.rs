@@ -10,7 +10,7 @@ use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use servebench::accuracy::keys::KeysError;
+use servebench::accuracy::KeysError;
 use servebench::accuracy::{
     measure_files, measure_files_with, AccuracyError, ClientAccuracy, Join, JoinOptions, PrefixFrom,
 };

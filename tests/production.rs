@@ -264,7 +264,7 @@ fn energy_from_the_example_servers_dcgm_metrics_equals_the_simulators() {
     let mut result = compute(&out.records, MetricsOptions::new(Convention::Vllm));
     servebench::observe::gpu::add_server_figures(
         &mut result,
-        servebench::metrics::production::measured_window_s(&out.records),
+        servebench::metrics::measured_window_s(&out.records),
         Some(&series),
         None,
         None,

@@ -88,7 +88,7 @@ pub enum KeysError {
 /// `started_at`; `None` for other formats, files of several runs, or a file without one.
 ///
 /// ```
-/// use servebench::accuracy::keys::client_origin_unix_s;
+/// use servebench::accuracy::client_origin_unix_s;
 /// use servebench::load::{Format, Provenance, Run};
 /// let run = Run {
 ///     name: "r".into(),
@@ -126,7 +126,7 @@ pub fn client_origin_unix_s(runs: &[Run], bytes: &[u8]) -> Option<f64> {
 /// be read, [`KeysError::Count`] when their number differs from the records'.
 ///
 /// ```
-/// use servebench::accuracy::keys::request_keys;
+/// use servebench::accuracy::request_keys;
 /// let line = br#"{"metadata": {"x_request_id": "a-1", "request_start_ns": 1000000000, "request_end_ns": 1030000000}, "metrics": {"time_to_first_token": {"value": 10.0, "unit": "ms"}, "output_sequence_length": {"value": 3, "unit": "tokens"}}}"#;
 /// let runs = servebench::load::load("profile_export.jsonl", line).unwrap();
 /// let keys = request_keys(&runs, line).unwrap();
@@ -205,7 +205,7 @@ pub fn request_keys(runs: &[Run], bytes: &[u8]) -> Result<Vec<Vec<RequestKeys>>,
 /// `x-request-id`).
 ///
 /// ```
-/// use servebench::accuracy::keys::request_order_keys;
+/// use servebench::accuracy::request_order_keys;
 /// let k = request_order_keys(3, "bench-6b8c69dc-");
 /// assert_eq!(k[2].request_id.as_deref(), Some("bench-6b8c69dc-2"));
 /// ```
@@ -222,7 +222,7 @@ pub fn request_order_keys(n: usize, prefix: &str) -> Vec<RequestKeys> {
 /// other index under `P`; indices written without leading zeros), sorted.
 ///
 /// ```
-/// use servebench::accuracy::keys::order_prefixes;
+/// use servebench::accuracy::order_prefixes;
 /// let ids = ["bench-a-0", "bench-a-1", "servebench-0", "chatcmpl-7", "bench-a-2"];
 /// assert_eq!(order_prefixes(ids.iter().copied(), 3), vec!["bench-a-".to_string()]);
 /// assert!(order_prefixes(ids.iter().copied(), 2).is_empty());

@@ -33,7 +33,7 @@
 //!
 //! ```
 //! use servebench::accuracy::{measure, Truth};
-//! use servebench::accuracy::keys::RequestKeys;
+//! use servebench::accuracy::RequestKeys;
 //! use servebench::http::timeline::TimelineEntry;
 //! use servebench::load::{Format, Provenance, Records, Run};
 //! use servebench::record::{Chunk, RequestRecord};
@@ -78,7 +78,7 @@
 //! assert!((a.ttft_after_write.unwrap().median_ms - 1.0).abs() < 1e-3);
 //! ```
 
-pub mod keys;
+pub(crate) mod keys;
 
 use std::collections::HashMap;
 use std::path::Path;
@@ -88,7 +88,9 @@ use serde::Serialize;
 use crate::http::timeline::{self, TimelineEntry, TimelineError};
 use crate::load::{self, LoadError, Run};
 use crate::stats::{median_sorted, percentile_linear};
-use keys::{KeysError, RequestKeys};
+pub use keys::{
+    client_origin_unix_s, order_prefixes, request_keys, request_order_keys, KeysError, RequestKeys,
+};
 
 /// The server's timeline, indexed for the join.
 #[derive(Debug, Clone)]

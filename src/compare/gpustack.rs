@@ -8,7 +8,7 @@
 //! - the group "Summary:" figures ([`speed_summary`]);
 //! - the "Summary of Optimization Options" ladder ([`optimization_ladder`]) with its skip
 //!   rules, and the recommended final configuration ([`Ladder::final_parameters`]);
-//! - in [`latency`], the latency document's cells and summary.
+//! - in [`latency_cell`] and [`latency_summary`], the latency document's cells and summary.
 //!
 //! Percentages are computed from the values as the results hold them (unrounded when the
 //! result came from raw data; a parsed text report holds the printed two-decimal values).
@@ -28,7 +28,12 @@
 //! assert_eq!(row.baseline.annotation, None);
 //! ```
 
-pub mod latency;
+pub(crate) mod latency;
+
+pub use latency::{
+    baseline_latency_cell, latency_cell, latency_summary, LatencyAnnotation, LatencyCell,
+    LatencySummary,
+};
 
 use serde::Serialize;
 

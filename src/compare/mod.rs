@@ -15,7 +15,9 @@
 
 pub mod gpustack;
 mod intervals;
-pub mod workload;
+pub(crate) mod workload;
+
+pub use workload::{workload_differences, WorkloadDifference};
 
 use serde::Serialize;
 

@@ -174,7 +174,7 @@ fn convention_name(c: Convention) -> &'static str {
 /// line naming every difference; `None` when there is none.
 ///
 /// ```
-/// use servebench::compare::workload::WorkloadDifference;
+/// use servebench::compare::WorkloadDifference;
 /// use servebench::format::comparison::workload_warning;
 /// let w = workload_warning(&[WorkloadDifference::RequestRate { base: 10.0, candidate: 20.0 }]);
 /// assert_eq!(

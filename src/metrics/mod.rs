@@ -89,11 +89,11 @@ use crate::result::{BenchmarkResult, Convention};
 use crate::stats::nanos_u64;
 
 mod fast;
-pub mod guidellm;
+pub(crate) mod guidellm;
 mod live;
 mod peaks;
-pub mod production;
-pub mod request;
+pub(crate) mod production;
+pub(crate) mod request;
 mod slo;
 mod vllm;
 
@@ -101,7 +101,8 @@ pub use guidellm::{guidellm_metrics, GuidellmMetrics, StatusCounts, StatusDistri
 pub use live::{from_histograms, VllmHistograms};
 pub use peaks::exact_figures;
 pub(crate) use peaks::{aligned_peak_and_candidates, cell_index, CandidateGroups};
-pub(crate) use request::vllm_success;
+pub use production::{adapter_figures, measured_window_s, reasoning_figures, tokens_per_chunk};
+pub use request::{vllm_itl_gaps, vllm_success, vllm_tpot, vllm_tpot_s};
 pub(crate) use slo::meets_slo;
 pub use slo::{Slo, SloParseError};
 use vllm::compute_vllm;

@@ -24,7 +24,7 @@ fn summary_ms(mut seconds: Vec<f64>, percentiles: &[f64]) -> Option<Summary> {
 ///
 /// ```
 /// use std::time::Duration;
-/// use servebench::metrics::production::reasoning_figures;
+/// use servebench::metrics::reasoning_figures;
 /// use servebench::record::{Chunk, RequestRecord, StreamSplit};
 /// let ms = Duration::from_millis;
 /// let mut r = RequestRecord::new(0, ms(0));
@@ -78,7 +78,7 @@ pub fn reasoning_figures(
 ///
 /// ```
 /// use std::time::Duration;
-/// use servebench::metrics::production::tokens_per_chunk;
+/// use servebench::metrics::tokens_per_chunk;
 /// use servebench::record::{Chunk, RequestRecord};
 /// let mut r = RequestRecord::new(0, Duration::ZERO);
 /// r.chunks = vec![Chunk { at: Duration::from_millis(5), tokens: 1 }, Chunk { at: Duration::from_millis(9), tokens: 3 }];

@@ -4,7 +4,7 @@
 //! plateau, and the drain after the last arrivals).
 //!
 //! Times are the records' (seconds from the run's start). TPOT is vLLM's
-//! ([`crate::metrics::request::vllm_tpot`]: (E2EL − TTFT) ÷ (output tokens − 1)), for
+//! ([`crate::metrics::vllm_tpot`]: (E2EL − TTFT) ÷ (output tokens − 1)), for
 //! requests with more than one token.
 //!
 //! ```

@@ -6,7 +6,7 @@
 //! ran different workloads or conventions.
 
 use servebench::compare::gpustack::{conclusion_row, ConclusionTable};
-use servebench::compare::workload::workload_differences;
+use servebench::compare::workload_differences;
 use servebench::compare::{compare, MEAN_TPOT, METRICS};
 use servebench::format::comparison::workload_warning;
 use servebench::format::gpustack::noise::{noisy_row_markdown, noisy_row_text};
@@ -364,7 +364,7 @@ pub fn run(args: &Args) -> Result<String, InputError> {
         for d in workload_differences(&all[0], r) {
             if !matches!(
                 d,
-                servebench::compare::workload::WorkloadDifference::Convention { .. }
+                servebench::compare::WorkloadDifference::Convention { .. }
             ) && !diffs.contains(&d)
             {
                 diffs.push(d);
@@ -375,7 +375,7 @@ pub fn run(args: &Args) -> Result<String, InputError> {
         diffs.retain(|d| {
             matches!(
                 d,
-                servebench::compare::workload::WorkloadDifference::Convention { .. }
+                servebench::compare::WorkloadDifference::Convention { .. }
             )
         });
     }

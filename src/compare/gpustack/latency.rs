@@ -6,7 +6,7 @@
 //! (or slow / fast), computed from unrounded values.
 //!
 //! ```
-//! use servebench::compare::gpustack::latency::{latency_cell, LatencyAnnotation};
+//! use servebench::compare::gpustack::latency_cell, LatencyAnnotation;
 //! use servebench::result::{BenchmarkResult, Summary};
 //! let run = |e2el_ms: f64| BenchmarkResult {
 //!     e2el: Some(Summary { mean: Some(e2el_ms), ..Default::default() }),
@@ -126,7 +126,7 @@ pub struct LatencySummary {
 /// (as the generator does); `None` with fewer than two left or a missing latency.
 ///
 /// ```
-/// use servebench::compare::gpustack::latency::latency_summary;
+/// use servebench::compare::gpustack::latency_summary;
 /// use servebench::result::{BenchmarkResult, Summary};
 /// let s = |mean: f64| Some(Summary { mean: Some(mean), ..Default::default() });
 /// let a = BenchmarkResult { e2el: s(1230.0), ttft: s(50.0), tpot: s(198.01), ..Default::default() };

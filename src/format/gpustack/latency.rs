@@ -1,10 +1,10 @@
 //! The latency document's wording (`hack/perf/generate_latency_optimization_doc.py`): the
 //! conclusion cell `Mean latency: 1.23s/req (1.50x faster)` and the group sentence
 //! `` `A` Mean Latency = 1.23s, `B` Mean Latency = 1.85s. `A` is faster by 0.62s (1.50x faster). … ``,
-//! rendering [`crate::compare::gpustack::latency`]'s figures.
+//! rendering [`crate::compare::gpustack`]'s figures.
 //!
 //! ```
-//! use servebench::compare::gpustack::latency::latency_cell;
+//! use servebench::compare::gpustack::latency_cell;
 //! use servebench::result::{BenchmarkResult, Summary};
 //! let run = |e2el_ms: f64| BenchmarkResult {
 //!     e2el: Some(Summary { mean: Some(e2el_ms), ..Default::default() }),
