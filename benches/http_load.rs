@@ -12,8 +12,8 @@
 
 use std::time::{Duration, Instant};
 
-use servebench::driver::arrivals::Arrivals;
 use servebench::driver::workload::WorkItem;
+use servebench::driver::Arrivals;
 use servebench::driver::RunOptions;
 use servebench::engine::Engine;
 use servebench::engine::FixedEngine;

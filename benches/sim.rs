@@ -8,7 +8,7 @@
 use std::time::Duration;
 
 use criterion::{black_box, criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
-use servebench::driver::arrivals::Arrivals;
+use servebench::driver::Arrivals;
 use servebench::driver::{run, workload, RunOptions};
 use servebench::sim;
 

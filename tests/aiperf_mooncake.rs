@@ -8,7 +8,7 @@
 use std::collections::{BTreeSet, HashMap};
 use std::time::Duration;
 
-use servebench::driver::datasets::DatasetSpec;
+use servebench::driver::DatasetSpec;
 
 const TRACE: &str = "tests/fixtures/mooncake_conversation_240.jsonl";
 const DIR: &str = "tests/fixtures/aiperf-mooncake";

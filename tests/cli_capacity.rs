@@ -9,7 +9,7 @@
 use std::process::Command;
 
 use servebench::capacity::SloTarget;
-use servebench::driver::arrivals::Arrivals;
+use servebench::driver::Arrivals;
 use servebench::driver::{run, workload, RunOptions};
 use servebench::http::server;
 use servebench::runfile::RunFile;

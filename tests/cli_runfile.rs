@@ -436,7 +436,7 @@ fn vllm_flag_names_formats_warmup_and_arrivals() {
     // Gamma arrivals, seeded, rescaled to n / rate.
     assert!(matches!(
         run.arrivals,
-        Some(servebench::driver::arrivals::Arrivals::Gamma { burstiness, seed: 3, .. }) if burstiness == 0.5
+        Some(servebench::driver::Arrivals::Gamma { burstiness, seed: 3, .. }) if burstiness == 0.5
     ));
     let last = run
         .records
@@ -502,10 +502,7 @@ fn vllm_flag_names_formats_warmup_and_arrivals() {
     let (_, stderr) = out_err(&o);
     assert!(o.status.success(), "{stderr}");
     let run = RunFile::read(&out).unwrap();
-    assert_eq!(
-        run.arrivals,
-        Some(servebench::driver::arrivals::Arrivals::AllAtOnce)
-    );
+    assert_eq!(run.arrivals, Some(servebench::driver::Arrivals::AllAtOnce));
     let first = run.records[0].scheduled_at;
     assert!(first.is_some() && run.records.iter().all(|r| r.scheduled_at == first));
     let peak = run.result.peak_concurrent_requests.unwrap();

@@ -5,8 +5,8 @@ use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 use std::time::Duration;
 
-use servebench::driver::arrivals::Arrivals;
 use servebench::driver::workload::{self, ShareGptFilter, WorkItem, WorkloadOptions};
+use servebench::driver::Arrivals;
 use servebench::driver::{run, run_profile, RunOptions};
 use servebench::engine::{Engine, EngineError, EngineEvent, EngineRequest, Usage};
 use servebench::record::{ErrorKind, Outcome};
@@ -440,7 +440,7 @@ fn sharegpt_file_with_vllm_filtering() {
 
 #[test]
 fn arrivals_past_the_clock_range_are_an_error_not_a_panic() {
-    use servebench::driver::arrivals::ArrivalsError;
+    use servebench::driver::ArrivalsError;
     // 1 / 1e-300 s is far past Duration::MAX.
     let err = Arrivals::Constant { rate: 1e-300 }.schedule(2).unwrap_err();
     assert!(

@@ -3,9 +3,9 @@
 
 use std::time::Duration;
 
-use servebench::driver::arrivals::Arrivals;
-use servebench::driver::stop::StopSignal;
 use servebench::driver::workload::WorkItem;
+use servebench::driver::Arrivals;
+use servebench::driver::StopSignal;
 use servebench::driver::{run, RunOptions};
 use servebench::engine::{Engine, EngineError, EngineEvent, EngineRequest, Usage};
 use servebench::record::Outcome;

@@ -13,8 +13,8 @@ use std::process::{Command, Output};
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
-use servebench::driver::arrivals::Arrivals;
 use servebench::driver::workload::random;
+use servebench::driver::Arrivals;
 use servebench::driver::{run, RunOptions};
 use servebench::format::text;
 use servebench::http::client::REQUEST_ID_PREFIX;

@@ -19,12 +19,12 @@ use std::sync::OnceLock;
 use std::time::Duration;
 
 use servebench::compare::{MEAN_TPOT, MEAN_TTFT, OUTPUT_THROUGHPUT};
-use servebench::driver::rng::Rng;
 use servebench::metrics::compute;
 use servebench::noise::verdict::{compare_runs, NoiseVerdict, VerdictOptions};
 use servebench::noise::within::{attach_intervals, IntervalOptions};
 use servebench::record::{Chunk, RequestRecord};
 use servebench::result::{BenchmarkResult, Convention};
+use servebench::rng::Rng;
 
 #[derive(Debug, Clone, Copy)]
 struct Engine {

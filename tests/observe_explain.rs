@@ -6,8 +6,8 @@
 
 use std::time::Duration;
 
-use servebench::driver::arrivals::Arrivals;
-use servebench::driver::datasets::DatasetSpec;
+use servebench::driver::Arrivals;
+use servebench::driver::DatasetSpec;
 use servebench::driver::{run, RunOptions};
 use servebench::observe::explain::{client_ttft_ms, explain, RunView};
 use servebench::observe::series::Known;

@@ -7,8 +7,8 @@
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
-use servebench::driver::arrivals::Arrivals;
 use servebench::driver::workload::random;
+use servebench::driver::Arrivals;
 use servebench::driver::{run, RunOptions};
 use servebench::http::client::REQUEST_ID_PREFIX;
 use servebench::http::server::{self, ReasoningPhase, ServeOptions, ServerHandle};
@@ -431,7 +431,7 @@ fn lora_traffic_is_split_by_seed_and_reported_per_adapter() {
             "3",
         ],
     );
-    let split = servebench::driver::lora::LoraSplit::new(
+    let split = servebench::driver::LoraSplit::new(
         adapters.iter().map(|a| a.to_string()).collect(),
         Some(vec![0.5, 0.3, 0.2]),
         3,

@@ -8,9 +8,9 @@ use std::collections::BTreeSet;
 use std::time::Duration;
 
 use common::TestEngine;
-use servebench::driver::arrivals::Arrivals;
-use servebench::driver::shard::Shard;
 use servebench::driver::workload::random;
+use servebench::driver::Arrivals;
+use servebench::driver::Shard;
 use servebench::driver::{run, RunOptions};
 use servebench::merge::{merge, Align, MergeError, MergeOptions};
 use servebench::metrics::{compute, MetricsOptions};

@@ -8,7 +8,7 @@ use std::path::Path;
 use std::sync::atomic::AtomicBool;
 
 use servebench::app::study::{Finish, Runner, PREFIX_CACHE_LABEL, SIM_RESTART};
-use servebench::driver::datasets::DatasetSpec;
+use servebench::driver::DatasetSpec;
 use servebench::profile::{Dataset, Profile};
 use servebench::runfile::RunFile;
 use servebench::study::file::StudyFile;

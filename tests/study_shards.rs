@@ -13,7 +13,7 @@ use std::process::{Child, Command, Output, Stdio};
 use std::sync::OnceLock;
 use std::time::{Duration, Instant};
 
-use servebench::driver::shard::Shard;
+use servebench::driver::Shard;
 use servebench::runfile::RunFile;
 use servebench::study::journal::Journal;
 

@@ -9,8 +9,8 @@ use std::collections::HashMap;
 use std::sync::Mutex;
 use std::time::Duration;
 
-use servebench::driver::arrivals::Arrivals;
-use servebench::driver::datasets::{mooncake_block_text, DatasetSpec, MOONCAKE_BLOCK_TOKENS};
+use servebench::driver::Arrivals;
+use servebench::driver::{mooncake_block_text, DatasetSpec, MOONCAKE_BLOCK_TOKENS};
 use servebench::driver::{run, RunOptions, RunOutput};
 use servebench::engine::Engine;
 use servebench::http::server::{self, ServeOptions};

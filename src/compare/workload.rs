@@ -7,7 +7,7 @@
 //! [`crate::format::comparison`] writes the differences as text.
 //!
 //! ```
-//! use servebench::compare::workload_differences, WorkloadDifference;
+//! use servebench::compare::{workload_differences, WorkloadDifference};
 //! use servebench::profile::Profile;
 //! use servebench::BenchmarkResult;
 //! let with = |rate: f64| {

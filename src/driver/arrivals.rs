@@ -80,7 +80,7 @@ impl Arrivals {
     ///
     /// ```
     /// use std::time::Duration;
-    /// use servebench::driver::arrivals::Arrivals;
+    /// use servebench::driver::Arrivals;
     /// let t = Arrivals::Constant { rate: 4.0 }.schedule(3).unwrap();
     /// assert_eq!(t, vec![Duration::ZERO, Duration::from_millis(250), Duration::from_millis(500)]);
     /// let g = Arrivals::Gamma { rate: 10.0, burstiness: 0.5, seed: 1, rescale: true }.schedule(100).unwrap();

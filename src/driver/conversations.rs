@@ -11,7 +11,7 @@
 //!
 //! ```
 //! use std::time::Duration;
-//! use servebench::driver::conversations::multi_turn;
+//! use servebench::driver::multi_turn;
 //! let plan = multi_turn(2, 3, 10, 5, Duration::ZERO, 7).unwrap();
 //! assert_eq!(plan.items.len(), 6);
 //! let t = plan.turns.as_ref().unwrap();

@@ -13,7 +13,7 @@
 //! the dataset describes.
 //!
 //! ```
-//! use servebench::driver::datasets::DatasetSpec;
+//! use servebench::driver::DatasetSpec;
 //! let spec = DatasetSpec::SharedPrefix {
 //!     groups: 2, prompts_per_group: 3, prefix_tokens: 100, input_tokens: 20, output_tokens: 8, seed: 1,
 //! };
@@ -105,7 +105,7 @@ impl DatasetSpec {
     /// checks the parameters and reads the file, if any.
     ///
     /// ```
-    /// use servebench::driver::datasets::DatasetSpec;
+    /// use servebench::driver::DatasetSpec;
     /// let spec = DatasetSpec::MultiTurn {
     ///     conversations: 8, turns: 4, input_tokens: 256, output_tokens: 64,
     ///     think_time_s: 1.0, seed: 42, path: None,
@@ -205,7 +205,7 @@ impl DatasetSpec {
 /// the same id, different for different ids.
 ///
 /// ```
-/// use servebench::driver::datasets::mooncake_block_text;
+/// use servebench::driver::mooncake_block_text;
 /// assert_eq!(mooncake_block_text(7, 512), mooncake_block_text(7, 512));
 /// assert_ne!(mooncake_block_text(7, 512), mooncake_block_text(8, 512));
 /// assert!(mooncake_block_text(7, 512).starts_with(&mooncake_block_text(7, 100)));

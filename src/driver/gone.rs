@@ -52,7 +52,7 @@ impl GoneWatch {
     ///
     /// ```
     /// use std::time::Duration;
-    /// use servebench::driver::gone::GoneWatch;
+    /// use servebench::driver::GoneWatch;
     /// let s = Duration::from_secs;
     /// let mut w = GoneWatch::new(s(2));
     /// for t in [4, 5, 6] {

@@ -26,7 +26,7 @@ impl LoraSplit {
     /// `adapters` with `weights` (default: equal shares), normalized to sum to 1.
     ///
     /// ```
-    /// use servebench::driver::lora::LoraSplit;
+    /// use servebench::driver::LoraSplit;
     /// let s = LoraSplit::new(vec!["a".into(), "b".into()], Some(vec![3.0, 1.0]), 7).unwrap();
     /// assert_eq!(s.shares, [0.75, 0.25]);
     /// assert!(LoraSplit::new(vec!["a".into()], Some(vec![0.5, 0.5]), 7).unwrap_err()
@@ -78,7 +78,7 @@ impl LoraSplit {
     /// The adapter request `id` goes to.
     ///
     /// ```
-    /// use servebench::driver::lora::LoraSplit;
+    /// use servebench::driver::LoraSplit;
     /// let s = LoraSplit::new(vec!["a".into(), "b".into(), "c".into()], Some(vec![0.5, 0.3, 0.2]), 1).unwrap();
     /// let n = 100_000;
     /// let a = (0..n).filter(|&id| s.pick(id) == "a").count() as f64 / n as f64;

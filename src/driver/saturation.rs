@@ -11,7 +11,7 @@
 //!
 //! ```
 //! use std::time::Duration;
-//! use servebench::driver::saturation::{OverSaturation, SaturationWatch};
+//! use servebench::driver::{OverSaturation, SaturationWatch};
 //! let mut w = SaturationWatch::new(OverSaturation::default(), Duration::ZERO);
 //! let mut fired = None;
 //! for s in 0..60 {

@@ -12,7 +12,7 @@
 //! that binds, sharded queueing is not identical to one queue).
 //!
 //! ```
-//! use servebench::driver::shard::Shard;
+//! use servebench::driver::Shard;
 //! let s: Shard = "2/4".parse().unwrap();
 //! assert_eq!((s.index, s.count), (2, 4));
 //! assert_eq!(s.indices(10).collect::<Vec<_>>(), [1, 5, 9]);

@@ -12,7 +12,7 @@
 //! Kubernetes, one per Job: `…/$(JOB_UID)`); files of another shard count are an error.
 //!
 //! ```
-//! use servebench::driver::start::StartAt;
+//! use servebench::driver::StartAt;
 //! let t: StartAt = "2026-12-03T19:00:00Z".parse().unwrap();
 //! assert!(matches!(t, StartAt::Time(_)));
 //! let b: StartAt = "barrier:/runs/job-1".parse().unwrap();

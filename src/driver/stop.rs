@@ -9,7 +9,7 @@
 //! [`RunOutput::stopped`](super::RunOutput::stopped) carries the reason.
 //!
 //! ```
-//! use servebench::driver::stop::StopSignal;
+//! use servebench::driver::StopSignal;
 //! let stop = StopSignal::new();
 //! let for_handler = stop.clone();
 //! assert_eq!(stop.reason(), None);

@@ -11,7 +11,7 @@
 //! HTTP, …) and computes its figures, so the same code sweeps every engine.
 //!
 //! ```
-//! use servebench::driver::sweep::{sweep, SweepOptions};
+//! use servebench::driver::{sweep, SweepOptions};
 //! use servebench::driver::{run, workload, RunOptions};
 //! use servebench::metrics::{summarize, MetricsOptions};
 //! use servebench::sim::{Config, H200Sim};

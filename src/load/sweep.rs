@@ -88,7 +88,7 @@ pub(super) fn runs(
 /// records, which the table does not need): feed it to [`Sweep::write_table`].
 ///
 /// ```
-/// use servebench::driver::sweep::{sweep, SweepOptions};
+/// use servebench::driver::{sweep, SweepOptions};
 /// use servebench::driver::{run, workload, RunOptions};
 /// use servebench::sim::{Config, H200Sim};
 /// let work = workload::random(60, 256, 16, 0.0, 1, false).unwrap();
@@ -103,7 +103,7 @@ pub(super) fn runs(
 ///     &RunOptions::default(),
 ///     &SweepOptions { rates: 2, ..SweepOptions::default() },
 /// ).unwrap();
-/// let bytes = servebench::driver::sweep::to_file_bytes(&s).unwrap();
+/// let bytes = servebench::driver::sweep_to_file_bytes(&s).unwrap();
 /// let runs = servebench::load::load("sweep.json", &bytes).unwrap();
 /// assert_eq!(runs.len(), 4);
 /// assert_eq!(runs[1].name, "throughput");

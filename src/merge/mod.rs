@@ -18,7 +18,7 @@
 //!
 //! ```
 //! use std::time::Duration;
-//! use servebench::driver::shard::Shard;
+//! use servebench::driver::Shard;
 //! use servebench::merge::{merge, MergeOptions};
 //! use servebench::metrics::{compute, MetricsOptions};
 //! use servebench::profile::Profile;

@@ -8,7 +8,7 @@
 //!
 //! ```
 //! use std::time::Duration;
-//! use servebench::metrics::vllm_itl_gaps, vllm_success, vllm_tpot, vllm_tpot_s;
+//! use servebench::metrics::{vllm_itl_gaps, vllm_success, vllm_tpot, vllm_tpot_s};
 //! use servebench::record::{Chunk, RequestRecord};
 //!
 //! let ms = Duration::from_millis;

@@ -10,8 +10,8 @@ pub mod request_keys;
 
 use std::time::Duration;
 
-use servebench::driver::arrivals::Arrivals;
 use servebench::driver::workload::WorkItem;
+use servebench::driver::Arrivals;
 use servebench::driver::RunOptions;
 use servebench::engine::Engine;
 pub use servebench::engine::FixedEngine as TestEngine;

@@ -14,9 +14,9 @@ use std::process::ExitCode;
 use std::time::Duration;
 
 use servebench::app::bench::{self, BenchArgs, Progress};
-use servebench::driver::arrivals::Arrivals;
-use servebench::driver::stop::StopSignal;
 use servebench::driver::workload::WorkloadOptions;
+use servebench::driver::Arrivals;
+use servebench::driver::StopSignal;
 use servebench::http::{Endpoint, HttpConfig};
 use servebench::metrics::{MetricsOptions, Slo};
 use servebench::profile::{Dataset, Profile, PRESET_NAMES};
@@ -249,11 +249,11 @@ pub struct Args {
     /// this process sends requests K-1, K-1+N, … at their original times; `servebench merge`
     /// joins the N run files.
     #[arg(long, value_name = "K/N")]
-    shard: Option<servebench::driver::shard::Shard>,
+    shard: Option<servebench::driver::Shard>,
     /// Common start for the shards: an RFC 3339 time (2026-12-03T19:00:00Z), or
     /// barrier:DIR (each shard waits there for the others, then all start together).
     #[arg(long, value_name = "TIME|barrier:DIR")]
-    start_at: Option<servebench::driver::start::StartAt>,
+    start_at: Option<servebench::driver::StartAt>,
 }
 
 /// A share in [0, 1].
@@ -356,9 +356,7 @@ fn profile(args: &Args) -> Result<Profile, clap::Error> {
         && matches!(
             p.dataset,
             Dataset::Random { .. }
-                | Dataset::Structured(
-                    servebench::driver::datasets::DatasetSpec::SharedPrefix { .. }
-                )
+                | Dataset::Structured(servebench::driver::DatasetSpec::SharedPrefix { .. })
         )
     {
         return Err(usage(
@@ -555,7 +553,7 @@ fn run(args: &Args) -> Result<(String, u8), Failure> {
     http.continuous_usage = !args.no_continuous_usage;
     http.preconnect = !args.no_preconnect;
     if !args.lora_modules.is_empty() {
-        let split = servebench::driver::lora::LoraSplit::new(
+        let split = servebench::driver::LoraSplit::new(
             args.lora_modules.clone(),
             args.lora_split.clone(),
             args.seed.unwrap_or(42),

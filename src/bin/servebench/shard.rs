@@ -3,8 +3,8 @@
 
 use std::time::{Duration, SystemTime};
 
-use servebench::driver::shard::Shard;
-use servebench::driver::start::{rfc3339, BarrierOptions, StartAt};
+use servebench::driver::Shard;
+use servebench::driver::{rfc3339, BarrierOptions, StartAt};
 
 use crate::input::InputError;
 

@@ -2,7 +2,7 @@
 //! flight finish within the drain time; a second one cuts them off at once. Either way the
 //! run returns normally and its file is saved, marked interrupted.
 
-use servebench::driver::stop::StopSignal;
+use servebench::driver::StopSignal;
 
 /// Watches SIGINT and SIGTERM until dropped; the signals raise `stop`.
 pub struct Watch {

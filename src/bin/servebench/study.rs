@@ -11,8 +11,8 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use servebench::app::study::{Finish, Runner};
-use servebench::driver::shard::Shard;
-use servebench::driver::start::StartAt;
+use servebench::driver::Shard;
+use servebench::driver::StartAt;
 use servebench::study::shards::{refuse_simulators, ShardedError};
 use servebench::study::{self, file::EXPLAIN, StudyFile};
 

@@ -5,7 +5,7 @@ use std::path::Path;
 
 use servebench::app::bench::BenchArgs;
 use servebench::app::sweep::{run_sweep, save_sweep};
-use servebench::driver::sweep::SweepOptions;
+use servebench::driver::SweepOptions;
 
 use crate::input::InputError;
 

@@ -4,7 +4,7 @@
 
 use std::path::PathBuf;
 
-use servebench::driver::datasets::DatasetSpec;
+use servebench::driver::DatasetSpec;
 
 /// Flags of the structured datasets, `--reset-prefix-cache` and `--sweep`.
 #[derive(Debug, Clone, clap::Args)]

@@ -6,7 +6,7 @@
 //! (or slow / fast), computed from unrounded values.
 //!
 //! ```
-//! use servebench::compare::gpustack::latency_cell, LatencyAnnotation;
+//! use servebench::compare::gpustack::{latency_cell, LatencyAnnotation};
 //! use servebench::result::{BenchmarkResult, Summary};
 //! let run = |e2el_ms: f64| BenchmarkResult {
 //!     e2el: Some(Summary { mean: Some(e2el_ms), ..Default::default() }),
