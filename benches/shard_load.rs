@@ -20,8 +20,8 @@ use std::time::{Duration, Instant, SystemTime};
 use servebench::http::client::REQUEST_ID_PREFIX;
 use servebench::http::server::{self, ServeOptions};
 use servebench::runfile::RunFile;
-use servebench::sim::engine::{Config, H200Sim};
 use servebench::sim::serve::{options, ServeArgs};
+use servebench::sim::{Config, H200Sim};
 
 const BIN: &str = env!("CARGO_BIN_EXE_servebench");
 

@@ -7,9 +7,9 @@ use std::process::{Command, Output};
 
 use servebench::profile::Profile;
 use servebench::runfile::RunFile;
-use servebench::sim::noise::{simulate_repetition, NoiseModel};
-use servebench::sim::run::Simulated;
 use servebench::sim::Config;
+use servebench::sim::Simulated;
+use servebench::sim::{simulate_repetition, NoiseModel};
 
 const BIN: &str = env!("CARGO_BIN_EXE_servebench");
 

@@ -9,10 +9,10 @@ use servebench::noise::verdict::{compare_repetitions, NoiseVerdict, VerdictOptio
 use servebench::noise::within::{run_intervals, IntervalError, IntervalOptions};
 use servebench::profile::Profile;
 use servebench::result::BenchmarkResult;
-use servebench::sim::noise::{simulate_repetition, NoiseModel};
 use servebench::sim::Config;
+use servebench::sim::{simulate_repetition, NoiseModel};
 
-fn run(config: &str, seed: u64) -> servebench::sim::run::Simulated {
+fn run(config: &str, seed: u64) -> servebench::sim::Simulated {
     let profile = Profile::preset("throughput").unwrap();
     let config = Config::named(config).unwrap();
     simulate_repetition(&profile, &config, true, &NoiseModel::typical(seed)).unwrap()

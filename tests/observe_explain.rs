@@ -12,7 +12,7 @@ use servebench::driver::{run, RunOptions};
 use servebench::observe::explain::{client_ttft_ms, explain, RunView};
 use servebench::observe::series::Known;
 use servebench::profile::Profile;
-use servebench::sim::{run::simulate_observed, Config, H200Sim};
+use servebench::sim::{simulate_observed, Config, H200Sim};
 
 #[test]
 fn baseline_vs_fp8_parts_add_up_to_the_measured_change() {

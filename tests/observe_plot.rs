@@ -16,11 +16,11 @@ use servebench::observe::plot::{
 };
 use servebench::observe::ServerSeries;
 use servebench::profile::Profile;
-use servebench::sim::{run::simulate_observed, Config};
+use servebench::sim::{simulate_observed, Config};
 
 struct Sim {
     label: &'static str,
-    out: servebench::sim::run::Simulated,
+    out: servebench::sim::Simulated,
     series: ServerSeries,
 }
 

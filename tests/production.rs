@@ -331,8 +331,7 @@ fn speculative_decoding_acceptance_from_the_servers_counters() {
     .iter()
     .map(|s| s.to_string())
     .collect();
-    let config =
-        servebench::sim::engine_args::from_engine_args("qwen3.5-35b-a3b", "h200", &flags).unwrap();
+    let config = servebench::sim::from_engine_args("qwen3.5-35b-a3b", "h200", &flags).unwrap();
     let server = serve_config(config, 20.0, |_| {});
     let target = format!("http://{}", server.local_addr());
     let dir = temp_dir("spec");

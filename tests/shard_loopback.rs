@@ -13,8 +13,8 @@ use std::time::{Duration, Instant};
 use servebench::merge::shift_record;
 use servebench::metrics::compute;
 use servebench::runfile::{RunFile, RunStatus};
-use servebench::sim::engine::Config;
 use servebench::sim::serve::{spawn, ServeArgs};
+use servebench::sim::Config;
 
 const BIN: &str = env!("CARGO_BIN_EXE_servebench");
 

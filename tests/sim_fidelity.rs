@@ -6,7 +6,7 @@
 #![cfg(feature = "sim")]
 
 use servebench::profile::Profile;
-use servebench::sim::run::{guidellm_view, simulate, SEED_BASELINE_S, SEED_OPTIMIZED_S};
+use servebench::sim::{guidellm_view, simulate, SEED_BASELINE_S, SEED_OPTIMIZED_S};
 use servebench::sim::{Config, H200Sim, CONFIG_NAMES};
 
 fn preset(name: &str) -> Profile {

@@ -6,11 +6,11 @@
 #![cfg(feature = "sim")]
 
 use servebench::profile::{Dataset, Profile};
-use servebench::sim::fidelity::{development_points, e2e_mean_absolute_error};
-use servebench::sim::kernels::{Dtype, KernelTable, Operator};
-use servebench::sim::operators::{forward_ops, OperatorModel};
-use servebench::sim::run::simulate;
+use servebench::sim::simulate;
+use servebench::sim::{development_points, e2e_mean_absolute_error};
+use servebench::sim::{forward_ops, OperatorModel};
 use servebench::sim::{from_engine_args, GpuSpec, ModelSpec, StepLoad};
+use servebench::sim::{Dtype, KernelTable, Operator};
 
 /// Per operator: the model's time at every measured size is the measurement (within
 /// 10 %), for every operator of the 35B (BF16, FP8) and 9B forward passes that the H200

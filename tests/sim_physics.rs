@@ -5,8 +5,8 @@
 #![cfg(feature = "sim")]
 
 use servebench::profile::{Dataset, Profile};
-use servebench::sim::engine::NON_KV_RESERVE_FRACTION;
-use servebench::sim::run::simulate;
+use servebench::sim::simulate;
+use servebench::sim::NON_KV_RESERVE_FRACTION;
 use servebench::sim::{
     from_engine_args, Config, GpuSpec, ModelSpec, StepLoad, StepModel, Weights, EFFICIENCIES,
 };

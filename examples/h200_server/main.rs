@@ -285,7 +285,7 @@ mod tests {
     use servebench::format::text::{self, Style};
     use servebench::profile::Profile;
     use servebench::result::BenchmarkResult;
-    use servebench::sim::run::simulate;
+    use servebench::sim::simulate;
     use servebench::sim::Config;
 
     fn parse_args(argv: impl Iterator<Item = String>) -> Result<Args, String> {

@@ -98,7 +98,7 @@ pub fn run(
         match noise_seed {
             Some(seed) => {
                 let mut params = servebench::sim::Params::for_config(&config);
-                params.noise = Some(servebench::sim::noise::NoiseModel::typical(seed));
+                params.noise = Some(servebench::sim::NoiseModel::typical(seed));
                 H200Sim::with_params(config.clone(), params).warmed_up()
             }
             None => H200Sim::new(config.clone()).warmed_up(),

@@ -247,16 +247,6 @@ pub fn mtp_position_acceptance(first: f64, position: u64) -> f64 {
     (first * MTP_ACCEPTANCE_DECAY.powi(depth)).clamp(0.0, 1.0)
 }
 
-/// Expected accepted draft tokens per verification step with `k` drafts.
-pub fn mtp_expected_accepted(first: f64, k: u64) -> f64 {
-    let (mut all, mut sum) = (1.0, 0.0);
-    for position in 1..=k {
-        all *= mtp_position_acceptance(first, position);
-        sum += all;
-    }
-    sum
-}
-
 /// Whether a deployment of `model` runs on the operator-table step model
 /// ([`StepModel::with_operator_tables`]) rather than the calibrated roofline: where every
 /// operator that dominates its steps was measured with the kernel vLLM runs. A dense model

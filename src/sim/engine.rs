@@ -15,7 +15,7 @@ use crate::engine::{Engine, EngineError, EngineEvent, EngineRequest, Usage};
 use crate::record::ErrorKind;
 use crate::rng::{SplitMix64, GOLDEN_GAMMA};
 
-pub use super::config::{Config, Params, CONFIG_NAMES, MTP_ACCEPTANCE, NON_KV_RESERVE_FRACTION};
+pub use super::config::{Config, Params, CONFIG_NAMES};
 use super::frontend::Frontend;
 use super::metrics::{Gauges, SimMetrics};
 use super::model::StepLoad;

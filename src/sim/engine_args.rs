@@ -6,7 +6,7 @@
 //! [`SimConfig`]; the seed's named configurations are flag sets too ([`NAMED_CONFIGS`]).
 //!
 //! ```
-//! use servebench::sim::engine_args::from_engine_args;
+//! use servebench::sim::from_engine_args;
 //!
 //! let flags: Vec<String> = [
 //!     "--max-num-seqs=512",

@@ -1,14 +1,14 @@
 //! The embedded simulator: a discrete-event model of vLLM 0.17 serving a Qwen3.5-family
 //! model on one H100 or H200, in virtual time, behind the same
 //! [`Engine`](crate::engine::Engine) trait as a real server. It owns the model and GPU
-//! descriptions ([`spec`]), vLLM's flags ([`engine_args`]) and the configuration they make
-//! ([`config`]), the engine
-//! step physics incl. MTP speculative decoding ([`model`]), the API server's admission queue
-//! ([`frontend`]), the scheduler and KV pool ([`engine`]) with its prefix cache
-//! ([`prefix_cache`]), running load profiles on it
-//! ([`run`]), its seeded run-to-run variation ([`noise`]), what guidellm would have reported of a run ([`guidellm`]), Markdown rows
-//! ([`crate::format::sim`]), the shared command line ([`crate::app::simulate`], feature `cli`)
-//! and, with `http`, serving it as an OpenAI-compatible streaming server ([`serve`]).
+//! descriptions ([`ModelSpec`], [`GpuSpec`]), vLLM's flags ([`EngineArgs`]) and the
+//! configuration they make ([`Config`]), the engine step physics incl. MTP speculative
+//! decoding ([`StepModel`]), the API server's admission queue, the scheduler and KV pool
+//! ([`H200Sim`]) with its prefix cache ([`PrefixCache`]), running load profiles on it
+//! ([`simulate()`]), its seeded run-to-run variation ([`NoiseModel`]), what guidellm would
+//! have reported of a run ([`guidellm_view`]), Markdown rows ([`crate::format::sim`]), the
+//! shared command line (`app::simulate`, feature `cli`) and, with `http`, serving it as an
+//! OpenAI-compatible streaming server (`serve`).
 //!
 //! ```
 //! use servebench::profile::Profile;
@@ -16,31 +16,52 @@
 //!
 //! let mut profile = Profile::preset("latency").unwrap();
 //! profile.total_requests = 20;
-//! let out = sim::run::simulate(&profile, &Config::named("baseline").unwrap(), 0, false).unwrap();
+//! let out = sim::simulate(&profile, &Config::named("baseline").unwrap(), 0, false).unwrap();
 //! assert_eq!(out.result.successful_requests, Some(20));
 //! ```
 
-pub mod config;
-pub mod engine;
-pub mod engine_args;
-pub mod fidelity;
-pub mod frontend;
-pub mod guidellm;
-pub mod kernels;
-
-pub mod metrics;
-pub mod model;
-pub mod noise;
-pub mod operators;
-pub mod power;
-pub mod prefix_cache;
-pub mod run;
+pub(crate) mod config;
+pub(crate) mod engine;
+pub(crate) mod engine_args;
+pub(crate) mod fidelity;
+pub(crate) mod frontend;
+pub(crate) mod guidellm;
+pub(crate) mod kernels;
+pub(crate) mod metrics;
+pub(crate) mod model;
+pub(crate) mod noise;
+pub(crate) mod operators;
+pub(crate) mod power;
+pub(crate) mod prefix_cache;
+pub(crate) mod run;
 #[cfg(feature = "http")]
 pub mod serve;
-pub mod spec;
+pub(crate) mod spec;
 
+pub use config::NON_KV_RESERVE_FRACTION;
 pub use engine::{Config, H200Sim, Params, CONFIG_NAMES};
-pub use engine_args::{from_engine_args, EngineArgs, SimConfig, SimConfigError};
+pub use engine_args::{
+    from_engine_args, EngineArgs, PerformanceMode, SimConfig, SimConfigError, Speculative,
+    NAMED_CONFIGS,
+};
+pub use fidelity::{
+    development_points, e2e_mean_absolute_error, DevLoad, DevPoint, DevResult, FidelityError,
+    DEV_POINTS,
+};
+pub use guidellm::{reasoning_blind, Thinking, THINKING_RANDOM, THINKING_SHAREGPT};
+pub use kernels::{Axis, Dtype, KernelTable, Operator, TableEntry, TableError, KERNELS_FORMAT};
+pub use metrics::SimMetrics;
 pub use model::{Efficiencies, StepLoad, StepModel, Weights, EFFICIENCIES};
+pub use noise::{
+    seed_for, simulate_repetition, NoiseModel, ARRIVAL_JITTER_S, RUN_SIGMA, STEP_SIGMA,
+};
+pub use operators::{forward_ops, operator_list_json, OperatorModel, OperatorTime};
+pub use power::{EnergyMeter, PowerModel, StepWork};
 pub use prefix_cache::PrefixCacheCounts;
+pub use prefix_cache::{block_hashes, PrefixCache};
+pub use run::{
+    guidellm_view, run_as_guidellm, simulate, simulate_observed, simulate_observed_with,
+    simulate_with, starts_cold, Simulated, PROMPT_SYNTHESIS, SEED_BASELINE_S, SEED_OPTIMIZED_S,
+};
 pub use spec::{GpuSpec, ModelSpec};
+pub use spec::{HybridLayout, SpecError, SHIPPED_GPUS, SHIPPED_MODELS};

@@ -13,16 +13,10 @@ use super::kernels::{Dtype, KernelTable};
 use super::operators::OperatorModel;
 use super::spec::{GpuSpec, ModelSpec};
 
-/// Qwen3.5-35B-A3B's full-attention layers (the other 30 are Gated DeltaNet); kept for
-/// callers of the first, single-model simulator — the step model reads [`ModelSpec`].
-pub const FULL_ATTENTION_LAYERS: f64 = 10.0;
-/// Qwen3.5-35B-A3B's tokens per KV block (the hybrid allocator's unified page: 544 tokens);
-/// see [`ModelSpec::hybrid_layout`].
-pub const BLOCK_TOKENS: u64 = 544;
-/// Bytes of one Qwen3.5-35B-A3B block id (10 layer pages of 544 × 2048 B).
-pub const BLOCK_BYTES: f64 = 544.0 * 2048.0 * 10.0;
-/// Blocks of GDN state each running Qwen3.5-35B-A3B sequence holds (3 GDN layer groups).
-pub const STATE_BLOCKS_PER_SEQ: u64 = 3;
+/// Bytes of one Qwen3.5-35B-A3B block id (10 layer pages of 544 × 2048 B); the engine's
+/// tests size their KV pools in these.
+#[cfg(test)]
+pub(crate) const BLOCK_BYTES: f64 = 544.0 * 2048.0 * 10.0;
 
 /// Weight precision.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -39,7 +39,7 @@
 //!
 //! ```
 //! use servebench::profile::Profile;
-//! use servebench::sim::noise::{simulate_repetition, NoiseModel};
+//! use servebench::sim::{simulate_repetition, NoiseModel};
 //! use servebench::sim::Config;
 //!
 //! let mut profile = Profile::preset("latency").unwrap();

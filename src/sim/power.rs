@@ -113,7 +113,7 @@ impl PowerModel {
     /// Power of a step doing `work` in `seconds`, W (idle for an empty or instant step).
     ///
     /// ```
-    /// use servebench::sim::power::{PowerModel, StepWork};
+    /// use servebench::sim::{PowerModel, StepWork};
     /// let m = PowerModel::h200();
     /// // The measured streaming loop: 4.22 TB/s for one second -> 634 W.
     /// let p = m.step_power_w(&StepWork { flops: 0.0, hbm_bytes: 4.22e12 }, 1.0);
@@ -282,7 +282,7 @@ impl EnergyMeter {
     /// Energy from time 0 to `t_s`, J.
     ///
     /// ```
-    /// use servebench::sim::power::{EnergyMeter, PowerModel};
+    /// use servebench::sim::{EnergyMeter, PowerModel};
     /// let m = PowerModel::h200();
     /// let mut meter = EnergyMeter::new(m, 1000.0);
     /// meter.record(1.0, 0.5, 600.0);

@@ -19,7 +19,7 @@
 //! it off and `--enable-prefix-caching` turns it on.
 //!
 //! ```
-//! use servebench::sim::prefix_cache::{block_hashes, PrefixCache};
+//! use servebench::sim::{block_hashes, PrefixCache};
 //! let a = block_hashes(2, "a b c d e f", 4); // 2 template tokens + 6 words: 2 full blocks
 //! let b = block_hashes(2, "a b c d x y", 4);
 //! assert_eq!(a.len(), 2);

@@ -7,7 +7,7 @@
 //! state bytes, vLLM's hybrid page size) is arithmetic on those fields.
 //!
 //! ```
-//! use servebench::sim::spec::{GpuSpec, ModelSpec};
+//! use servebench::sim::{GpuSpec, ModelSpec};
 //!
 //! let m = ModelSpec::resolve("Qwen/Qwen3.5-35B-A3B-FP8").unwrap();
 //! assert!(m.fp8_checkpoint);

@@ -130,8 +130,8 @@ pub fn load_all(spec: &str) -> Result<Vec<Run>, InputError> {
 
 #[cfg(feature = "sim")]
 fn load_sim(spec: &str, rest: &str) -> Result<Run, InputError> {
-    use servebench::sim::noise::NoiseModel;
-    use servebench::sim::{run::simulate_observed_with, Config, CONFIG_NAMES};
+    use servebench::sim::NoiseModel;
+    use servebench::sim::{simulate_observed_with, Config, CONFIG_NAMES};
     let (profile, config) = rest.split_once(':').ok_or_else(|| {
         InputError(format!(
             "{spec}: expected sim:PROFILE:CONFIG[:NOISE_SEED], e.g. sim:throughput:baseline"
