@@ -13,8 +13,8 @@ use std::time::{Duration, Instant};
 
 use common::example_server::example_server;
 use common::kids::Kids;
-use servebench::study::journal::Journal;
-use servebench::study::process::group_alive;
+use servebench::study::group_alive;
+use servebench::study::Journal;
 
 const BIN: &str = env!("CARGO_BIN_EXE_servebench");
 

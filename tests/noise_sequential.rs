@@ -143,8 +143,8 @@ fn a_true_three_percent_effect_is_kept_in_at_least_eighty_percent_of_trials() {
 #[test]
 fn an_auto_study_never_keeps_the_null_step_and_always_keeps_the_real_one() {
     use servebench::app::study;
-    use servebench::study::verdict::{Call, REPETITIONS};
     use servebench::study::StudyFile;
+    use servebench::study::{Call, REPETITIONS};
     for seed in 1..=5 {
         let text = format!(
             r#"format = "servebench-study"

@@ -11,9 +11,9 @@ use std::sync::atomic::AtomicBool;
 use servebench::app::study::Runner;
 use servebench::capacity::SloTarget;
 use servebench::runfile::RunFile;
-use servebench::study::journal::Configuration;
-use servebench::study::verdict::{decide_capacity, Call};
+use servebench::study::Configuration;
 use servebench::study::StudyFile;
+use servebench::study::{decide_capacity, Call};
 
 const STUDY: &str = r#"
 format = "servebench-study"
@@ -60,7 +60,7 @@ profiles = ["prefill"]
 /// The simulator's capacity for `c` under `slo` on `profile`, by bisection to 0.01 req/s
 /// over runs made as the study makes them (a fresh simulator per run).
 fn offline_capacity(s: &StudyFile, c: &Configuration, slo: &SloTarget) -> f64 {
-    let (config, params) = servebench::study::flags::sim_config(&c.model, &c.flags).unwrap();
+    let (config, params) = servebench::study::sim_config(&c.model, &c.flags).unwrap();
     let profile = s.profile("prefill").unwrap();
     let holds = |rate: f64| {
         let mut p = profile.clone();
@@ -99,7 +99,7 @@ fn a_capacity_study_concludes_in_requests_per_second_under_the_slo() {
     let base = a.baseline.clone().unwrap();
     let rec = a.recommended.clone().unwrap();
     let capacity_of = |c: &Configuration| {
-        let key = servebench::study::journal::run_key(&c.key(), "prefill", 1);
+        let key = servebench::study::run_key(&c.key(), "prefill", 1);
         r.outcomes.results[&key].capacity.clone().unwrap()
     };
     let mut configs = vec![base.clone()];

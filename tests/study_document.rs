@@ -143,7 +143,7 @@ fn the_main_jobs_document_has_the_seeds_sections_tables_and_step_order() {
     // Every decision says what it rests on. The main job replays one run per configuration
     // with the simulator's noise off: a deterministic simulation, whose differences are
     // exact — not within-run intervals, not a point comparison of noisy runs.
-    let decisions: Vec<&servebench::study::verdict::Decision> = doc
+    let decisions: Vec<&servebench::study::Decision> = doc
         .json
         .analysis
         .steps
@@ -158,7 +158,7 @@ fn the_main_jobs_document_has_the_seeds_sections_tables_and_step_order() {
         .collect();
     assert_eq!(decisions.len(), 5 + 4, "five steps, four final profiles");
     for d in &decisions {
-        assert_eq!(d.basis, servebench::study::verdict::DETERMINISTIC, "{d:?}");
+        assert_eq!(d.basis, servebench::study::DETERMINISTIC, "{d:?}");
         assert_eq!((d.n_reference, d.n_candidate), (1, 1));
         assert!(d.rule.contains("deterministic simulation"), "{}", d.rule);
         assert!(md.contains(&d.text()), "the document shows {}", d.text());
@@ -169,14 +169,14 @@ fn the_main_jobs_document_has_the_seeds_sections_tables_and_step_order() {
         let d = s.decision.as_ref().unwrap();
         assert_eq!(
             s.accepted,
-            d.call == servebench::study::verdict::Call::Better,
+            d.call == servebench::study::Call::Better,
             "{}: {}",
             s.name,
             d.text()
         );
         if let Some(p) = d.percent.filter(|p| *p > 0.0 && *p < 1.0) {
             assert!(!s.accepted, "{} kept at {p:+.2}%", s.name);
-            assert_eq!(d.call, servebench::study::verdict::Call::BelowMinimumEffect);
+            assert_eq!(d.call, servebench::study::Call::BelowMinimumEffect);
         }
     }
     // The method sentences are generated from those decisions: they name the basis and the

@@ -14,7 +14,7 @@ use servebench::format::study as doc;
 use servebench::observe::explain::{explain, RunView};
 use servebench::observe::series::Known;
 use servebench::runfile::RunFile;
-use servebench::study::journal::Journal;
+use servebench::study::Journal;
 use servebench::study::StudyFile;
 
 const STUDY: &str = r#"format = "servebench-study"

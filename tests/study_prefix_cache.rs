@@ -11,8 +11,8 @@ use servebench::app::study::{Finish, Runner, PREFIX_CACHE_LABEL, SIM_RESTART};
 use servebench::driver::DatasetSpec;
 use servebench::profile::{Dataset, Profile};
 use servebench::runfile::RunFile;
-use servebench::study::file::StudyFile;
-use servebench::study::verdict::Call;
+use servebench::study::Call;
+use servebench::study::StudyFile;
 
 const SEED_STUDY: &str = "studies/qwen3.5-h200-throughput.toml";
 const STEP: &str = "Prefix Cache && Quantization";
@@ -48,7 +48,7 @@ fn the_seeds_prefix_caching_step_beats_the_noise_on_a_shared_prefix_profile() {
         .retain(|s| s.name == "Quantization" || s.name == STEP);
     assert_eq!(study.ladder.steps.len(), 2, "the seed study has both steps");
     study.final_.profiles = vec!["shared".into()];
-    study.repetitions = servebench::study::file::Repetitions::Fixed(2);
+    study.repetitions = servebench::study::Repetitions::Fixed(2);
     let dir = tempfile::tempdir().unwrap();
     let mut runner = Runner::create(study, &text, dir.path()).unwrap();
     let finish = runner

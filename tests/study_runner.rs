@@ -15,8 +15,8 @@ use std::time::{Duration, Instant};
 
 use servebench::format::text;
 use servebench::runfile::RunFile;
-use servebench::study::journal::Journal;
-use servebench::study::process::group_alive;
+use servebench::study::group_alive;
+use servebench::study::Journal;
 
 mod common;
 use common::example_server::example_server;

@@ -15,7 +15,7 @@ use std::time::{Duration, Instant};
 
 use servebench::driver::Shard;
 use servebench::runfile::RunFile;
-use servebench::study::journal::Journal;
+use servebench::study::Journal;
 
 mod common;
 use common::example_server::example_server;

@@ -43,7 +43,7 @@ pub fn split_flag(flag: &str) -> (&str, Option<&str>) {
 /// Maps `model` and `flags` onto the simulator (on [`SIM_GPU`]).
 ///
 /// ```
-/// use servebench::study::flags::sim_config;
+/// use servebench::study::sim_config;
 /// let (c, p) = sim_config("Qwen/Qwen3.5-35B-A3B-FP8", &["--enable-prefix-caching".into(),
 ///     "--max-num-batched-tokens=4096".into()]).unwrap();
 /// assert!(c.prefix_caching);

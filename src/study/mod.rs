@@ -41,20 +41,29 @@
 //! assert!(doc.markdown.contains("vllm serve Qwen/Qwen3.5-35B-A3B"));
 //! ```
 
-pub mod file;
-pub mod flags;
-pub mod journal;
-pub mod merged;
-pub mod observe;
-pub mod plan;
-pub mod process;
-pub mod repetitions;
-pub mod shards;
-pub mod verdict;
+pub(crate) mod file;
+pub(crate) mod flags;
+pub(crate) mod journal;
+pub(crate) mod merged;
+pub(crate) mod observe;
+pub(crate) mod plan;
+pub(crate) mod process;
+pub(crate) mod repetitions;
+pub(crate) mod shards;
+pub(crate) mod verdict;
 
 use std::path::PathBuf;
 
-pub use file::StudyFile;
+pub use file::{
+    CapacitySpec, EngineKind, EngineSpec, FinalSpec, Goal, LadderSpec, NoiseMode, NoiseSpec, Order,
+    Repetitions, StepSpec, StudyFile, EXPLAIN,
+};
+pub use flags::sim_config;
+pub use journal::{run_key, write_atomic, Configuration, Failure, Journal, LiveServer, RunEntry};
+pub use merged::{merge_studies, MergedStudy, StudyMergeError};
+pub use process::{check_placeholders, fill_command, group_alive, signal_number, Fill, Signal};
+pub use shards::{refuse_simulators, ShardedError};
+pub use verdict::{decide, decide_capacity, Call, Decision, DETERMINISTIC, REPETITIONS};
 
 /// A study error: names the file (and the key or line) or the bad usage.
 #[derive(Debug, thiserror::Error)]

@@ -20,7 +20,7 @@ pub const PLACEHOLDERS: [&str; 5] = ["{model}", "{port}", "{host}", "{api_key}",
 /// Checks that `arg` uses only known placeholders, and `{flags}` only as a whole argument.
 ///
 /// ```
-/// use servebench::study::process::check_placeholders;
+/// use servebench::study::check_placeholders;
 /// assert!(check_placeholders("--port={port}").is_ok());
 /// assert!(check_placeholders("{flags}").is_ok());
 /// assert!(check_placeholders("x{flags}").is_err());
@@ -71,7 +71,7 @@ pub struct Fill<'a> {
 /// unfilled (for the journal and the document).
 ///
 /// ```
-/// use servebench::study::process::{fill_command, Fill};
+/// use servebench::study::{fill_command, Fill};
 /// let t: Vec<String> = ["vllm", "serve", "{model}", "--port", "{port}", "{flags}"].map(String::from).into();
 /// let flags = vec!["--enable-prefix-caching".to_string(), "--max-model-len=32768".into()];
 /// let fill = Fill { model: "a; rm -rf /", host: "127.0.0.1", port: 8000, api_key: "", flags: &flags };
@@ -102,7 +102,7 @@ pub use nix::sys::signal::Signal;
 /// A stop signal by name (`SIGTERM`, `TERM`, …).
 ///
 /// ```
-/// use servebench::study::process::{signal_number, Signal};
+/// use servebench::study::{signal_number, Signal};
 /// assert_eq!(signal_number("SIGINT"), Some(Signal::SIGINT));
 /// assert_eq!(signal_number("term"), Some(Signal::SIGTERM));
 /// assert_eq!(signal_number("SIGUSR9"), None);

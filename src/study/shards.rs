@@ -31,7 +31,7 @@
 //! ```
 //!
 //! ```
-//! use servebench::study::shards::ShardedError;
+//! use servebench::study::ShardedError;
 //! let e = ShardedError::Simulator { engine: "vLLM".into() };
 //! assert!(e.to_string().contains("engine `vLLM` is the embedded simulator"));
 //! ```

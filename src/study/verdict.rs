@@ -201,7 +201,7 @@ fn t95(df: usize) -> f64 {
 /// values (a sign, not a verdict). `higher_is_better` gives the metric's direction.
 ///
 /// ```
-/// use servebench::study::verdict::{decide, Call};
+/// use servebench::study::{decide, Call};
 /// assert_eq!(decide(&[100.0], &[101.0], true).call, Call::Better);
 /// assert_eq!(decide(&[100.0, 104.0], &[101.0, 103.0], true).call, Call::WithinNoise);
 /// assert_eq!(decide(&[100.0, 100.5], &[110.0, 110.5], false).call, Call::Worse);
@@ -253,7 +253,7 @@ pub fn decide(reference: &[f64], candidate: &[f64], higher_is_better: bool) -> D
 ///
 /// ```
 /// use servebench::result::{CapacityEstimate, SearchKind};
-/// use servebench::study::verdict::{decide_capacity, Call};
+/// use servebench::study::{decide_capacity, Call};
 /// let e = |lo: f64, hi: f64| CapacityEstimate {
 ///     search: SearchKind::Rate, slo: "ttft:p99<=500ms".into(), estimate: Some((lo + hi) / 2.0),
 ///     lower: Some(lo), upper: Some(hi), resolution: 1.0, probes: 9, converged: true,

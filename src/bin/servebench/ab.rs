@@ -189,7 +189,7 @@ pub fn run(args: &Args) -> Result<String, InputError> {
     };
     let text = table(args, &target, &design, &look, &a, &b);
     let path = args.out.join("verdict.txt");
-    servebench::study::journal::write_atomic(&path, text.as_bytes())
+    servebench::study::write_atomic(&path, text.as_bytes())
         .map_err(|e| InputError(format!("ab: {}: {e}", path.display())))?;
     Ok(text)
 }

@@ -13,8 +13,8 @@ use std::time::Duration;
 use servebench::app::study::{Finish, Runner};
 use servebench::driver::Shard;
 use servebench::driver::StartAt;
-use servebench::study::shards::{refuse_simulators, ShardedError};
-use servebench::study::{self, file::EXPLAIN, StudyFile};
+use servebench::study::{self, StudyFile, EXPLAIN};
+use servebench::study::{refuse_simulators, ShardedError};
 
 /// Arguments of `servebench study`.
 #[derive(Debug, clap::Args)]
@@ -163,7 +163,7 @@ fn unmeasured(runner: &Runner, dir: &std::path::Path) -> ExitCode {
 /// Every command engine's `api_key_env` is set, before anything is launched.
 fn check_api_keys(s: &StudyFile) -> Result<(), study::StudyError> {
     for e in &s.engines {
-        if e.kind == study::file::EngineKind::Command {
+        if e.kind == study::EngineKind::Command {
             e.api_key()?;
         }
     }
