@@ -1,4 +1,4 @@
-//! Within-run confidence intervals (`noise::within::run_intervals`, 1000 resamples) against
+//! Within-run confidence intervals (`noise::run_intervals`, 1000 resamples) against
 //! `metrics::compute` on the same records: 10 k requests / 1 M chunk events, and with
 //! `SERVEBENCH_BENCH_LARGE=1` 1 M requests / 100 M chunk events (≈ 3.5 GB RAM). The goal:
 //! intervals at most 5× compute's own time.
@@ -8,7 +8,7 @@ use std::time::Duration;
 
 use criterion::{criterion_group, criterion_main, Criterion, Throughput};
 use servebench::metrics::compute;
-use servebench::noise::within::{run_intervals, IntervalOptions};
+use servebench::noise::{run_intervals, IntervalOptions};
 use servebench::record::synthetic as dataset;
 use servebench::result::Convention;
 

@@ -20,8 +20,8 @@ use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 
-use servebench::noise::verdict::{compare_runs, VerdictOptions};
-use servebench::noise::within::{attach_intervals, IntervalOptions};
+use servebench::noise::{attach_intervals, IntervalOptions};
+use servebench::noise::{compare_runs, VerdictOptions};
 use servebench::runfile::RunFile;
 
 const BIN: &str = env!("CARGO_BIN_EXE_servebench");

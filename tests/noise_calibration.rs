@@ -20,8 +20,8 @@ use std::time::Duration;
 
 use servebench::compare::{MEAN_TPOT, MEAN_TTFT, OUTPUT_THROUGHPUT};
 use servebench::metrics::compute;
-use servebench::noise::verdict::{compare_runs, NoiseVerdict, VerdictOptions};
-use servebench::noise::within::{attach_intervals, IntervalOptions};
+use servebench::noise::{attach_intervals, IntervalOptions};
+use servebench::noise::{compare_runs, NoiseVerdict, VerdictOptions};
 use servebench::record::{Chunk, RequestRecord};
 use servebench::result::{BenchmarkResult, Convention};
 use servebench::rng::Rng;
@@ -329,8 +329,8 @@ fn guidellm_convention_intervals_bracket_the_reported_figures() {
         let opts = IntervalOptions::default();
         let v = compute(&records, Convention::Vllm);
         let g = compute(&records, Convention::Guidellm);
-        let vi = servebench::noise::within::run_intervals(&records, &v, &opts).unwrap();
-        let gi = servebench::noise::within::run_intervals(&records, &g, &opts).unwrap();
+        let vi = servebench::noise::run_intervals(&records, &v, &opts).unwrap();
+        let gi = servebench::noise::run_intervals(&records, &g, &opts).unwrap();
         let rel = |i: servebench::noise::Interval, x: f64| i.width() / x;
         let gt = g.output_throughput_per_s.unwrap();
         let gti = gi.output_throughput_per_s.unwrap();

@@ -10,7 +10,7 @@
 
 use servebench::app::study::simulate_run;
 use servebench::compare::TOTAL_TOKEN_THROUGHPUT;
-use servebench::noise::sequential::{Design, EffectVerdict};
+use servebench::noise::{Design, EffectVerdict};
 use servebench::profile::Profile;
 use servebench::sim::NoiseModel;
 use servebench::sim::{Config, Params};

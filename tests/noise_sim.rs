@@ -5,8 +5,8 @@
 #![cfg(feature = "sim")]
 
 use servebench::compare::{OUTPUT_THROUGHPUT, TOTAL_TOKEN_THROUGHPUT};
-use servebench::noise::verdict::{compare_repetitions, NoiseVerdict, VerdictOptions};
-use servebench::noise::within::{run_intervals, IntervalError, IntervalOptions};
+use servebench::noise::{compare_repetitions, NoiseVerdict, VerdictOptions};
+use servebench::noise::{run_intervals, IntervalError, IntervalOptions};
 use servebench::profile::Profile;
 use servebench::result::BenchmarkResult;
 use servebench::sim::Config;

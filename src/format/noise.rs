@@ -4,7 +4,7 @@
 //!
 //! ```
 //! use servebench::compare::OUTPUT_THROUGHPUT;
-//! use servebench::noise::verdict::{compare_repetitions, VerdictOptions};
+//! use servebench::noise::{compare_repetitions, VerdictOptions};
 //! use servebench::BenchmarkResult;
 //! let run = |t: f64| BenchmarkResult { output_throughput_per_s: Some(t), ..Default::default() };
 //! let base = [run(1000.0), run(1010.0), run(990.0)];

@@ -12,7 +12,7 @@
 //!   evaluations; the noise statistics need a handful).
 //!
 //! ```
-//! use servebench::noise::dist::{normal_quantile, t_quantile};
+//! use servebench::noise::{normal_quantile, t_quantile};
 //! assert!((normal_quantile(0.975) - 1.959963984540054).abs() < 1e-12);
 //! assert!((t_quantile(0.975, 10.0) - 2.228138851986273).abs() < 1e-10);
 //! ```
@@ -82,7 +82,7 @@ fn gamma_q(a: f64, x: f64) -> f64 {
 /// The standard normal cumulative distribution `Φ(x)`.
 ///
 /// ```
-/// use servebench::noise::dist::normal_cdf;
+/// use servebench::noise::normal_cdf;
 /// assert!((normal_cdf(0.0) - 0.5).abs() < 1e-15);
 /// assert!((normal_cdf(1.959963984540054) - 0.975).abs() < 1e-14);
 /// ```
@@ -160,7 +160,7 @@ fn beta_inc(a: f64, b: f64, x: f64) -> f64 {
 /// Welch's approximation gives). Infinite `df` is the normal distribution.
 ///
 /// ```
-/// use servebench::noise::dist::t_cdf;
+/// use servebench::noise::t_cdf;
 /// assert!((t_cdf(0.0, 3.0) - 0.5).abs() < 1e-15);
 /// assert!((t_cdf(12.706204736174707, 1.0) - 0.975).abs() < 1e-12);
 /// ```

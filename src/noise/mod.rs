@@ -1,15 +1,15 @@
 //! Noise-aware statistics: how sure is a figure, and is B really better than A?
 //!
-//! | question | module |
+//! | question | where |
 //! |---|---|
-//! | the interval types stored in a result (schema version 2) | [`crate::result::intervals`] |
-//! | 95 % intervals of one run's figures, from its records | [`within`] |
-//! | several runs of one configuration: mean, spread, t-interval, CV | [`repeat`] |
-//! | A versus B: delta with its interval, verdict, detectable effect, runs needed | [`verdict`] |
-//! | A versus B with a minimum effect, and the sequential design of `repetitions = "auto"` | [`sequential`] |
-//! | the outcome of a decision with a minimum effect (better, below the minimum effect, within noise, …) | [`outcome`] |
+//! | the interval types stored in a result (schema version 2) | [`RunIntervals`], [`Interval`] |
+//! | 95 % intervals of one run's figures, from its records | [`run_intervals`], [`attach_intervals`] |
+//! | several runs of one configuration: mean, spread, t-interval, CV | [`summarize`], [`RepeatedMetric`] |
+//! | A versus B: delta with its interval, verdict, detectable effect, runs needed | [`compare_runs`], [`compare_repetitions`] |
+//! | A versus B with a minimum effect, and the sequential design of `repetitions = "auto"` | [`Design`], [`classify_interval`] |
+//! | the outcome of a decision with a minimum effect (better, below the minimum effect, within noise, …) | [`EffectOutcome`] |
 //! | the resampling engine (Poisson-weighted block bootstrap) | `bootstrap` |
-//! | normal and Student's t distributions | [`dist`] |
+//! | normal and Student's t distributions | [`normal_quantile`], [`t_quantile`] |
 //!
 //! The seed study's conclusions ("+3.23 %" for FP8) are single runs compared by their point
 //! values; this module says which of such deltas are real. Within one run the intervals
@@ -20,7 +20,7 @@
 //!
 //! ```
 //! use servebench::compare::OUTPUT_THROUGHPUT;
-//! use servebench::noise::verdict::{compare_runs, NoiseVerdict, VerdictOptions};
+//! use servebench::noise::{compare_runs, NoiseVerdict, VerdictOptions};
 //! use servebench::noise::{Interval, RunIntervals};
 //! use servebench::BenchmarkResult;
 //!
@@ -37,13 +37,28 @@
 //! ```
 
 mod bootstrap;
-pub mod dist;
-pub mod outcome;
-pub mod repeat;
-pub mod sequential;
-pub mod verdict;
-pub mod within;
+pub(crate) mod dist;
+pub(crate) mod outcome;
+pub(crate) mod repeat;
+pub(crate) mod sequential;
+pub(crate) mod verdict;
+pub(crate) mod within;
 
 pub use crate::result::intervals::{
     Interval, IntervalMethod, PercentileInterval, RunIntervals, SummaryIntervals,
+};
+pub use dist::{normal_cdf, normal_quantile, t_cdf, t_quantile};
+pub use outcome::EffectOutcome;
+pub use repeat::{summarize, t_interval, RepeatedMetric};
+pub use sequential::{
+    classify_exact, classify_interval, Design, DesignError, EffectVerdict, Look,
+    OperatingCharacteristics, Spending, DEFAULT_MIN_EFFECT_PERCENT,
+};
+pub use verdict::{
+    compare_repetitions, compare_runs, NoiseSource, NoiseVerdict, NoisyComparison, NoisyDelta,
+    VerdictOptions,
+};
+pub use within::{
+    attach_intervals, run_intervals, IntervalError, IntervalOptions, MIN_BLOCKS,
+    MIN_EFFECTIVE_BLOCKS, MIN_REQUESTS, MIN_RESAMPLES, MIN_TAIL_INDEX, MIN_TAIL_OBSERVATIONS,
 };

@@ -18,7 +18,7 @@
 //! With `m = 0` the two "below the minimum effect" outcomes cannot occur.
 //!
 //! ```
-//! use servebench::noise::outcome::EffectOutcome;
+//! use servebench::noise::EffectOutcome;
 //! assert_eq!(EffectOutcome::from_improvement(2.0, 4.0, 1.0), EffectOutcome::Better);
 //! assert_eq!(EffectOutcome::from_improvement(0.2, 1.8, 1.0), EffectOutcome::BetterBelowMinEffect);
 //! assert_eq!(EffectOutcome::from_improvement(-0.5, 1.8, 1.0), EffectOutcome::WithinNoise);
@@ -80,7 +80,7 @@ impl EffectOutcome {
     ///
     /// ```
     /// use servebench::compare::Direction;
-    /// use servebench::noise::outcome::EffectOutcome;
+    /// use servebench::noise::EffectOutcome;
     /// // A latency 3–5 % lower is better.
     /// assert_eq!(EffectOutcome::from_change(-5.0, -3.0, Direction::LowerIsBetter, 1.0), EffectOutcome::Better);
     /// ```

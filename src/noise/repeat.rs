@@ -7,7 +7,7 @@
 //!
 //! ```
 //! use servebench::compare::OUTPUT_THROUGHPUT;
-//! use servebench::noise::repeat::summarize;
+//! use servebench::noise::summarize;
 //! use servebench::BenchmarkResult;
 //! let runs: Vec<BenchmarkResult> = [1000.0, 1020.0, 990.0, 1010.0]
 //!     .iter()
@@ -51,7 +51,7 @@ pub struct RepeatedMetric {
 /// than two finite values.
 ///
 /// ```
-/// use servebench::noise::repeat::t_interval;
+/// use servebench::noise::t_interval;
 /// let (m, ci) = t_interval(&[1.0, 2.0, 3.0], 0.95).unwrap();
 /// assert_eq!(m, 2.0);
 /// assert!((ci.hi - 4.484137711843752).abs() < 1e-9); // 2 + t(0.975, 2) · 1/√3

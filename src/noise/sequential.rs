@@ -52,7 +52,7 @@
 //! comparison ends with what the last interval shows.
 //!
 //! ```
-//! use servebench::noise::sequential::{Design, EffectVerdict};
+//! use servebench::noise::{Design, EffectVerdict};
 //! let d = Design { max_repetitions: 8, ..Design::default() };
 //! // A clear 5 % gain with 0.5 % run-to-run noise: kept after a few pairs.
 //! let a = [1000.0, 1004.0, 996.0, 1001.0];

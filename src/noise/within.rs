@@ -71,7 +71,7 @@
 //! ```
 //! use std::time::Duration;
 //! use servebench::metrics::compute;
-//! use servebench::noise::within::{run_intervals, IntervalOptions};
+//! use servebench::noise::{run_intervals, IntervalOptions};
 //! use servebench::record::{Chunk, RequestRecord};
 //! use servebench::result::Convention;
 //!

@@ -11,8 +11,8 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
 use servebench::compare::{Direction, Metric, METRICS};
-use servebench::noise::dist::normal_quantile;
-use servebench::noise::sequential::{classify_interval, Design, EffectVerdict, Look};
+use servebench::noise::normal_quantile;
+use servebench::noise::{classify_interval, Design, EffectVerdict, Look};
 use servebench::runfile::RunFile;
 use servebench::BenchmarkResult;
 
@@ -34,7 +34,7 @@ pub struct Args {
     #[arg(long, default_value_t = 10, value_parser = clap::value_parser!(u32).range(2..))]
     max_repetitions: u32,
     /// The minimum effect on the target metric, percent of the baseline's mean.
-    #[arg(long, default_value_t = servebench::noise::sequential::DEFAULT_MIN_EFFECT_PERCENT,
+    #[arg(long, default_value_t = servebench::noise::DEFAULT_MIN_EFFECT_PERCENT,
           value_parser = min_effect)]
     min_effect: f64,
     /// The target metric (a key `servebench compare` prints).

@@ -652,10 +652,9 @@ fn run(args: &Args) -> Result<(String, u8), Failure> {
     // The command line without the key (`--api-key KEY` or `--api-key=KEY`).
     run.file.command_line = servebench::secret::redact_argv(&std::env::args().collect::<Vec<_>>());
     if args.ci {
-        let opts = servebench::noise::within::IntervalOptions::default();
+        let opts = servebench::noise::IntervalOptions::default();
         let file = &mut run.file;
-        if let Err(e) =
-            servebench::noise::within::attach_intervals(&file.records, &mut file.result, &opts)
+        if let Err(e) = servebench::noise::attach_intervals(&file.records, &mut file.result, &opts)
         {
             eprintln!("servebench: no confidence intervals: {e}");
         }

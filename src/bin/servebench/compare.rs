@@ -10,10 +10,10 @@ use servebench::compare::workload_differences;
 use servebench::compare::{compare, MEAN_TPOT, METRICS};
 use servebench::format::comparison::workload_warning;
 use servebench::format::gpustack::noise::{noisy_row_markdown, noisy_row_text};
-use servebench::noise::verdict::{
+use servebench::noise::{attach_intervals, IntervalOptions};
+use servebench::noise::{
     compare_repetitions, compare_runs, NoiseSource, NoisyComparison, VerdictOptions,
 };
-use servebench::noise::within::{attach_intervals, IntervalOptions};
 use servebench::profile::{Profile, PRESET_NAMES};
 use servebench::result::BenchmarkResult;
 
