@@ -9,8 +9,8 @@ use std::time::Duration;
 use servebench::driver::Arrivals;
 use servebench::driver::DatasetSpec;
 use servebench::driver::{run, RunOptions};
-use servebench::observe::explain::{client_ttft_ms, explain, RunView};
-use servebench::observe::series::Known;
+use servebench::observe::Known;
+use servebench::observe::{client_ttft_ms, explain, RunView};
 use servebench::profile::Profile;
 use servebench::sim::{simulate_observed, Config, H200Sim};
 

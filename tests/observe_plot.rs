@@ -11,10 +11,10 @@ use std::time::Duration;
 use quick_xml::events::Event;
 use quick_xml::Reader;
 use servebench::observe::html::write_report;
-use servebench::observe::plot::{
+use servebench::observe::ServerSeries;
+use servebench::observe::{
     cdf_points, charts, latencies_ms, total_tps, tps_label, Latency, PlotRun,
 };
-use servebench::observe::ServerSeries;
 use servebench::profile::Profile;
 use servebench::sim::{simulate_observed, Config};
 
@@ -252,7 +252,7 @@ fn svgs_are_well_formed_and_plot_the_results() {
     for (sim, (_, pts)) in s.iter().zip(lines) {
         let v = sim
             .series
-            .known(servebench::observe::series::Known::KvCacheUsage)
+            .known(servebench::observe::Known::KvCacheUsage)
             .unwrap();
         assert_eq!(pts.len(), sim.series.len());
         for ((p, t), v) in pts.iter().zip(&sim.series.times_s).zip(v) {

@@ -8,8 +8,8 @@ use std::net::TcpListener;
 use std::time::{Duration, Instant};
 
 use servebench::app::bench::{self, BenchArgs};
-use servebench::observe::scrape::{scrape_once, Scraper};
-use servebench::observe::series::Known;
+use servebench::observe::Known;
+use servebench::observe::{scrape_once, Scraper};
 use servebench::profile::{Dataset, Profile};
 use servebench::sim::serve::{self, ServeArgs};
 use servebench::sim::Config;

@@ -175,8 +175,8 @@ fn reasoning_and_answer_ttft_on_a_reasoning_stream() {
 #[test]
 fn energy_from_the_example_servers_dcgm_metrics_equals_the_simulators() {
     use servebench::engine::{Engine, EngineRequest};
-    use servebench::observe::gpu::energy_figures;
-    use servebench::observe::scrape::Scraper;
+    use servebench::observe::energy_figures;
+    use servebench::observe::Scraper;
     let _serial = serial();
     // A scrape is stamped when it is sent; the server reads its counter a little later.
     // At the span's (idle) edges that lag costs idle power x lag x speed: 2 ms of wall
@@ -262,7 +262,7 @@ fn energy_from_the_example_servers_dcgm_metrics_equals_the_simulators() {
 
     // J per output token through the result, as `bench` reports it.
     let mut result = compute(&out.records, MetricsOptions::new(Convention::Vllm));
-    servebench::observe::gpu::add_server_figures(
+    servebench::observe::add_server_figures(
         &mut result,
         servebench::metrics::measured_window_s(&out.records),
         Some(&series),

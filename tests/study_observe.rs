@@ -11,8 +11,8 @@ use std::sync::atomic::AtomicBool;
 
 use servebench::app::study::{self as runner, Runner};
 use servebench::format::study as doc;
-use servebench::observe::explain::{explain, RunView};
-use servebench::observe::series::Known;
+use servebench::observe::Known;
+use servebench::observe::{explain, RunView};
 use servebench::runfile::RunFile;
 use servebench::study::Journal;
 use servebench::study::StudyFile;

@@ -280,7 +280,7 @@ fn a_study_of_two_configurations_runs_every_run_and_its_document_matches_the_run
         );
         let records: u64 = run.records.iter().map(|r| r.output_tokens()).sum();
         assert_eq!(
-            s.increase(servebench::observe::series::Known::GenerationTokens.names()),
+            s.increase(servebench::observe::Known::GenerationTokens.names()),
             Some(records as f64),
             "{}",
             e.file

@@ -4,7 +4,7 @@
 //!
 //! ```
 //! use servebench::capacity::{search, SearchOptions};
-//! use servebench::observe::capacity_plot::capacity_chart;
+//! use servebench::observe::capacity_chart;
 //! use servebench::result::SearchKind;
 //! let s = search(&SearchOptions::new(1.0, 40.0, 0.5), &mut |p| Ok::<_, ()>(p.load / 12.5)).unwrap();
 //! let svg = capacity_chart(&s, SearchKind::Rate, "ttft:p99<=500ms").unwrap();

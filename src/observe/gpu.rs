@@ -20,7 +20,7 @@
 //! (the bonus token counted), per position = accepted at the position ÷ drafts.
 //!
 //! ```
-//! use servebench::observe::gpu::energy_figures;
+//! use servebench::observe::energy_figures;
 //! use servebench::observe::prom::Sample;
 //! use servebench::observe::ServerSeries;
 //! let mut s = ServerSeries::new("http://gpu-host:9400/metrics", 1.0);
@@ -173,7 +173,7 @@ pub fn energy_figures(
 /// server made no draft.
 ///
 /// ```
-/// use servebench::observe::gpu::spec_decode_figures;
+/// use servebench::observe::spec_decode_figures;
 /// use servebench::observe::prom::Sample;
 /// use servebench::observe::ServerSeries;
 /// let mut s = ServerSeries::new("x", 1.0);
@@ -234,7 +234,7 @@ pub const NVIDIA_SMI_QUERY: &str = "index,power.draw,utilization.gpu,memory.used
 /// a `[N/A]` field is left out.
 ///
 /// ```
-/// use servebench::observe::gpu::parse_nvidia_smi;
+/// use servebench::observe::parse_nvidia_smi;
 /// let s = parse_nvidia_smi("0, 119.30, 0, 81000, 1980\n1, [N/A], 35, 1024, 1980\n").unwrap();
 /// assert_eq!(s.len(), 7);
 /// assert_eq!((s[0].name.as_str(), s[0].value), ("DCGM_FI_DEV_POWER_USAGE", 119.3));

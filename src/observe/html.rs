@@ -6,7 +6,7 @@
 //! ```
 //! use servebench::metrics::{compute, MetricsOptions};
 //! use servebench::observe::html::{report, PageSection};
-//! use servebench::observe::plot::{charts, PlotRun};
+//! use servebench::observe::{charts, PlotRun};
 //! use servebench::Convention;
 //!
 //! let result = compute(&[], MetricsOptions::new(Convention::Vllm));

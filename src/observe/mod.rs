@@ -1,21 +1,42 @@
 //! Seeing inside a run: the server's Prometheus metrics scraped during it ([`prom`],
-//! [`series`], and with the `http` feature `scrape`), metrics per time window and the
-//! run's steady state ([`slices`]), a change of latency explained by what the server did
-//! ([`explain`]), and with the `plot` feature SVG charts and a self-contained HTML report
-//! (`plot`, `html`; a capacity search's chart: `capacity_plot`).
+//! [`ServerSeries`], and with the `http` feature `Scraper`), metrics per time window and the
+//! run's steady state ([`slices()`], [`steady_state`]), a change of latency explained by what
+//! the server did ([`explain()`]), GPU power and energy from `nvidia-smi` ([`energy_figures`]),
+//! and with the `plot` feature SVG charts (`charts`) and a self-contained HTML report
+//! (`html`; a capacity search's chart: `capacity_chart`).
 
 #[cfg(feature = "plot")]
-pub mod capacity_plot;
-pub mod explain;
-pub mod gpu;
+pub(crate) mod capacity_plot;
+pub(crate) mod explain;
+pub(crate) mod gpu;
 #[cfg(feature = "plot")]
 pub mod html;
 #[cfg(feature = "plot")]
-pub mod plot;
+pub(crate) mod plot;
 pub mod prom;
 #[cfg(feature = "http")]
-pub mod scrape;
-pub mod series;
-pub mod slices;
+pub(crate) mod scrape;
+pub(crate) mod series;
+pub(crate) mod slices;
 
-pub use series::{ServerSeries, ServerSummary};
+#[cfg(feature = "plot")]
+pub use capacity_plot::{capacity_chart, CAPACITY_SVG};
+pub use explain::{
+    client_tpot_ms, client_ttft_ms, explain, token_weighted_batch, Breakdown, Explanation, Part,
+    RunView,
+};
+pub use gpu::{
+    add_server_figures, energy_figures, nvidia_smi_samples, parse_nvidia_smi, spec_decode_figures,
+    NVIDIA_SMI, NVIDIA_SMI_QUERY,
+};
+#[cfg(feature = "plot")]
+pub use plot::{
+    cdf_points, charts, latencies_ms, total_tps, tps_label, write_charts, Chart, Latency,
+    PlotError, PlotRun, MAX_CDF_POINTS,
+};
+#[cfg(feature = "http")]
+pub use scrape::{metrics_url, scrape_once, ScrapeError, Scraper};
+pub use series::{counter_increase, Known, ServerSeries, ServerSummary, KNOWN_HISTOGRAMS};
+pub use slices::{
+    slices, steady_state, Slice, SliceError, SteadyState, MAX_SLICES, STEADY_FRACTION,
+};

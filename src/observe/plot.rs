@@ -9,7 +9,7 @@
 //! ```
 //! use std::time::Duration;
 //! use servebench::metrics::{compute, MetricsOptions};
-//! use servebench::observe::plot::{charts, PlotRun};
+//! use servebench::observe::{charts, PlotRun};
 //! use servebench::record::{Chunk, RequestRecord};
 //! use servebench::Convention;
 //!

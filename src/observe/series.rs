@@ -11,7 +11,7 @@
 //!
 //! ```
 //! use servebench::observe::prom::Sample;
-//! use servebench::observe::series::ServerSeries;
+//! use servebench::observe::ServerSeries;
 //!
 //! let mut s = ServerSeries::new("http://127.0.0.1:8000", 1.0);
 //! for (t, running, preempted, kv) in [(0.0, 0.0, 5.0, 0.0), (1.0, 8.0, 7.0, 0.5), (2.0, 4.0, 9.0, 0.25)] {

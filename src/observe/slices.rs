@@ -9,7 +9,7 @@
 //!
 //! ```
 //! use std::time::Duration;
-//! use servebench::observe::slices::{slices, steady_state};
+//! use servebench::observe::{slices, steady_state};
 //! use servebench::record::{Chunk, RequestRecord};
 //!
 //! // One request per second for 20 s, each streaming 10 tokens over 2 s.

@@ -7,9 +7,9 @@
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use servebench::observe::explain::{explain, RunView};
-use servebench::observe::slices;
+use servebench::observe::{slices, steady_state};
 use servebench::observe::ServerSeries;
+use servebench::observe::{explain, RunView};
 use servebench::record::RequestRecord;
 use servebench::result::BenchmarkResult;
 
@@ -246,9 +246,9 @@ pub struct SlicesArgs {
 pub fn run_slices(a: &SlicesArgs) -> Result<String, InputError> {
     let width = parse_duration("--slice", &a.slice)?;
     let r = load(&a.run)?;
-    let s = slices::slices(&r.records, width).map_err(|e| InputError(e.to_string()))?;
+    let s = slices(&r.records, width).map_err(|e| InputError(e.to_string()))?;
     if a.json {
-        let v = serde_json::json!({"slices": s, "steady_state": slices::steady_state(&s)});
+        let v = serde_json::json!({"slices": s, "steady_state": steady_state(&s)});
         return Ok(format!("{v}\n"));
     }
     Ok(servebench::format::observe::render_slices(&s))
@@ -274,7 +274,7 @@ pub struct PlotArgs {
 #[cfg(feature = "plot")]
 pub fn run_plot(a: &PlotArgs) -> Result<String, InputError> {
     use servebench::observe::html::{write_report, PageSection};
-    use servebench::observe::plot::PlotRun;
+    use servebench::observe::PlotRun;
     let runs = a
         .runs
         .iter()
