@@ -623,13 +623,13 @@ fn hostile_server(bodies: Vec<Vec<u8>>) -> (SocketAddr, std::thread::JoinHandle<
 #[test]
 fn a_hostile_server_gives_failed_records_not_a_panic_or_unbounded_memory() {
     let mut endless_line = b"data: ".to_vec();
-    endless_line.resize(servebench::http::sse::DEFAULT_MAX_LINE + 1024, b'a');
+    endless_line.resize(servebench::http::DEFAULT_MAX_LINE + 1024, b'a');
     // Data lines that never end their event: 1 MiB each, past the event limit.
     let mut endless_event = Vec::new();
     let mut line = b"data: ".to_vec();
     line.resize(1 << 20, b'b');
     line.push(b'\n');
-    for _ in 0..(servebench::http::sse::DEFAULT_MAX_EVENT >> 20) + 2 {
+    for _ in 0..(servebench::http::DEFAULT_MAX_EVENT >> 20) + 2 {
         endless_event.extend_from_slice(&line);
     }
     let bodies = vec![

@@ -1,6 +1,6 @@
 //! OpenAI-compatible HTTP: the streaming client engine ([`client::HttpEngine`]), a server that
 //! serves any virtual-time [`Engine`](crate::engine::Engine) in real time ([`server`]), the
-//! SSE parser both rely on ([`sse`]). The `servebench bench` verb composed from them is
+//! SSE parser both rely on ([`SseParser`]). The `servebench bench` verb composed from them is
 //! [`crate::app::bench`].
 //!
 //! Only plain `http://` targets are supported (no TLS in this build).
@@ -8,12 +8,13 @@
 pub mod client;
 mod prepare;
 pub mod server;
-pub mod sse;
+pub(crate) mod sse;
 mod stamped;
 pub mod timeline;
 
 pub use client::{HttpConfig, HttpEngine};
 pub use server::{serve, spawn, ServeOptions, ServerHandle};
+pub use sse::{SseError, SseEvent, SseParser, DEFAULT_MAX_EVENT, DEFAULT_MAX_LINE};
 
 /// Which OpenAI completion API to call.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]

@@ -5,7 +5,7 @@
 //! partial line. A line longer than the parser's limit is an error, so memory stays bounded.
 //!
 //! ```
-//! use servebench::http::sse::SseParser;
+//! use servebench::http::SseParser;
 //! let mut parser = SseParser::new();
 //! let mut events = Vec::new();
 //! parser.feed(b"data: {\"a\":1}\r\n\r\n: keep-alive\n\nda", &mut events).unwrap();

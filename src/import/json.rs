@@ -27,7 +27,7 @@ const WINDOW: usize = 64 * 1024;
 ///
 /// ```
 /// use std::io::Read;
-/// use servebench::import::json::NonFinite;
+/// use servebench::import::NonFinite;
 /// let mut out = String::new();
 /// NonFinite::new(&br#"{"a": NaN, "b": [-Infinity, 1], "s": "NaN"}"#[..])
 ///     .read_to_string(&mut out)
@@ -165,7 +165,7 @@ impl<R: Read> Read for NonFinite<R> {
 /// that value, in order. Strings are skipped, so `"NaN"` is not one.
 ///
 /// ```
-/// use servebench::import::json::bare_non_finite_keys;
+/// use servebench::import::bare_non_finite_keys;
 /// let keys = bare_non_finite_keys(br#"{"a": NaN, "b": {"c": NaN}, "d": "NaN", "e" : -Infinity}"#);
 /// assert_eq!(keys.len(), 2);
 /// assert!(keys[0].0 == "a" && keys[0].1.is_nan());

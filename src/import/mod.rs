@@ -11,7 +11,7 @@
 //!   every metric can be recomputed under another convention.
 //!
 //! Also aiperf's exports ([`aiperf`]) and guidellm's YAML and CSV reports
-//! ([`guidellm::yaml`], [`guidellm::csv`]). [`crate::load`] tells the formats apart and
+//! ([`guidellm::from_yaml_slice`], [`guidellm::from_csv_slice`]). [`crate::load`] tells the formats apart and
 //! turns any file into runs; [`crate::app::report`] prints every benchmark of a file as report blocks,
 //! from the file's own aggregates or recomputed under a convention (`servebench report`).
 //!
@@ -27,7 +27,7 @@
 //!
 //! Bad input never panics: it gives an [`ImportError`] naming the JSON path (or the line of
 //! a JSON Lines file) and what was wrong. Bare `NaN`/`Infinity` tokens, which Python's JSON
-//! writer emits, are accepted and read as absent values (see [`json`]).
+//! writer emits, are accepted and read as absent values (see [`NonFinite`]).
 //!
 //! ```
 //! use servebench::import::{self, ImportError};
@@ -40,9 +40,11 @@ use std::path::{Path, PathBuf};
 
 pub mod aiperf;
 pub mod guidellm;
-pub mod json;
+pub(crate) mod json;
 pub mod sglang;
 pub mod vllm;
+
+pub use json::{bare_non_finite_keys, NonFinite};
 
 /// What kind of JSON failure an [`ImportError::Json`] is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

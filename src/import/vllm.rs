@@ -96,7 +96,7 @@ pub(crate) struct Ctx {
 
 impl Ctx {
     /// A context for the object at `line`, knowing which top-level keys of the object's
-    /// text held a bare non-finite token (see [`json::bare_non_finite_keys`]): a latency
+    /// text held a bare non-finite token (see [`crate::import::bare_non_finite_keys`]): a latency
     /// statistic that Python wrote as `NaN` is kept as NaN (and printed `nan`, as vLLM
     /// printed it), an infinite one is an error; neither is dropped.
     pub(crate) fn with_non_finite(line: Option<usize>, text: &[u8]) -> Self {

@@ -7,9 +7,9 @@
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use servebench::observe::{slices, steady_state};
 use servebench::observe::ServerSeries;
 use servebench::observe::{explain, RunView};
+use servebench::observe::{slices, steady_state};
 use servebench::record::RequestRecord;
 use servebench::result::BenchmarkResult;
 

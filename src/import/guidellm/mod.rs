@@ -74,16 +74,18 @@ use crate::record::RequestRecord;
 use crate::result::BenchmarkResult;
 
 mod convert;
-pub mod csv;
+pub(crate) mod csv;
 mod parallel;
 mod raw;
 mod request;
 mod scan;
-pub mod yaml;
+pub(crate) mod yaml;
 
 use convert::convert;
+pub use csv::{from_slice as from_csv_slice, CsvRun};
 use raw::{Probe, RawBenchmark, RawReport, RawRequest, RawRequests};
 pub use request::MAX_ITERATIONS;
+pub use yaml::from_slice as from_yaml_slice;
 
 /// Which guidellm report layout a file uses.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -12,7 +12,7 @@ use crate::import::ImportError;
 ///
 /// ```
 /// let yaml = b"benchmarks: []\nmetadata:\n  version: 2\n";
-/// let err = servebench::import::guidellm::yaml::from_slice(yaml).unwrap_err();
+/// let err = servebench::import::guidellm::from_yaml_slice(yaml).unwrap_err();
 /// assert!(err.to_string().contains("$.benchmarks: no requests"), "{err}");
 /// ```
 ///
