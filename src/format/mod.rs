@@ -8,14 +8,18 @@ pub mod gpustack;
 pub mod intervals;
 pub mod labels;
 pub mod lint;
-pub mod noise;
-pub mod observe;
+pub(crate) mod noise;
+pub(crate) mod observe;
 pub mod production;
-pub mod profile;
-pub mod pyfmt;
+mod profile;
+pub(crate) mod pyfmt;
 pub mod shell;
 #[cfg(feature = "sim")]
-pub mod sim;
+pub(crate) mod sim;
 #[cfg(all(feature = "study", unix))]
 pub mod study;
 pub mod text;
+
+pub use observe::render_slices;
+#[cfg(feature = "sim")]
+pub use sim::markdown as sim_markdown;

@@ -1,6 +1,5 @@
 //! The noise statistics as text: the A-versus-B verdict table of a [`NoisyComparison`]
-//! (its `source_line`, `to_text`, `to_markdown` and `annotation` are defined here) and the
-//! repetition table of [`crate::noise::repeat::summarize`] ([`repetitions_text`]).
+//! (its `source_line`, `to_text`, `to_markdown` and `annotation` are defined here).
 //!
 //! ```
 //! use servebench::compare::OUTPUT_THROUGHPUT;
@@ -19,7 +18,6 @@ use std::fmt::Write as _;
 
 use crate::compare::Metric;
 use crate::format::comparison::signed_percent;
-use crate::noise::repeat::RepeatedMetric;
 use crate::noise::verdict::{NoiseSource, NoisyComparison, NoisyDelta};
 
 impl NoisyComparison {
@@ -163,39 +161,4 @@ impl NoisyComparison {
             d.outcome.as_str()
         ))
     }
-}
-
-/// A plain-text table of [`crate::noise::repeat::summarize`]'s output: metric, runs, mean, sd, CV, interval.
-pub fn repetitions_text(metrics: &[RepeatedMetric], confidence: f64) -> String {
-    let mut out = String::new();
-    let _ = writeln!(
-        out,
-        "{:<34} {:>4} {:>12} {:>10} {:>7}  {:.0}% t-interval",
-        "Metric",
-        "Runs",
-        "Mean",
-        "SD",
-        "CV",
-        confidence * 100.0
-    );
-    for m in metrics {
-        let cv = m
-            .cv_percent
-            .map_or_else(|| "N/A".to_string(), |c| format!("{c:.2}%"));
-        let ci = m.interval.map_or_else(
-            || "N/A".to_string(),
-            |i| format!("[{:.2}, {:.2}]", i.lo, i.hi),
-        );
-        let sd = if m.sd.is_finite() {
-            format!("{:.2}", m.sd)
-        } else {
-            "N/A".into()
-        };
-        let _ = writeln!(
-            out,
-            "{:<34} {:>4} {:>12.2} {:>10} {:>7}  {ci}",
-            m.metric.label, m.runs, m.mean, sd, cv
-        );
-    }
-    out
 }

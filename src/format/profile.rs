@@ -1,7 +1,7 @@
 //! The profile as text: the seed's profile listing (`Profile`'s `Display`) and the guidellm
 //! command lines that replay a profile ([`Profile::guidellm_command`],
 //! [`Profile::guidellm_run_command`]), numbers spelled as Python prints them
-//! ([`super::pyfmt`]). [`crate::profile`] holds the data only.
+//! (`pyfmt`). [`crate::profile`] holds the data only.
 
 use std::fmt;
 use std::path::PathBuf;

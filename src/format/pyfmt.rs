@@ -8,15 +8,6 @@
 //! known tie cases, with expected strings produced by CPython 3.
 
 /// `x` formatted like Python's `f"{x:.{decimals}f}"`.
-///
-/// ```
-/// use servebench::format::pyfmt::fixed;
-/// assert_eq!(fixed(0.125, 2), "0.12"); // exact tie: half to even
-/// assert_eq!(fixed(2.675, 2), "2.67"); // the binary value is below the tie
-/// assert_eq!(fixed(342058.00000000006, 0), "342058");
-/// assert_eq!(fixed(f64::NAN, 2), "nan");
-/// assert_eq!(fixed(-0.0, 2), "-0.00");
-/// ```
 pub fn fixed(x: f64, decimals: usize) -> String {
     if x.is_nan() {
         "nan".to_string()
@@ -32,13 +23,6 @@ pub fn fixed(x: f64, decimals: usize) -> String {
 ///
 /// Python's `str(float)` switches to exponent notation below `1e-4` (`1e-05`); this function
 /// writes such tiny percentiles positionally (`0.00001`). No report uses them.
-///
-/// ```
-/// use servebench::format::pyfmt::percentile_word;
-/// assert_eq!(percentile_word(99.0), "99");
-/// assert_eq!(percentile_word(99.9), "99.9");
-/// assert_eq!(percentile_word(0.1), "0.1");
-/// ```
 pub fn percentile_word(p: f64) -> String {
     int_or_repr(p)
 }
@@ -46,12 +30,6 @@ pub fn percentile_word(p: f64) -> String {
 /// Python's `str(int(x)) if int(x) == x else str(x)` for a float: integral values without
 /// decimals (`1000`), others in their shortest form (`99.9`). vLLM's percentile words and
 /// GPUStack's profile listings (`request_rate: 1000`) use it.
-///
-/// ```
-/// use servebench::format::pyfmt::int_or_repr;
-/// assert_eq!(int_or_repr(1000.0), "1000");
-/// assert_eq!(int_or_repr(2.5), "2.5");
-/// ```
 pub fn int_or_repr(x: f64) -> String {
     if x.is_finite() && x == x.trunc() && x.abs() < 1e15 {
         // `as` is exact here: an integral value below 1e15.
@@ -64,6 +42,20 @@ pub fn int_or_repr(x: f64) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn examples() {
+        assert_eq!(fixed(0.125, 2), "0.12"); // exact tie: half to even
+        assert_eq!(fixed(2.675, 2), "2.67"); // the binary value is below the tie
+        assert_eq!(fixed(342058.00000000006, 0), "342058");
+        assert_eq!(fixed(f64::NAN, 2), "nan");
+        assert_eq!(fixed(-0.0, 2), "-0.00");
+        assert_eq!(percentile_word(99.0), "99");
+        assert_eq!(percentile_word(99.9), "99.9");
+        assert_eq!(percentile_word(0.1), "0.1");
+        assert_eq!(int_or_repr(1000.0), "1000");
+        assert_eq!(int_or_repr(2.5), "2.5");
+    }
 
     /// (value, Python `'%.2f' % value`, Python `'%.0f' % value`), produced by CPython 3.
     const PYTHON: &[(f64, &str, &str)] = &[

@@ -68,7 +68,7 @@ fn rows(r: &BenchmarkResult) -> Vec<(String, String)> {
 ///
 /// ```
 /// let r = servebench::result::BenchmarkResult::default();
-/// assert!(servebench::format::sim::markdown(&r).starts_with("| Metric | Value |"));
+/// assert!(servebench::format::sim_markdown(&r).starts_with("| Metric | Value |"));
 /// ```
 pub fn markdown(r: &BenchmarkResult) -> String {
     let mut out = String::from("| Metric | Value |\n|---|---|\n");

@@ -6,7 +6,7 @@
 //! decoding ([`StepModel`]), the API server's admission queue, the scheduler and KV pool
 //! ([`H200Sim`]) with its prefix cache ([`PrefixCache`]), running load profiles on it
 //! ([`simulate()`]), its seeded run-to-run variation ([`NoiseModel`]), what guidellm would
-//! have reported of a run ([`guidellm_view`]), Markdown rows ([`crate::format::sim`]), the
+//! have reported of a run ([`guidellm_view`]), Markdown rows ([`crate::format::sim_markdown`]), the
 //! shared command line (`app::simulate`, feature `cli`) and, with `http`, serving it as an
 //! OpenAI-compatible streaming server (`serve`).
 //!

@@ -9,7 +9,7 @@ use servebench::compare::gpustack::{conclusion_row, ConclusionTable};
 use servebench::compare::workload_differences;
 use servebench::compare::{compare, MEAN_TPOT, METRICS};
 use servebench::format::comparison::workload_warning;
-use servebench::format::gpustack::noise::{noisy_row_markdown, noisy_row_text};
+use servebench::format::gpustack::{noisy_row_markdown, noisy_row_text};
 use servebench::noise::{attach_intervals, IntervalOptions};
 use servebench::noise::{
     compare_repetitions, compare_runs, NoiseSource, NoisyComparison, VerdictOptions,

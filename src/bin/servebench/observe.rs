@@ -251,7 +251,7 @@ pub fn run_slices(a: &SlicesArgs) -> Result<String, InputError> {
         let v = serde_json::json!({"slices": s, "steady_state": steady_state(&s)});
         return Ok(format!("{v}\n"));
     }
-    Ok(servebench::format::observe::render_slices(&s))
+    Ok(servebench::format::render_slices(&s))
 }
 
 /// Arguments of `servebench plot`.

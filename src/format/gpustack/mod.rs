@@ -5,7 +5,7 @@
 //! removed: table cells joined by tabs, `<br>` read as a space, spans and backticks
 //! dropped). The types' `text()` and `markdown()` methods are defined here, beside the
 //! document's other wording: the serving command ([`serving_command`]), the latency
-//! document's ([`latency`]) and the noise brackets ([`noise`]).
+//! document's ([`latency_conclusion_markdown`]) and the noise brackets ([`noisy_cell_text`]).
 //!
 //! ```
 //! use servebench::compare::gpustack::conclusion_row;
@@ -21,8 +21,11 @@
 //! assert_eq!(row.baseline.text(), "Total TPS: 9632.01 Mean TPOT(ms): 25.89");
 //! ```
 
-pub mod latency;
-pub mod noise;
+pub(crate) mod latency;
+pub(crate) mod noise;
+
+pub use latency::{latency_conclusion_markdown, LATENCY_BASELINE_HEADER};
+pub use noise::{noisy_cell_text, noisy_row_markdown, noisy_row_text, noisy_summary_text};
 
 use std::fmt::Write as _;
 

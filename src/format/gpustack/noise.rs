@@ -29,7 +29,7 @@ fn bracket(noise: &NoisyComparison, metric: &Metric, with_change: bool) -> Optio
 ///
 /// ```
 /// use servebench::compare::gpustack::conclusion_row;
-/// use servebench::format::gpustack::noise::noisy_cell_text;
+/// use servebench::format::gpustack::noisy_cell_text;
 /// use servebench::noise::{compare_repetitions, VerdictOptions};
 /// use servebench::result::{BenchmarkResult, Summary};
 /// let run = |tps: f64, tpot: f64| BenchmarkResult {
@@ -93,7 +93,7 @@ pub fn noisy_row_markdown(row: &ConclusionRow, noise: &NoisyComparison) -> Strin
 ///
 /// ```
 /// use servebench::compare::gpustack::speed_summary;
-/// use servebench::format::gpustack::noise::noisy_summary_text;
+/// use servebench::format::gpustack::noisy_summary_text;
 /// use servebench::noise::{compare_repetitions, compare_runs, VerdictOptions};
 /// use servebench::BenchmarkResult;
 /// let run = |tps: f64| BenchmarkResult { total_token_throughput_per_s: Some(tps), ..Default::default() };

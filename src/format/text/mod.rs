@@ -47,17 +47,18 @@
 //! assert_eq!(blocks[0].render(), &doc[blocks[0].span.clone()]);
 //! ```
 
-//! The module is split along the pipeline of a block: [`vocabulary`] (styles, sections,
-//! rows), [`layout`] (how a block was printed), [`values`] (rows ↔ result fields, value
-//! text), [`parse`](mod@parse) and [`render`](mod@render). The result schema
+//! The module is split along the pipeline of a block: the vocabulary ([`Style`],
+//! [`Section`], [`Row`]), the layout (how a block was printed: [`Layout`]), the values (rows
+//! ↔ result fields, value text), parsing ([`parse()`], [`parse_block`]) and rendering
+//! ([`render()`], [`render_with`]). The result schema
 //! ([`BenchmarkResult`](crate::result::BenchmarkResult)) knows nothing of this module: a
 //! block's [`Layout`] travels beside its result ([`ParsedBlock`], [`BlocksFile`]).
 
-pub mod layout;
-pub mod parse;
-pub mod render;
-pub mod values;
-pub mod vocabulary;
+pub(crate) mod layout;
+pub(crate) mod parse;
+pub(crate) mod render;
+pub(crate) mod values;
+pub(crate) mod vocabulary;
 
 pub use layout::{canonical_rows, Layout};
 pub use parse::{
