@@ -73,9 +73,8 @@ fn lint_of_counts_that_overflow_when_added_is_not_a_panic() {
         r#"{{"completed": {}, "failed": 1, "duration": 1.0}}"#,
         u64::MAX
     );
-    let runs =
-        servebench::app::lint_files::lint_bytes("big.json", json.as_bytes(), &Default::default())
-            .expect("a valid vLLM file");
+    let runs = servebench::app::lint_bytes("big.json", json.as_bytes(), &Default::default())
+        .expect("a valid vLLM file");
     assert_eq!(runs.len(), 1);
     let r = servebench::result::BenchmarkResult {
         successful_requests: Some(u64::MAX - 1),

@@ -6,7 +6,7 @@
 
 use std::path::{Path, PathBuf};
 
-use servebench::app::report::{report_run, Numbers, ReportOptions};
+use servebench::app::{report_run, Numbers, ReportOptions};
 use servebench::import::ImportError;
 use servebench::load::{load_path, Format, Run};
 use servebench::result::{BenchmarkResult, Convention, Summary};

@@ -3,7 +3,7 @@
 
 use std::path::{Path, PathBuf};
 
-use servebench::app::report::{render_report, report_bytes, report_path, Numbers, ReportOptions};
+use servebench::app::{render_report, report_bytes, report_path, Numbers, ReportOptions};
 use servebench::format::text::{render, Style};
 use servebench::import::{guidellm, ImportError};
 use servebench::result::Convention;

@@ -3,7 +3,7 @@
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 
-use servebench::app::lint_files;
+use servebench::app as lint_files;
 use servebench::format::lint::{render_json, render_text};
 use servebench::import::{guidellm, vllm};
 use servebench::lint::{self, Code, LintOptions, Severity};

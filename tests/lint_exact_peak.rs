@@ -7,8 +7,8 @@
 use std::path::Path;
 use std::time::Duration;
 
-use servebench::app::lint_files::lint_bytes;
-use servebench::app::report::{render_report, report_path, ReportOptions};
+use servebench::app::lint_bytes;
+use servebench::app::{render_report, report_path, ReportOptions};
 use servebench::lint::{lint_run, Code, Finding, LintOptions};
 use servebench::record::{Chunk, RequestRecord};
 use servebench::result::{BenchmarkResult, Convention, RunMeta};

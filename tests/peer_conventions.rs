@@ -5,7 +5,7 @@
 
 use std::path::{Path, PathBuf};
 
-use servebench::app::report::{render_report, report_path, report_run, Numbers, ReportOptions};
+use servebench::app::{render_report, report_path, report_run, Numbers, ReportOptions};
 use servebench::format::text::render_with;
 use servebench::load::{attach_aiperf_aggregates, load_path, Run};
 use servebench::result::{BenchmarkResult, Convention, Summary};

@@ -16,7 +16,7 @@ fuzz_target!(|data: &[u8]| {
     match servebench::load::load(name, bytes) {
         Ok(runs) => {
             assert!(!runs.is_empty());
-            let _ = servebench::app::lint_files::lint_runs(&runs, &Default::default());
+            let _ = servebench::app::lint_runs(&runs, &Default::default());
             for run in &runs {
                 let _ = render(&run.result, Style::Gpustack);
                 let _ = render(&run.result, Style::Vllm);

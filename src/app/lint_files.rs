@@ -23,7 +23,7 @@ pub type LintInputError = crate::load::LoadError;
 ///
 /// ```
 /// let bytes = std::fs::read("tests/fixtures/seed.txt").unwrap();
-/// let runs = servebench::app::lint_files::lint_bytes("seed.txt", &bytes, &Default::default()).unwrap();
+/// let runs = servebench::app::lint_bytes("seed.txt", &bytes, &Default::default()).unwrap();
 /// assert_eq!(runs.len(), 15);
 /// assert_eq!(runs[0].run, "line 131");
 /// assert!(runs[0].findings.iter().any(|f| f.code.as_str() == "single-iteration-streams"));

@@ -9,12 +9,27 @@
 #[cfg(feature = "http")]
 pub mod bench;
 #[cfg(feature = "http")]
-pub mod capacity;
-pub mod lint_files;
-pub mod report;
+pub(crate) mod capacity;
+pub(crate) mod lint_files;
+pub(crate) mod report;
 #[cfg(all(feature = "sim", feature = "cli"))]
 pub mod simulate;
 #[cfg(all(feature = "study", unix))]
 pub mod study;
 #[cfg(feature = "http")]
-pub mod sweep;
+pub(crate) mod sweep;
+
+#[cfg(feature = "http")]
+pub use capacity::{
+    probe_args, run_capacity, CapacityArgs, CapacityError, CapacityRun, CAPACITY_FORMAT,
+};
+pub use lint_files::{
+    exit_code, lint_bytes, lint_path, lint_run_file, lint_runs, LintInputError, EXIT_BAD_INPUT,
+    EXIT_CLEAN, EXIT_FINDINGS, EXIT_USAGE,
+};
+pub use report::{
+    render_report, report_bytes, report_path, report_run, report_runs, Numbers, ReportBlock,
+    ReportOptions,
+};
+#[cfg(feature = "http")]
+pub use sweep::{run_sweep, save_sweep};

@@ -18,7 +18,7 @@
 //!   default — the check that the recomputation is right.
 //!
 //! ```
-//! use servebench::app::report::{report_bytes, render_report, Numbers, ReportOptions};
+//! use servebench::app::{report_bytes, render_report, Numbers, ReportOptions};
 //! let bytes = std::fs::read("tests/fixtures/guidellm/constant_rate20.json").unwrap();
 //! let blocks = report_bytes(&bytes, &ReportOptions::default()).unwrap();
 //! let text = render_report(&blocks);

@@ -68,8 +68,6 @@ pub fn run_sweep(
     sweep(&mut runner, &base, opts)
 }
 
-pub use crate::driver::sweep::SWEEP_FORMAT;
-
 /// Saves a sweep atomically (a temporary file in the same folder, then a rename):
 /// `{"format": "servebench-sweep", "version": 1, "runs": [...], "saturation_rate_per_s": …}`.
 pub fn save_sweep(path: &Path, s: &Sweep) -> Result<(), BenchError> {

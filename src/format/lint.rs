@@ -5,7 +5,7 @@
 //!
 //! ```
 //! use servebench::format::lint::render_text;
-//! use servebench::app::lint_files::lint_bytes;
+//! use servebench::app::lint_bytes;
 //! use servebench::lint::LintOptions;
 //! let bytes = std::fs::read("tests/fixtures/seed.txt").unwrap();
 //! let runs = lint_bytes("seed.txt", &bytes, &LintOptions::default()).unwrap();

@@ -31,11 +31,11 @@
 //! | `peak-below-mean` | error | Peak output token throughput below the mean output throughput (beyond what a run shorter than its last whole second allows: peak ≥ mean × d / ⌈d⌉): the peak counted something else than tokens, e.g. stream events carrying several tokens each (speculative decoding). |
 //! | `impossible-timing` | error | Records whose times are out of order: a chunk before the request was sent, or an end before the send or before the last chunk. |
 //!
-//! [`lint_bytes`](crate::app::lint_files::lint_bytes) / [`lint_path`](crate::app::lint_files::lint_path) lint whole files as `servebench lint` does (text reports
+//! [`lint_bytes`](crate::app::lint_bytes) / [`lint_path`](crate::app::lint_path) lint whole files as `servebench lint` does (text reports
 //! with the metadata written around each block, servebench JSON results, guidellm, vLLM and
 //! SGLang files); [`crate::format::lint`] prints the findings (one per line, or a JSON
-//! array); [`exit_code`](crate::app::lint_files::exit_code) gives the command's status ([`EXIT_CLEAN`](crate::app::lint_files::EXIT_CLEAN) 0, [`EXIT_FINDINGS`](crate::app::lint_files::EXIT_FINDINGS) 3;
-//! [`EXIT_BAD_INPUT`](crate::app::lint_files::EXIT_BAD_INPUT) 1 and [`EXIT_USAGE`](crate::app::lint_files::EXIT_USAGE) 2 are the CLI's).
+//! array); [`exit_code`](crate::app::exit_code) gives the command's status ([`EXIT_CLEAN`](crate::app::EXIT_CLEAN) 0, [`EXIT_FINDINGS`](crate::app::EXIT_FINDINGS) 3;
+//! [`EXIT_BAD_INPUT`](crate::app::EXIT_BAD_INPUT) 1 and [`EXIT_USAGE`](crate::app::EXIT_USAGE) 2 are the CLI's).
 //!
 //! ```
 //! use servebench::lint::{lint_result, Code, LintOptions};

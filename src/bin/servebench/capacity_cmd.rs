@@ -6,7 +6,7 @@
 use std::path::{Path, PathBuf};
 
 use servebench::app::bench::BenchArgs;
-use servebench::app::capacity::{run_capacity, CapacityArgs};
+use servebench::app::{run_capacity, CapacityArgs};
 use servebench::capacity::{options_for, SloTarget};
 use servebench::result::SearchKind;
 

@@ -16,7 +16,7 @@ pub const SUCCESS: u8 = 0;
 pub const BAD_INPUT: u8 = 1;
 /// Usage errors (clap's own status for bad arguments).
 pub const USAGE: u8 = 2;
-/// `lint` found something (`servebench::app::lint_files::EXIT_FINDINGS`, which `lint` returns).
+/// `lint` found something (`servebench::app::EXIT_FINDINGS`, which `lint` returns).
 #[cfg_attr(not(test), allow(dead_code))]
 pub const FINDINGS: u8 = 3;
 /// It ran, but the measurement failed.
@@ -28,7 +28,7 @@ pub const INTERRUPTED: u8 = 130;
 mod tests {
     #[test]
     fn the_contract_agrees_with_lint() {
-        use servebench::app::lint_files as lint;
+        use servebench::app as lint;
         assert_eq!(i32::from(super::SUCCESS), lint::EXIT_CLEAN);
         assert_eq!(i32::from(super::BAD_INPUT), lint::EXIT_BAD_INPUT);
         assert_eq!(i32::from(super::USAGE), lint::EXIT_USAGE);

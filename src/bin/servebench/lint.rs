@@ -8,7 +8,7 @@
 use std::io::Write as _;
 use std::process::ExitCode;
 
-use servebench::app::lint_files;
+use servebench::app as lint_files;
 use servebench::format::lint::{render_json, render_text};
 use servebench::lint::{LintOptions, RunFindings};
 

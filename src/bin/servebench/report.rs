@@ -6,7 +6,7 @@
 //! per-request records and lists the rows it could not compute (`note: …` lines). A sweep
 //! file (`bench --sweep N --output`) adds the rate table and the saturation point.
 
-use servebench::app::report::{render_report, report_runs, Numbers, ReportOptions};
+use servebench::app::{render_report, report_runs, Numbers, ReportOptions};
 use servebench::result::Convention;
 
 use crate::input::{self, InputError};

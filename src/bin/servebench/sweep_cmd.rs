@@ -4,7 +4,7 @@
 use std::path::Path;
 
 use servebench::app::bench::BenchArgs;
-use servebench::app::sweep::{run_sweep, save_sweep};
+use servebench::app::{run_sweep, save_sweep};
 use servebench::driver::SweepOptions;
 
 use crate::input::InputError;
