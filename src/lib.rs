@@ -6,17 +6,24 @@
 //!
 //! # Where to start
 //!
+//! The names a library user reaches for first are re-exported here at the root; each lives
+//! in the module that owns it, one level down, with its neighbours.
+//!
 //! * **The guide** ([`guide`]) teaches servebench chapter by chapter: the two metric
 //!   conventions, the command line, benchmarking a real server, studies, the simulator, noise.
 //! * **Measuring in your own load generator**: a [`Collector`] hands out per-request timing
 //!   handles; [`compute`] turns the [`RequestRecord`]s into a [`BenchmarkResult`] in the
-//!   [`Convention`] you ask for (example below).
-//! * **Driving a server**: anything that implements [`Engine`] (the HTTP client, the
-//!   simulator, your own) runs a [`Profile`] through [`driver::run_profile`]; the verbs of
-//!   the `servebench` binary are composed in [`app`].
-//! * **Reading and judging files**: [`load::load_path`] reads any file servebench knows
-//!   (text reports, run files, guidellm, vLLM, SGLang, aiperf); [`compare`], [`noise`] and
-//!   [`lint`] judge the results; [`mod@format`] writes every text.
+//!   [`Convention`] you ask for (example below); [`summarize`] takes [`MetricsOptions`].
+//! * **Driving a server**: anything that implements [`Engine`] (the HTTP client
+//!   `HttpEngine`, feature `http`; the simulator `H200Sim`, feature `sim`; your own) runs a
+//!   [`Profile`] through [`run_profile`] into a [`RunOutput`]; a saved run is a [`RunFile`].
+//!   `simulate` (feature `sim`) does all of it on the embedded H200. The verbs of the
+//!   `servebench` binary are composed in [`app`].
+//! * **Reading and judging files**: [`load_path`] reads any file servebench knows (text
+//!   reports, run files, guidellm, vLLM, SGLang, aiperf) into [`Run`]s; [`compare::compare`],
+//!   [`noise`] and [`lint_result`] judge the results; [`mod@format`] writes every text.
+//! * **Errors** are typed and name the file, line, JSON path or flag: [`LoadError`],
+//!   [`ImportError`], [`DriverError`], [`EngineError`].
 //!
 //! The modules follow the pipeline:
 //!
@@ -121,14 +128,24 @@ pub mod stats;
 #[cfg(all(feature = "study", unix))]
 pub mod study;
 
+// The entry points a library user reaches for first, flat at the root. Everything else is
+// one level down, in the module that owns it.
 pub use collector::{Clock, Collector};
-pub use engine::Engine;
+pub use driver::{run_profile, DriverError, RunOptions, RunOutput};
+pub use engine::{Engine, EngineError};
 pub use format::text::Style;
+#[cfg(feature = "http")]
+pub use http::{HttpConfig, HttpEngine};
+pub use import::ImportError;
+pub use lint::{lint_result, Finding, LintOptions};
+pub use load::{load_path, LoadError, Run};
 pub use metrics::{compute, summarize, MetricsOptions};
 pub use profile::Profile;
 pub use record::{Chunk, Outcome, RequestRecord};
 pub use result::{BenchmarkResult, Convention, Summary};
 pub use runfile::RunFile;
+#[cfg(feature = "sim")]
+pub use sim::{simulate, H200Sim};
 
 /// The README's examples, compiled and run as doc-tests.
 #[cfg(doctest)]

@@ -237,7 +237,7 @@ pub struct BenchmarkResult {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub exact: Option<ExactFigures>,
     /// Confidence intervals of the figures, when computed from the records (schema
-    /// version 2; see [`crate::noise::within`]).
+    /// version 2; see [`crate::noise::run_intervals`]).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub intervals: Option<intervals::RunIntervals>,
     /// The capacity under an SLO, when this run is the representative of a capacity

@@ -164,7 +164,7 @@ pub struct RunFile {
     pub server_metrics: Option<crate::observe::ServerSeries>,
     /// GPU telemetry sampled during the run (`bench --gpu-metrics`: a DCGM exporter's
     /// `/metrics`, or `nvidia-smi` in the DCGM exporter's names; see
-    /// [`crate::observe::gpu`]), when sampled.
+    /// [`crate::observe::energy_figures`]), when sampled.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub gpu_metrics: Option<crate::observe::ServerSeries>,
     /// Warm-up requests: sent before the measured ones and excluded from `result`.

@@ -58,7 +58,7 @@ pub struct BenchArgs {
     pub drain: Duration,
     /// Empty the server's prefix cache before the run ([`HttpEngine::reset_prefix_cache`]).
     pub reset_prefix_cache: bool,
-    /// Send only this shard's part of the run ([`crate::driver::shard`]); the warm-up is
+    /// Send only this shard's part of the run ([`crate::driver::Shard`]); the warm-up is
     /// split the same way.
     pub shard: Option<Shard>,
     /// Start the measured schedule at this wall-clock instant (the shards of a run agree on
@@ -69,10 +69,10 @@ pub struct BenchArgs {
     pub scrape_interval: Option<Duration>,
     /// GPU telemetry to sample during the run (at the scrape interval, default 1 s), into
     /// [`RunFile::gpu_metrics`]: a DCGM exporter's base URL (`http://gpu-host:9400`) or
-    /// `nvidia-smi` (run locally; see [`crate::observe::gpu`]).
+    /// `nvidia-smi` (run locally; see [`crate::observe::energy_figures`]).
     pub gpu_metrics: Option<String>,
     /// Stop early once requests have failed to connect one after another for this long:
-    /// the server is gone ([`crate::driver::gone`]); what was measured is kept and
+    /// the server is gone ([`crate::driver::GoneWatch`]); what was measured is kept and
     /// [`BenchRun::aborted`] says why. `None`: keep sending.
     pub server_gone: Option<Duration>,
 }

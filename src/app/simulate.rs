@@ -122,7 +122,7 @@ pub struct SimArgs {
     /// --quantization=fp8.
     #[arg(long)]
     pub dump_operators: bool,
-    /// Turn on the run-to-run noise model ([`crate::sim::noise`], its documented defaults) with
+    /// Turn on the run-to-run noise model ([`crate::sim::NoiseModel`], its documented defaults) with
     /// this seed: each run varies as real runs of one server do (the ShareGPT sample is then
     /// drawn with seed 0). Off by default: a deterministic simulation.
     #[arg(long, value_name = "SEED")]

@@ -1,4 +1,4 @@
-//! The runner: executes the sessions [`analyse`] asks for until the study is complete —
+//! The runner: executes the sessions the study's plan asks for until the study is complete —
 //! on the embedded simulator, or by launching each configuration's server (its own process
 //! group, health and `/v1/models`, warm-up, every profile × repetition through the `bench`
 //! machinery, logs kept, the group stopped afterwards, also on error and on cancel). Every
@@ -692,7 +692,7 @@ fn bench_args(
 pub const PREFIX_CACHE_LABEL: &str = "prefix_cache_reset";
 
 /// The run-file label of simulator runs saying whether the run-to-run noise model was on
-/// ([`crate::sim::noise`]) and with which parameters, or `off (deterministic simulation)`.
+/// ([`crate::sim::NoiseModel`]) and with which parameters, or `off (deterministic simulation)`.
 pub const SIM_NOISE_LABEL: &str = "simulator_noise";
 
 /// [`PREFIX_CACHE_LABEL`] of simulator runs: each runs on a fresh simulator.
@@ -723,7 +723,7 @@ pub fn simulate_run(
 }
 
 /// [`simulate_run`] that also samples the simulator's vLLM metrics every
-/// [`crate::study::observe::SCRAPE_INTERVAL`] of virtual time, as a scraper would have seen them.
+/// `SCRAPE_INTERVAL` (1 s) of virtual time, as a scraper would have seen them.
 pub fn simulate_run_observed(
     profile: &Profile,
     config: crate::sim::Config,

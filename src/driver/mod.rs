@@ -1,5 +1,5 @@
 //! The load driver: turns a [`Profile`] into requests ([`workload`]), schedules them
-//! ([`arrivals`]), sends them to an [`Engine`] under a client-side concurrency cap, and
+//! ([`Arrivals`]), sends them to an [`Engine`] under a client-side concurrency cap, and
 //! collects one [`RequestRecord`] per request: records only (callers compute the figures
 //! once, with `servebench::metrics::summarize`).
 //!
@@ -111,7 +111,7 @@ pub struct RunOptions {
     /// Client-side work per prompt token before a request can be sent, done serially
     /// (guidellm synthesizing random prompts: about 3.4 µs per token). Zero by default.
     pub client_prep_per_prompt_token: Duration,
-    /// Send only this shard's part of the workload ([`shard`]): the whole workload and
+    /// Send only this shard's part of the workload ([`Shard`]): the whole workload and
     /// schedule are built, request `i` is sent by shard `i mod N + 1` at its original offset
     /// with its original id, and `max_concurrency` is split over the shards
     /// ([`Shard::cap_share`]). `None`: the whole run. (Multi-turn runs cannot be sharded.)
@@ -128,7 +128,7 @@ pub struct RunOptions {
     /// turn's end). First turns arrive by `arrivals`, one arrival per conversation.
     pub turns: Option<Vec<TurnPlan>>,
     /// Stop the run early when the server falls behind for good (see
-    /// [`saturation`]); requests in flight are then recorded as incomplete.
+    /// [`OverSaturation`]); requests in flight are then recorded as incomplete.
     pub over_saturation: Option<OverSaturation>,
     /// Polled while the run goes on: once raised nothing more is sent, and the requests in
     /// flight get [`drain`](Self::drain) to finish before they are cut off (at once for

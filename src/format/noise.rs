@@ -48,7 +48,7 @@ impl NoisyComparison {
     }
 
     /// The line saying how the verdicts are controlled for multiplicity and the minimum
-    /// effect (see [`crate::noise::verdict`]); `None` when no metric has an interval.
+    /// effect (see [`crate::noise::compare_runs`]); `None` when no metric has an interval.
     pub fn rule_line(&self) -> Option<String> {
         if self.source == NoiseSource::Unknown {
             return None;

@@ -12,7 +12,7 @@
 //!
 //! Also aiperf's exports ([`aiperf`]) and guidellm's YAML and CSV reports
 //! ([`guidellm::from_yaml_slice`], [`guidellm::from_csv_slice`]). [`crate::load`] tells the formats apart and
-//! turns any file into runs; [`crate::app::report`] prints every benchmark of a file as report blocks,
+//! turns any file into runs; [`crate::app::report_path`] prints every benchmark of a file as report blocks,
 //! from the file's own aggregates or recomputed under a convention (`servebench report`).
 //!
 //! Large files: the importers parse the bytes once, straight into typed structures that

@@ -11,7 +11,7 @@ use crate::record::{Accumulator, RequestRecord};
 use crate::result::{BenchmarkResult, Convention, Summary};
 use crate::stats::{StatsError, Streaming};
 
-/// Streaming latency histograms in vLLM's definitions ([`super::request`]), fed by
+/// Streaming latency histograms in vLLM's definitions ([`super::vllm_tpot`], [`super::vllm_itl_gaps`]), fed by
 /// successful requests with at least one chunk: TTFT, TPOT (for output_len > 1), every
 /// chunk gap (ITL) and E2EL (last chunk − send). Bounded memory, exact merge, serializable
 /// (each histogram as base64 V2 text) — see [`Streaming`] for the error bound.

@@ -42,7 +42,7 @@
 //! status group; [`compute`] maps the successful group onto the GPUStack block's rows
 //! (request/output/total-token throughput = the rate distributions' means, peak output
 //! throughput = `output_tokens_per_second.max`, maximum and peak concurrency =
-//! `request_concurrency.max`, totals = mean × successful). Details in [`guidellm`].
+//! `request_concurrency.max`, totals = mean × successful). Details in [`guidellm_metrics`].
 //! Verified figure by figure against guidellm's own aggregates in the test fixtures.
 //!
 //! # Exact figures ([`ExactFigures`])
@@ -73,9 +73,9 @@
 //!
 //! # Where each part lives
 //!
-//! [`request`]: the per-request quantities, one function per formula; `vllm`: vLLM's
+//! `request`: the per-request quantities ([`vllm_tpot`], [`vllm_itl_gaps`], …), one function per formula; `vllm`: vLLM's
 //! reference computation and bucket peaks, with `fast`, its one-pass equivalent;
-//! [`guidellm`]: guidellm's distributions; `peaks`: the exact figures; `slo`: goodput;
+//! `guidellm`: guidellm's distributions ([`guidellm_metrics`]); `peaks`: the exact figures; `slo`: goodput;
 //! `live`: bounded-memory histograms ([`VllmHistograms`], [`from_histograms`]).
 //!
 //! [`ExactFigures`]: crate::result::ExactFigures
@@ -217,7 +217,7 @@ pub fn compute<O: Into<MetricsOptions>>(records: &[RequestRecord], opts: O) -> B
     result
 }
 
-/// Adds the figures of [`production`] a run's records carry: reasoning-aware latency when a
+/// Adds the production figures ([`reasoning_figures`], [`tokens_per_chunk`], …) a run's records carry: reasoning-aware latency when a
 /// stream carried reasoning, tokens per chunk when chunks carried more than one token,
 /// results per LoRA adapter when requests named adapters. A run without any of these is
 /// left as it was.

@@ -1,5 +1,5 @@
 //! A self-contained HTML report (feature `plot`): one file with inline CSS and the inline
-//! SVG charts of [`super::plot`], a summary table per run (client figures and, when
+//! SVG charts of [`super::charts`], a summary table per run (client figures and, when
 //! scraped, the server's), and optional text sections (explanations). No script, no
 //! network, no external file: it opens from disk in any browser.
 //!

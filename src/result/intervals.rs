@@ -83,7 +83,7 @@ impl SummaryIntervals {
 #[serde(rename_all = "kebab-case")]
 pub enum IntervalMethod {
     /// Poisson-weighted block bootstrap over time windows of the run (see
-    /// [`crate::noise::within`]).
+    /// [`crate::noise::run_intervals`]).
     BlockBootstrap,
 }
 

@@ -219,7 +219,7 @@ pub struct Params {
     /// Probability that the first draft token is accepted ([`MTP_ACCEPTANCE`]; deeper
     /// positions: [`mtp_position_acceptance`]).
     pub spec_acceptance: f64,
-    /// Run-to-run variation ([`super::noise`]); `None` (the default) replays one run
+    /// Run-to-run variation ([`super::NoiseModel`]); `None` (the default) replays one run
     /// exactly.
     pub noise: Option<super::noise::NoiseModel>,
 }

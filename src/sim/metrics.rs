@@ -157,7 +157,7 @@ pub struct SimMetrics {
     pub tpot: Histogram,
     /// Arrival at the API server → last token.
     pub e2e: Histogram,
-    /// The GPU's energy meter, when the simulator models power ([`super::power`]): its
+    /// The GPU's energy meter, when the simulator models power ([`super::PowerModel`]): its
     /// DCGM exporter samples join vLLM's on `/metrics` and in the sampled series.
     pub power: Option<EnergyMeter>,
     sample_every_s: Option<f64>,

@@ -38,7 +38,9 @@ pub(crate) mod run;
 pub mod serve;
 pub(crate) mod spec;
 
-pub use config::NON_KV_RESERVE_FRACTION;
+pub use config::{
+    mtp_position_acceptance, MTP_ACCEPTANCE, MTP_ACCEPTANCE_DECAY, NON_KV_RESERVE_FRACTION,
+};
 pub use engine::{Config, H200Sim, Params, CONFIG_NAMES};
 pub use engine_args::{
     from_engine_args, EngineArgs, PerformanceMode, SimConfig, SimConfigError, Speculative,
@@ -49,13 +51,18 @@ pub use fidelity::{
     DEV_POINTS,
 };
 pub use guidellm::{reasoning_blind, Thinking, THINKING_RANDOM, THINKING_SHAREGPT};
-pub use kernels::{Axis, Dtype, KernelTable, Operator, TableEntry, TableError, KERNELS_FORMAT};
+pub use kernels::{
+    Axis, Dtype, KernelTable, Operator, Roofline, TableEntry, TableError, KERNELS_FORMAT, ROOFLINE,
+    STREAM_CEILING,
+};
 pub use metrics::SimMetrics;
-pub use model::{Efficiencies, StepLoad, StepModel, Weights, EFFICIENCIES};
+pub use model::{Efficiencies, StepLoad, StepModel, Weights, EFFICIENCIES, MIXED_SEQ_S};
 pub use noise::{
     seed_for, simulate_repetition, NoiseModel, ARRIVAL_JITTER_S, RUN_SIGMA, STEP_SIGMA,
 };
-pub use operators::{forward_ops, operator_list_json, OperatorModel, OperatorTime};
+pub use operators::{
+    forward_ops, operator_list_json, OperatorModel, OperatorTime, OPERATORS_FORMAT,
+};
 pub use power::{EnergyMeter, PowerModel, StepWork};
 pub use prefix_cache::PrefixCacheCounts;
 pub use prefix_cache::{block_hashes, PrefixCache};

@@ -203,7 +203,7 @@ impl StepModel {
     /// This step model with the operator-table path: every step the sum of the model's
     /// operators timed from the GPU's measured table ([`KernelTable::for_gpu`]; the
     /// roofline per operator where none exists) plus the per-step overheads
-    /// ([`super::operators`]).
+    /// ([`super::OperatorModel`]).
     pub fn with_operator_tables(
         mut self,
         model: &ModelSpec,

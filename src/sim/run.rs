@@ -126,7 +126,7 @@ pub fn simulate_with(
 }
 
 /// [`simulate`] that also samples the simulator's vLLM metrics every `interval` of
-/// virtual time, as a scraper would have seen them (see [`super::metrics`]).
+/// virtual time, as a scraper would have seen them (see [`super::SimMetrics`]).
 pub fn simulate_observed(
     profile: &Profile,
     config: &Config,
@@ -183,7 +183,7 @@ fn simulate_on(
     Ok(out)
 }
 
-/// What guidellm 0.5 + GPUStack would have reported of `out` (see [`guidellm`]): the
+/// What guidellm 0.5 + GPUStack would have reported of `out` (see [`super::reasoning_blind`]): the
 /// records as a client blind to reasoning deltas saw them, computed with guidellm's
 /// definitions and the seed's percentiles; the metadata is `out`'s.
 pub fn guidellm_view(out: &Simulated, profile: &Profile, seed: u64) -> BenchmarkResult {

@@ -50,7 +50,7 @@ pub struct StudyFile {
     #[serde(default)]
     pub target: Option<String>,
     /// Runs per (configuration, profile): a number, or `"auto"` (the sequential design of
-    /// [`crate::noise::sequential`], up to `max_repetitions`).
+    /// [`crate::noise::Design`], up to `max_repetitions`).
     #[serde(default)]
     pub repetitions: Repetitions,
     /// `repetitions = "auto"`: the budget, repetitions per side at most (default 10).

@@ -2,9 +2,9 @@
 //! steps one at a time keeping what helps, compare baseline and the recommended
 //! configuration on every profile, and write the document.
 //!
-//! The pipeline: a [`StudyFile`] (TOML, [`file::EXPLAIN`]) → [`plan::analyse`] decides what
+//! The pipeline: a [`StudyFile`] (TOML, [`EXPLAIN`]) → the plan decides what
 //! to run next from what has finished → the [`Runner`](crate::app::study::Runner) runs it on the embedded simulator or
-//! on servers it launches ([`process`]), writing each run file and the [`journal`] as it
+//! on servers it launches ([`fill_command`]), writing each run file and the [`Journal`] as it
 //! goes → [`crate::format::study::render`] writes `STUDY.md` and `study.json`.
 //! [`crate::app::study::estimate`] is the plan
 //! of a study with the simulator's timings.
@@ -58,12 +58,16 @@ pub use file::{
     CapacitySpec, EngineKind, EngineSpec, FinalSpec, Goal, LadderSpec, NoiseMode, NoiseSpec, Order,
     Repetitions, StepSpec, StudyFile, EXPLAIN,
 };
-pub use flags::sim_config;
+pub use file::{FORMAT as STUDY_FORMAT, VERSION as STUDY_VERSION};
+pub use flags::{sim_config, SIM_GPU};
 pub use journal::{run_key, write_atomic, Configuration, Failure, Journal, LiveServer, RunEntry};
+pub use journal::{FORMAT as JOURNAL_FORMAT, VERSION as JOURNAL_VERSION};
 pub use merged::{merge_studies, MergedStudy, StudyMergeError};
 pub use process::{check_placeholders, fill_command, group_alive, signal_number, Fill, Signal};
 pub use shards::{refuse_simulators, ShardedError};
-pub use verdict::{decide, decide_capacity, Call, Decision, DETERMINISTIC, REPETITIONS};
+pub use verdict::{
+    decide, decide_capacity, Call, Decision, DETERMINISTIC, NO_BASIS, REPETITIONS, WITHIN_RUN,
+};
 
 /// A study error: names the file (and the key or line) or the bad usage.
 #[derive(Debug, thiserror::Error)]
@@ -96,10 +100,10 @@ pub enum StudyError {
     /// A request that cannot be carried out (`--out` without a directory, …).
     #[error("{0}")]
     Usage(String),
-    /// A sharded study that cannot go on or merge ([`shards`], [`merged`]).
+    /// A sharded study that cannot go on or merge ([`refuse_simulators`], [`merge_studies`]).
     #[error(transparent)]
     Sharded(Box<shards::ShardedError>),
-    /// Shard directories that do not merge into one study ([`merged`]).
+    /// Shard directories that do not merge into one study ([`merge_studies`]).
     #[error(transparent)]
     StudyMerge(Box<merged::StudyMergeError>),
 }

@@ -8,7 +8,7 @@ use serde::{Deserialize, Serialize};
 pub enum Repetitions {
     /// This many runs per (configuration, profile).
     Fixed(u32),
-    /// As many as the sequential design needs (see [`crate::noise::sequential`]).
+    /// As many as the sequential design needs (see [`crate::noise::Design`]).
     Auto,
 }
 
@@ -73,7 +73,7 @@ pub enum NoiseMode {
     Off,
 }
 
-/// `[noise]`: the simulator engine's run-to-run noise model ([`crate::sim::noise`]).
+/// `[noise]`: the simulator engine's run-to-run noise model ([`crate::sim::NoiseModel`]).
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct NoiseSpec {
