@@ -2,7 +2,7 @@
 //! the noise-aware search for the highest load at which it holds ([`search()`], a pure
 //! function over a probe closure), and the answer as the result schema keeps it
 //! ([`estimate_of`] → [`crate::result::CapacityEstimate`]). Running the probes is the
-//! caller's: `bench` over HTTP ([`crate::app::run_capacity`]), a study on the simulator.
+//! caller's: `bench` over HTTP (`app::run_capacity`, feature `http`), a study on the simulator.
 
 mod search;
 mod slo;
