@@ -89,7 +89,7 @@ impl RunStatus {
 }
 
 /// Which part of a sharded run a file holds: shard `index` (1-based) of `count` (the
-/// driver's [`crate::driver::shard::Shard`], which decides which requests it sends).
+/// driver's [`crate::driver::Shard`], which decides which requests it sends).
 pub use crate::driver::shard::Shard;
 
 /// One benchmark run as `servebench bench --output` saves it. See the module docs for the
