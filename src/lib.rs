@@ -43,9 +43,14 @@
 //! | confidence intervals, repetitions, noise-aware verdicts | [`noise`] |
 //! | comparing runs, GPUStack's conclusion and optimization tables | [`compare`] |
 //! | other tools' result files (guidellm, vLLM, SGLang) | [`import`] |
+//! | any result file, its format sniffed, as runs | [`load`] |
+//! | the run files of a sharded run merged into one | [`merge`] |
+//! | capacity under an SLO: the SLO syntax and the noise-aware search | [`capacity`] |
 //! | measurements that cannot be true | [`lint`] |
 //! | server metrics, time slices, explained deltas, plots (feature `plot`) | [`observe`] |
 //! | OpenAI-compatible HTTP client and server (feature `http`) | `http` |
+//! | a client's figures against the server's own (feature `http`) | `accuracy` |
+//! | secrets kept out of every file written | [`secret`] |
 //! | the embedded simulated H200 (feature `sim`) | `sim` |
 //! | tuning studies (feature `study`) | `study` |
 //! | the verbs of the `servebench` binary, composed from the parts above | [`app`] |
