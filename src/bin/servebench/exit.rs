@@ -28,7 +28,7 @@ pub const INTERRUPTED: u8 = 130;
 mod tests {
     #[test]
     fn the_contract_agrees_with_lint() {
-        use servebench::app as lint;
+        use servebench::app as lint; // the lint verb's exit codes
         assert_eq!(i32::from(super::SUCCESS), lint::EXIT_CLEAN);
         assert_eq!(i32::from(super::BAD_INPUT), lint::EXIT_BAD_INPUT);
         assert_eq!(i32::from(super::USAGE), lint::EXIT_USAGE);

@@ -8,7 +8,7 @@
 use std::io::Write as _;
 use std::process::ExitCode;
 
-use servebench::app as lint_files;
+use servebench::app::{exit_code, lint_runs, EXIT_BAD_INPUT};
 use servebench::format::lint::{render_json, render_text};
 use servebench::lint::{LintOptions, RunFindings};
 
@@ -43,10 +43,10 @@ pub fn run(args: &Args) -> ExitCode {
     let mut runs: Vec<RunFindings> = Vec::new();
     for file in &args.files {
         match input::load(file) {
-            Ok(loaded) => runs.extend(lint_files::lint_runs(&loaded, &opts)),
+            Ok(loaded) => runs.extend(lint_runs(&loaded, &opts)),
             Err(e) => {
                 eprintln!("servebench: {e}");
-                return ExitCode::from(lint_files::EXIT_BAD_INPUT as u8);
+                return ExitCode::from(EXIT_BAD_INPUT as u8);
             }
         }
     }
@@ -58,8 +58,8 @@ pub fn run(args: &Args) -> ExitCode {
     if let Err(e) = out.write_all(text.as_bytes()).and_then(|()| out.flush()) {
         if e.kind() != std::io::ErrorKind::BrokenPipe {
             eprintln!("servebench: cannot write to stdout: {e}");
-            return ExitCode::from(lint_files::EXIT_BAD_INPUT as u8);
+            return ExitCode::from(EXIT_BAD_INPUT as u8);
         }
     }
-    ExitCode::from(lint_files::exit_code(&runs) as u8)
+    ExitCode::from(exit_code(&runs) as u8)
 }
