@@ -74,7 +74,7 @@ pub fn connection_cap(max_connections: usize) -> (usize, Option<String>) {
 /// (`GET /timeline` serves them) and, on SIGTERM or SIGINT, writes them to that file
 /// (atomically, JSON Lines; see `servebench::http::timeline`) before exiting.
 /// With `noise_seed`, the served simulator varies as a real server does
-/// (`servebench::sim::noise`, its documented defaults).
+/// (`servebench::sim::NoiseModel`, its documented defaults).
 /// `tune` sets what the flags add to the library's options (a reasoning phase, LoRA
 /// adapters).
 pub fn run(
