@@ -63,7 +63,9 @@ pub use flags::{sim_config, SIM_GPU};
 pub use journal::{run_key, write_atomic, Configuration, Failure, Journal, LiveServer, RunEntry};
 pub use journal::{FORMAT as JOURNAL_FORMAT, VERSION as JOURNAL_VERSION};
 pub use merged::{merge_studies, MergedStudy, StudyMergeError};
-pub use process::{check_placeholders, fill_command, group_alive, signal_number, Fill, Signal};
+pub use process::{
+    check_placeholders, fill_command, group_alive, signal_number, Fill, RedactingCopy, Signal,
+};
 pub use shards::{refuse_simulators, ShardedError};
 pub use verdict::{
     decide, decide_capacity, Call, Decision, DETERMINISTIC, NO_BASIS, REPETITIONS, WITHIN_RUN,

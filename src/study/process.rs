@@ -183,7 +183,7 @@ fn watchdog(pgid: i32) -> std::io::Result<Child> {
 /// keeps up with the stream and never holds more than the secret's length back.
 ///
 /// ```
-/// use servebench::study::process::RedactingCopy;
+/// use servebench::study::RedactingCopy;
 /// let mut out = Vec::new();
 /// let mut copy = RedactingCopy::new(b"sk-123".to_vec());
 /// // The secret split across two reads is still caught.
