@@ -6,8 +6,8 @@
 //! misses listed with their reasons (`tests/fixtures/h200-kernels/reference.json`).
 #![cfg(feature = "sim")]
 
-use servebench::sim::kernels::{interpolate, Dtype, KernelTable, Operator, TableEntry};
-use servebench::sim::operators::{forward_ops, OperatorModel};
+use servebench::sim::{forward_ops, OperatorModel};
+use servebench::sim::{interpolate, Dtype, KernelTable, Operator, TableEntry};
 use servebench::sim::{GpuSpec, ModelSpec};
 
 fn h200_table() -> KernelTable {

@@ -52,8 +52,8 @@ pub use fidelity::{
 };
 pub use guidellm::{reasoning_blind, Thinking, THINKING_RANDOM, THINKING_SHAREGPT};
 pub use kernels::{
-    Axis, Dtype, KernelTable, Operator, Roofline, TableEntry, TableError, KERNELS_FORMAT, ROOFLINE,
-    STREAM_CEILING,
+    interpolate, Axis, Curve, Dtype, KernelTable, Operator, Roofline, TableEntry, TableError,
+    KERNELS_FORMAT, KNEE_WEIGHT, ROOFLINE, STREAM_CEILING,
 };
 pub use metrics::SimMetrics;
 pub use model::{Efficiencies, StepLoad, StepModel, Weights, EFFICIENCIES, MIXED_SEQ_S};
