@@ -10,7 +10,8 @@
 
 use servebench::app::study::simulate_run;
 use servebench::compare::TOTAL_TOKEN_THROUGHPUT;
-use servebench::noise::sequential::{Design, EffectVerdict};
+use servebench::noise::outcome::EffectOutcome;
+use servebench::noise::sequential::Design;
 use servebench::profile::Profile;
 use servebench::sim::noise::NoiseModel;
 use servebench::sim::{Config, Params};
@@ -45,7 +46,7 @@ fn tput(speedup: f64, noise: Option<u64>) -> f64 {
 
 /// One sequential comparison, A B A B …, each run with its own noise seed: the outcome and
 /// the repetitions per side it took.
-fn compare(design: &Design, speedup: f64, trial: u64) -> (EffectVerdict, usize) {
+fn compare(design: &Design, speedup: f64, trial: u64) -> (EffectOutcome, usize) {
     let (mut a, mut b) = (Vec::new(), Vec::new());
     loop {
         let k = a.len() as u64;
@@ -55,7 +56,7 @@ fn compare(design: &Design, speedup: f64, trial: u64) -> (EffectVerdict, usize) 
             continue;
         }
         let look = design.look(&a, &b, true);
-        if look.outcome != EffectVerdict::Continue {
+        if look.outcome != EffectOutcome::Undecided {
             return (look.outcome, a.len());
         }
     }
@@ -123,7 +124,7 @@ fn a_true_three_percent_effect_is_kept_in_at_least_eighty_percent_of_trials() {
     let mut reps = 0;
     for t in 0..TRIALS {
         let (o, n) = compare(&design, k, 10_000 + t);
-        kept += usize::from(o == EffectVerdict::Better);
+        kept += usize::from(o == EffectOutcome::Better);
         reps += n;
     }
     let power = kept as f64 / TRIALS as f64;

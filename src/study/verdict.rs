@@ -20,7 +20,8 @@
 use serde::{Deserialize, Serialize};
 
 use crate::compare::{Direction, Metric};
-use crate::noise::sequential::{classify_exact, classify_interval, Design, EffectVerdict};
+use crate::noise::outcome::EffectOutcome;
+use crate::noise::sequential::{classify_exact, classify_interval, Design};
 use crate::result::BenchmarkResult;
 
 /// What the rule concluded.
@@ -55,13 +56,19 @@ impl Call {
         }
     }
 
-    fn of(o: EffectVerdict) -> Call {
+    /// The call of a decided [`EffectOutcome`]. A study asks [`Question::Keep`], which
+    /// calls every regression beyond the noise worse (never `WorseBelowMinEffect`); an
+    /// outcome without an interval ([`EffectOutcome::NoiseUnknown`]) states no confidence.
+    ///
+    /// [`Question::Keep`]: crate::noise::outcome::Question::Keep
+    fn of(o: EffectOutcome) -> Call {
         match o {
-            EffectVerdict::Better => Call::Better,
-            EffectVerdict::BelowMinimumEffect => Call::BelowMinimumEffect,
-            EffectVerdict::WithinNoise => Call::WithinNoise,
-            EffectVerdict::Worse => Call::Worse,
-            EffectVerdict::Continue => Call::Undecided,
+            EffectOutcome::Better => Call::Better,
+            EffectOutcome::BetterBelowMinEffect => Call::BelowMinimumEffect,
+            EffectOutcome::WithinNoise => Call::WithinNoise,
+            EffectOutcome::WorseBelowMinEffect | EffectOutcome::Worse => Call::Worse,
+            EffectOutcome::NoiseUnknown => Call::NoInterval,
+            EffectOutcome::Undecided => Call::Undecided,
         }
     }
 }

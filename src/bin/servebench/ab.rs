@@ -12,7 +12,8 @@ use std::process::{Command, Stdio};
 
 use servebench::compare::{Direction, Metric, METRICS};
 use servebench::noise::dist::normal_quantile;
-use servebench::noise::sequential::{classify_interval, Design, EffectVerdict, Look};
+use servebench::noise::outcome::EffectOutcome;
+use servebench::noise::sequential::{classify_interval, Design, Look};
 use servebench::runfile::RunFile;
 use servebench::BenchmarkResult;
 
@@ -176,7 +177,7 @@ pub fn run(args: &Args) -> Result<String, InputError> {
             Reps::Fixed(n) => k >= n as usize,
             Reps::Auto => {
                 k >= design.first_look as usize
-                    && design.look(&va, &vb, higher).outcome != EffectVerdict::Continue
+                    && design.look(&va, &vb, higher).outcome != EffectOutcome::Undecided
             }
         };
         if done {
