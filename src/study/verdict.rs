@@ -20,6 +20,7 @@
 use serde::{Deserialize, Serialize};
 
 use crate::compare::{Direction, Metric};
+use crate::noise::dist::t_quantile;
 use crate::noise::outcome::EffectOutcome;
 use crate::noise::sequential::{classify_exact, classify_interval, Design};
 use crate::result::BenchmarkResult;
@@ -190,17 +191,16 @@ pub fn mean_interval(values: &[f64]) -> (f64, Option<f64>) {
     (mean, Some(t95(values.len() - 1) * (var / n).sqrt()))
 }
 
-/// Student's t, two-sided 95%, for `df` degrees of freedom.
+/// Student's t, two-sided 95%, for `df` degrees of freedom, as a printed t-table gives it:
+/// [`t_quantile`]`(0.975, df)` rounded to three decimals (12.706, 4.303, 3.182, … —
+/// the document's `mean ± half-width` figures, which a reader checks against such a
+/// table). The decisions themselves use the unrounded quantile
+/// ([`crate::noise::sequential`]).
 fn t95(df: usize) -> f64 {
-    const T: [f64; 10] = [
-        12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306, 2.262, 2.228,
-    ];
-    match df {
-        0 => f64::INFINITY,
-        d if d <= 10 => T[d - 1],
-        d if d <= 30 => 2.042 + (2.228 - 2.042) * (30 - d) as f64 / 20.0,
-        _ => 1.96,
+    if df == 0 {
+        return f64::INFINITY;
     }
+    (1000.0 * t_quantile(0.975, df as f64)).round() / 1000.0
 }
 
 /// Compares `candidate` with `reference` (their repetitions' values of one metric) without
@@ -416,6 +416,22 @@ mod tests {
             sequential: false,
             deterministic,
         }
+    }
+
+    /// The t-table values the document's `± half-width` figures are printed with: the
+    /// classic three-decimal table for 1–10 degrees of freedom, the same rounding of the
+    /// exact quantile beyond (20: 2.086, 60: 2.000).
+    #[test]
+    fn t95_is_the_three_decimal_t_table() {
+        let table = [
+            12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306, 2.262, 2.228,
+        ];
+        for (i, want) in table.iter().enumerate() {
+            assert_eq!(t95(i + 1), *want, "df {}", i + 1);
+        }
+        assert_eq!(t95(20), 2.086);
+        assert_eq!(t95(60), 2.0);
+        assert_eq!(t95(0), f64::INFINITY);
     }
 
     #[test]
