@@ -142,15 +142,20 @@ struct Ctx<'a> {
     used: Vec<String>,
 }
 
+/// A profile's title for a heading (its name when the study file cannot build it).
+fn profile_title(study: &StudyFile, name: &str) -> String {
+    study
+        .profile(name)
+        .map(|x| x.title())
+        .unwrap_or_else(|_| name.to_string())
+}
+
 impl Ctx<'_> {
     /// `Profile: TITLE` and [`Ctx::block`] for each profile of the ladder.
     fn profile_blocks(&mut self, w: &mut String, c: &Configuration) {
         let study = self.study;
         for p in &study.ladder.profiles {
-            let title = study
-                .profile(p)
-                .map(|x| x.title())
-                .unwrap_or_else(|_| p.clone());
+            let title = profile_title(study, p);
             let _ = writeln!(w, "Profile: {title}\n");
             self.block(w, c, p, "");
         }
@@ -415,10 +420,7 @@ pub fn render(study: &StudyFile, o: &Outcomes, a: &Analysis, files: bool) -> Doc
         let mut latency_rows = Vec::new();
         let mut capacity_rows = Vec::new();
         for p in &study.final_.profiles {
-            let title = study
-                .profile(p)
-                .map(|x| x.title())
-                .unwrap_or_else(|_| p.clone());
+            let title = profile_title(study, p);
             let (bv, rv) = (target_values(study, o, b, p), target_values(study, o, r, p));
             let decision = decide_results(
                 &o.runs_of(b, p, study.fixed_repetitions()),
@@ -685,10 +687,7 @@ pub fn render(study: &StudyFile, o: &Outcomes, a: &Analysis, files: bool) -> Doc
     let _ = writeln!(w, "## Other Benchmark Cases\n");
     if let (Some(b), Some(r)) = (&a.baseline, &a.recommended) {
         for p in &study.final_.profiles {
-            let title = study
-                .profile(p)
-                .map(|x| x.title())
-                .unwrap_or_else(|_| p.clone());
+            let title = profile_title(study, p);
             let _ = writeln!(w, "### {title} Profile\n");
             cx.block(w, b, p, "Baseline ");
             cx.block(w, r, p, "Optimized ");
