@@ -217,7 +217,6 @@ pub fn decide(reference: &[f64], candidate: &[f64], higher_is_better: bool) -> D
     let (rm, _) = mean_interval(reference);
     let (cm, _) = mean_interval(candidate);
     let difference = cm - rm;
-    let sign = if higher_is_better { 1.0 } else { -1.0 };
     let half_width = if reference.len() >= 2 && candidate.len() >= 2 {
         let var = |v: &[f64], m: f64| {
             v.iter().map(|x| (x - m).powi(2)).sum::<f64>() / (v.len() as f64 - 1.0)
@@ -229,12 +228,11 @@ pub fn decide(reference: &[f64], candidate: &[f64], higher_is_better: bool) -> D
     } else {
         None
     };
-    let call = match half_width {
-        Some(h) if difference.abs() <= h => Call::WithinNoise,
-        _ if sign * difference > 0.0 => Call::Better,
-        _ if sign * difference < 0.0 => Call::Worse,
-        _ => Call::WithinNoise,
-    };
+    // The one rule with no minimum effect: the interval, else the point difference.
+    let call = Call::of(match half_width {
+        Some(h) => classify_interval(difference - h, difference + h, 0.0, higher_is_better, false),
+        None => classify_exact(difference, 0.0, higher_is_better),
+    });
     Decision {
         call,
         difference,
