@@ -142,6 +142,17 @@ struct Ctx<'a> {
     used: Vec<String>,
 }
 
+/// The summary table of runs side by side for the study's goal: the speed or latency
+/// summary, or the capacity table with `first` as its first column's heading (`None` when
+/// there is nothing to compare).
+fn goal_summary(goal: Goal, first: &str, runs: &[(&str, &BenchmarkResult)]) -> Option<String> {
+    match goal {
+        Goal::Throughput => speed_summary(runs).map(|s| s.markdown()),
+        Goal::Latency => latency_summary(runs).map(|s| s.markdown()),
+        Goal::Capacity => capacity_table_markdown(first, runs),
+    }
+}
+
 /// A profile's title for a heading (its name when the study file cannot build it).
 fn profile_title(study: &StudyFile, name: &str) -> String {
     study
@@ -610,12 +621,7 @@ pub fn render(study: &StudyFile, o: &Outcomes, a: &Analysis, files: bool) -> Doc
         })
         .collect();
     let pairs: Vec<(&str, &BenchmarkResult)> = done.iter().map(|(n, r)| (n.as_str(), *r)).collect();
-    let summary = match study.goal {
-        Goal::Throughput => speed_summary(&pairs).map(|s| s.markdown()),
-        Goal::Latency => latency_summary(&pairs).map(|s| s.markdown()),
-        Goal::Capacity => capacity_table_markdown("Engine", &pairs),
-    };
-    if let Some(s) = summary {
+    if let Some(s) = goal_summary(study.goal, "Engine", &pairs) {
         let _ = writeln!(w, "{s}\n");
     }
     for s in &a.steps {
@@ -697,12 +703,7 @@ pub fn render(study: &StudyFile, o: &Outcomes, a: &Analysis, files: bool) -> Doc
             );
             if let (Some((_, br)), Some((_, rr))) = (br, rr) {
                 let pair = [("baseline", br), ("optimized", rr)];
-                let s = match study.goal {
-                    Goal::Throughput => speed_summary(&pair).map(|s| s.markdown()),
-                    Goal::Latency => latency_summary(&pair).map(|s| s.markdown()),
-                    Goal::Capacity => capacity_table_markdown("Configuration", &pair),
-                };
-                if let Some(s) = s {
+                if let Some(s) = goal_summary(study.goal, "Configuration", &pair) {
                     let _ = writeln!(w, "{s}\n");
                 }
             }
