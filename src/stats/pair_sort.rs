@@ -18,7 +18,6 @@ const LEAF: usize = 32;
 /// Most key bits one radix pass splits on.
 const MAX_BITS: u32 = 11;
 
-
 /// Sort `xs` by [`pair_order`].
 pub(crate) fn sort_pairs(xs: &mut [(f64, f64)]) {
     if xs.len() < RADIX_MIN {
