@@ -25,7 +25,12 @@ use crate::noise::outcome::EffectOutcome;
 use crate::noise::sequential::{classify_exact, classify_interval, Design};
 use crate::result::BenchmarkResult;
 
-/// What the rule concluded.
+/// What the rule concluded, as the study records it (`study.json`'s `call`): the decided
+/// [`EffectOutcome`] (one rule for `compare`, studies and `ab`), mapped in one place
+/// (`Call::of`), plus [`Call::NoInterval`] for single runs without intervals — a study's
+/// own basis, which `compare` calls `noise unknown`. It stays a type of its own because its
+/// names are written in `study.json` (`below-minimum-effect`, `no-interval`) and its texts
+/// in the study document (`no interval`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum Call {
