@@ -9,7 +9,7 @@
 
 use serde::Serialize;
 
-use super::kernels::{interpolate, Axis, Dtype, KernelTable, Operator};
+use super::kernels::{Axis, Curve, Dtype, KernelTable, Operator};
 use super::model::StepLoad;
 use super::spec::{GpuSpec, ModelSpec};
 
@@ -351,15 +351,19 @@ pub const STEP_OVERHEAD_S: f64 = 0.3e-3;
 /// each of the model's linear and full-attention layers pays one eager launch, 20 µs.
 pub const EAGER_LAYER_S: f64 = 20e-6;
 
+/// Sizes 1…this each operator's time is computed for once ([`Curve::with_whole_sizes`]):
+/// every decode batch up to vLLM's default largest CUDA graph.
+const WHOLE_SIZES: usize = 512;
+
 /// A deployment's step time from measured operator tables.
 #[derive(Debug, Clone, PartialEq)]
 pub struct OperatorModel {
     forward: Vec<OperatorUse>,
     draft: Vec<OperatorUse>,
-    /// Each forward operator's measured points (`None`: the roofline), resolved once.
-    forward_points: Vec<Option<Vec<[f64; 2]>>>,
+    /// Each forward operator's measured curve (`None`: the roofline), resolved once.
+    forward_points: Vec<Option<Curve>>,
     /// The same for the drafter's operators.
-    draft_points: Vec<Option<Vec<[f64; 2]>>>,
+    draft_points: Vec<Option<Curve>>,
     table: Option<KernelTable>,
     gpu: GpuSpec,
     /// KV bytes per value relative to BF16 (0.5 for an FP8 KV cache).
@@ -391,13 +395,13 @@ impl OperatorModel {
     ) -> OperatorModel {
         let forward = forward_ops(model, weights);
         let draft = draft_ops(model, weights);
-        let resolve = |ops: &[OperatorUse]| -> Vec<Option<Vec<[f64; 2]>>> {
+        let resolve = |ops: &[OperatorUse]| -> Vec<Option<Curve>> {
             ops.iter()
                 .map(|u| {
                     table
                         .as_ref()
                         .and_then(|t| t.entry(&u.op))
-                        .map(|e| e.points.clone())
+                        .map(|e| Curve::with_whole_sizes(&e.points, WHOLE_SIZES))
                 })
                 .collect()
         };
@@ -430,12 +434,7 @@ impl OperatorModel {
     }
 
     /// Seconds of all of `ops`' runs with this load (`points`: their resolved tables).
-    fn sum_seconds(
-        &self,
-        ops: &[OperatorUse],
-        points: &[Option<Vec<[f64; 2]>>],
-        load: &StepLoad,
-    ) -> f64 {
+    fn sum_seconds(&self, ops: &[OperatorUse], points: &[Option<Curve>], load: &StepLoad) -> f64 {
         ops.iter()
             .zip(points)
             .map(|(u, p)| {
@@ -444,7 +443,7 @@ impl OperatorModel {
                     0.0
                 } else {
                     match p {
-                        Some(p) => interpolate(p, x),
+                        Some(p) => p.at(x),
                         None => u.op.roofline_us(x, &self.gpu),
                     }
                 };
