@@ -2,7 +2,7 @@
 //! ([`Operator`]), measured on a GPU at a grid of sizes and interpolated between them
 //! ([`KernelTable`]). The tables are versioned data files (`src/sim/data/kernels/*.json`,
 //! format `servebench-kernels/1`, each with its provenance: GPU, driver, library versions,
-//! date, method), written by `scripts/profile_kernels.py`. A GPU without a table of its own
+//! date, method; the format `scripts/profile_kernels.py` writes). A GPU without a table of its own
 //! borrows one measured on a GPU of the same chip, scaled by the documented rule of
 //! [`KernelTable::scaled_to`]; an operator no table holds falls back to the roofline
 //! ([`Operator::roofline_us`]).
