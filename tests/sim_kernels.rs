@@ -206,7 +206,8 @@ fn more_draft_tokens_lower_latency_at_low_load_with_diminishing_returns() {
 }
 
 /// The error budget on the development points (not fitted): every mean E2E within 25 %,
-/// the mean absolute error within 9.5 % (8.9 % with the MTP draft pass fully charged).
+/// the mean absolute error within 9 % (8.3 %: the MTP draft pass fully charged, vLLM's
+/// Gated DeltaNet update for the 9B).
 #[test]
 fn development_points_stay_within_the_error_budget() {
     let dev = development_points(0).unwrap();
@@ -217,7 +218,7 @@ fn development_points_stay_within_the_error_budget() {
         }
     }
     let mae = e2e_mean_absolute_error(&dev);
-    assert!(mae < 0.095, "{mae}");
+    assert!(mae < 0.09, "{mae}");
 }
 
 /// vLLM's own published `benchmark_moe.py` timings of its fused-MoE Triton kernel on an
@@ -284,11 +285,11 @@ fn the_fused_moe_model_matches_vllms_published_kernel_timings() {
 }
 
 /// The seed's measured 35B decode steps (in sample for the calibrated roofline, not for
-/// the operator tables) taken apart: the fused-MoE model brings the table sum within 10 %
-/// at 2–40 sequences where the grouped-GEMM rows overshoot by up to 17 %; at 200
-/// sequences the sum still overshoots by more than 5 %, from the operators besides the
-/// experts (the Gated DeltaNet update alone is 7.9 ms) — which is why the MoE models keep
-/// the calibrated roofline, itself within 6 % of every step.
+/// the operator tables) taken apart: with the routed experts as vLLM's fused-MoE kernel
+/// and the Gated DeltaNet update as vLLM's kernel, the table sum is within 10 % of every
+/// step (2–200 sequences), where the grouped-GEMM rows overshoot by 12–21 % from 13
+/// sequences up; the calibrated roofline, fitted to them, is within 6 %. The MoE models
+/// still keep the roofline (their seed runs leave their bounds on the tables).
 #[test]
 fn the_seeds_moe_decode_steps_taken_apart() {
     let steps = moe_decode_decomposition().unwrap();
@@ -304,21 +305,22 @@ fn the_seeds_moe_decode_steps_taken_apart() {
             s.seqs
         );
         let err = s.tables_ms / measured - 1.0;
-        if s.seqs <= 40 {
-            assert!(err.abs() < 0.10, "{} seqs: {err:+.3}", s.seqs);
-        } else {
-            assert!(err > 0.05, "{} seqs: {err:+.3}", s.seqs);
-            let gdn = s
-                .operators
-                .iter()
-                .find(|o| o.0 == "gdn.recurrent_decode")
-                .unwrap();
-            assert!(gdn.1 > 7.0, "{gdn:?}");
-        }
+        assert!(err.abs() < 0.10, "{} seqs: {err:+.3}", s.seqs);
         if s.seqs >= 13 {
             assert!(s.grouped_ms / measured - 1.0 > 0.10, "{} seqs", s.seqs);
         }
+        // The experts dominate: their touched weights at the streaming rate.
+        let experts = s.operators.iter().find(|o| o.0 == "moe.experts").unwrap();
+        assert!(experts.1 > 0.3 * s.tables_ms, "{experts:?}");
     }
+    // At 200 sequences the Gated DeltaNet update is vLLM's kernel (vllm-project/vllm#31722),
+    // about 5 ms over 30 layers, not the probe's fla 0.6.0 kernel's 7.9 ms.
+    let gdn = steps[3]
+        .operators
+        .iter()
+        .find(|o| o.0 == "gdn.recurrent_decode")
+        .unwrap();
+    assert!((4.0..6.0).contains(&gdn.1), "{gdn:?}");
     for model in ["qwen3.5-35b-a3b", "Qwen/Qwen3.5-35B-A3B-FP8"] {
         assert!(!uses_operator_tables(&ModelSpec::resolve(model).unwrap()));
     }
