@@ -4,6 +4,8 @@
 //! offline by bisection on its virtual timeline (no HTTP, no wall clock), and the search
 //! takes fewer probes than a fixed grid of the same resolution. Every probe is a run file
 //! that reads back with its place in the search; the search is `capacity.json` and an SVG.
+//! `--search concurrency` likewise finds the largest cap whose TPOT the simulator keeps
+//! under the SLO, every probe holding to its cap.
 #![cfg(all(feature = "http", feature = "sim", feature = "cli", feature = "plot"))]
 
 use std::process::Command;
@@ -267,4 +269,127 @@ fn bad_slo_text_is_a_usage_error_naming_the_token() {
     let err = String::from_utf8_lossy(&o.stderr);
     assert_eq!(o.status.code(), Some(2), "{err}");
     assert!(err.contains("--search concurrency sets the cap"), "{err}");
+}
+
+/// The SLO's check on the simulator with every request at once under a cap of `cap` in
+/// flight (the concurrency search's probe), in-process on its own timeline.
+fn offline_check_capped(
+    work: &[workload::WorkItem],
+    slo: &SloTarget,
+    cap: usize,
+) -> servebench::capacity::SloCheck {
+    let mut sim = H200Sim::new(Config::named("baseline").unwrap()).warmed_up();
+    let o = RunOptions {
+        arrivals: Arrivals::AllAtOnce,
+        max_concurrency: Some(cap),
+        ..RunOptions::default()
+    };
+    slo.check(&run(&mut sim, work, &o).unwrap().records)
+}
+
+#[test]
+fn the_concurrency_search_finds_the_simulators_largest_batch_under_a_tpot_slo() {
+    let speed = 2.0;
+    // Decode-heavy requests: TPOT grows with the batch the cap lets in.
+    let work = workload::random(96, 200, 32, 0.0, 7, false).unwrap();
+    let h = spawn_sim(speed);
+    let target = format!("http://{}", h.local_addr());
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("search");
+    let o = Command::new(BIN)
+        .args([
+            "bench",
+            "--quiet",
+            "--target",
+            &target,
+            "--dataset",
+            "random",
+        ])
+        .args([
+            "--input-tokens",
+            "200",
+            "--output-tokens",
+            "32",
+            "--range-ratio",
+            "0",
+        ])
+        .args(["--max-requests", "96", "--seed", "7", "--no-scrape"])
+        .args(["--slo", "tpot:p90<=7.5ms", "--search", "concurrency"])
+        .args(["--min", "2", "--max", "96", "--resolution", "1"])
+        .arg("--result-dir")
+        .arg(&out)
+        .output()
+        .unwrap();
+    drop(h);
+    let (stdout, stderr) = (
+        String::from_utf8_lossy(&o.stdout),
+        String::from_utf8_lossy(&o.stderr),
+    );
+    assert_eq!(o.status.code(), Some(0), "{stderr}");
+    // The simulator's own TPOT p90 (virtual ms) at every cap, offline.
+    let p90: SloTarget = "tpot:p90<=1ms".parse().unwrap();
+    let virtual_p90 = |cap: usize| {
+        offline_check_capped(&work, &p90, cap).conditions[0]
+            .observed
+            .unwrap()
+    };
+    // What the client adds to TPOT, from the first probe (the smallest cap).
+    let first = RunFile::read(out.join("probe-001.json")).unwrap();
+    let first_cap = first.capacity_probe.as_ref().unwrap().load.round() as usize;
+    let client_ms =
+        p90.check(&first.records).conditions[0].observed.unwrap() - virtual_p90(first_cap) / speed;
+    assert!((-1.0..3.0).contains(&client_ms), "{client_ms} ms");
+    // The largest cap whose TPOT p90 the server itself keeps under the SLO less the client's
+    // share, and its TPOT curve around it.
+    let limit_virtual = speed * (7.5 - client_ms);
+    let mut largest = 0;
+    let mut curve = String::new();
+    for cap in 1..=96 {
+        let v = virtual_p90(cap);
+        curve += &format!(" {cap}:{v:.1}");
+        if v <= limit_virtual {
+            largest = cap;
+        } else {
+            break;
+        }
+    }
+    eprintln!("{stdout}\nclient adds {client_ms:.2} ms; virtual limit {limit_virtual:.2} ms; curve{curve}");
+    let json: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(out.join("capacity.json")).unwrap()).unwrap();
+    let cap = &json["capacity"];
+    let (lo, hi) = (
+        cap["lower"].as_f64().unwrap(),
+        cap["upper"].as_f64().unwrap(),
+    );
+    // Whole caps: the last that held and the first that did not, the simulator's own largest
+    // cap within one either side (the client's share is measured, not exact).
+    assert_eq!(lo.fract(), 0.0, "{lo}");
+    assert_eq!(hi.fract(), 0.0, "{hi}");
+    assert!(
+        lo - 1.0 <= largest as f64 && largest as f64 <= hi,
+        "[{lo}, {hi}] misses the simulator's largest cap {largest}\n{stdout}"
+    );
+    // Every probe ran its cap: never more requests in flight than the cap.
+    let probes = cap["probes"].as_u64().unwrap() as usize;
+    assert!(probes < 96 / 2, "{probes} probes");
+    for i in 1..=probes {
+        let f = RunFile::read(out.join(format!("probe-{i:03}.json"))).unwrap();
+        let p = f.capacity_probe.expect("capacity_probe");
+        let limit = p.load.round() as usize;
+        assert_eq!(f.profile.max_concurrency, Some(limit as u64));
+        let mut events: Vec<(std::time::Duration, i32)> = f
+            .records
+            .iter()
+            .flat_map(|r| [(r.sent_at, 1), (r.ended_at.unwrap_or(r.sent_at), -1)])
+            .collect();
+        events.sort_by_key(|&(t, d)| (t, d));
+        let mut in_flight = 0;
+        for (_, d) in events {
+            in_flight += d;
+            assert!(
+                in_flight as usize <= limit,
+                "probe {i}: {in_flight} in flight, cap {limit}"
+            );
+        }
+    }
 }

@@ -348,6 +348,71 @@ command = ["{}", "--serve", "{{host}}:{{port}}", "--speed", "50", "--api-key", "
     let _ = std::fs::remove_dir_all(&dir);
 }
 
+#[test]
+fn a_server_that_prints_its_key_leaves_no_key_in_its_log_even_when_the_runner_is_sigkilled() {
+    let key = "sk-log-test-5e8a1f0c27";
+    let var = "SERVEBENCH_TEST_LOG_KEY";
+    let dir = tmp("log-key");
+    // A launch command that prints the key before it becomes the server (as vLLM prints
+    // its arguments), slow enough that the run is in flight when the runner is killed.
+    let engine = format!(
+        r#"flags = ["--config=baseline"]
+api_key_env = "{var}"
+command = ["/bin/sh", "-c", "echo \"starting, key=$1\"; exec \"$0\" --serve \"$2\" --speed 2 --api-key \"$1\" \"$3\"", "{}", "{{api_key}}", "{{host}}:{{port}}", "{{flags}}"]"#,
+        example_server().display()
+    );
+    let file = write(&dir, "study.toml", &study_text(&engine, &[], 400));
+    let out = dir.join("out");
+    let child = Command::new(BIN)
+        .args(["study", "run"])
+        .arg(&file)
+        .arg("--out")
+        .arg(&out)
+        .arg("-q")
+        .env(var, key)
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut kids = Kids(vec![child]);
+    let mut live = None;
+    wait_for("a launched server", Duration::from_secs(60), || {
+        live = Journal::read(&out).ok().and_then(|j| j.server);
+        live.is_some()
+    });
+    let live = live.unwrap();
+    let port: u16 = live.argv[5].rsplit(':').next().unwrap().parse().unwrap();
+    wait_for("the server's port", Duration::from_secs(30), || {
+        TcpStream::connect(("127.0.0.1", port)).is_ok()
+    });
+    // The server's first line has reached its log, redacted on the way.
+    let logs = out.join("logs");
+    let log_text = || -> String {
+        std::fs::read_dir(&logs)
+            .into_iter()
+            .flatten()
+            .flatten()
+            .map(|e| std::fs::read_to_string(e.path()).unwrap_or_default())
+            .collect()
+    };
+    wait_for(
+        "the server's first log line",
+        Duration::from_secs(10),
+        || log_text().contains("starting, key="),
+    );
+    let runner = &mut kids.0[0];
+    runner.kill().unwrap();
+    runner.wait().unwrap();
+    wait_for("the server's end", Duration::from_secs(10), || {
+        !group_alive(live.pid)
+    });
+    // No cleanup ran after the SIGKILL, and still no byte of the key is in any file.
+    assert!(log_text().contains("starting, key=***"), "{}", log_text());
+    let n = assert_secret_nowhere(&out, key);
+    assert!(n >= 2, "{n} files");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
 // ---------------------------------------------------------------------------------------
 // 2. Paste-safe commands
 

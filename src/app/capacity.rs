@@ -138,15 +138,10 @@ pub fn probe_args(base: &BenchArgs, kind: SearchKind, load: f64) -> BenchArgs {
 }
 
 fn write_atomic(path: &Path, bytes: &[u8]) -> Result<(), CapacityError> {
-    let err = |e: &dyn std::fmt::Display| CapacityError::Write {
+    crate::atomic::write(path, bytes).map_err(|e| CapacityError::Write {
         path: path.to_path_buf(),
         message: e.to_string(),
-    };
-    let dir = path.parent().unwrap_or(Path::new("."));
-    let mut tmp = tempfile::NamedTempFile::new_in(dir).map_err(|e| err(&e))?;
-    std::io::Write::write_all(&mut tmp, bytes).map_err(|e| err(&e))?;
-    tmp.persist(path).map_err(|e| err(&e.error))?;
-    Ok(())
+    })
 }
 
 /// Runs the search against `base.http.target` (see the module docs); `on_probe` hears of

@@ -442,16 +442,17 @@ impl Runner {
         let log_path = dir.join(&log_rel);
         let signal = process::signal_number(&spec.stop_signal).unwrap_or(process::Signal::SIGTERM);
         let stop_timeout = Duration::from_secs_f64(spec.stop_timeout_s);
-        let mut server = match Server::launch(&argv, &spec.env, &log_path, signal, stop_timeout) {
-            Ok(s) => s,
-            Err(e) => {
-                let reason = format!(
-                    "cannot start `{}`: {e}",
-                    shown.first().map(String::as_str).unwrap_or("")
-                );
-                return self.fail(&key, reason, Some(log_rel), true);
-            }
-        };
+        let mut server =
+            match Server::launch(&argv, &spec.env, &log_path, &api_key, signal, stop_timeout) {
+                Ok(s) => s,
+                Err(e) => {
+                    let reason = format!(
+                        "cannot start `{}`: {e}",
+                        shown.first().map(String::as_str).unwrap_or("")
+                    );
+                    return self.fail(&key, reason, Some(log_rel), true);
+                }
+            };
         self.journal.server = Some(LiveServer {
             config: key.clone(),
             pid: server.pid,
@@ -465,7 +466,6 @@ impl Runner {
         let outcome = self.serve_session(spec, session, &mut server, port, bearer, cancel, log);
         server.stop();
         self.journal.server = None;
-        let _ = process::redact_file(&log_path, &api_key);
         match outcome {
             Ok(None) => self.save(),
             Ok(Some(reason)) => self.fail(&key, reason, Some(log_rel), true),

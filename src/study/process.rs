@@ -3,7 +3,9 @@
 //! file, health and `/v1/models` polling, and a stop that signals the whole group, then
 //! kills it after a timeout. [`Server`] stops its group when dropped, so an error or a panic
 //! in the runner cannot leave a server behind; a watchdog process kills the group when the
-//! runner itself dies (SIGKILL included).
+//! runner itself dies (SIGKILL included). The server's output reaches its log through
+//! [`RedactingCopy`], so a key the server prints (its own command line, say) never reaches
+//! the file, even for a runner that is killed before it could clean up.
 
 use std::collections::BTreeMap;
 use std::fs::File;
@@ -176,12 +178,94 @@ fn watchdog(pgid: i32) -> std::io::Result<Child> {
         .spawn()
 }
 
+/// Copies a stream to a writer with every occurrence of a secret replaced by `***` on the
+/// way: bytes are written as soon as they cannot be the start of a secret, so the copy
+/// keeps up with the stream and never holds more than the secret's length back.
+///
+/// ```
+/// use servebench::study::process::RedactingCopy;
+/// let mut out = Vec::new();
+/// let mut copy = RedactingCopy::new(b"sk-123".to_vec());
+/// // The secret split across two reads is still caught.
+/// copy.push(b"args: --api-key sk-1", &mut out).unwrap();
+/// copy.push(b"23 --port 8000\n", &mut out).unwrap();
+/// copy.finish(&mut out).unwrap();
+/// assert_eq!(out, b"args: --api-key *** --port 8000\n");
+/// ```
+#[derive(Debug)]
+pub struct RedactingCopy {
+    secret: Vec<u8>,
+    pending: Vec<u8>,
+}
+
+impl RedactingCopy {
+    /// A copy that hides `secret` (an empty secret hides nothing).
+    pub fn new(secret: Vec<u8>) -> RedactingCopy {
+        RedactingCopy {
+            secret,
+            pending: Vec::new(),
+        }
+    }
+
+    /// Takes the next bytes of the stream and writes what is safe to write.
+    pub fn push(&mut self, bytes: &[u8], out: &mut impl std::io::Write) -> std::io::Result<()> {
+        self.pending.extend_from_slice(bytes);
+        if self.secret.is_empty() {
+            out.write_all(&self.pending)?;
+            self.pending.clear();
+            return Ok(());
+        }
+        let mut done = Vec::with_capacity(self.pending.len());
+        let mut at = 0;
+        while let Some(pos) = memchr::memmem::find(&self.pending[at..], &self.secret) {
+            done.extend_from_slice(&self.pending[at..at + pos]);
+            done.extend_from_slice(b"***");
+            at += pos + self.secret.len();
+        }
+        // What is left holds no whole secret; its last `len - 1` bytes may begin one.
+        let safe = at.max(self.pending.len().saturating_sub(self.secret.len() - 1));
+        done.extend_from_slice(&self.pending[at..safe]);
+        self.pending.drain(..safe);
+        out.write_all(&done)?;
+        out.flush()
+    }
+
+    /// The stream ended: writes the bytes held back (they hold no whole secret).
+    pub fn finish(&mut self, out: &mut impl std::io::Write) -> std::io::Result<()> {
+        out.write_all(&self.pending)?;
+        self.pending.clear();
+        out.flush()
+    }
+}
+
+/// Copies `from` into `to` through a [`RedactingCopy`] until `from` ends.
+fn copy_redacted(
+    mut from: impl std::io::Read,
+    mut to: File,
+    secret: Vec<u8>,
+) -> std::io::Result<()> {
+    let mut copy = RedactingCopy::new(secret);
+    let mut buf = vec![0u8; 64 * 1024];
+    loop {
+        let n = match from.read(&mut buf) {
+            Ok(0) => break,
+            Ok(n) => n,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+            Err(e) => return Err(e),
+        };
+        copy.push(&buf[..n], &mut to)?;
+    }
+    copy.finish(&mut to)
+}
+
 /// A launched server: its own process group, output to a log file, and a watchdog that
 /// kills the group if the runner dies without stopping it.
 #[derive(Debug)]
 pub struct Server {
     child: Child,
     watchdog: Option<Child>,
+    /// The thread copying the server's output into the log (with a secret hidden).
+    log_copy: Option<std::thread::JoinHandle<std::io::Result<()>>>,
     /// The process id (and process-group id).
     pub pid: i32,
     stop_signal: Signal,
@@ -212,11 +296,13 @@ pub fn describe(status: std::process::ExitStatus) -> String {
 
 impl Server {
     /// Starts `argv` (program first) in its own process group with `env` added, stdout and
-    /// stderr appended to `log`.
+    /// stderr appended to `log` with every occurrence of `secret` (the API key the server
+    /// was given; empty for none) replaced by `***` before it reaches the file.
     pub fn launch(
         argv: &[String],
         env: &BTreeMap<String, String>,
         log: &Path,
+        secret: &str,
         stop_signal: Signal,
         stop_timeout: Duration,
     ) -> std::io::Result<Server> {
@@ -224,16 +310,27 @@ impl Server {
         let Some((program, args)) = argv.split_first() else {
             return Err(std::io::Error::other("empty launch command"));
         };
-        let out = File::options().create(true).append(true).open(log)?;
-        let err = out.try_clone()?;
+        let file = File::options().create(true).append(true).open(log)?;
+        // The server writes into a pipe that a thread of this process copies into the log,
+        // redacting as it goes: the file never holds the key, whenever the runner stops.
+        let (reader, writer) = std::io::pipe()?;
+        let err = writer.try_clone()?;
+        let secret = secret.as_bytes().to_vec();
+        let log_copy = std::thread::Builder::new()
+            .name("server-log".into())
+            .spawn(move || copy_redacted(reader, file, secret))?;
         let mut cmd = Command::new(program);
         cmd.args(args)
             .envs(env)
             .stdin(Stdio::null())
-            .stdout(out)
+            .stdout(writer)
             .stderr(err)
             .process_group(0);
-        let mut child = cmd.spawn()?;
+        // `cmd` holds the pipe's write ends until it is dropped: the copy ends once the
+        // server's group has closed them.
+        let spawned = cmd.spawn();
+        drop(cmd);
+        let mut child = spawned?;
         let pid = match i32::try_from(child.id()) {
             Ok(p) => p,
             Err(e) => {
@@ -256,6 +353,7 @@ impl Server {
         Ok(Server {
             child,
             watchdog,
+            log_copy: Some(log_copy),
             pid,
             stop_signal,
             stop_timeout,
@@ -298,6 +396,18 @@ impl Server {
         if let Some(mut w) = self.watchdog.take() {
             let _ = w.kill();
             let _ = w.wait();
+        }
+        // The group is gone, so the pipe's write ends are closed and the copy drains the
+        // last output; a process that left the group could hold the pipe open, so the
+        // copy is waited for only briefly, then left to finish on its own.
+        if let Some(copy) = self.log_copy.take() {
+            let until = Instant::now() + Duration::from_secs(2);
+            while !copy.is_finished() && Instant::now() < until {
+                std::thread::sleep(Duration::from_millis(5));
+            }
+            if copy.is_finished() {
+                let _ = copy.join();
+            }
         }
         exit
     }
@@ -401,15 +511,39 @@ pub fn wait_ready(
     }
 }
 
-/// Replaces every occurrence of `secret` in the file at `path` with `***` (atomically).
-pub fn redact_file(path: &Path, secret: &str) -> std::io::Result<()> {
-    if secret.is_empty() {
-        return Ok(());
+#[cfg(test)]
+mod tests {
+    use super::RedactingCopy;
+
+    /// Whatever the reads' sizes, the copy is the whole text with every secret replaced.
+    #[test]
+    fn the_redacted_copy_is_the_same_for_every_split_of_the_stream() {
+        let cases: [(&str, &str); 5] = [
+            ("k3y", "k3y at the start, in k3y the middle and the end k3y"),
+            ("k3y", "k3k3y overlapping starts kk3y k3"),
+            ("aa", "aaaaa an odd run of the secret's own letters"),
+            ("secret", "none here"),
+            ("", "an empty secret hides nothing"),
+        ];
+        for (secret, text) in cases {
+            let want = if secret.is_empty() {
+                text.to_string()
+            } else {
+                text.replace(secret, "***")
+            };
+            for size in 1..=text.len() {
+                let mut out = Vec::new();
+                let mut copy = RedactingCopy::new(secret.as_bytes().to_vec());
+                for chunk in text.as_bytes().chunks(size) {
+                    copy.push(chunk, &mut out).unwrap();
+                }
+                copy.finish(&mut out).unwrap();
+                assert_eq!(
+                    String::from_utf8(out).unwrap(),
+                    want,
+                    "{secret:?} in reads of {size}"
+                );
+            }
+        }
     }
-    let text = std::fs::read(path)?;
-    let s = String::from_utf8_lossy(&text);
-    if !s.contains(secret) {
-        return Ok(());
-    }
-    super::journal::write_atomic(path, s.replace(secret, "***").as_bytes())
 }
