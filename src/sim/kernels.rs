@@ -321,7 +321,9 @@ pub struct FusedMoe {
     /// off — Qwen3-30B-A3B FP8 on an H100 40.4 µs for 38 MB (vllm-project/vllm#24700),
     /// Mixtral-8x7B BF16 TP2 on an H100 144 µs for 352 MB (same PR), Qwen3-Next-80B FP8
     /// block-scaled TP4 on an H100 29.5 µs for 8 MB (#44830), Qwen3-Omni-30B BF16 on a
-    /// B200 39.6 µs for 75 MB (#31448): intercepts 24–29 µs.
+    /// B200 39.6 µs for 75 MB (#31448): intercepts 24–29 µs. (`benchmark_moe.py` replays
+    /// one routing, so a call whose touched weights fit the L2 may read them from there;
+    /// the Mixtral call, 352 MB, cannot, and gives 24 µs.)
     pub fixed_us: f64,
     /// Fraction of the HBM data-sheet bandwidth the touched experts' weights stream at:
     /// 0.875, the H200 probe's plain streaming read (`torch.sum` over 8.6 GB; a Triton
