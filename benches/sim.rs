@@ -1,7 +1,8 @@
 //! Simulator speed: simulated requests per second of wall time, and how the cost grows with
 //! the number of requests (1 k → 1 M; it should be linear). Each run drives a fresh
 //! baseline H200 simulator through the load driver (cap 512 in flight, all requests
-//! scheduled at once, Random 128-token prompts / 8 output tokens).
+//! scheduled at once, Random 128-token prompts / 8 output tokens); and the same at 100 k
+//! requests for the 35B (calibrated roofline) and the 9B (operator tables).
 
 #![allow(missing_docs)]
 
@@ -13,6 +14,11 @@ use servebench::driver::{run, workload, RunOptions};
 use servebench::sim;
 
 fn simulate(n: usize) -> usize {
+    let config = sim::Config::named("baseline").unwrap_or_else(|| panic!("no baseline config"));
+    simulate_on(n, config)
+}
+
+fn simulate_on(n: usize, config: sim::Config) -> usize {
     let work = match workload::random(n, 128, 8, 0.0, 42, false) {
         Ok(w) => w,
         Err(e) => panic!("{e}"),
@@ -22,7 +28,6 @@ fn simulate(n: usize) -> usize {
         max_concurrency: Some(512),
         ..RunOptions::default()
     };
-    let config = sim::Config::named("baseline").unwrap_or_else(|| panic!("no baseline config"));
     let mut engine = sim::H200Sim::new(config);
     match run(&mut engine, &work, &opts) {
         Ok(out) => out.records.len(),
@@ -44,5 +49,28 @@ fn scaling(c: &mut Criterion) {
     g.finish();
 }
 
-criterion_group!(benches, scaling);
+/// The two step models at 100 k requests: the 35B (calibrated roofline) and the 9B
+/// (operator tables: every step a sum of interpolated kernel times), both `baseline` on
+/// an H200.
+fn step_models(c: &mut Criterion) {
+    let mut g = c.benchmark_group("h200_sim_step_model");
+    g.sample_size(10);
+    let n = 100_000usize;
+    g.throughput(Throughput::Elements(n as u64));
+    for (label, model) in [
+        ("35b_roofline", "qwen3.5-35b-a3b"),
+        ("9b_operator_tables", "qwen3.5-9b"),
+    ] {
+        let config = match sim::Config::named_on("baseline", model, "h200") {
+            Ok(c) => c,
+            Err(e) => panic!("{e}"),
+        };
+        g.bench_with_input(BenchmarkId::new(label, n), &n, |b, &n| {
+            b.iter(|| black_box(simulate_on(n, config.clone())))
+        });
+    }
+    g.finish();
+}
+
+criterion_group!(benches, scaling, step_models);
 criterion_main!(benches);

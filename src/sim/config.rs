@@ -262,9 +262,9 @@ pub fn mtp_expected_accepted(first: f64, k: u64) -> f64 {
 /// does (cuBLAS GEMMs, the Gated DeltaNet kernels vLLM runs). An MoE model does not: with
 /// its routed experts timed as vLLM's fused-MoE kernel ([`super::kernels::FusedMoe`]) the
 /// tables reproduce the seed's measured decode steps within 10 %, but the seed's runs
-/// leave their bounds (Long Context 11 % short, mostly prefill; Generation Heavy 5 % long)
-/// and the development points' error grows (the fidelity guide has the figures), so it
-/// keeps the roofline fitted to the seed.
+/// leave their bounds (Long Context 12 % short, mostly prefill; the Throughput TTFT at its
+/// 15 % bound) and the development points' error grows (the fidelity guide has the
+/// figures), so it keeps the roofline fitted to the seed.
 pub fn uses_operator_tables(model: &ModelSpec) -> bool {
     model.experts == 0
 }

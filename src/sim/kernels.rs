@@ -344,27 +344,30 @@ pub const FUSED_MOE: FusedMoe = FusedMoe {
 
 impl FusedMoe {
     /// The time of `op` (an [`Operator::Moe`]) over `x` tokens on `gpu`, µs; `grouped`:
-    /// the measured grouped-GEMM points of the same operator, if any. `None` for another
+    /// the measured grouped-GEMM row of the same operator, if any. `None` for another
     /// operator.
     pub fn time_us(
         &self,
         op: &Operator,
         x: f64,
         gpu: &GpuSpec,
-        grouped: Option<&[[f64; 2]]>,
+        grouped: Option<&Curve>,
     ) -> Option<f64> {
         let Operator::Moe { .. } = op else {
             return None;
         };
         let (flops, bytes) = op.work(x);
         let memory = self.fixed_us + bytes / (gpu.hbm_bytes_per_s * self.eta_stream) * 1e6;
-        let compute = match grouped.and_then(|p| p.last()) {
-            Some(&[xl, tl]) => tl * x / xl,
+        let compute = match grouped {
+            Some(c) => {
+                let [xl, tl] = c.last_point();
+                tl * x / xl
+            }
             None => flops / (op.peak_flops(gpu) * self.eta_compute) * 1e6,
         };
         let fused = memory.max(compute);
         Some(match grouped {
-            Some(p) => fused.min(interpolate(p, x)),
+            Some(c) => fused.min(c.at(x)),
             None => fused,
         })
     }
@@ -521,9 +524,10 @@ impl KernelTable {
         self.entries.iter().rev().find(|e| &e.op == op)
     }
 
-    /// The time of `op` at size `x`, µs, interpolated in the table: log-log linear between
-    /// measured sizes, the first size's time below it (a kernel's floor), and
-    /// proportional to size beyond the last (throughput-bound). `None` when unmeasured.
+    /// The time of `op` at size `x`, µs, interpolated in the table ([`interpolate`]: the
+    /// first size's time below it, a kernel's floor; shaped like a kernel between measured
+    /// sizes; proportional to size beyond the last, throughput-bound). `None` when
+    /// unmeasured.
     pub fn time_us(&self, op: &Operator, x: f64) -> Option<f64> {
         self.entry(op).map(|e| interpolate(&e.points, x))
     }
@@ -586,24 +590,147 @@ impl KernelTable {
     }
 }
 
-/// Log-log linear interpolation in `points` ((size, µs), sizes increasing): the first
-/// time below the first size, proportional to size beyond the last.
+/// How far, in log time, an interpolated time sits from the chord toward the knee bound
+/// ([`interpolate`]): 0 is the log-log chord, 1 the sharp knee. Measured knees are soft
+/// (tile shapes and waves change gradually), so the truth lies between the two; 0.75 was
+/// chosen by leave-one-out on the H200 tables (each interior point predicted from the
+/// others: 43 of 192 beyond 10 % at 0.75, 45 at 0.8, 43 at 0.7, 54 at 1, 77 for the
+/// chord alone), a broad optimum.
+pub const KNEE_WEIGHT: f64 = 0.75;
+
+/// A kernel's time at size `x`, µs, interpolated in its measured `points` ((size, µs),
+/// sizes increasing): the first time below the first size (the kernel's floor),
+/// proportional to size beyond the last (throughput-bound), and in between shaped like a
+/// kernel: a floor, then a memory-bound ramp, then compute-bound growth.
+///
+/// In log-log space each segment has its chord and two tangent lines: through its left
+/// point with the slope of the segment before it (0, the floor, for the first) and
+/// through its right point with the slope of the segment after it (1, proportional, for
+/// the last). Where the three slopes increase (a knee: convex) the curve follows the
+/// larger tangent, where they decrease (saturation, e.g. routed experts once all are
+/// touched: concave) the smaller; elsewhere (noise) the chord. The result is
+/// [`KNEE_WEIGHT`] of the way from the chord to that tangent bound, kept between the two
+/// points' times. It passes through every measured point and is continuous. (Plain
+/// log-log interpolation puts a straight line across the knee and overestimates the
+/// sizes between a flat floor and a linear ramp by 15–40 %.)
 pub fn interpolate(points: &[[f64; 2]], x: f64) -> f64 {
-    let Some(&[x0, t0]) = points.first() else {
-        return 0.0;
-    };
-    if x <= x0 {
-        return t0;
-    }
-    for w in points.windows(2) {
-        let ([xa, ta], [xb, tb]) = (w[0], w[1]);
-        if x <= xb {
-            let f = (x.ln() - xa.ln()) / (xb.ln() - xa.ln());
-            return (ta.ln() + f * (tb.ln() - ta.ln())).exp();
+    Curve::new(points).at(x)
+}
+
+/// One segment of a [`Curve`], its logarithms and slopes computed once.
+#[derive(Debug, Clone, Copy, PartialEq)]
+struct Segment {
+    /// Right end's size, µs and logarithms; left end's.
+    xb: f64,
+    ta: f64,
+    tb: f64,
+    ln_xa: f64,
+    ln_ta: f64,
+    ln_xb: f64,
+    ln_tb: f64,
+    /// Log-log slopes: the chord's, the segment before's, the segment after's.
+    chord: f64,
+    before: f64,
+    after: f64,
+}
+
+/// A measured row prepared for repeated lookups: [`interpolate`] with every logarithm
+/// and slope of its points computed once, so a lookup costs one logarithm and one
+/// exponential (the step model looks up every operator of every simulated step), and
+/// optionally the times at the whole sizes 1…n computed up front
+/// ([`Curve::with_whole_sizes`]): a decode step's operators see the batch size. Gives the
+/// same bits as [`interpolate`].
+#[derive(Debug, Clone, PartialEq)]
+pub struct Curve {
+    /// The first point (the floor below it).
+    first: [f64; 2],
+    /// The last point (proportional beyond it).
+    last: [f64; 2],
+    segments: Vec<Segment>,
+    /// The times at sizes 1, 2, … (index 0: size 1).
+    whole: Vec<f64>,
+}
+
+impl Curve {
+    /// The curve through `points` ((size, µs), sizes increasing); an empty row is 0
+    /// everywhere.
+    pub fn new(points: &[[f64; 2]]) -> Curve {
+        let n = points.len();
+        let log_slope = |i: usize| {
+            let ([xa, ta], [xb, tb]) = (points[i], points[i + 1]);
+            (tb / ta).ln() / (xb / xa).ln()
+        };
+        let segments = (0..n.saturating_sub(1))
+            .map(|i| {
+                let ([xa, ta], [xb, tb]) = (points[i], points[i + 1]);
+                Segment {
+                    xb,
+                    ta,
+                    tb,
+                    ln_xa: xa.ln(),
+                    ln_ta: ta.ln(),
+                    ln_xb: xb.ln(),
+                    ln_tb: tb.ln(),
+                    chord: log_slope(i),
+                    before: if i > 0 { log_slope(i - 1) } else { 0.0 },
+                    after: if i + 2 < n { log_slope(i + 1) } else { 1.0 },
+                }
+            })
+            .collect();
+        Curve {
+            first: points.first().copied().unwrap_or([f64::INFINITY, 0.0]),
+            last: points.last().copied().unwrap_or([f64::INFINITY, 0.0]),
+            segments,
+            whole: Vec::new(),
         }
     }
-    let [xl, tl] = points[points.len() - 1];
-    tl * x / xl
+
+    /// The curve through `points` with its times at the whole sizes 1…`n` computed once.
+    pub fn with_whole_sizes(points: &[[f64; 2]], n: usize) -> Curve {
+        let mut c = Curve::new(points);
+        c.whole = (1..=n).map(|i| c.interpolated(i as f64)).collect();
+        c
+    }
+
+    /// The last measured point (size, µs): the rate the curve keeps beyond it.
+    pub fn last_point(&self) -> [f64; 2] {
+        self.last
+    }
+
+    /// The time at size `x`, µs ([`interpolate`]'s rule).
+    pub fn at(&self, x: f64) -> f64 {
+        if x >= 1.0 && x <= self.whole.len() as f64 && x.fract() == 0.0 {
+            return self.whole[x as usize - 1];
+        }
+        self.interpolated(x)
+    }
+
+    fn interpolated(&self, x: f64) -> f64 {
+        let [x0, t0] = self.first;
+        if x <= x0 {
+            return t0;
+        }
+        for g in &self.segments {
+            if x > g.xb {
+                continue;
+            }
+            let u = x.ln();
+            let chord = g.ln_ta + g.chord * (u - g.ln_xa);
+            let left = g.ln_ta + g.before * (u - g.ln_xa);
+            let right = g.ln_tb + g.after * (u - g.ln_xb);
+            let bound = if g.before <= g.chord && g.chord <= g.after {
+                left.max(right)
+            } else if g.before >= g.chord && g.chord >= g.after {
+                left.min(right)
+            } else {
+                chord
+            };
+            let t = (KNEE_WEIGHT * bound + (1.0 - KNEE_WEIGHT) * chord).exp();
+            return t.clamp(g.ta.min(g.tb), g.ta.max(g.tb));
+        }
+        let [xl, tl] = self.last;
+        tl * x / xl
+    }
 }
 
 #[cfg(test)]
@@ -618,6 +745,53 @@ mod tests {
         // Halfway in log between 100 and 1000: sqrt(10 * 100).
         assert!((interpolate(&p, 316.227_766) - 31.622_776).abs() < 1e-4);
         assert!((interpolate(&p, 4000.0) - 400.0).abs() < 1e-9);
+    }
+
+    #[test]
+    fn the_knee_is_shaped_between_a_floor_and_a_ramp_and_curves_give_the_same_bits() {
+        // A floor of 10 µs to 64, then proportional from 512: the log-log chord puts 256
+        // at 10 · 4^(2/3) = 25.2 µs, the sharp knee at max(10, 40 · 256 / 512) = 20; the
+        // curve sits three quarters of the way (in log) toward the knee, 21.2 µs.
+        let p = [[1.0, 10.0], [64.0, 10.0], [512.0, 40.0], [4096.0, 320.0]];
+        let t = interpolate(&p, 256.0);
+        let chord = 10.0 * 4f64.powf(2.0 / 3.0);
+        let expected = (0.75 * 20f64.ln() + 0.25 * chord.ln()).exp();
+        assert!((t - expected).abs() < 1e-9, "{t} {expected}");
+        assert!((21.1..21.3).contains(&t), "{t}");
+        // Every measured point is returned; between them the curve stays within its
+        // segment's two times.
+        for [x, us] in p {
+            assert!((interpolate(&p, x) / us - 1.0).abs() < 1e-12, "{x}");
+        }
+        let noisy = [
+            [1.0, 3.4],
+            [8.0, 4.9],
+            [32.0, 1.4],
+            [64.0, 1.5],
+            [128.0, 2.1],
+        ];
+        for i in 1..1280 {
+            let x = i as f64 / 10.0;
+            let t = interpolate(&noisy, x);
+            let seg = noisy.windows(2).find(|w| x <= w[1][0]).unwrap();
+            assert!(t >= seg[0][1].min(seg[1][1]) - 1e-12, "{x}: {t}");
+            assert!(t <= seg[0][1].max(seg[1][1]) + 1e-12, "{x}: {t}");
+        }
+        // A prepared curve, with or without its whole sizes, gives the same bits.
+        let table = KernelTable::shipped("h200").unwrap();
+        for e in &table.entries {
+            let c = Curve::with_whole_sizes(&e.points, 600);
+            for x in [
+                0.5, 1.0, 2.0, 7.0, 8.0, 100.5, 511.0, 600.0, 601.0, 5000.0, 2e6,
+            ] {
+                assert_eq!(
+                    c.at(x).to_bits(),
+                    interpolate(&e.points, x).to_bits(),
+                    "{x}"
+                );
+            }
+        }
+        assert_eq!(interpolate(&[], 3.0), 0.0);
     }
 
     #[test]

@@ -9,7 +9,7 @@
 
 use serde::Serialize;
 
-use super::kernels::{interpolate, Axis, Dtype, KernelTable, Operator, FUSED_MOE};
+use super::kernels::{Axis, Curve, Dtype, KernelTable, Operator, FUSED_MOE};
 use super::model::StepLoad;
 use super::spec::{GpuSpec, ModelSpec};
 
@@ -367,15 +367,19 @@ pub fn draft_pass_overhead_s(mtp_layers: u64) -> f64 {
     STEP_OVERHEAD_S + EAGER_LAYER_S * mtp_layers as f64
 }
 
+/// Sizes 1…this each operator's time is computed for once ([`Curve::with_whole_sizes`]):
+/// every decode batch up to vLLM's default largest CUDA graph.
+const WHOLE_SIZES: usize = 512;
+
 /// A deployment's step time from measured operator tables.
 #[derive(Debug, Clone, PartialEq)]
 pub struct OperatorModel {
     forward: Vec<OperatorUse>,
     draft: Vec<OperatorUse>,
-    /// Each forward operator's measured points (`None`: the roofline), resolved once.
-    forward_points: Vec<Option<Vec<[f64; 2]>>>,
+    /// Each forward operator's measured curve (`None`: the roofline), resolved once.
+    forward_points: Vec<Option<Curve>>,
     /// The same for the drafter's operators.
-    draft_points: Vec<Option<Vec<[f64; 2]>>>,
+    draft_points: Vec<Option<Curve>>,
     table: Option<KernelTable>,
     gpu: GpuSpec,
     /// KV bytes per value relative to BF16 (0.5 for an FP8 KV cache).
@@ -421,13 +425,13 @@ impl OperatorModel {
     ) -> OperatorModel {
         let forward = forward_ops(model, weights);
         let draft = draft_ops(model, weights);
-        let resolve = |ops: &[OperatorUse]| -> Vec<Option<Vec<[f64; 2]>>> {
+        let resolve = |ops: &[OperatorUse]| -> Vec<Option<Curve>> {
             ops.iter()
                 .map(|u| {
                     table
                         .as_ref()
                         .and_then(|t| t.entry(&u.op))
-                        .map(|e| e.points.clone())
+                        .map(|e| Curve::with_whole_sizes(&e.points, WHOLE_SIZES))
                 })
                 .collect()
         };
@@ -452,11 +456,11 @@ impl OperatorModel {
     }
 
     /// The routed experts' time at `x` tokens, µs, when the fused-MoE model times them
-    /// (`points`: the measured grouped-GEMM rows); `None` for any other operator.
-    fn fused_moe_us(&self, op: &Operator, x: f64, points: Option<&[[f64; 2]]>) -> Option<f64> {
+    /// (`grouped`: the measured grouped-GEMM row); `None` for any other operator.
+    fn fused_moe_us(&self, op: &Operator, x: f64, grouped: Option<&Curve>) -> Option<f64> {
         match (self.moe_kernel, op) {
             (MoeKernel::FusedTriton, Operator::Moe { .. }) => {
-                FUSED_MOE.time_us(op, x, &self.gpu, points)
+                FUSED_MOE.time_us(op, x, &self.gpu, grouped)
             }
             _ => None,
         }
@@ -474,38 +478,33 @@ impl OperatorModel {
         if x <= 0.0 {
             return (0.0, true);
         }
-        let points = self
+        let curve = self
             .table
             .as_ref()
             .and_then(|t| t.entry(op))
-            .map(|e| e.points.as_slice());
-        if let Some(us) = self.fused_moe_us(op, x, points) {
+            .map(|e| Curve::new(&e.points));
+        if let Some(us) = self.fused_moe_us(op, x, curve.as_ref()) {
             return (us * 1e-6, false);
         }
-        match points.map(|p| interpolate(p, x)) {
+        match curve.map(|c| c.at(x)) {
             Some(us) => (us * 1e-6, true),
             None => (op.roofline_us(x, &self.gpu) * 1e-6, false),
         }
     }
 
     /// Seconds of all of `ops`' runs with this load (`points`: their resolved tables).
-    fn sum_seconds(
-        &self,
-        ops: &[OperatorUse],
-        points: &[Option<Vec<[f64; 2]>>],
-        load: &StepLoad,
-    ) -> f64 {
+    fn sum_seconds(&self, ops: &[OperatorUse], points: &[Option<Curve>], load: &StepLoad) -> f64 {
         ops.iter()
             .zip(points)
             .map(|(u, p)| {
                 let x = self.fed(u.feed, load);
                 let us = if x <= 0.0 {
                     0.0
-                } else if let Some(us) = self.fused_moe_us(&u.op, x, p.as_deref()) {
+                } else if let Some(us) = self.fused_moe_us(&u.op, x, p.as_ref()) {
                     us
                 } else {
                     match p {
-                        Some(p) => interpolate(p, x),
+                        Some(p) => p.at(x),
                         None => u.op.roofline_us(x, &self.gpu),
                     }
                 };
