@@ -25,6 +25,7 @@ pub mod engine;
 pub mod engine_args;
 pub mod fidelity;
 pub mod frontend;
+mod fused_moe;
 pub mod guidellm;
 pub mod kernels;
 
