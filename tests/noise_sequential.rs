@@ -1,5 +1,5 @@
 //! The sequential decision rule (`repetitions = "auto"`, `servebench ab`) calibrated on the
-//! simulator with its run-to-run noise on ([`servebench::sim::noise`]): seeded A/A
+//! simulator with its run-to-run noise on ([`servebench::sim::NoiseModel`]): seeded A/A
 //! comparisons of the Throughput profile's shape (a burst of random 1024/128 requests;
 //! 50 of them, to keep the test fast) call the target metric different in at most 5 %
 //! of trials (± sampling error); a true 3 % effect (the candidate's GPU 3 % faster in every
@@ -10,7 +10,7 @@
 
 use servebench::app::study::simulate_run;
 use servebench::compare::TOTAL_TOKEN_THROUGHPUT;
-use servebench::noise::{Design, EffectVerdict};
+use servebench::noise::{Design, EffectOutcome};
 use servebench::profile::Profile;
 use servebench::sim::NoiseModel;
 use servebench::sim::{Config, Params};
@@ -45,7 +45,7 @@ fn tput(speedup: f64, noise: Option<u64>) -> f64 {
 
 /// One sequential comparison, A B A B …, each run with its own noise seed: the outcome and
 /// the repetitions per side it took.
-fn compare(design: &Design, speedup: f64, trial: u64) -> (EffectVerdict, usize) {
+fn compare(design: &Design, speedup: f64, trial: u64) -> (EffectOutcome, usize) {
     let (mut a, mut b) = (Vec::new(), Vec::new());
     loop {
         let k = a.len() as u64;
@@ -55,7 +55,7 @@ fn compare(design: &Design, speedup: f64, trial: u64) -> (EffectVerdict, usize) 
             continue;
         }
         let look = design.look(&a, &b, true);
-        if look.outcome != EffectVerdict::Continue {
+        if look.outcome != EffectOutcome::Undecided {
             return (look.outcome, a.len());
         }
     }
@@ -123,7 +123,7 @@ fn a_true_three_percent_effect_is_kept_in_at_least_eighty_percent_of_trials() {
     let mut reps = 0;
     for t in 0..TRIALS {
         let (o, n) = compare(&design, k, 10_000 + t);
-        kept += usize::from(o == EffectVerdict::Better);
+        kept += usize::from(o == EffectOutcome::Better);
         reps += n;
     }
     let power = kept as f64 / TRIALS as f64;

@@ -1,5 +1,5 @@
 //! The noise-aware path end to end on the simulator with its run-to-run variation on
-//! ([`servebench::sim::noise`]): the seed's baseline and optimized configurations on the
+//! ([`servebench::sim::NoiseModel`]): the seed's baseline and optimized configurations on the
 //! Throughput profile are called "better" in every trial (two interleaved repetitions of
 //! each, paired), and the noise model does vary the runs.
 #![cfg(feature = "sim")]

@@ -6,7 +6,7 @@
 //! misses listed with their reasons (`tests/fixtures/h200-kernels/reference.json`).
 #![cfg(feature = "sim")]
 
-use servebench::sim::{forward_ops, OperatorModel};
+use servebench::sim::{forward_ops, MoeKernel, OperatorModel};
 use servebench::sim::{interpolate, Dtype, KernelTable, Operator, TableEntry};
 use servebench::sim::{GpuSpec, ModelSpec};
 
@@ -27,7 +27,11 @@ fn derived(e: &TableEntry) -> bool {
         .is_some_and(|i| i.contains("below,"))
 }
 
-/// (a) At every measured point of every operator the model returns the measurement.
+/// (a) At every measured point of every operator the model returns the measurement (the
+/// routed experts' grouped-GEMM rows when asked for them as they are: by default the step
+/// model times them as vLLM's fused-MoE kernel). A row superseded by a later one for the
+/// same operator — the probe's flash-linear-attention Gated DeltaNet update, superseded by
+/// vLLM's published kernel timings — is kept for its provenance, not used.
 #[test]
 fn every_table_point_is_returned_within_ten_percent() {
     let gpu = GpuSpec::resolve("h200").unwrap();
@@ -38,10 +42,16 @@ fn every_table_point_is_returned_within_ten_percent() {
         Dtype::Bf16,
         false,
         Some(table.clone()),
-    );
+    )
+    .with_moe_kernel(MoeKernel::GroupedMm);
     let mut n = 0;
+    let mut superseded = 0;
     let mut worst: f64 = 0.0;
     for e in &table.entries {
+        if !std::ptr::eq(table.entry(&e.op).unwrap(), e) {
+            superseded += 1;
+            continue;
+        }
         for &[x, us] in &e.points {
             let t = table.time_us(&e.op, x).unwrap();
             let (s, measured) = model.op_seconds(&e.op, x);
@@ -59,6 +69,7 @@ fn every_table_point_is_returned_within_ten_percent() {
         table.entries.len()
     );
     assert!(n > 250, "{n}");
+    assert_eq!(superseded, 1);
 }
 
 /// Log-log linear interpolation, the table's rule before the knee-shaped one: kept here

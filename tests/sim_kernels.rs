@@ -1,14 +1,17 @@
 //! The operator-table step model against the measured H200 tables: every operator of the
 //! shipped models' forward passes is timed from a measurement where one exists (and
-//! agrees with it), the dense model's decode steps add up from their operators, MTP with
-//! 1–4 draft tokens moves latency the way per-position acceptance says, and the error on
-//! the development points (published runs, not fitted) stays within its budget.
+//! agrees with it), the fused-MoE model against vLLM's published kernel timings and the
+//! seed's measured 35B decode steps, the dense model's decode steps add up from their
+//! operators, MTP draft passes pay their fixed cost and 1–4 draft tokens move latency the
+//! way per-position acceptance says, and the error on the development points (published
+//! runs, not fitted) stays within its budget.
 #![cfg(feature = "sim")]
 
 use servebench::profile::{Dataset, Profile};
 use servebench::sim::simulate;
-use servebench::sim::{development_points, e2e_mean_absolute_error};
-use servebench::sim::{forward_ops, OperatorModel};
+use servebench::sim::uses_operator_tables;
+use servebench::sim::{development_points, e2e_mean_absolute_error, moe_decode_decomposition};
+use servebench::sim::{draft_pass_overhead_s, forward_ops, MoeKernel, OperatorModel, FUSED_MOE};
 use servebench::sim::{from_engine_args, GpuSpec, ModelSpec, StepLoad};
 use servebench::sim::{Dtype, KernelTable, Operator};
 
@@ -33,6 +36,21 @@ fn every_measured_operator_is_timed_within_ten_percent_of_its_table() {
                 unmeasured.push(format!("{name} {}", u.name));
                 continue;
             };
+            if let Operator::Moe { .. } = u.op {
+                // The routed experts are timed as vLLM's fused-MoE kernel, a different
+                // kernel from the measured torch._grouped_mm: never slower than it, and
+                // the grouped rows as they are when asked for.
+                let grouped = model.clone().with_moe_kernel(MoeKernel::GroupedMm);
+                for &[x, us] in &entry.points {
+                    let (fused, measured) = model.op_seconds(&u.op, x);
+                    assert!(!measured, "{name} {}: a model, not a table row", u.name);
+                    assert!(fused * 1e6 <= us * (1.0 + 1e-9), "{name} at {x}");
+                    let (s, measured) = grouped.op_seconds(&u.op, x);
+                    assert!(measured && (s * 1e6 / us - 1.0).abs() < 1e-9);
+                    checked += 1;
+                }
+                continue;
+            }
             for &[x, us] in &entry.points {
                 let (s, measured) = model.op_seconds(&u.op, x);
                 assert!(measured, "{name} {} at {x}", u.name);
@@ -186,7 +204,8 @@ fn more_draft_tokens_lower_latency_at_low_load_with_diminishing_returns() {
 }
 
 /// The error budget on the development points (not fitted): every mean E2E within 25 %,
-/// the mean absolute error within 10 %.
+/// the mean absolute error within 9 % (8.4 %: the MTP draft pass fully charged, vLLM's
+/// Gated DeltaNet update for the 9B).
 #[test]
 fn development_points_stay_within_the_error_budget() {
     let dev = development_points(0).unwrap();
@@ -197,5 +216,159 @@ fn development_points_stay_within_the_error_budget() {
         }
     }
     let mae = e2e_mean_absolute_error(&dev);
-    assert!(mae < 0.10, "{mae}");
+    assert!(mae < 0.09, "{mae}");
+}
+
+/// vLLM's own published `benchmark_moe.py` timings of its fused-MoE Triton kernel on an
+/// H100 (vllm-project/vllm#24700, default configs after that PR): Qwen3-30B-A3B FP8
+/// (128 experts of 2048 → 768, top-8) and Mixtral-8x7B BF16 at TP 2 (8 experts of
+/// 4096 → 7168, top-2), batch 1–128. The model takes only its fixed latency from the
+/// batch-1 figures; from batch 2 up it is the touched experts streamed at the H200
+/// probe's plain-streaming rate, and it lands within 10 % of every one.
+#[test]
+fn the_fused_moe_model_matches_vllms_published_kernel_timings() {
+    let h100 = GpuSpec::resolve("h100").unwrap();
+    let qwen3 = Operator::Moe {
+        dtype: Dtype::Fp8,
+        hidden: 2048,
+        intermediate: 768,
+        experts: 128,
+        top_k: 8,
+    };
+    let mixtral = Operator::Moe {
+        dtype: Dtype::Bf16,
+        hidden: 4096,
+        intermediate: 7168,
+        experts: 8,
+        top_k: 2,
+    };
+    let published: [(&Operator, &[(f64, f64)]); 2] = [
+        (
+            &qwen3,
+            &[
+                (1.0, 40.44),
+                (2.0, 56.15),
+                (4.0, 78.10),
+                (8.0, 118.64),
+                (16.0, 164.64),
+                (32.0, 210.07),
+                (64.0, 237.26),
+                (128.0, 247.67),
+            ],
+        ),
+        (
+            &mixtral,
+            &[
+                (1.0, 144.03),
+                (2.0, 229.28),
+                (4.0, 351.10),
+                (8.0, 434.98),
+                (16.0, 471.49),
+                (32.0, 487.35),
+                (64.0, 483.14),
+                (128.0, 491.39),
+            ],
+        ),
+    ];
+    for (op, points) in published {
+        for &(batch, us) in points {
+            let model = FUSED_MOE.time_us(op, batch, &h100, None).unwrap();
+            let err = model / us - 1.0;
+            assert!(err.abs() < 0.10, "{op:?} at {batch}: {model:.1} vs {us} us");
+        }
+    }
+    assert!(FUSED_MOE.time_us(&qwen3, 8.0, &h100, None).is_some());
+    let not_moe = Operator::Sampler { vocab: 8 };
+    assert_eq!(FUSED_MOE.time_us(&not_moe, 8.0, &h100, None), None);
+}
+
+/// The seed's measured 35B decode steps (in sample for the calibrated roofline, not for
+/// the operator tables) taken apart: with the routed experts as vLLM's fused-MoE kernel
+/// and the Gated DeltaNet update as vLLM's kernel, the table sum is within 10 % of every
+/// step (2–200 sequences), where the grouped-GEMM rows overshoot by 12–21 % from 13
+/// sequences up; the calibrated roofline, fitted to them, is within 6 %. The MoE models
+/// still keep the roofline (their seed runs leave their bounds on the tables).
+#[test]
+fn the_seeds_moe_decode_steps_taken_apart() {
+    let steps = moe_decode_decomposition().unwrap();
+    assert_eq!(steps.len(), 4);
+    for s in &steps {
+        let measured = (s.measured_ms.0 + s.measured_ms.1) / 2.0;
+        let sum: f64 = s.operators.iter().map(|o| o.1).sum();
+        assert!((sum - s.tables_ms).abs() < 1e-6, "{} seqs", s.seqs);
+        assert!(s.tables_ms < s.grouped_ms, "{} seqs", s.seqs);
+        assert!(
+            (s.roofline_ms / measured - 1.0).abs() < 0.06,
+            "roofline at {} seqs",
+            s.seqs
+        );
+        let err = s.tables_ms / measured - 1.0;
+        assert!(err.abs() < 0.10, "{} seqs: {err:+.3}", s.seqs);
+        if s.seqs >= 13 {
+            assert!(s.grouped_ms / measured - 1.0 > 0.10, "{} seqs", s.seqs);
+        }
+        // The experts dominate: their touched weights at the streaming rate.
+        let experts = s.operators.iter().find(|o| o.0 == "moe.experts").unwrap();
+        assert!(experts.1 > 0.3 * s.tables_ms, "{experts:?}");
+    }
+    // At 200 sequences the Gated DeltaNet update is vLLM's kernel (vllm-project/vllm#31722),
+    // about 5 ms over 30 layers, not the probe's fla 0.6.0 kernel's 7.9 ms.
+    let gdn = steps[3]
+        .operators
+        .iter()
+        .find(|o| o.0 == "gdn.recurrent_decode")
+        .unwrap();
+    assert!((4.0..6.0).contains(&gdn.1), "{gdn:?}");
+    for model in ["qwen3.5-35b-a3b", "Qwen/Qwen3.5-35B-A3B-FP8"] {
+        assert!(!uses_operator_tables(&ModelSpec::resolve(model).unwrap()));
+    }
+    assert!(uses_operator_tables(
+        &ModelSpec::resolve("qwen3.5-9b").unwrap()
+    ));
+}
+
+/// An MTP draft pass is a forward of its own: besides its operators it pays the
+/// per-forward overhead and the MTP layer's eager attention launch (vLLM's drafter replays
+/// only piecewise graphs), on the operator tables and on the calibrated roofline alike.
+#[test]
+fn a_draft_pass_pays_its_own_forward_overhead() {
+    let h200 = GpuSpec::resolve("h200").unwrap();
+    let overhead = draft_pass_overhead_s(1);
+    assert!((overhead - 0.32e-3).abs() < 1e-9, "{overhead}");
+    assert_eq!(draft_pass_overhead_s(0), 0.0);
+    let m = ModelSpec::resolve("Qwen/Qwen3.5-35B-A3B-FP8").unwrap();
+    let table = KernelTable::for_gpu(&h200);
+    let ops = OperatorModel::new(&m, &h200, Dtype::Fp8, false, table);
+    // One sequence, one pass: the overhead, lm_head's 1 GB of BF16 weights and the MTP
+    // layer (at least its fused-MoE call's fixed latency).
+    let one = ops.draft_seconds(1, 2, 1, 1000);
+    let lm_head = ops
+        .op_seconds(
+            &Operator::Gemm {
+                dtype: Dtype::Bf16,
+                k: 2048,
+                n: 248_320,
+            },
+            1.0,
+        )
+        .0;
+    assert!(
+        one > overhead + lm_head + FUSED_MOE.fixed_us * 1e-6,
+        "{one}"
+    );
+    // Four passes cost four overheads.
+    let four = ops.draft_seconds(4, 2, 1, 1000);
+    assert!(four - one > 3.0 * (overhead + lm_head), "{four} vs {one}");
+    let c = from_engine_args(
+        "Qwen/Qwen3.5-35B-A3B-FP8",
+        "h200",
+        &["--speculative-config={\"method\":\"mtp\",\"num_speculative_tokens\":1}".into()],
+    )
+    .unwrap();
+    let p = servebench::sim::Params::for_config(&c);
+    assert!(
+        p.step.ops.is_none(),
+        "the MoE keeps the calibrated roofline"
+    );
+    assert!(p.step.draft_t0_s > overhead, "{}", p.step.draft_t0_s);
 }

@@ -14,7 +14,7 @@ use crate::driver::datasets::DatasetSpec;
 use crate::driver::shard::Shard;
 use crate::driver::stop::StopSignal;
 use crate::driver::workload::WorkloadOptions;
-use crate::driver::{run_profile, DriverError, DEFAULT_DRAIN};
+use crate::driver::{run_profile, DriverError, RunOptions, DEFAULT_DRAIN};
 use crate::engine::{Engine, EngineError, EngineEvent, EngineRequest};
 use crate::http::client::{model_ids, HttpConfig, HttpEngine};
 use crate::http::HttpError;
@@ -78,6 +78,21 @@ pub struct BenchArgs {
 }
 
 impl BenchArgs {
+    /// The limits these arguments put on a measured run (`bench` and each run of `bench
+    /// --sweep`): the concurrency cap, the request cap (the smaller of the profile's and
+    /// this one), the wall-time limit, the stop signal and the drain after it.
+    pub(crate) fn limit_run(&self, o: &mut RunOptions) {
+        if let Some(c) = self.max_concurrency {
+            o.max_concurrency = Some(c);
+        }
+        if let Some(n) = self.max_requests {
+            o.max_requests = Some(o.max_requests.map_or(n, |m| m.min(n)));
+        }
+        o.max_duration = self.max_duration;
+        o.stop = self.stop.clone();
+        o.drain = self.drain;
+    }
+
     /// Defaults for `target` and `profile`: completions, model discovery on, vLLM's metric
     /// definitions, the profile's constant rate, no warm-up, no stop signal.
     pub fn new(target: impl Into<String>, profile: Profile) -> Self {
@@ -413,15 +428,7 @@ pub fn run(args: &BenchArgs, progress: &mut dyn FnMut(&Progress)) -> Result<Benc
             if let Some(a) = args.arrivals {
                 o.arrivals = a;
             }
-            if let Some(c) = args.max_concurrency {
-                o.max_concurrency = Some(c);
-            }
-            if let Some(n) = args.max_requests {
-                o.max_requests = Some(o.max_requests.map_or(n, |m| m.min(n)));
-            }
-            o.max_duration = args.max_duration;
-            o.stop = args.stop.clone();
-            o.drain = args.drain;
+            args.limit_run(o);
             o.shard = args.shard;
             o.server_gone = args.server_gone;
             // The schedule counts from the agreed start, else from now (after the warm-up

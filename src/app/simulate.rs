@@ -464,5 +464,73 @@ pub fn fidelity(seed: u64) -> Result<String, SimCliError> {
         "\nMean absolute error of mean E2E latency over the development points: {:.1}%\n",
         crate::sim::fidelity::e2e_mean_absolute_error(&dev) * 100.0
     ));
+    // The seed's measured 35B decode steps taken apart on the operator tables.
+    let steps = crate::sim::fidelity::moe_decode_decomposition()
+        .map_err(|e| SimCliError::Usage(e.to_string()))?;
+    w.push_str("\n35B BF16 decode steps on the H200, operator tables (fused-MoE model) against the seed's measured steps, ms:\n\n| | ");
+    let heads: Vec<String> = steps
+        .iter()
+        .map(|s| format!("{} seqs @ {}", s.seqs, s.context))
+        .collect();
+    w.push_str(&heads.join(" | "));
+    w.push_str(" |\n|---|");
+    w.push_str(&"---|".repeat(steps.len()));
+    w.push('\n');
+    let row = |w: &mut String, label: &str, cells: Vec<String>| {
+        w.push_str(&format!("| {label} | {} |\n", cells.join(" | ")));
+    };
+    if let Some(first) = steps.first() {
+        for (i, (name, _)) in first.operators.iter().enumerate() {
+            let cells = steps
+                .iter()
+                .map(|s| {
+                    s.operators
+                        .get(i)
+                        .map_or(String::new(), |o| format!("{:.2}", o.1))
+                })
+                .collect();
+            row(&mut w, name, cells);
+        }
+    }
+    let pct = |a: f64, b: f64| (a / b - 1.0) * 100.0;
+    let measured = |s: &crate::sim::fidelity::StepDecomposition| {
+        let (lo, hi) = s.measured_ms;
+        if lo == hi {
+            format!("{lo:.1}")
+        } else {
+            format!("{lo:.1}–{hi:.1}")
+        }
+    };
+    let mid =
+        |s: &crate::sim::fidelity::StepDecomposition| (s.measured_ms.0 + s.measured_ms.1) / 2.0;
+    row(
+        &mut w,
+        "**step, operator tables**",
+        steps
+            .iter()
+            .map(|s| format!("**{:.2}** ({:+.1}%)", s.tables_ms, pct(s.tables_ms, mid(s))))
+            .collect(),
+    );
+    row(
+        &mut w,
+        "step, routed experts as torch._grouped_mm",
+        steps
+            .iter()
+            .map(|s| format!("{:.2} ({:+.1}%)", s.grouped_ms, pct(s.grouped_ms, mid(s))))
+            .collect(),
+    );
+    row(
+        &mut w,
+        "step, calibrated roofline (runs the 35B)",
+        steps
+            .iter()
+            .map(|s| format!("{:.2} ({:+.1}%)", s.roofline_ms, pct(s.roofline_ms, mid(s))))
+            .collect(),
+    );
+    row(
+        &mut w,
+        "measured (seed)",
+        steps.iter().map(measured).collect(),
+    );
     Ok(w)
 }

@@ -39,15 +39,7 @@ pub fn run_sweep(
             workload::build(&args.profile, &w).map_err(crate::driver::DriverError::from)?
         }
     };
-    if let Some(c) = args.max_concurrency {
-        base.max_concurrency = Some(c);
-    }
-    if let Some(n) = args.max_requests {
-        base.max_requests = Some(base.max_requests.map_or(n, |m| m.min(n)));
-    }
-    base.max_duration = args.max_duration;
-    base.stop = args.stop.clone();
-    base.drain = args.drain;
+    args.limit_run(&mut base);
     let mut runner = |o: &RunOptions| -> Result<_, BenchError> {
         let engine = HttpEngine::new(http.clone())?;
         if args.reset_prefix_cache {

@@ -30,20 +30,16 @@ impl Profile {
             format!("  --max-requests {}", self.total_requests),
             format!("  --processor {model_path}"),
         ];
-        match &self.dataset {
-            Dataset::ShareGpt { path } => lines.push(format!("  --data {}", sharegpt_arg(path))),
-            Dataset::Random {
-                input_tokens,
-                output_tokens,
-                seed,
-            } => {
-                lines.push(format!(
-                    "  --data \"prompt_tokens={input_tokens},output_tokens={output_tokens}\""
-                ));
-                lines.push(format!("  --random-seed {seed}"));
-            }
-            Dataset::Structured(spec) => lines.push(guidellm_data(spec)),
-        }
+        lines.extend(
+            self.guidellm_data_lines(|input_tokens, output_tokens, seed| {
+                [
+                    format!(
+                        "  --data \"prompt_tokens={input_tokens},output_tokens={output_tokens}\""
+                    ),
+                    format!("  --random-seed {seed}"),
+                ]
+            }),
+        );
         if let Some(c) = self.max_concurrency {
             // `guidellm benchmark` has no concurrency flag: its cap on requests in flight is
             // the setting `max_concurrency` (512 in 0.5–0.6), read from the environment.
@@ -86,21 +82,35 @@ impl Profile {
                 self.total_requests
             ),
         ];
+        lines.extend(self.guidellm_data_lines(|input_tokens, output_tokens, seed| {
+            [
+                format!("  --seed kind=static,value={seed}"),
+                format!(
+                    "  --data kind=synthetic_text,prompt_tokens={input_tokens},output_tokens={output_tokens}"
+                ),
+            ]
+        }));
+        lines.join(" \\\n")
+    }
+}
+
+impl Profile {
+    /// The dataset's lines of a guidellm command: `--data` for ShareGPT and structured
+    /// datasets (the same in both syntaxes), `random(input_tokens, output_tokens, seed)`'s
+    /// two lines for the random dataset (each syntax spells those its own way).
+    fn guidellm_data_lines(
+        &self,
+        random: impl FnOnce(u64, u64, u64) -> [String; 2],
+    ) -> Vec<String> {
         match &self.dataset {
-            Dataset::ShareGpt { path } => lines.push(format!("  --data {}", sharegpt_arg(path))),
+            Dataset::ShareGpt { path } => vec![format!("  --data {}", sharegpt_arg(path))],
             Dataset::Random {
                 input_tokens,
                 output_tokens,
                 seed,
-            } => {
-                lines.push(format!("  --seed kind=static,value={seed}"));
-                lines.push(format!(
-                    "  --data kind=synthetic_text,prompt_tokens={input_tokens},output_tokens={output_tokens}"
-                ));
-            }
-            Dataset::Structured(spec) => lines.push(guidellm_data(spec)),
+            } => random(*input_tokens, *output_tokens, *seed).into(),
+            Dataset::Structured(spec) => vec![guidellm_data(spec)],
         }
-        lines.join(" \\\n")
     }
 }
 

@@ -142,15 +142,31 @@ struct Ctx<'a> {
     used: Vec<String>,
 }
 
+/// The summary table of runs side by side for the study's goal: the speed or latency
+/// summary, or the capacity table with `first` as its first column's heading (`None` when
+/// there is nothing to compare).
+fn goal_summary(goal: Goal, first: &str, runs: &[(&str, &BenchmarkResult)]) -> Option<String> {
+    match goal {
+        Goal::Throughput => speed_summary(runs).map(|s| s.markdown()),
+        Goal::Latency => latency_summary(runs).map(|s| s.markdown()),
+        Goal::Capacity => capacity_table_markdown(first, runs),
+    }
+}
+
+/// A profile's title for a heading (its name when the study file cannot build it).
+fn profile_title(study: &StudyFile, name: &str) -> String {
+    study
+        .profile(name)
+        .map(|x| x.title())
+        .unwrap_or_else(|_| name.to_string())
+}
+
 impl Ctx<'_> {
     /// `Profile: TITLE` and [`Ctx::block`] for each profile of the ladder.
     fn profile_blocks(&mut self, w: &mut String, c: &Configuration) {
         let study = self.study;
         for p in &study.ladder.profiles {
-            let title = study
-                .profile(p)
-                .map(|x| x.title())
-                .unwrap_or_else(|_| p.clone());
+            let title = profile_title(study, p);
             let _ = writeln!(w, "Profile: {title}\n");
             self.block(w, c, p, "");
         }
@@ -415,10 +431,7 @@ pub fn render(study: &StudyFile, o: &Outcomes, a: &Analysis, files: bool) -> Doc
         let mut latency_rows = Vec::new();
         let mut capacity_rows = Vec::new();
         for p in &study.final_.profiles {
-            let title = study
-                .profile(p)
-                .map(|x| x.title())
-                .unwrap_or_else(|_| p.clone());
+            let title = profile_title(study, p);
             let (bv, rv) = (target_values(study, o, b, p), target_values(study, o, r, p));
             let decision = decide_results(
                 &o.runs_of(b, p, study.fixed_repetitions()),
@@ -608,12 +621,7 @@ pub fn render(study: &StudyFile, o: &Outcomes, a: &Analysis, files: bool) -> Doc
         })
         .collect();
     let pairs: Vec<(&str, &BenchmarkResult)> = done.iter().map(|(n, r)| (n.as_str(), *r)).collect();
-    let summary = match study.goal {
-        Goal::Throughput => speed_summary(&pairs).map(|s| s.markdown()),
-        Goal::Latency => latency_summary(&pairs).map(|s| s.markdown()),
-        Goal::Capacity => capacity_table_markdown("Engine", &pairs),
-    };
-    if let Some(s) = summary {
+    if let Some(s) = goal_summary(study.goal, "Engine", &pairs) {
         let _ = writeln!(w, "{s}\n");
     }
     for s in &a.steps {
@@ -685,10 +693,7 @@ pub fn render(study: &StudyFile, o: &Outcomes, a: &Analysis, files: bool) -> Doc
     let _ = writeln!(w, "## Other Benchmark Cases\n");
     if let (Some(b), Some(r)) = (&a.baseline, &a.recommended) {
         for p in &study.final_.profiles {
-            let title = study
-                .profile(p)
-                .map(|x| x.title())
-                .unwrap_or_else(|_| p.clone());
+            let title = profile_title(study, p);
             let _ = writeln!(w, "### {title} Profile\n");
             cx.block(w, b, p, "Baseline ");
             cx.block(w, r, p, "Optimized ");
@@ -698,12 +703,7 @@ pub fn render(study: &StudyFile, o: &Outcomes, a: &Analysis, files: bool) -> Doc
             );
             if let (Some((_, br)), Some((_, rr))) = (br, rr) {
                 let pair = [("baseline", br), ("optimized", rr)];
-                let s = match study.goal {
-                    Goal::Throughput => speed_summary(&pair).map(|s| s.markdown()),
-                    Goal::Latency => latency_summary(&pair).map(|s| s.markdown()),
-                    Goal::Capacity => capacity_table_markdown("Configuration", &pair),
-                };
-                if let Some(s) = s {
+                if let Some(s) = goal_summary(study.goal, "Configuration", &pair) {
                     let _ = writeln!(w, "{s}\n");
                 }
             }

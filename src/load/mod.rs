@@ -260,6 +260,29 @@ pub fn load(name: &str, bytes: &[u8]) -> Result<Vec<Run>, LoadError> {
         format,
         at,
     };
+    // The whole file is one run (no layout, no place in a sweep).
+    let single = |name: String, result: BenchmarkResult, records: Option<Records>| Run {
+        layout: None,
+        name,
+        result,
+        records,
+        provenance: prov(None),
+        sweep: None,
+    };
+    // A benchmark tool's run with its per-request records and its own duration (vLLM's and
+    // SGLang's `bench_serving`).
+    let tool_run =
+        |layout, name: String, result, records: Option<Vec<_>>, duration_s: Option<f64>| Run {
+            layout,
+            provenance: prov(line_of(&name)),
+            sweep: None,
+            records: records.map(|all| Records {
+                tool_duration_s: duration_s.filter(|s| s.is_finite() && *s > 0.0),
+                ..Records::plain(all)
+            }),
+            name,
+            result,
+        };
     let runs: Vec<Run> = match format {
         Format::Unknown => {
             let text = String::from_utf8_lossy(&bytes[..bytes.len().min(200)]);
@@ -310,20 +333,15 @@ pub fn load(name: &str, bytes: &[u8]) -> Result<Vec<Run>, LoadError> {
                 crate::runfile::RunStatus::Complete => None,
                 crate::runfile::RunStatus::Interrupted { reason } => Some(reason),
             };
-            vec![Run {
-                layout: None,
-                name: match &interrupted {
-                    None => "run".into(),
-                    Some(why) => format!("run (interrupted: {why})"),
-                },
-                result: file.result,
-                records: Some(Records {
-                    interrupted,
-                    ..Records::plain(file.records)
-                }),
-                provenance: prov(None),
-                sweep: None,
-            }]
+            let run_name: String = match &interrupted {
+                None => "run".into(),
+                Some(why) => format!("run (interrupted: {why})"),
+            };
+            let records = Records {
+                interrupted,
+                ..Records::plain(file.records)
+            };
+            vec![single(run_name, file.result, Some(records))]
         }
         Format::GuidellmJson | Format::GuidellmYaml => {
             let report = if format == Format::GuidellmYaml {
@@ -377,46 +395,20 @@ pub fn load(name: &str, bytes: &[u8]) -> Result<Vec<Run>, LoadError> {
         Format::VllmJson => import::vllm::from_slice(bytes)
             .map_err(imp)?
             .into_iter()
-            .map(|r| Run {
-                layout: Some(r.layout),
-                provenance: prov(line_of(&r.name)),
-                sweep: None,
-                records: r.records.map(|all| Records {
-                    tool_duration_s: r.duration_s.filter(|s| s.is_finite() && *s > 0.0),
-                    ..Records::plain(all)
-                }),
-                name: r.name,
-                result: r.result,
-            })
+            .map(|r| tool_run(Some(r.layout), r.name, r.result, r.records, r.duration_s))
             .collect(),
         Format::SglangJsonl => import::sglang::from_slice(bytes)
             .map_err(imp)?
             .into_iter()
-            .map(|r| Run {
-                layout: None,
-                provenance: prov(line_of(&r.name)),
-                sweep: None,
-                records: r.records.map(|all| Records {
-                    tool_duration_s: r.duration_s.filter(|s| s.is_finite() && *s > 0.0),
-                    ..Records::plain(all)
-                }),
-                name: r.name,
-                result: r.result,
-            })
+            .map(|r| tool_run(None, r.name, r.result, r.records, r.duration_s))
             .collect(),
         Format::AiperfJsonl => {
             let run = import::aiperf::records_from_slice(bytes).map_err(imp)?;
-            vec![Run {
-                layout: None,
-                name: "aiperf".into(),
-                result: run.result,
-                records: Some(Records {
-                    notes: vec![AIPERF_TOKENS_NOTE.into()],
-                    ..Records::plain(run.records)
-                }),
-                provenance: prov(None),
-                sweep: None,
-            }]
+            let records = Records {
+                notes: vec![AIPERF_TOKENS_NOTE.into()],
+                ..Records::plain(run.records)
+            };
+            vec![single("aiperf".into(), run.result, Some(records))]
         }
         Format::AiperfJson | Format::AiperfCsv => {
             let result = if format == Format::AiperfJson {
@@ -424,14 +416,7 @@ pub fn load(name: &str, bytes: &[u8]) -> Result<Vec<Run>, LoadError> {
             } else {
                 import::aiperf::csv_from_slice(bytes)
             };
-            vec![Run {
-                layout: None,
-                name: "aiperf".into(),
-                result: result.map_err(imp)?,
-                records: None,
-                provenance: prov(None),
-                sweep: None,
-            }]
+            vec![single("aiperf".into(), result.map_err(imp)?, None)]
         }
     };
     if runs.is_empty() {

@@ -11,6 +11,18 @@
 //! * Quantiles: bisection on the CDF to full double precision (each call costs ~100 CDF
 //!   evaluations; the noise statistics need a handful).
 //!
+//! This is the crate's one home for distributions: the noise statistics, the sequential
+//! design and the study document's `mean ± half-width` (a three-decimal t-table value, see
+//! `study::verdict`) all take their quantiles from here.
+//!
+//! Why not the maintained [`statrs`](https://crates.io/crates/statrs) crate: four functions
+//! are needed, and statrs brings `nalgebra` and `rand` with its default features. More
+//! important, the study documents and the comparison tables are byte-exact outputs under
+//! test; another implementation's quantiles differ in the last bits (statrs inverts its
+//! CDFs with its own tolerance), which can move a rounded printed figure. The functions
+//! here are checked against reference values (R's `qnorm`/`qt`, to 1e-9 and 1e-7) in this
+//! module's tests, so a later switch can be judged by the same test.
+//!
 //! ```
 //! use servebench::noise::{normal_quantile, t_quantile};
 //! assert!((normal_quantile(0.975) - 1.959963984540054).abs() < 1e-12);

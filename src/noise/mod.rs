@@ -48,11 +48,11 @@ pub use crate::result::intervals::{
     Interval, IntervalMethod, PercentileInterval, RunIntervals, SummaryIntervals,
 };
 pub use dist::{normal_cdf, normal_quantile, t_cdf, t_quantile};
-pub use outcome::EffectOutcome;
+pub use outcome::{EffectOutcome, Question};
 pub use repeat::{summarize, t_interval, RepeatedMetric};
 pub use sequential::{
-    classify_exact, classify_interval, Design, DesignError, EffectVerdict, Look,
-    OperatingCharacteristics, Spending, DEFAULT_MIN_EFFECT_PERCENT,
+    classify_exact, classify_interval, Design, DesignError, Look, OperatingCharacteristics,
+    Spending, DEFAULT_MIN_EFFECT_PERCENT,
 };
 pub use verdict::{
     compare_repetitions, compare_runs, NoiseSource, NoiseVerdict, NoisyComparison, NoisyDelta,

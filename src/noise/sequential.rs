@@ -5,17 +5,19 @@
 //!
 //! A comparison asks one question of one target metric: is the candidate better than the
 //! reference by more than `min_effect` (percent of the reference's mean)? The answer is one
-//! of five [`EffectVerdict`]s, from the interval of the *gain* (candidate − reference, signed so
+//! of five [`EffectOutcome`]s (the verdict type `compare` uses too; the rule is
+//! [`EffectOutcome::of_gain`] with [`Question::Keep`], or [`Question::KeepOrContinue`] at a
+//! look with budget left), from the interval of the *gain* (candidate − reference, signed so
 //! that positive is better) at the look's confidence, against the threshold
 //! `m = min_effect / 100 · |mean(reference)|`:
 //!
 //! | outcome | interval `[lo, hi]` of the gain |
 //! |---|---|
-//! | [`EffectVerdict::Better`] — kept | `lo > m` |
-//! | [`EffectVerdict::BelowMinimumEffect`] — better, but not by the minimum effect | `lo > 0`, `lo ≤ m` |
-//! | [`EffectVerdict::WithinNoise`] | `lo ≤ 0 ≤ hi` |
-//! | [`EffectVerdict::Worse`] | `hi < 0` |
-//! | [`EffectVerdict::Continue`] — not decided yet (sequential looks only) | `lo ≤ m ≤ hi`, budget left |
+//! | [`EffectOutcome::Better`] — kept | `lo > m` |
+//! | [`EffectOutcome::BetterBelowMinEffect`] — better, but not by the minimum effect | `lo > 0`, `lo ≤ m` |
+//! | [`EffectOutcome::WithinNoise`] | `lo ≤ 0 ≤ hi` |
+//! | [`EffectOutcome::Worse`] | `hi < 0` |
+//! | [`EffectOutcome::Undecided`] — not decided yet (sequential looks only) | `lo ≤ m ≤ hi`, budget left |
 //!
 //! # The sequential design, and why this one
 //!
@@ -52,22 +54,24 @@
 //! comparison ends with what the last interval shows.
 //!
 //! ```
-//! use servebench::noise::{Design, EffectVerdict};
+//! use servebench::noise::{Design, EffectOutcome};
 //! let d = Design { max_repetitions: 8, ..Design::default() };
 //! // A clear 5 % gain with 0.5 % run-to-run noise: kept after a few pairs.
 //! let a = [1000.0, 1004.0, 996.0, 1001.0];
 //! let b = [1050.0, 1052.0, 1047.0, 1051.0];
 //! let look = d.look(&a, &b, true);
-//! assert_eq!(look.outcome, EffectVerdict::Better);
+//! assert_eq!(look.outcome, EffectOutcome::Better);
 //! // Two pairs of an A/A comparison: nothing is decided yet.
 //! let look = d.look(&a[..2], &[1002.0, 999.0], true);
-//! assert_eq!(look.outcome, EffectVerdict::Continue);
+//! assert_eq!(look.outcome, EffectOutcome::Undecided);
 //! ```
 
 use serde::{Deserialize, Serialize};
 
+use crate::compare::Direction;
 use crate::noise::bootstrap::mean_sd;
 use crate::noise::dist::{normal_cdf, normal_quantile, t_quantile};
+use crate::noise::outcome::{EffectOutcome, Question};
 
 /// How the error budget is spread over the looks (see the module docs).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -102,45 +106,6 @@ impl Spending {
             Spending::Pocock => "Pocock",
             Spending::OBrienFleming => "O'Brien-Fleming",
         }
-    }
-}
-
-/// What a comparison concluded (see the module docs).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum EffectVerdict {
-    /// Better by more than the minimum effect, at the stated confidence: kept.
-    Better,
-    /// Better than the reference, but not shown to be better by the minimum effect.
-    BelowMinimumEffect,
-    /// The interval of the gain contains zero.
-    WithinNoise,
-    /// Worse, at the stated confidence.
-    Worse,
-    /// Not decided yet: run another pair (sequential looks only).
-    Continue,
-}
-
-impl EffectVerdict {
-    /// `better`, `better but below the minimum effect`, `within noise`, `worse`,
-    /// `undecided`.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            EffectVerdict::Better => "better",
-            EffectVerdict::BelowMinimumEffect => "better but below the minimum effect",
-            EffectVerdict::WithinNoise => "within noise",
-            EffectVerdict::Worse => "worse",
-            EffectVerdict::Continue => "undecided",
-        }
-    }
-
-    /// Whether the comparison called the two sides different (anything but within noise
-    /// and undecided).
-    pub fn is_different(self) -> bool {
-        matches!(
-            self,
-            EffectVerdict::Better | EffectVerdict::BelowMinimumEffect | EffectVerdict::Worse
-        )
     }
 }
 
@@ -218,7 +183,7 @@ pub struct Look {
     /// Whether the two sides were paired (interleaved runs, equal counts).
     pub paired: bool,
     /// What this look settles.
-    pub outcome: EffectVerdict,
+    pub outcome: EffectOutcome,
 }
 
 impl Design {
@@ -305,9 +270,9 @@ impl Design {
                     continue;
                 }
                 let l = self.look(&a, &b, true);
-                if l.outcome != EffectVerdict::Continue {
+                if l.outcome != EffectOutcome::Undecided {
                     reps += a.len() as u64;
-                    kept += u32::from(l.outcome == EffectVerdict::Better);
+                    kept += u32::from(l.outcome == EffectOutcome::Better);
                     different += u32::from(l.outcome.is_different());
                     break;
                 }
@@ -335,7 +300,7 @@ pub struct OperatingCharacteristics {
 
 /// The interval of `candidate − reference` at two-sided level `1 − alpha`: paired when the
 /// counts are equal (interleaved runs), Welch's otherwise. The outcome is left as
-/// [`EffectVerdict::Continue`] for the caller to classify.
+/// [`EffectOutcome::Undecided`] for the caller to classify.
 fn gain_interval(reference: &[f64], candidate: &[f64], alpha: f64, min_effect: f64) -> Look {
     let (rm, rs) = mean_sd(reference);
     let (cm, cs) = mean_sd(candidate);
@@ -374,63 +339,45 @@ fn gain_interval(reference: &[f64], candidate: &[f64], alpha: f64, min_effect: f
         confidence: 1.0 - alpha,
         threshold: min_effect / 100.0 * rm.abs(),
         paired,
-        outcome: EffectVerdict::Continue,
+        outcome: EffectOutcome::Undecided,
     }
 }
 
 /// Classifies an exactly known `difference` (a deterministic simulation: no noise) against
-/// the minimum effect `threshold` (metric units).
-pub fn classify_exact(difference: f64, threshold: f64, higher_is_better: bool) -> EffectVerdict {
-    let g = if higher_is_better {
-        difference
-    } else {
-        -difference
-    };
-    if g > threshold {
-        EffectVerdict::Better
-    } else if g > 0.0 {
-        EffectVerdict::BelowMinimumEffect
-    } else if g < 0.0 {
-        EffectVerdict::Worse
-    } else {
-        EffectVerdict::WithinNoise
-    }
+/// the minimum effect `threshold` (metric units): the interval `[difference, difference]`.
+pub fn classify_exact(difference: f64, threshold: f64, higher_is_better: bool) -> EffectOutcome {
+    classify_interval(difference, difference, threshold, higher_is_better, false)
 }
 
 /// Classifies the interval `[lo, hi]` of `candidate − reference` against the minimum effect
-/// `threshold` (metric units); with `may_continue`, an interval that straddles the
-/// threshold is [`EffectVerdict::Continue`].
+/// `threshold` (metric units) by [`EffectOutcome::of_change`] with [`Question::Keep`]; with
+/// `may_continue` ([`Question::KeepOrContinue`]), an interval that straddles the threshold
+/// is [`EffectOutcome::Undecided`].
 pub fn classify_interval(
     lo: f64,
     hi: f64,
     threshold: f64,
     higher_is_better: bool,
     may_continue: bool,
-) -> EffectVerdict {
-    // The gain: positive is better.
-    let (glo, ghi) = if higher_is_better {
-        (lo, hi)
+) -> EffectOutcome {
+    let direction = if higher_is_better {
+        Direction::HigherIsBetter
     } else {
-        (-hi, -lo)
+        Direction::LowerIsBetter
     };
-    if glo > threshold {
-        EffectVerdict::Better
-    } else if may_continue && ghi >= threshold {
-        EffectVerdict::Continue
-    } else if ghi < 0.0 {
-        EffectVerdict::Worse
-    } else if glo > 0.0 {
-        EffectVerdict::BelowMinimumEffect
+    let question = if may_continue {
+        Question::KeepOrContinue
     } else {
-        EffectVerdict::WithinNoise
-    }
+        Question::Keep
+    };
+    EffectOutcome::of_change(lo, hi, direction, threshold, question)
 }
 
-fn classify(look: &Look, higher_is_better: bool, may_continue: bool) -> EffectVerdict {
+fn classify(look: &Look, higher_is_better: bool, may_continue: bool) -> EffectOutcome {
     match look.interval {
         Some((lo, hi)) => classify_interval(lo, hi, look.threshold, higher_is_better, may_continue),
-        None if may_continue => EffectVerdict::Continue,
-        None => EffectVerdict::WithinNoise,
+        None if may_continue => EffectOutcome::Undecided,
+        None => EffectOutcome::WithinNoise,
     }
 }
 
@@ -464,44 +411,44 @@ mod tests {
         // Throughput (higher is better), threshold 10.
         assert_eq!(
             classify_interval(11.0, 30.0, 10.0, true, true),
-            EffectVerdict::Better
+            EffectOutcome::Better
         );
         assert_eq!(
             classify_interval(5.0, 30.0, 10.0, true, true),
-            EffectVerdict::Continue
+            EffectOutcome::Undecided
         );
         assert_eq!(
             classify_interval(5.0, 30.0, 10.0, true, false),
-            EffectVerdict::BelowMinimumEffect
+            EffectOutcome::BetterBelowMinEffect
         );
         assert_eq!(
             classify_interval(2.0, 8.0, 10.0, true, true),
-            EffectVerdict::BelowMinimumEffect
+            EffectOutcome::BetterBelowMinEffect
         );
         assert_eq!(
             classify_interval(-2.0, 8.0, 10.0, true, true),
-            EffectVerdict::WithinNoise
+            EffectOutcome::WithinNoise
         );
         assert_eq!(
             classify_interval(-9.0, -1.0, 10.0, true, true),
-            EffectVerdict::Worse
+            EffectOutcome::Worse
         );
         // Latency (lower is better): a drop is a gain.
         assert_eq!(
             classify_interval(-30.0, -11.0, 10.0, false, true),
-            EffectVerdict::Better
+            EffectOutcome::Better
         );
         assert_eq!(
             classify_interval(1.0, 9.0, 10.0, false, true),
-            EffectVerdict::Worse
+            EffectOutcome::Worse
         );
         assert_eq!(
             classify_exact(0.5, 1.0, true),
-            EffectVerdict::BelowMinimumEffect
+            EffectOutcome::BetterBelowMinEffect
         );
-        assert_eq!(classify_exact(1.5, 1.0, true), EffectVerdict::Better);
-        assert_eq!(classify_exact(0.0, 1.0, true), EffectVerdict::WithinNoise);
-        assert_eq!(classify_exact(1.5, 1.0, false), EffectVerdict::Worse);
+        assert_eq!(classify_exact(1.5, 1.0, true), EffectOutcome::Better);
+        assert_eq!(classify_exact(0.0, 1.0, true), EffectOutcome::WithinNoise);
+        assert_eq!(classify_exact(1.5, 1.0, false), EffectOutcome::Worse);
     }
 
     #[test]
@@ -511,7 +458,7 @@ mod tests {
             ..Design::default()
         };
         let l = d.look(&[100.0, 101.0, 99.0], &[100.5, 101.0, 99.8], true);
-        assert_ne!(l.outcome, EffectVerdict::Continue);
+        assert_ne!(l.outcome, EffectOutcome::Undecided);
         assert_eq!(l.n_reference, 3);
         assert!(l.paired);
     }

@@ -130,6 +130,9 @@ pub enum FidelityError {
     /// The run.
     #[error(transparent)]
     Driver(#[from] DriverError),
+    /// A model or GPU description.
+    #[error(transparent)]
+    Spec(#[from] super::spec::SpecError),
 }
 
 /// One development point's prediction beside its published figures.
@@ -199,4 +202,79 @@ pub fn e2e_mean_absolute_error(results: &[DevResult]) -> f64 {
         return f64::NAN;
     }
     errs.iter().sum::<f64>() / errs.len() as f64
+}
+
+/// The seed's measured decode steps of Qwen3.5-35B-A3B (BF16) on the H200: (sequences,
+/// context tokens per sequence, measured step low, high, ms). At 2 / 13 / 40 sequences the
+/// P95 TPOT of GPUStack's ShareGPT runs at 1 / 4 / 8 req/s (peak concurrency 6 / 34 / 59;
+/// 6.4–6.9 ms at the lowest load), at 200 the Generation Heavy profile's pure-decode step
+/// (57.74 s over 2000 steps of 200 sequences at 1–3k context). In sample: the calibrated
+/// roofline was fitted to them.
+pub const SEED_DECODE_STEPS: [(u64, u64, f64, f64); 4] = [
+    (2, 600, 6.4, 6.9),
+    (13, 600, 11.7, 11.7),
+    (40, 600, 18.9, 18.9),
+    (200, 2000, 27.8, 27.8),
+];
+
+/// One seed decode step taken apart ([`moe_decode_decomposition`]).
+#[derive(Debug, Clone, PartialEq)]
+pub struct StepDecomposition {
+    /// Sequences decoding.
+    pub seqs: u64,
+    /// Context tokens per sequence.
+    pub context: u64,
+    /// The measured step, ms (low, high).
+    pub measured_ms: (f64, f64),
+    /// The calibrated roofline's step (what the 35B runs on), ms.
+    pub roofline_ms: f64,
+    /// The operator tables' step with the fused-MoE model, ms.
+    pub tables_ms: f64,
+    /// The operator tables' step with the routed experts as the measured
+    /// `torch._grouped_mm` rows, ms.
+    pub grouped_ms: f64,
+    /// Each operator's share of `tables_ms` (summed over the layers that run it; the
+    /// per-step overhead as `step overhead`), ms, in forward order.
+    pub operators: Vec<(&'static str, f64)>,
+}
+
+/// The seed's decode steps ([`SEED_DECODE_STEPS`]) of the 35B BF16 on the H200, taken
+/// apart operator by operator on the operator tables (fused-MoE model,
+/// [`super::kernels::FusedMoe`]) beside the grouped-GEMM rows and the calibrated roofline.
+pub fn moe_decode_decomposition() -> Result<Vec<StepDecomposition>, FidelityError> {
+    use super::kernels::{Dtype, KernelTable};
+    use super::model::{StepLoad, StepModel, Weights, EFFICIENCIES};
+    use super::operators::{MoeKernel, OperatorModel, STEP_OVERHEAD_S};
+    use super::spec::{GpuSpec, ModelSpec};
+    let model = ModelSpec::resolve("qwen3.5-35b-a3b")?;
+    let gpu = GpuSpec::resolve("h200")?;
+    let roofline = StepModel::for_deployment(&model, &gpu, Weights::Bf16, false, &EFFICIENCIES);
+    let tables = OperatorModel::new(&model, &gpu, Dtype::Bf16, false, KernelTable::for_gpu(&gpu));
+    let grouped = tables.clone().with_moe_kernel(MoeKernel::GroupedMm);
+    let mut out = Vec::new();
+    for (seqs, context, low, high) in SEED_DECODE_STEPS {
+        let mut load = StepLoad::default();
+        for _ in 0..seqs {
+            load.add(1, context, false);
+        }
+        let mut operators: Vec<(&'static str, f64)> = Vec::new();
+        for t in tables.breakdown(&load) {
+            match operators.iter_mut().find(|(n, _)| *n == t.name) {
+                Some((_, ms)) => *ms += t.seconds * 1e3,
+                None => operators.push((t.name, t.seconds * 1e3)),
+            }
+        }
+        operators.retain(|(_, ms)| *ms > 0.0);
+        operators.push(("step overhead", STEP_OVERHEAD_S * 1e3));
+        out.push(StepDecomposition {
+            seqs,
+            context,
+            measured_ms: (low, high),
+            roofline_ms: roofline.step_seconds(&load) * 1e3,
+            tables_ms: tables.step_seconds(&load, true) * 1e3,
+            grouped_ms: grouped.step_seconds(&load, true) * 1e3,
+            operators,
+        });
+    }
+    Ok(out)
 }

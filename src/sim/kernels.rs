@@ -2,7 +2,7 @@
 //! ([`Operator`]), measured on a GPU at a grid of sizes and interpolated between them
 //! ([`KernelTable`]). The tables are versioned data files (`src/sim/data/kernels/*.json`,
 //! format `servebench-kernels/1`, each with its provenance: GPU, driver, library versions,
-//! date, method), written by `scripts/profile_kernels.py`. A GPU without a table of its own
+//! date, method; the format `scripts/profile_kernels.py` writes). A GPU without a table of its own
 //! borrows one measured on a GPU of the same chip, scaled by the documented rule of
 //! [`KernelTable::scaled_to`]; an operator no table holds falls back to the roofline
 //! ([`Operator::roofline_us`]).
@@ -12,6 +12,8 @@ use std::collections::BTreeMap;
 use serde::{Deserialize, Serialize};
 
 use super::spec::GpuSpec;
+
+pub use super::fused_moe::{FusedMoe, FUSED_MOE};
 
 /// Table format this module reads.
 pub const KERNELS_FORMAT: &str = "servebench-kernels/1";
@@ -269,7 +271,7 @@ impl Operator {
 
     /// Whether the operator runs on the tensor cores (its FLOPs count against the
     /// `dtype`'s GEMM peak).
-    fn peak_flops(&self, gpu: &GpuSpec) -> f64 {
+    pub(super) fn peak_flops(&self, gpu: &GpuSpec) -> f64 {
         match self {
             Operator::Gemm {
                 dtype: Dtype::Fp8, ..
@@ -462,9 +464,9 @@ impl KernelTable {
     /// taken as a fixed latency plus its bytes streamed at [`STREAM_CEILING`] of the
     /// bandwidth: on `to` the latency stays and the streaming slows, t + bytes /
     /// ceiling × (1 / bw_to − 1 / bw_from). A weight-streaming GEMM at one token (0.86 of
-    /// the H200's bandwidth) slows by ≈ 1.4×, a kernel that reached a third of it (the
-    /// Gated DeltaNet update) by ≈ 1.15×. A compute-bound point scales with the tensor
-    /// peaks (1 here).
+    /// the H200's bandwidth) slows by ≈ 1.4×, a kernel that reached about half of it
+    /// (vLLM's Gated DeltaNet update at 256 sequences) by ≈ 1.24×. A compute-bound point
+    /// scales with the tensor peaks (1 here).
     pub fn scaled_to(&self, from: &GpuSpec, to: &GpuSpec) -> KernelTable {
         let entries = self
             .entries
@@ -615,6 +617,11 @@ impl Curve {
         c
     }
 
+    /// The last measured point (size, µs): the rate the curve keeps beyond it.
+    pub fn last_point(&self) -> [f64; 2] {
+        self.last
+    }
+
     /// The time at size `x`, µs ([`interpolate`]'s rule).
     pub fn at(&self, x: f64) -> f64 {
         if x >= 1.0 && x <= self.whole.len() as f64 && x.fract() == 0.0 {
@@ -755,7 +762,8 @@ mod tests {
         let extra = bytes / STREAM_CEILING * (1.0 / 3.35e12 - 1.0 / 4.8e12) * 1e6;
         assert!((tb - ta - extra).abs() < 1e-6, "{ta} {tb}");
         assert!((1.35..4.8 / 3.35).contains(&(tb / ta)), "{ta} {tb}");
-        // The Gated DeltaNet update reached a third of the H200's bandwidth: it slows less.
+        // vLLM's Gated DeltaNet update reaches about half of the H200's bandwidth: it
+        // slows less.
         let gdn = Operator::GdnDecode {
             key_heads: 16,
             value_heads: 32,

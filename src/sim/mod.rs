@@ -25,6 +25,7 @@ pub(crate) mod engine;
 pub(crate) mod engine_args;
 pub(crate) mod fidelity;
 pub(crate) mod frontend;
+mod fused_moe;
 pub(crate) mod guidellm;
 pub(crate) mod kernels;
 pub(crate) mod metrics;
@@ -39,7 +40,8 @@ pub mod serve;
 pub(crate) mod spec;
 
 pub use config::{
-    mtp_position_acceptance, MTP_ACCEPTANCE, MTP_ACCEPTANCE_DECAY, NON_KV_RESERVE_FRACTION,
+    mtp_position_acceptance, uses_operator_tables, MTP_ACCEPTANCE, MTP_ACCEPTANCE_DECAY,
+    NON_KV_RESERVE_FRACTION,
 };
 pub use engine::{Config, H200Sim, Params, CONFIG_NAMES};
 pub use engine_args::{
@@ -47,13 +49,13 @@ pub use engine_args::{
     NAMED_CONFIGS,
 };
 pub use fidelity::{
-    development_points, e2e_mean_absolute_error, DevLoad, DevPoint, DevResult, FidelityError,
-    DEV_POINTS,
+    development_points, e2e_mean_absolute_error, moe_decode_decomposition, DevLoad, DevPoint,
+    DevResult, FidelityError, StepDecomposition, DEV_POINTS, SEED_DECODE_STEPS,
 };
 pub use guidellm::{reasoning_blind, Thinking, THINKING_RANDOM, THINKING_SHAREGPT};
 pub use kernels::{
-    interpolate, Axis, Curve, Dtype, KernelTable, Operator, Roofline, TableEntry, TableError,
-    KERNELS_FORMAT, KNEE_WEIGHT, ROOFLINE, STREAM_CEILING,
+    interpolate, Axis, Curve, Dtype, FusedMoe, KernelTable, Operator, Roofline, TableEntry,
+    TableError, FUSED_MOE, KERNELS_FORMAT, KNEE_WEIGHT, ROOFLINE, STREAM_CEILING,
 };
 pub use metrics::SimMetrics;
 pub use model::{Efficiencies, StepLoad, StepModel, Weights, EFFICIENCIES, MIXED_SEQ_S};
@@ -61,7 +63,8 @@ pub use noise::{
     seed_for, simulate_repetition, NoiseModel, ARRIVAL_JITTER_S, RUN_SIGMA, STEP_SIGMA,
 };
 pub use operators::{
-    forward_ops, operator_list_json, OperatorModel, OperatorTime, OPERATORS_FORMAT,
+    draft_pass_overhead_s, forward_ops, operator_list_json, MoeKernel, OperatorModel, OperatorTime,
+    EAGER_LAYER_S, OPERATORS_FORMAT, STEP_OVERHEAD_S,
 };
 pub use power::{EnergyMeter, PowerModel, StepWork};
 pub use prefix_cache::PrefixCacheCounts;

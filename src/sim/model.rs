@@ -10,7 +10,7 @@
 use std::sync::Arc;
 
 use super::kernels::{Dtype, KernelTable};
-use super::operators::OperatorModel;
+use super::operators::{draft_pass_overhead_s, OperatorModel};
 use super::spec::{GpuSpec, ModelSpec};
 
 /// Bytes of one Qwen3.5-35B-A3B block id (10 layer pages of 544 × 2048 B); the engine's
@@ -115,7 +115,9 @@ pub struct StepModel {
     pub state_bytes: f64,
     /// Attention FLOPs per (query token × context token).
     pub attention_flops_per_pair: f64,
-    /// Fixed cost of one MTP draft pass, s.
+    /// Fixed cost of one MTP draft pass, s: the MTP layers' share of the per-layer cost
+    /// plus the pass's own per-forward overhead and eager attention launch
+    /// ([`draft_pass_overhead_s`]).
     pub draft_t0_s: f64,
     /// Non-expert parameters of the MTP layer(s).
     pub draft_dense_params: f64,
@@ -189,7 +191,8 @@ impl StepModel {
             },
             state_bytes: model.linear_state_bytes(),
             attention_flops_per_pair: model.attention_flops_per_pair(),
-            draft_t0_s: e.t_layer_s * model.mtp_layers as f64,
+            draft_t0_s: e.t_layer_s * model.mtp_layers as f64
+                + draft_pass_overhead_s(model.mtp_layers),
             draft_dense_params: model.mtp_layers as f64
                 * (model.attention_params() + model.dense_mlp_params() + 2.0 * h * h),
             draft_layers: model.mtp_layers as f64,

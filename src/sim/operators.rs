@@ -9,7 +9,7 @@
 
 use serde::Serialize;
 
-use super::kernels::{Axis, Curve, Dtype, KernelTable, Operator};
+use super::kernels::{Axis, Curve, Dtype, KernelTable, Operator, FUSED_MOE};
 use super::model::StepLoad;
 use super::spec::{GpuSpec, ModelSpec};
 
@@ -351,6 +351,22 @@ pub const STEP_OVERHEAD_S: f64 = 0.3e-3;
 /// each of the model's linear and full-attention layers pays one eager launch, 20 µs.
 pub const EAGER_LAYER_S: f64 = 20e-6;
 
+/// Fixed cost of one MTP draft pass besides its operators, s: vLLM's drafter
+/// (`vllm/v1/spec_decode/eagle.py`, `EagleProposer.propose`, which serves `method: mtp`)
+/// runs each pass as a forward of its own — it shifts the input ids, builds the drafting
+/// attention metadata and launches the MTP model — so a pass pays the per-forward
+/// overhead of a step ([`STEP_OVERHEAD_S`]), and it replays the drafter only as
+/// *piecewise* CUDA graphs (the proposer supports no full graph), so the MTP layer's
+/// attention launches eagerly ([`EAGER_LAYER_S`] per MTP layer); past the largest captured
+/// size the whole pass runs eagerly (the same per-layer figure). Its sampling is an argmax
+/// over the logits of each sequence's last token (`LocalArgmaxMixin`), not the sampler.
+pub fn draft_pass_overhead_s(mtp_layers: u64) -> f64 {
+    if mtp_layers == 0 {
+        return 0.0;
+    }
+    STEP_OVERHEAD_S + EAGER_LAYER_S * mtp_layers as f64
+}
+
 /// Sizes 1…this each operator's time is computed for once ([`Curve::with_whole_sizes`]):
 /// every decode batch up to vLLM's default largest CUDA graph.
 const WHOLE_SIZES: usize = 512;
@@ -370,6 +386,20 @@ pub struct OperatorModel {
     kv_scale: f64,
     /// Decoder layers (eager launches outside full graphs).
     layers: f64,
+    /// Fixed cost of one MTP draft pass ([`draft_pass_overhead_s`]).
+    draft_pass_s: f64,
+    /// Which kernel times the routed experts.
+    moe_kernel: MoeKernel,
+}
+
+/// Which kernel the routed experts ([`Operator::Moe`]) are timed as.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum MoeKernel {
+    /// vLLM's fused-MoE Triton kernel ([`super::kernels::FusedMoe`]): what vLLM runs.
+    #[default]
+    FusedTriton,
+    /// The table's measured `torch._grouped_mm` rows as they are (for comparison).
+    GroupedMm,
 }
 
 /// One operator's share of a step (for [`OperatorModel::breakdown`]).
@@ -414,6 +444,25 @@ impl OperatorModel {
             gpu: gpu.clone(),
             kv_scale: if kv_fp8 { 0.5 } else { 1.0 },
             layers: model.layers() as f64,
+            draft_pass_s: draft_pass_overhead_s(model.mtp_layers),
+            moe_kernel: MoeKernel::default(),
+        }
+    }
+
+    /// This model with the routed experts timed as `kernel`.
+    pub fn with_moe_kernel(mut self, kernel: MoeKernel) -> OperatorModel {
+        self.moe_kernel = kernel;
+        self
+    }
+
+    /// The routed experts' time at `x` tokens, µs, when the fused-MoE model times them
+    /// (`grouped`: the measured grouped-GEMM row); `None` for any other operator.
+    fn fused_moe_us(&self, op: &Operator, x: f64, grouped: Option<&Curve>) -> Option<f64> {
+        match (self.moe_kernel, op) {
+            (MoeKernel::FusedTriton, Operator::Moe { .. }) => {
+                FUSED_MOE.time_us(op, x, &self.gpu, grouped)
+            }
+            _ => None,
         }
     }
 
@@ -422,12 +471,22 @@ impl OperatorModel {
         self.table.is_some()
     }
 
-    /// The time of `op` at size `x`, s, and whether it was measured.
+    /// The time of `op` at size `x`, s, and whether a measured table row gave it as it
+    /// is (`false` for the roofline and for the fused-MoE model, which only bounds itself
+    /// by the measured grouped-GEMM rows).
     pub fn op_seconds(&self, op: &Operator, x: f64) -> (f64, bool) {
         if x <= 0.0 {
             return (0.0, true);
         }
-        match self.table.as_ref().and_then(|t| t.time_us(op, x)) {
+        let curve = self
+            .table
+            .as_ref()
+            .and_then(|t| t.entry(op))
+            .map(|e| Curve::new(&e.points));
+        if let Some(us) = self.fused_moe_us(op, x, curve.as_ref()) {
+            return (us * 1e-6, false);
+        }
+        match curve.map(|c| c.at(x)) {
             Some(us) => (us * 1e-6, true),
             None => (op.roofline_us(x, &self.gpu) * 1e-6, false),
         }
@@ -441,6 +500,8 @@ impl OperatorModel {
                 let x = self.fed(u.feed, load);
                 let us = if x <= 0.0 {
                     0.0
+                } else if let Some(us) = self.fused_moe_us(&u.op, x, p.as_ref()) {
+                    us
                 } else {
                     match p {
                         Some(p) => p.at(x),
@@ -494,7 +555,7 @@ impl OperatorModel {
     /// step's `tokens` (the drafter conditions on every verified or prefilled token), the
     /// others over one token per drafting sequence; each pass samples one row per
     /// sequence and reads the MTP layer's KV of every sequence. 0 for `k` = 0, no drafting
-    /// sequence or no MTP layer.
+    /// sequence or no MTP layer. Each pass also pays [`draft_pass_overhead_s`].
     pub fn draft_seconds(&self, k: u64, tokens: u64, seqs: u64, kv_tokens: u64) -> f64 {
         if k == 0 || seqs == 0 || self.draft.is_empty() {
             return 0.0;
@@ -509,7 +570,7 @@ impl OperatorModel {
                 decode_kv_tokens: kv_tokens,
                 ..StepLoad::default()
             };
-            self.sum_seconds(&self.draft, &self.draft_points, &load)
+            self.draft_pass_s + self.sum_seconds(&self.draft, &self.draft_points, &load)
         };
         pass(tokens) + (k - 1) as f64 * pass(seqs)
     }

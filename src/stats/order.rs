@@ -39,9 +39,10 @@ pub fn order_statistics(values: &mut [f64], ranks: &[usize]) -> Vec<f64> {
 const RADIX_MIN: usize = 1 << 16;
 const RADIX_BITS: u32 = 16;
 
-/// A u64 whose unsigned order is [`f64::total_cmp`]'s order.
+/// A u64 whose unsigned order is [`f64::total_cmp`]'s order (also the radix key of
+/// `pair_sort`).
 #[inline]
-fn order_key(x: f64) -> u64 {
+pub(super) fn order_key(x: f64) -> u64 {
     let b = x.to_bits();
     if b >> 63 == 1 {
         !b

@@ -8,6 +8,7 @@
 //! narrow range cost no pass over the bits they share; ranges of at most [`LEAF`] pairs
 //! are insertion-sorted, and ranges of one value are sorted by weight.
 
+use super::order::order_key;
 use super::weighted::pair_order;
 
 /// Lists shorter than this are comparison-sorted.
@@ -17,17 +18,6 @@ const LEAF: usize = 32;
 /// Most key bits one radix pass splits on.
 const MAX_BITS: u32 = 11;
 
-/// `f64::total_cmp` as an unsigned integer order.
-#[inline]
-fn key(x: f64) -> u64 {
-    let b = x.to_bits();
-    if b >> 63 == 1 {
-        !b
-    } else {
-        b | 1 << 63
-    }
-}
-
 /// Sort `xs` by [`pair_order`].
 pub(crate) fn sort_pairs(xs: &mut [(f64, f64)]) {
     if xs.len() < RADIX_MIN {
@@ -36,7 +26,7 @@ pub(crate) fn sort_pairs(xs: &mut [(f64, f64)]) {
     }
     let (mut lo, mut hi) = (u64::MAX, 0u64);
     for x in xs.iter() {
-        let k = key(x.0);
+        let k = order_key(x.0);
         lo = lo.min(k);
         hi = hi.max(k);
     }
@@ -101,7 +91,7 @@ fn scatter(
     base: u64,
     buckets: usize,
 ) -> [usize; 1 << MAX_BITS] {
-    let bucket = |x: &(f64, f64)| ((key(x.0) >> shift) - base) as usize;
+    let bucket = |x: &(f64, f64)| ((order_key(x.0) >> shift) - base) as usize;
     // Counts, then each bucket's start, then (after the scatter) each bucket's end.
     let mut at = [0usize; 1 << MAX_BITS];
     for x in src {

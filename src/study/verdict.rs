@@ -20,10 +20,17 @@
 use serde::{Deserialize, Serialize};
 
 use crate::compare::{Direction, Metric};
-use crate::noise::sequential::{classify_exact, classify_interval, Design, EffectVerdict};
+use crate::noise::dist::t_quantile;
+use crate::noise::outcome::EffectOutcome;
+use crate::noise::sequential::{classify_exact, classify_interval, Design};
 use crate::result::BenchmarkResult;
 
-/// What the rule concluded.
+/// What the rule concluded, as the study records it (`study.json`'s `call`): the decided
+/// [`EffectOutcome`] (one rule for `compare`, studies and `ab`), mapped in one place
+/// (`Call::of`), plus [`Call::NoInterval`] for single runs without intervals — a study's
+/// own basis, which `compare` calls `noise unknown`. It stays a type of its own because its
+/// names are written in `study.json` (`below-minimum-effect`, `no-interval`) and its texts
+/// in the study document (`no interval`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum Call {
@@ -55,13 +62,19 @@ impl Call {
         }
     }
 
-    fn of(o: EffectVerdict) -> Call {
+    /// The call of a decided [`EffectOutcome`]. A study asks [`Question::Keep`], which
+    /// calls every regression beyond the noise worse (never `WorseBelowMinEffect`); an
+    /// outcome without an interval ([`EffectOutcome::NoiseUnknown`]) states no confidence.
+    ///
+    /// [`Question::Keep`]: crate::noise::outcome::Question::Keep
+    fn of(o: EffectOutcome) -> Call {
         match o {
-            EffectVerdict::Better => Call::Better,
-            EffectVerdict::BelowMinimumEffect => Call::BelowMinimumEffect,
-            EffectVerdict::WithinNoise => Call::WithinNoise,
-            EffectVerdict::Worse => Call::Worse,
-            EffectVerdict::Continue => Call::Undecided,
+            EffectOutcome::Better => Call::Better,
+            EffectOutcome::BetterBelowMinEffect => Call::BelowMinimumEffect,
+            EffectOutcome::WithinNoise => Call::WithinNoise,
+            EffectOutcome::WorseBelowMinEffect | EffectOutcome::Worse => Call::Worse,
+            EffectOutcome::NoiseUnknown => Call::NoInterval,
+            EffectOutcome::Undecided => Call::Undecided,
         }
     }
 }
@@ -183,17 +196,16 @@ pub fn mean_interval(values: &[f64]) -> (f64, Option<f64>) {
     (mean, Some(t95(values.len() - 1) * (var / n).sqrt()))
 }
 
-/// Student's t, two-sided 95%, for `df` degrees of freedom.
+/// Student's t, two-sided 95%, for `df` degrees of freedom, as a printed t-table gives it:
+/// [`t_quantile`]`(0.975, df)` rounded to three decimals (12.706, 4.303, 3.182, … —
+/// the document's `mean ± half-width` figures, which a reader checks against such a
+/// table). The decisions themselves use the unrounded quantile
+/// ([`crate::noise::sequential`]).
 fn t95(df: usize) -> f64 {
-    const T: [f64; 10] = [
-        12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306, 2.262, 2.228,
-    ];
-    match df {
-        0 => f64::INFINITY,
-        d if d <= 10 => T[d - 1],
-        d if d <= 30 => 2.042 + (2.228 - 2.042) * (30 - d) as f64 / 20.0,
-        _ => 1.96,
+    if df == 0 {
+        return f64::INFINITY;
     }
+    (1000.0 * t_quantile(0.975, df as f64)).round() / 1000.0
 }
 
 /// Compares `candidate` with `reference` (their repetitions' values of one metric) without
@@ -210,7 +222,6 @@ pub fn decide(reference: &[f64], candidate: &[f64], higher_is_better: bool) -> D
     let (rm, _) = mean_interval(reference);
     let (cm, _) = mean_interval(candidate);
     let difference = cm - rm;
-    let sign = if higher_is_better { 1.0 } else { -1.0 };
     let half_width = if reference.len() >= 2 && candidate.len() >= 2 {
         let var = |v: &[f64], m: f64| {
             v.iter().map(|x| (x - m).powi(2)).sum::<f64>() / (v.len() as f64 - 1.0)
@@ -222,12 +233,11 @@ pub fn decide(reference: &[f64], candidate: &[f64], higher_is_better: bool) -> D
     } else {
         None
     };
-    let call = match half_width {
-        Some(h) if difference.abs() <= h => Call::WithinNoise,
-        _ if sign * difference > 0.0 => Call::Better,
-        _ if sign * difference < 0.0 => Call::Worse,
-        _ => Call::WithinNoise,
-    };
+    // The one rule with no minimum effect: the interval, else the point difference.
+    let call = Call::of(match half_width {
+        Some(h) => classify_interval(difference - h, difference + h, 0.0, higher_is_better, false),
+        None => classify_exact(difference, 0.0, higher_is_better),
+    });
     Decision {
         call,
         difference,
@@ -409,6 +419,22 @@ mod tests {
             sequential: false,
             deterministic,
         }
+    }
+
+    /// The t-table values the document's `± half-width` figures are printed with: the
+    /// classic three-decimal table for 1–10 degrees of freedom, the same rounding of the
+    /// exact quantile beyond (20: 2.086, 60: 2.000).
+    #[test]
+    fn t95_is_the_three_decimal_t_table() {
+        let table = [
+            12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306, 2.262, 2.228,
+        ];
+        for (i, want) in table.iter().enumerate() {
+            assert_eq!(t95(i + 1), *want, "df {}", i + 1);
+        }
+        assert_eq!(t95(20), 2.086);
+        assert_eq!(t95(60), 2.0);
+        assert_eq!(t95(0), f64::INFINITY);
     }
 
     #[test]

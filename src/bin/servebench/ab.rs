@@ -1,7 +1,7 @@
 //! `servebench ab`: an ad-hoc A/B test of two servers. Interleaved runs (baseline,
 //! candidate, baseline, …), each a `servebench bench` run with the given bench flags, every
 //! run file saved in `--out DIR/runs/`; `--repetitions N` runs N pairs, `auto` runs pairs
-//! until the sequential design of [`servebench::noise::sequential`] decides on the target
+//! until the sequential design of [`servebench::noise::Design`] decides on the target
 //! metric (or `--max-repetitions` is spent). Then the verdict table: the target metric
 //! first, decided with the minimum effect at 95 % confidence over all looks; every other
 //! metric at a Bonferroni-corrected level (95 % for the family of secondary metrics), without
@@ -11,8 +11,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
 use servebench::compare::{Direction, Metric, METRICS};
-use servebench::noise::normal_quantile;
-use servebench::noise::{classify_interval, Design, EffectVerdict, Look};
+use servebench::noise::{classify_interval, normal_quantile, Design, EffectOutcome, Look};
 use servebench::runfile::RunFile;
 use servebench::BenchmarkResult;
 
@@ -176,7 +175,7 @@ pub fn run(args: &Args) -> Result<String, InputError> {
             Reps::Fixed(n) => k >= n as usize,
             Reps::Auto => {
                 k >= design.first_look as usize
-                    && design.look(&va, &vb, higher).outcome != EffectVerdict::Continue
+                    && design.look(&va, &vb, higher).outcome != EffectOutcome::Undecided
             }
         };
         if done {

@@ -1,6 +1,6 @@
 //! `servebench bench` flags of the structured datasets (`--dataset-name mooncake |
 //! shared-prefix | multi-turn | jsonl`), the prefix-cache reset and the rate sweep; the
-//! datasets themselves are [`servebench::driver::datasets`].
+//! datasets themselves are `servebench::driver` (its dataset readers).
 
 use std::path::PathBuf;
 

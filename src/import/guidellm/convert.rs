@@ -2,7 +2,6 @@
 //! mapped onto the report rows, its requests to records (on several threads for large
 //! lists), its measured window and counts.
 
-use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
 use chrono::{DateTime, FixedOffset, TimeZone, Utc};
@@ -411,31 +410,14 @@ fn convert_benchmark<L: RequestList>(
     let mut in_window = Vec::with_capacity(listed.len());
     if threads > 1 && listed.len() >= PARALLEL_RECORDS {
         let nparts = listed.len().div_ceil(PART_RECORDS);
-        let next = AtomicUsize::new(0);
-        let work = || {
-            let mut done = Vec::new();
-            loop {
-                let i = next.fetch_add(1, Ordering::Relaxed);
-                if i >= nparts {
-                    return done;
-                }
-                let (from, to) = (i * PART_RECORDS, ((i + 1) * PART_RECORDS).min(listed.len()));
-                let mut out = Vec::with_capacity(to - from);
-                let mut inside = Vec::with_capacity(to - from);
-                let part = convert_range(from, to, &mut out, &mut inside).map(|()| (out, inside));
-                done.push((i, part));
-            }
-        };
-        let mut parts = std::thread::scope(|s| {
-            let handles: Vec<_> = (1..threads).map(|_| s.spawn(work)).collect();
-            let mut parts = work();
-            for h in handles {
-                parts.extend(h.join().unwrap_or_else(|e| std::panic::resume_unwind(e)));
-            }
-            parts
-        });
-        parts.sort_unstable_by_key(|(i, _)| *i);
-        for (_, part) in parts {
+        let parts = super::parallel::run_all(nparts, threads, &|i| {
+            let (from, to) = (i * PART_RECORDS, ((i + 1) * PART_RECORDS).min(listed.len()));
+            let mut out = Vec::with_capacity(to - from);
+            let mut inside = Vec::with_capacity(to - from);
+            convert_range(from, to, &mut out, &mut inside).map(|()| (out, inside))
+        })
+        .unwrap_or_else(|e| std::panic::resume_unwind(e));
+        for part in parts {
             let (mut out, mut inside) = part?;
             records.append(&mut out);
             in_window.append(&mut inside);

@@ -283,8 +283,14 @@ impl<L> RawBenchmark<L> {
 }
 
 /// Run `f` on every item index on `threads` threads (the caller's included), each taking
-/// the next index when done; the results in index order, `None` if a thread panicked.
-fn run_all<T: Send>(n: usize, threads: usize, f: &(impl Fn(usize) -> T + Sync)) -> Option<Vec<T>> {
+/// the next index when done; the results in index order, or the first panic of a thread
+/// (its payload, for the caller to resume or to fall back on). Also the parallel request
+/// conversion's loop (`convert`).
+pub(super) fn run_all<T: Send>(
+    n: usize,
+    threads: usize,
+    f: &(impl Fn(usize) -> T + Sync),
+) -> std::thread::Result<Vec<T>> {
     let next = AtomicUsize::new(0);
     let work = || {
         let mut out = Vec::new();
@@ -300,17 +306,22 @@ fn run_all<T: Send>(n: usize, threads: usize, f: &(impl Fn(usize) -> T + Sync)) 
     let mut all: Vec<(usize, T)> = std::thread::scope(|s| {
         let handles: Vec<_> = (1..threads).map(|_| s.spawn(work)).collect();
         let mut all = work();
-        let mut ok = true;
+        let mut panicked = None;
         for h in handles {
             match h.join() {
                 Ok(part) => all.extend(part),
-                Err(_) => ok = false,
+                Err(e) => {
+                    panicked.get_or_insert(e);
+                }
             }
         }
-        ok.then_some(all)
+        match panicked {
+            None => Ok(all),
+            Some(e) => Err(e),
+        }
     })?;
     all.sort_unstable_by_key(|(i, _)| *i);
-    Some(all.into_iter().map(|(_, t)| t).collect())
+    Ok(all.into_iter().map(|(_, t)| t).collect())
 }
 
 /// Parse `bytes` on `threads` threads; `None` when the shortcut does not apply or anything
@@ -363,7 +374,8 @@ pub(super) fn parse(bytes: &[u8], threads: usize) -> Option<RawReport<Pieces>> {
                 failed.store(true, Ordering::Relaxed);
             }
             piece
-        })?;
+        })
+        .ok()?;
         pieces.extend(at.iter().copied().zip(done));
         Some(())
     };
