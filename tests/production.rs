@@ -297,15 +297,26 @@ fn bench(
     dir: &std::path::Path,
     extra: &[&str],
 ) -> (String, servebench::runfile::RunFile) {
-    let out = dir.join("run.json");
-    let o = std::process::Command::new(BIN)
-        .args(["bench", "--target", target, "--quiet", "--style", "vllm"])
+    bench_to(target, &dir.join("run.json"), extra, None)
+}
+
+/// [`bench`] writing the run file to `out`, with `path` (when given) first on `PATH`.
+fn bench_to(
+    target: &str,
+    out: &std::path::Path,
+    extra: &[&str],
+    path: Option<&std::path::Path>,
+) -> (String, servebench::runfile::RunFile) {
+    let mut cmd = std::process::Command::new(BIN);
+    cmd.args(["bench", "--target", target, "--quiet", "--style", "vllm"])
         .args(extra)
         .arg("--output")
-        .arg(&out)
-        .env_remove("OPENAI_API_KEY")
-        .output()
-        .unwrap();
+        .arg(out)
+        .env_remove("OPENAI_API_KEY");
+    if let Some(dir) = path {
+        cmd.env("PATH", path_with(dir));
+    }
+    let o = cmd.output().unwrap();
     // The block on stdout, the production figures on stderr.
     let text = format!(
         "{}{}",
@@ -313,7 +324,26 @@ fn bench(
         String::from_utf8_lossy(&o.stderr)
     );
     assert!(o.status.success(), "{text}");
-    (text, servebench::runfile::RunFile::read(&out).unwrap())
+    (text, servebench::runfile::RunFile::read(out).unwrap())
+}
+
+/// `$PATH` with `dir` first.
+fn path_with(dir: &std::path::Path) -> std::ffi::OsString {
+    let mut paths = vec![dir.to_path_buf()];
+    if let Some(p) = std::env::var_os("PATH") {
+        paths.extend(std::env::split_paths(&p));
+    }
+    std::env::join_paths(paths).unwrap()
+}
+
+/// `servebench ARGS…`: (success, stdout, stderr).
+fn servebench(args: &[&str]) -> (bool, String, String) {
+    let o = std::process::Command::new(BIN).args(args).output().unwrap();
+    (
+        o.status.success(),
+        String::from_utf8_lossy(&o.stdout).into_owned(),
+        String::from_utf8_lossy(&o.stderr).into_owned(),
+    )
 }
 
 /// Speculative decoding: the simulator's MTP (2 draft tokens, each accepted with
@@ -667,4 +697,310 @@ fn new_schema_fields_round_trip_through_the_run_file() {
         err.to_string().contains("gpus") || err.to_string().contains("invalid type"),
         "{err}"
     );
+}
+
+/// The DCGM energy counter (mJ) of `s` at `t`: linear between the scrapes around `t`.
+fn counter_mj_at(s: &servebench::observe::ServerSeries, t: f64) -> f64 {
+    let col = s.metric(&["DCGM_FI_DEV_TOTAL_ENERGY_CONSUMPTION"]).unwrap();
+    let points: Vec<(f64, f64)> = s
+        .times_s
+        .iter()
+        .zip(col)
+        .filter_map(|(t, v)| Some((*t, v?)))
+        .collect();
+    let i = points
+        .iter()
+        .position(|p| p.0 >= t)
+        .expect("t within the scrapes");
+    if i == 0 || points[i].0 == t {
+        return points[i].1;
+    }
+    let ((t0, a), (t1, b)) = (points[i - 1], points[i]);
+    a + (b - a) * (t - t0) / (t1 - t0)
+}
+
+/// `bench --gpu-metrics URL` end to end, the example server's own `/metrics` (DCGM's names)
+/// standing in for a DCGM exporter and the server scrape off (`--no-scrape`), so the
+/// energy can only come from the GPU series. The run file keeps that series (sampled at
+/// the default 1 s, from before the first request to after the last); the energy is the
+/// energy counter's increase over the measured window, recomputed here from the stored
+/// scrapes; J per output token is that energy over the run's output tokens, tokens per J
+/// its inverse; the mean power over the window (virtual joules over virtual seconds) lies
+/// between the simulator's idle power and the 700 W cap. `bench` and `report` print the
+/// same figures.
+#[test]
+fn bench_gpu_metrics_url_puts_the_dcgm_energy_in_the_run_file() {
+    let _serial = serial();
+    let speed = 10.0;
+    let (n, output) = (32u64, 256u64);
+    let server = serve_sim("baseline", speed, |_| {});
+    let target = format!("http://{}", server.local_addr());
+    let dir = temp_dir("gpu-url");
+    let (text, run) = bench(
+        &target,
+        &dir,
+        &[
+            "--input-tokens",
+            "128",
+            "--output-tokens",
+            &output.to_string(),
+            "--max-requests",
+            &n.to_string(),
+            "--rate",
+            "20",
+            "--max-concurrency",
+            "32",
+            "--no-scrape",
+            "--gpu-metrics",
+            &target,
+        ],
+    );
+    assert!(run.server_metrics.is_none(), "--no-scrape");
+    let gpu = run.gpu_metrics.as_ref().expect("the GPU series");
+    assert_eq!(gpu.target, format!("{target}/metrics"));
+    assert!(gpu.notes.is_empty(), "{:?}", gpu.notes);
+    assert!((gpu.interval_s - 1.0).abs() < 1e-9);
+    let (w0, w1) = servebench::metrics::measured_window_s(&run.records).unwrap();
+    let (first, last) = (gpu.times_s[0], *gpu.times_s.last().unwrap());
+    assert!(
+        first <= w0 && w1 <= last,
+        "sampled {first}..{last}, window {w0}..{w1}"
+    );
+    let r = &run.result;
+    assert_eq!(r.total_output_tokens, Some(n * output));
+    let e = r.energy.as_ref().expect("energy from the GPU series");
+    assert_eq!(e.source, format!("dcgm:{target}/metrics"));
+    assert_eq!(e.gpus, 1);
+    assert_eq!(e.span_s, Some(w1 - w0));
+    let joules = e.energy_j.unwrap();
+    let want = (counter_mj_at(gpu, w1) - counter_mj_at(gpu, w0)) / 1000.0;
+    assert!(
+        (joules - want).abs() <= 1e-9 * want,
+        "{joules} J, counters say {want} J"
+    );
+    let mean_w = joules / ((w1 - w0) * speed);
+    let idle_w = servebench::sim::PowerModel::h200().idle_w;
+    assert!(mean_w > idle_w * 1.1 && mean_w < 700.0 * 1.01, "{mean_w} W");
+    let per_token = e.joules_per_output_token.unwrap();
+    assert!((per_token - joules / (n * output) as f64).abs() <= 1e-12 * per_token);
+    assert!((e.output_tokens_per_joule.unwrap() * per_token - 1.0).abs() < 1e-12);
+    let head = format!(
+        "Energy (dcgm:{target}/metrics, 1 GPU): {joules:.1} J over {:.1} s",
+        w1 - w0
+    );
+    let per = format!(
+        "Energy per output token: {per_token:.4} J/token ({:.3} tokens/J)",
+        1.0 / per_token
+    );
+    assert!(text.contains(&head) && text.contains(&per), "{text}");
+    let (ok, report, err) = servebench(&["report", dir.join("run.json").to_str().unwrap()]);
+    assert!(ok, "{err}");
+    assert!(report.contains(&head) && report.contains(&per), "{report}");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// Without an energy counter (`nvidia-smi` has none) the energy is the power samples'
+/// integral by the trapezoid rule: 500 W for 2 s is 1000 J; a ramp from 100 to 300 W over
+/// 2 s is 400 J (holding each sample until the next would say 300 J), and a window inside
+/// the span takes the ramp's own share. Several GPUs' energy adds up, each GPU's series
+/// on its own: a sample missing from one scrape (`[N/A]`, or a GPU absent from one DCGM
+/// scrape) is bridged for that GPU.
+#[test]
+fn energy_without_a_counter_is_the_trapezoid_integral_of_the_power_samples() {
+    use servebench::observe::prom::Sample;
+    use servebench::observe::{energy_figures, parse_nvidia_smi, ServerSeries};
+    let close = |a: f64, b: f64| (a - b).abs() < 1e-9 * b.abs().max(1.0);
+    let series = |points: &[(f64, &str)]| {
+        let mut s = ServerSeries::new("nvidia-smi", 1.0);
+        for (t, out) in points {
+            s.push(*t, parse_nvidia_smi(out).unwrap());
+        }
+        s
+    };
+    // Constant power.
+    let s = series(&[
+        (0.0, "0, 500, 90, 1000, 1980"),
+        (1.0, "0, 500, 90, 1000, 1980"),
+        (2.0, "0, 500, 90, 1000, 1980"),
+    ]);
+    let e = energy_figures(&s, None, Some(400)).unwrap();
+    assert_eq!(e.energy_j, Some(1000.0));
+    assert_eq!(e.span_s, Some(2.0));
+    assert_eq!(e.joules_per_output_token, Some(2.5));
+    assert_eq!(e.output_tokens_per_joule, Some(0.4));
+    assert_eq!((e.mean_power_w, e.peak_power_w), (Some(500.0), Some(500.0)));
+    assert_eq!(e.gpus, 1);
+    // A ramp: 100, 200, 300 W at 0, 1, 2 s.
+    let s = series(&[
+        (0.0, "0, 100, 0, 0, 0"),
+        (1.0, "0, 200, 0, 0, 0"),
+        (2.0, "0, 300, 0, 0, 0"),
+    ]);
+    let e = energy_figures(&s, None, None).unwrap();
+    assert!(close(e.energy_j.unwrap(), 400.0), "{:?}", e.energy_j);
+    // [0.5, 1.5] s of the ramp: mean power 200 W for 1 s.
+    let e = energy_figures(&s, Some((0.5, 1.5)), None).unwrap();
+    assert!(close(e.energy_j.unwrap(), 200.0), "{:?}", e.energy_j);
+    // [0, 1] s: 150 J.
+    let e = energy_figures(&s, Some((0.0, 1.0)), Some(15)).unwrap();
+    assert!(close(e.energy_j.unwrap(), 150.0), "{:?}", e.energy_j);
+    assert!(close(e.joules_per_output_token.unwrap(), 10.0));
+    // Two GPUs: 300 W and 200 W for 2 s, the second GPU's sample at 1 s missing.
+    let s = series(&[
+        (0.0, "0, 300, 40, 1000, 1980\n1, 200, 60, 2000, 1800"),
+        (1.0, "0, 300, 40, 1000, 1980\n1, [N/A], 60, 2000, 1800"),
+        (2.0, "0, 300, 40, 1000, 1980\n1, 200, 60, 2000, 1800"),
+    ]);
+    let e = energy_figures(&s, None, None).unwrap();
+    assert_eq!(e.gpus, 2);
+    assert!(close(e.energy_j.unwrap(), 1000.0), "{:?}", e.energy_j);
+    assert_eq!(e.gpu_util_mean_pct, Some(50.0));
+    assert_eq!(e.sm_clock_mean_mhz, Some(1890.0));
+    assert_eq!(e.fb_used_peak_mib, Some(3000.0));
+    // Power without a `gpu` label (a DCGM exporter without the counter) is read the same.
+    let mut s = ServerSeries::new("http://gpu-host:9400/metrics", 1.0);
+    for (t, w) in [(0.0, 100.0), (2.0, 300.0)] {
+        s.push(t, vec![Sample::new("DCGM_FI_DEV_POWER_USAGE", w)]);
+    }
+    let e = energy_figures(&s, None, None).unwrap();
+    assert!(close(e.energy_j.unwrap(), 400.0), "{:?}", e.energy_j);
+    // Two GPUs' energy counters (mJ since boot), the second GPU's missing from the scrape
+    // at 1 s: each GPU's counter on its own, 600 J + 400 J (added up per scrape, the
+    // missing GPU would read as a counter reset: megajoules).
+    let counter = |gpu: &str, mj: f64| Sample {
+        name: "DCGM_FI_DEV_TOTAL_ENERGY_CONSUMPTION".into(),
+        labels: vec![("gpu".into(), gpu.into())],
+        value: mj,
+    };
+    let mut s = ServerSeries::new("http://gpu-host:9400/metrics", 1.0);
+    s.push(0.0, vec![counter("0", 1e9), counter("1", 2e9)]);
+    s.push(1.0, vec![counter("0", 1e9 + 3e5)]);
+    s.push(2.0, vec![counter("0", 1e9 + 6e5), counter("1", 2e9 + 4e5)]);
+    let e = energy_figures(&s, None, Some(100)).unwrap();
+    assert_eq!(e.gpus, 2);
+    assert!(close(e.energy_j.unwrap(), 1000.0), "{:?}", e.energy_j);
+    assert!(close(e.joules_per_output_token.unwrap(), 10.0));
+    // Over [0.5, 1.5] s: each counter interpolated between its own scrapes, 300 + 200 J.
+    let e = energy_figures(&s, Some((0.5, 1.5)), None).unwrap();
+    assert!(close(e.energy_j.unwrap(), 500.0), "{:?}", e.energy_j);
+}
+
+/// A fake `nvidia-smi` in `dir`/bin, to put first on `PATH`: it prints `csv` when asked
+/// exactly what `servebench` asks (`--query-gpu=` [`NVIDIA_SMI_QUERY`], CSV without header
+/// or units), else fails.
+#[cfg(unix)]
+fn fake_nvidia_smi(dir: &std::path::Path, csv: &str) -> std::path::PathBuf {
+    use std::os::unix::fs::PermissionsExt;
+    let bin = dir.join("bin");
+    std::fs::create_dir_all(&bin).unwrap();
+    let script = bin.join("nvidia-smi");
+    std::fs::write(
+        &script,
+        format!(
+            "#!/bin/sh\n\
+             if [ $# -ne 2 ] || [ \"$1\" != \"--query-gpu={}\" ] \
+             || [ \"$2\" != \"--format=csv,noheader,nounits\" ]; then\n\
+             echo \"unexpected arguments: $*\" >&2; exit 2\n\
+             fi\n\
+             cat <<'CSV'\n{csv}\nCSV\n",
+            servebench::observe::NVIDIA_SMI_QUERY
+        ),
+    )
+    .unwrap();
+    std::fs::set_permissions(&script, std::fs::Permissions::from_mode(0o755)).unwrap();
+    bin
+}
+
+/// `bench --gpu-metrics nvidia-smi` end to end with a fake `nvidia-smi` first on `PATH`
+/// (two GPUs drawing 300 W and 200 W): the run file keeps the sampled series under DCGM's
+/// names, and its energy is 500 W times the measured window (the power integrated, not the
+/// example server's own DCGM energy, which its scraped `/metrics` also carry: the GPU
+/// series comes first); J per output token over the run's output tokens; utilization and
+/// clock per GPU, memory added up. `report` prints them. An `nvidia-smi` that fails leaves
+/// notes in the series, and no figure claims to be from it.
+#[cfg(unix)]
+#[test]
+fn bench_gpu_metrics_nvidia_smi_integrates_the_sampled_power() {
+    let _serial = serial();
+    let server = serve_sim("baseline", 20.0, |_| {});
+    let target = format!("http://{}", server.local_addr());
+    let dir = temp_dir("gpu-smi");
+    let bin = fake_nvidia_smi(&dir, "0, 300.00, 40, 1000, 1980\n1, 200.00, 60, 2000, 1800");
+    let out = dir.join("run.json");
+    let flags = [
+        "--input-tokens",
+        "128",
+        "--output-tokens",
+        "128",
+        "--max-requests",
+        "16",
+        "--rate",
+        "40",
+        "--scrape-interval",
+        "0.1",
+        "--gpu-metrics",
+        "nvidia-smi",
+    ];
+    let (text, run) = bench_to(&target, &out, &flags, Some(&bin));
+    let gpu = run.gpu_metrics.as_ref().expect("the nvidia-smi series");
+    assert_eq!(gpu.target, "nvidia-smi");
+    assert!(gpu.notes.is_empty(), "{:?}", gpu.notes);
+    assert!(gpu.len() >= 2);
+    // The example server's DCGM metrics were scraped too.
+    let server_metrics = run.server_metrics.as_ref().unwrap();
+    assert!(server_metrics
+        .metric(&["DCGM_FI_DEV_TOTAL_ENERGY_CONSUMPTION"])
+        .is_some());
+    let (w0, w1) = servebench::metrics::measured_window_s(&run.records).unwrap();
+    assert!(gpu.times_s[0] <= w0 && w1 <= *gpu.times_s.last().unwrap());
+    let e = run.result.energy.as_ref().expect("energy");
+    assert_eq!((e.source.as_str(), e.gpus), ("nvidia-smi", 2));
+    let joules = e.energy_j.unwrap();
+    assert!(
+        (joules - 500.0 * (w1 - w0)).abs() < 1e-9 * joules,
+        "{joules} J over {} s",
+        w1 - w0
+    );
+    let near = |v: Option<f64>, want: f64| (v.unwrap() - want).abs() < 1e-9 * want;
+    assert!(
+        near(e.mean_power_w, 500.0) && near(e.peak_power_w, 500.0),
+        "{e:?}"
+    );
+    assert!(near(e.gpu_util_mean_pct, 50.0), "{e:?}");
+    assert!(near(e.sm_clock_mean_mhz, 1890.0), "{e:?}");
+    assert_eq!(e.fb_used_peak_mib, Some(3000.0));
+    let tokens = run.result.total_output_tokens.unwrap();
+    assert_eq!(tokens, 16 * 128);
+    let per_token = e.joules_per_output_token.unwrap();
+    assert!((per_token - joules / tokens as f64).abs() < 1e-12 * per_token);
+    let head = format!(
+        "Energy (nvidia-smi, 2 GPUs): {joules:.1} J over {:.1} s, mean power 500.0 W, \
+         peak 500.0 W, GPU utilization 50.0 %, memory used up to 3000 MiB, SM clock 1890 MHz",
+        w1 - w0
+    );
+    assert!(text.contains(&head), "{text}");
+    let (ok, report, err) = servebench(&["report", out.to_str().unwrap()]);
+    assert!(ok, "{err}");
+    assert!(report.contains(&head), "{report}");
+    assert!(
+        report.contains(&format!("Energy per output token: {per_token:.4} J/token")),
+        "{report}"
+    );
+
+    // A failing nvidia-smi (asked with no arguments it would print; here it is broken).
+    let broken = dir.join("broken");
+    std::fs::create_dir_all(&broken).unwrap();
+    let bin = fake_nvidia_smi(&broken, "0, 300.00, 40, 1000");
+    let (_, run) = bench_to(&target, &broken.join("run.json"), &flags, Some(&bin));
+    let gpu = run.gpu_metrics.as_ref().unwrap();
+    assert!(gpu.is_empty(), "{gpu:?}");
+    assert!(
+        gpu.notes.iter().any(|n| n.contains("nvidia-smi line 1")),
+        "{:?}",
+        gpu.notes
+    );
+    // The server's own DCGM metrics still give the energy, and say so.
+    let e = run.result.energy.as_ref().unwrap();
+    assert_eq!(e.source, format!("dcgm:{target}/metrics"));
+    let _ = std::fs::remove_dir_all(&dir);
 }
