@@ -1004,3 +1004,209 @@ fn bench_gpu_metrics_nvidia_smi_integrates_the_sampled_power() {
     assert_eq!(e.source, format!("dcgm:{target}/metrics"));
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// A run file `dir/NAME.json` of chat streams against the example server serving Qwen3.5
+/// on an H200, with MTP (`spec` draft tokens) and a reasoning phase (`reasoning` tokens
+/// of each answer's 128) when given; the server scraped every 50 ms, so the run file
+/// carries its spec-decode counters and DCGM energy.
+fn production_run(
+    dir: &std::path::Path,
+    name: &str,
+    spec: Option<u32>,
+    reasoning: Option<u64>,
+) -> (String, servebench::runfile::RunFile) {
+    let mut flags = vec!["--max-model-len=32768".to_string()];
+    if let Some(k) = spec {
+        flags.push(format!(
+            r#"--speculative-config={{"method":"mtp","num_speculative_tokens":{k}}}"#
+        ));
+    }
+    let config = servebench::sim::from_engine_args("qwen3.5-35b-a3b", "h200", &flags).unwrap();
+    let server = serve_config(config, 20.0, |o| {
+        o.reasoning = reasoning.map(ReasoningPhase::Tokens)
+    });
+    let target = format!("http://{}", server.local_addr());
+    let path = dir.join(format!("{name}.json"));
+    let (_, run) = bench_to(
+        &target,
+        &path,
+        &[
+            "--endpoint",
+            "chat",
+            "--input-tokens",
+            "128",
+            "--output-tokens",
+            "128",
+            "--max-requests",
+            "16",
+            "--rate",
+            "50",
+            "--max-concurrency",
+            "16",
+            "--scrape-interval",
+            "0.05",
+        ],
+        None,
+    );
+    assert_eq!(run.result.successful_requests, Some(16));
+    (path.to_str().unwrap().to_string(), run)
+}
+
+/// `compare` of two runs that both carry the production figures: MTP with 1 draft token
+/// and 120 reasoning tokens per answer against MTP with 3 draft tokens and 8 reasoning
+/// tokens (both pay the simulator's one-time MTP cold start, so the answers' head start,
+/// about 60 ms of wall time at speed 20, is what the time to first answer compares). Each production row (time to first answer, J per output token, tokens per J,
+/// spec-decode acceptance rate and mean accepted length) shows each file's own figure,
+/// and the change's sign is the candidate's figure less the baseline's. The direction
+/// words: the library's point verdicts follow each metric's direction (3 draft tokens:
+/// a longer accepted length, a lower acceptance rate; 8 reasoning tokens: an earlier
+/// answer; J per token and tokens per J agree); the CLI, with no interval for these rows,
+/// says `noise unknown` rather than better or worse. The TTFT note says both runs
+/// streamed reasoning.
+#[test]
+fn compare_shows_the_production_rows_of_both_run_files() {
+    let _serial = serial();
+    let dir = temp_dir("compare-prod");
+    let (base_path, base) = production_run(&dir, "mtp1", Some(1), Some(120));
+    let (cand_path, cand) = production_run(&dir, "mtp3", Some(3), Some(8));
+    let (b, c) = (&base.result, &cand.result);
+    let figures = |r: &servebench::BenchmarkResult| {
+        let answer = r.reasoning.as_ref().unwrap().time_to_first_answer.as_ref();
+        let energy = r.energy.as_ref().unwrap();
+        let spec = r.spec_decode.as_ref().unwrap();
+        [
+            (
+                "Mean TTFT of the answer (ms)",
+                answer.unwrap().mean.unwrap(),
+            ),
+            (
+                "P99 TTFT of the answer (ms)",
+                answer.unwrap().percentile(99.0).unwrap(),
+            ),
+            (
+                "Energy per output token (J)",
+                energy.joules_per_output_token.unwrap(),
+            ),
+            (
+                "Output tokens per joule",
+                energy.output_tokens_per_joule.unwrap(),
+            ),
+            ("Spec-decode acceptance rate", spec.acceptance_rate.unwrap()),
+            (
+                "Spec-decode mean accepted len",
+                spec.mean_accepted_length.unwrap(),
+            ),
+        ]
+    };
+    let (fb, fc) = (figures(b), figures(c));
+    // The library's verdicts from the point values.
+    let cmp = servebench::compare::compare(b, c);
+    let verdict = |key: &str| {
+        cmp.metrics
+            .iter()
+            .find(|m| m.metric.key == key)
+            .unwrap_or_else(|| panic!("{key} compared"))
+            .verdict()
+    };
+    assert_eq!(verdict("spec_decode_mean_accepted_length"), "better");
+    assert_eq!(verdict("spec_decode_acceptance_rate"), "worse");
+    assert_eq!(verdict("mean_time_to_first_answer_ms"), "better");
+    assert_eq!(verdict("p99_time_to_first_answer_ms"), "better");
+    assert_eq!(
+        verdict("joules_per_output_token"),
+        verdict("output_tokens_per_joule")
+    );
+    let (ok, text, err) = servebench(&["compare", &base_path, &cand_path]);
+    assert!(ok, "{err}");
+    for ((label, vb), (_, vc)) in fb.iter().zip(&fc) {
+        let line = text
+            .lines()
+            .find(|l| l.starts_with(label))
+            .unwrap_or_else(|| panic!("no row {label}:\n{text}"));
+        let cells: Vec<&str> = line[label.len()..].split_whitespace().collect();
+        let num = |i: usize| -> f64 { cells[i].trim_end_matches('%').parse().unwrap() };
+        // Two decimals in the table.
+        assert!(
+            (num(0) - vb).abs() <= 0.005 + 1e-9,
+            "{label}: {line} vs {vb}"
+        );
+        assert!(
+            (num(1) - vc).abs() <= 0.005 + 1e-9,
+            "{label}: {line} vs {vc}"
+        );
+        let change = vc - vb;
+        assert!((num(2) - change).abs() <= 0.005 + 1e-9, "{label}: {line}");
+        assert_eq!(cells[2].starts_with('+'), change >= 0.0, "{label}: {line}");
+        let pct = change / vb.abs() * 100.0;
+        assert!((num(3) - pct).abs() <= 0.005 + 1e-9, "{label}: {line}");
+        assert_eq!(cells[4..].join(" "), "noise unknown", "{label}: {line}");
+    }
+    assert!(
+        text.contains(
+            "Note: both runs streamed reasoning: TTFT counts the first token of either stream"
+        ),
+        "{text}"
+    );
+    // The markdown table has the same rows.
+    let (ok, md, err) = servebench(&["compare", "--format", "markdown", &base_path, &cand_path]);
+    assert!(ok, "{err}");
+    let rate = |v: f64| format!("{v:.2}");
+    assert!(
+        md.contains(&format!(
+            "| Spec-decode acceptance rate | {} | {} | ",
+            rate(fb[4].1),
+            rate(fc[4].1)
+        )),
+        "{md}"
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// `explain` on runs with speculative decoding and reasoning: for each such run, the note
+/// that its TPOT split overstates the step time, with the run file's own acceptance rate,
+/// mean accepted length and tokens per streamed chunk, and the note that its TTFT counts
+/// the first reasoning token. A run with neither gets neither note, though its TPOT is
+/// split (so the notes' absence is not just a missing breakdown).
+#[test]
+fn explain_notes_speculative_decoding_and_reasoning_with_the_run_files_figures() {
+    let _serial = serial();
+    let dir = temp_dir("explain-prod");
+    let (mtp_path, mtp) = production_run(&dir, "mtp", Some(2), Some(40));
+    let (plain_path, _) = production_run(&dir, "plain", None, None);
+    let spec_note = |label: &str, run: &servebench::runfile::RunFile| {
+        let s = run.result.spec_decode.as_ref().unwrap();
+        format!(
+            "note: TPOT: {label} used speculative decoding (acceptance {:.0} %, mean accepted \
+             length {:.2}, {:.2} tokens per streamed chunk): a step then yields more than one \
+             token per request",
+            s.acceptance_rate.unwrap() * 100.0,
+            s.mean_accepted_length.unwrap(),
+            s.tokens_per_chunk.unwrap()
+        )
+    };
+    let reasoning_note = |label: &str| {
+        format!(
+            "note: TTFT: {label} streamed reasoning; TTFT counts the first token of either \
+             stream (reasoning or answer), not the first answer token"
+        )
+    };
+    // Both notes for the run that has both; none for the plain one.
+    let (ok, text, err) = servebench(&["explain", &plain_path, &mtp_path]);
+    assert!(ok, "{err}");
+    assert!(text.contains("\nmean TPOT: "), "{text}");
+    assert!(text.contains(&spec_note("mtp", &mtp)), "{text}");
+    assert!(text.contains(&reasoning_note("mtp")), "{text}");
+    assert_eq!(
+        text.matches("used speculative decoding").count(),
+        1,
+        "{text}"
+    );
+    assert_eq!(text.matches("streamed reasoning").count(), 1, "{text}");
+    // Two plain runs: a TPOT split, and neither note.
+    let (ok, text, err) = servebench(&["explain", &plain_path, &plain_path]);
+    assert!(ok, "{err}");
+    assert!(text.contains("\nmean TPOT: "), "{text}");
+    assert!(!text.contains("used speculative decoding"), "{text}");
+    assert!(!text.contains("streamed reasoning"), "{text}");
+    let _ = std::fs::remove_dir_all(&dir);
+}
