@@ -68,6 +68,9 @@ fn cumulative(times: &[f64], values: &[Option<f64>]) -> Vec<(f64, f64)> {
     out
 }
 
+/// A quantity accumulated from one series' values at the scrape times: `(time, total)`.
+type Accumulate = fn(&[f64], &[Option<f64>]) -> Vec<(f64, f64)>;
+
 /// The power samples integrated by the trapezoid rule (power linear between scrapes), J,
 /// at each scrape.
 fn integrated(times: &[f64], watts: &[Option<f64>]) -> Vec<(f64, f64)> {
@@ -139,7 +142,7 @@ pub fn energy_figures(
     // Each GPU's series on its own, then added up: a scrape missing one GPU's value is
     // bridged for that GPU (a sum over the GPUs present would read it as a GPU drawing
     // nothing, or as an energy counter reset).
-    let per_gpu_total = |name: &str, f: fn(&[f64], &[Option<f64>]) -> Vec<(f64, f64)>| {
+    let per_gpu_total = |name: &str, f: Accumulate| {
         let mut total: Option<f64> = None;
         for (_, col) in s.family(name) {
             let values: Vec<Option<f64>> = col.iter().map(|v| v.map(|v| v.0)).collect();
