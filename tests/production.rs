@@ -297,15 +297,26 @@ fn bench(
     dir: &std::path::Path,
     extra: &[&str],
 ) -> (String, servebench::runfile::RunFile) {
-    let out = dir.join("run.json");
-    let o = std::process::Command::new(BIN)
-        .args(["bench", "--target", target, "--quiet", "--style", "vllm"])
+    bench_to(target, &dir.join("run.json"), extra, None)
+}
+
+/// [`bench`] writing the run file to `out`, with `path` (when given) first on `PATH`.
+fn bench_to(
+    target: &str,
+    out: &std::path::Path,
+    extra: &[&str],
+    path: Option<&std::path::Path>,
+) -> (String, servebench::runfile::RunFile) {
+    let mut cmd = std::process::Command::new(BIN);
+    cmd.args(["bench", "--target", target, "--quiet", "--style", "vllm"])
         .args(extra)
         .arg("--output")
-        .arg(&out)
-        .env_remove("OPENAI_API_KEY")
-        .output()
-        .unwrap();
+        .arg(out)
+        .env_remove("OPENAI_API_KEY");
+    if let Some(dir) = path {
+        cmd.env("PATH", path_with(dir));
+    }
+    let o = cmd.output().unwrap();
     // The block on stdout, the production figures on stderr.
     let text = format!(
         "{}{}",
@@ -313,7 +324,26 @@ fn bench(
         String::from_utf8_lossy(&o.stderr)
     );
     assert!(o.status.success(), "{text}");
-    (text, servebench::runfile::RunFile::read(&out).unwrap())
+    (text, servebench::runfile::RunFile::read(out).unwrap())
+}
+
+/// `$PATH` with `dir` first.
+fn path_with(dir: &std::path::Path) -> std::ffi::OsString {
+    let mut paths = vec![dir.to_path_buf()];
+    if let Some(p) = std::env::var_os("PATH") {
+        paths.extend(std::env::split_paths(&p));
+    }
+    std::env::join_paths(paths).unwrap()
+}
+
+/// `servebench ARGS…`: (success, stdout, stderr).
+fn servebench(args: &[&str]) -> (bool, String, String) {
+    let o = std::process::Command::new(BIN).args(args).output().unwrap();
+    (
+        o.status.success(),
+        String::from_utf8_lossy(&o.stdout).into_owned(),
+        String::from_utf8_lossy(&o.stderr).into_owned(),
+    )
 }
 
 /// Speculative decoding: the simulator's MTP (2 draft tokens, each accepted with
@@ -667,4 +697,516 @@ fn new_schema_fields_round_trip_through_the_run_file() {
         err.to_string().contains("gpus") || err.to_string().contains("invalid type"),
         "{err}"
     );
+}
+
+/// The DCGM energy counter (mJ) of `s` at `t`: linear between the scrapes around `t`.
+fn counter_mj_at(s: &servebench::observe::ServerSeries, t: f64) -> f64 {
+    let col = s.metric(&["DCGM_FI_DEV_TOTAL_ENERGY_CONSUMPTION"]).unwrap();
+    let points: Vec<(f64, f64)> = s
+        .times_s
+        .iter()
+        .zip(col)
+        .filter_map(|(t, v)| Some((*t, v?)))
+        .collect();
+    let i = points
+        .iter()
+        .position(|p| p.0 >= t)
+        .expect("t within the scrapes");
+    if i == 0 || points[i].0 == t {
+        return points[i].1;
+    }
+    let ((t0, a), (t1, b)) = (points[i - 1], points[i]);
+    a + (b - a) * (t - t0) / (t1 - t0)
+}
+
+/// `bench --gpu-metrics URL` end to end, the example server's own `/metrics` (DCGM's names)
+/// standing in for a DCGM exporter and the server scrape off (`--no-scrape`), so the
+/// energy can only come from the GPU series. The run file keeps that series (sampled at
+/// the default 1 s, from before the first request to after the last); the energy is the
+/// energy counter's increase over the measured window, recomputed here from the stored
+/// scrapes; J per output token is that energy over the run's output tokens, tokens per J
+/// its inverse; the mean power over the window (virtual joules over virtual seconds) lies
+/// between the simulator's idle power and the 700 W cap. `bench` and `report` print the
+/// same figures.
+#[test]
+fn bench_gpu_metrics_url_puts_the_dcgm_energy_in_the_run_file() {
+    let _serial = serial();
+    let speed = 10.0;
+    let (n, output) = (32u64, 256u64);
+    let server = serve_sim("baseline", speed, |_| {});
+    let target = format!("http://{}", server.local_addr());
+    let dir = temp_dir("gpu-url");
+    let (text, run) = bench(
+        &target,
+        &dir,
+        &[
+            "--input-tokens",
+            "128",
+            "--output-tokens",
+            &output.to_string(),
+            "--max-requests",
+            &n.to_string(),
+            "--rate",
+            "20",
+            "--max-concurrency",
+            "32",
+            "--no-scrape",
+            "--gpu-metrics",
+            &target,
+        ],
+    );
+    assert!(run.server_metrics.is_none(), "--no-scrape");
+    let gpu = run.gpu_metrics.as_ref().expect("the GPU series");
+    assert_eq!(gpu.target, format!("{target}/metrics"));
+    assert!(gpu.notes.is_empty(), "{:?}", gpu.notes);
+    assert!((gpu.interval_s - 1.0).abs() < 1e-9);
+    let (w0, w1) = servebench::metrics::measured_window_s(&run.records).unwrap();
+    let (first, last) = (gpu.times_s[0], *gpu.times_s.last().unwrap());
+    assert!(
+        first <= w0 && w1 <= last,
+        "sampled {first}..{last}, window {w0}..{w1}"
+    );
+    let r = &run.result;
+    assert_eq!(r.total_output_tokens, Some(n * output));
+    let e = r.energy.as_ref().expect("energy from the GPU series");
+    assert_eq!(e.source, format!("dcgm:{target}/metrics"));
+    assert_eq!(e.gpus, 1);
+    assert_eq!(e.span_s, Some(w1 - w0));
+    let joules = e.energy_j.unwrap();
+    let want = (counter_mj_at(gpu, w1) - counter_mj_at(gpu, w0)) / 1000.0;
+    assert!(
+        (joules - want).abs() <= 1e-9 * want,
+        "{joules} J, counters say {want} J"
+    );
+    let mean_w = joules / ((w1 - w0) * speed);
+    let idle_w = servebench::sim::PowerModel::h200().idle_w;
+    assert!(mean_w > idle_w * 1.1 && mean_w < 700.0 * 1.01, "{mean_w} W");
+    let per_token = e.joules_per_output_token.unwrap();
+    assert!((per_token - joules / (n * output) as f64).abs() <= 1e-12 * per_token);
+    assert!((e.output_tokens_per_joule.unwrap() * per_token - 1.0).abs() < 1e-12);
+    let head = format!(
+        "Energy (dcgm:{target}/metrics, 1 GPU): {joules:.1} J over {:.1} s",
+        w1 - w0
+    );
+    let per = format!(
+        "Energy per output token: {per_token:.4} J/token ({:.3} tokens/J)",
+        1.0 / per_token
+    );
+    assert!(text.contains(&head) && text.contains(&per), "{text}");
+    let (ok, report, err) = servebench(&["report", dir.join("run.json").to_str().unwrap()]);
+    assert!(ok, "{err}");
+    assert!(report.contains(&head) && report.contains(&per), "{report}");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// Without an energy counter (`nvidia-smi` has none) the energy is the power samples'
+/// integral by the trapezoid rule: 500 W for 2 s is 1000 J; a ramp from 100 to 300 W over
+/// 2 s is 400 J (holding each sample until the next would say 300 J), and a window inside
+/// the span takes the ramp's own share. Several GPUs' energy adds up, each GPU's series
+/// on its own: a sample missing from one scrape (`[N/A]`, or a GPU absent from one DCGM
+/// scrape) is bridged for that GPU.
+#[test]
+fn energy_without_a_counter_is_the_trapezoid_integral_of_the_power_samples() {
+    use servebench::observe::prom::Sample;
+    use servebench::observe::{energy_figures, parse_nvidia_smi, ServerSeries};
+    let close = |a: f64, b: f64| (a - b).abs() < 1e-9 * b.abs().max(1.0);
+    let series = |points: &[(f64, &str)]| {
+        let mut s = ServerSeries::new("nvidia-smi", 1.0);
+        for (t, out) in points {
+            s.push(*t, parse_nvidia_smi(out).unwrap());
+        }
+        s
+    };
+    // Constant power.
+    let s = series(&[
+        (0.0, "0, 500, 90, 1000, 1980"),
+        (1.0, "0, 500, 90, 1000, 1980"),
+        (2.0, "0, 500, 90, 1000, 1980"),
+    ]);
+    let e = energy_figures(&s, None, Some(400)).unwrap();
+    assert_eq!(e.energy_j, Some(1000.0));
+    assert_eq!(e.span_s, Some(2.0));
+    assert_eq!(e.joules_per_output_token, Some(2.5));
+    assert_eq!(e.output_tokens_per_joule, Some(0.4));
+    assert_eq!((e.mean_power_w, e.peak_power_w), (Some(500.0), Some(500.0)));
+    assert_eq!(e.gpus, 1);
+    // A ramp: 100, 200, 300 W at 0, 1, 2 s.
+    let s = series(&[
+        (0.0, "0, 100, 0, 0, 0"),
+        (1.0, "0, 200, 0, 0, 0"),
+        (2.0, "0, 300, 0, 0, 0"),
+    ]);
+    let e = energy_figures(&s, None, None).unwrap();
+    assert!(close(e.energy_j.unwrap(), 400.0), "{:?}", e.energy_j);
+    // [0.5, 1.5] s of the ramp: mean power 200 W for 1 s.
+    let e = energy_figures(&s, Some((0.5, 1.5)), None).unwrap();
+    assert!(close(e.energy_j.unwrap(), 200.0), "{:?}", e.energy_j);
+    // [0, 1] s: 150 J.
+    let e = energy_figures(&s, Some((0.0, 1.0)), Some(15)).unwrap();
+    assert!(close(e.energy_j.unwrap(), 150.0), "{:?}", e.energy_j);
+    assert!(close(e.joules_per_output_token.unwrap(), 10.0));
+    // Two GPUs: 300 W and 200 W for 2 s, the second GPU's sample at 1 s missing.
+    let s = series(&[
+        (0.0, "0, 300, 40, 1000, 1980\n1, 200, 60, 2000, 1800"),
+        (1.0, "0, 300, 40, 1000, 1980\n1, [N/A], 60, 2000, 1800"),
+        (2.0, "0, 300, 40, 1000, 1980\n1, 200, 60, 2000, 1800"),
+    ]);
+    let e = energy_figures(&s, None, None).unwrap();
+    assert_eq!(e.gpus, 2);
+    assert!(close(e.energy_j.unwrap(), 1000.0), "{:?}", e.energy_j);
+    assert_eq!(e.gpu_util_mean_pct, Some(50.0));
+    assert_eq!(e.sm_clock_mean_mhz, Some(1890.0));
+    assert_eq!(e.fb_used_peak_mib, Some(3000.0));
+    // Power without a `gpu` label (a DCGM exporter without the counter) is read the same.
+    let mut s = ServerSeries::new("http://gpu-host:9400/metrics", 1.0);
+    for (t, w) in [(0.0, 100.0), (2.0, 300.0)] {
+        s.push(t, vec![Sample::new("DCGM_FI_DEV_POWER_USAGE", w)]);
+    }
+    let e = energy_figures(&s, None, None).unwrap();
+    assert!(close(e.energy_j.unwrap(), 400.0), "{:?}", e.energy_j);
+    // Two GPUs' energy counters (mJ since boot), the second GPU's missing from the scrape
+    // at 1 s: each GPU's counter on its own, 600 J + 400 J (added up per scrape, the
+    // missing GPU would read as a counter reset: megajoules).
+    let counter = |gpu: &str, mj: f64| Sample {
+        name: "DCGM_FI_DEV_TOTAL_ENERGY_CONSUMPTION".into(),
+        labels: vec![("gpu".into(), gpu.into())],
+        value: mj,
+    };
+    let mut s = ServerSeries::new("http://gpu-host:9400/metrics", 1.0);
+    s.push(0.0, vec![counter("0", 1e9), counter("1", 2e9)]);
+    s.push(1.0, vec![counter("0", 1e9 + 3e5)]);
+    s.push(2.0, vec![counter("0", 1e9 + 6e5), counter("1", 2e9 + 4e5)]);
+    let e = energy_figures(&s, None, Some(100)).unwrap();
+    assert_eq!(e.gpus, 2);
+    assert!(close(e.energy_j.unwrap(), 1000.0), "{:?}", e.energy_j);
+    assert!(close(e.joules_per_output_token.unwrap(), 10.0));
+    // Over [0.5, 1.5] s: each counter interpolated between its own scrapes, 300 + 200 J.
+    let e = energy_figures(&s, Some((0.5, 1.5)), None).unwrap();
+    assert!(close(e.energy_j.unwrap(), 500.0), "{:?}", e.energy_j);
+}
+
+/// A fake `nvidia-smi` in `dir`/bin, to put first on `PATH`: it prints `csv` when asked
+/// exactly what `servebench` asks (`--query-gpu=` [`NVIDIA_SMI_QUERY`], CSV without header
+/// or units), else fails.
+#[cfg(unix)]
+fn fake_nvidia_smi(dir: &std::path::Path, csv: &str) -> std::path::PathBuf {
+    use std::os::unix::fs::PermissionsExt;
+    let bin = dir.join("bin");
+    std::fs::create_dir_all(&bin).unwrap();
+    let script = bin.join("nvidia-smi");
+    std::fs::write(
+        &script,
+        format!(
+            "#!/bin/sh\n\
+             if [ $# -ne 2 ] || [ \"$1\" != \"--query-gpu={}\" ] \
+             || [ \"$2\" != \"--format=csv,noheader,nounits\" ]; then\n\
+             echo \"unexpected arguments: $*\" >&2; exit 2\n\
+             fi\n\
+             cat <<'CSV'\n{csv}\nCSV\n",
+            servebench::observe::NVIDIA_SMI_QUERY
+        ),
+    )
+    .unwrap();
+    std::fs::set_permissions(&script, std::fs::Permissions::from_mode(0o755)).unwrap();
+    bin
+}
+
+/// `bench --gpu-metrics nvidia-smi` end to end with a fake `nvidia-smi` first on `PATH`
+/// (two GPUs drawing 300 W and 200 W): the run file keeps the sampled series under DCGM's
+/// names, and its energy is 500 W times the measured window (the power integrated, not the
+/// example server's own DCGM energy, which its scraped `/metrics` also carry: the GPU
+/// series comes first); J per output token over the run's output tokens; utilization and
+/// clock per GPU, memory added up. `report` prints them. An `nvidia-smi` that fails leaves
+/// notes in the series, and no figure claims to be from it.
+#[cfg(unix)]
+#[test]
+fn bench_gpu_metrics_nvidia_smi_integrates_the_sampled_power() {
+    let _serial = serial();
+    let server = serve_sim("baseline", 20.0, |_| {});
+    let target = format!("http://{}", server.local_addr());
+    let dir = temp_dir("gpu-smi");
+    let bin = fake_nvidia_smi(&dir, "0, 300.00, 40, 1000, 1980\n1, 200.00, 60, 2000, 1800");
+    let out = dir.join("run.json");
+    let flags = [
+        "--input-tokens",
+        "128",
+        "--output-tokens",
+        "128",
+        "--max-requests",
+        "16",
+        "--rate",
+        "40",
+        "--scrape-interval",
+        "0.1",
+        "--gpu-metrics",
+        "nvidia-smi",
+    ];
+    let (text, run) = bench_to(&target, &out, &flags, Some(&bin));
+    let gpu = run.gpu_metrics.as_ref().expect("the nvidia-smi series");
+    assert_eq!(gpu.target, "nvidia-smi");
+    assert!(gpu.notes.is_empty(), "{:?}", gpu.notes);
+    assert!(gpu.len() >= 2);
+    // The example server's DCGM metrics were scraped too.
+    let server_metrics = run.server_metrics.as_ref().unwrap();
+    assert!(server_metrics
+        .metric(&["DCGM_FI_DEV_TOTAL_ENERGY_CONSUMPTION"])
+        .is_some());
+    let (w0, w1) = servebench::metrics::measured_window_s(&run.records).unwrap();
+    assert!(gpu.times_s[0] <= w0 && w1 <= *gpu.times_s.last().unwrap());
+    let e = run.result.energy.as_ref().expect("energy");
+    assert_eq!((e.source.as_str(), e.gpus), ("nvidia-smi", 2));
+    let joules = e.energy_j.unwrap();
+    assert!(
+        (joules - 500.0 * (w1 - w0)).abs() < 1e-9 * joules,
+        "{joules} J over {} s",
+        w1 - w0
+    );
+    let near = |v: Option<f64>, want: f64| (v.unwrap() - want).abs() < 1e-9 * want;
+    assert!(
+        near(e.mean_power_w, 500.0) && near(e.peak_power_w, 500.0),
+        "{e:?}"
+    );
+    assert!(near(e.gpu_util_mean_pct, 50.0), "{e:?}");
+    assert!(near(e.sm_clock_mean_mhz, 1890.0), "{e:?}");
+    assert_eq!(e.fb_used_peak_mib, Some(3000.0));
+    let tokens = run.result.total_output_tokens.unwrap();
+    assert_eq!(tokens, 16 * 128);
+    let per_token = e.joules_per_output_token.unwrap();
+    assert!((per_token - joules / tokens as f64).abs() < 1e-12 * per_token);
+    let head = format!(
+        "Energy (nvidia-smi, 2 GPUs): {joules:.1} J over {:.1} s, mean power 500.0 W, \
+         peak 500.0 W, GPU utilization 50.0 %, memory used up to 3000 MiB, SM clock 1890 MHz",
+        w1 - w0
+    );
+    assert!(text.contains(&head), "{text}");
+    let (ok, report, err) = servebench(&["report", out.to_str().unwrap()]);
+    assert!(ok, "{err}");
+    assert!(report.contains(&head), "{report}");
+    assert!(
+        report.contains(&format!("Energy per output token: {per_token:.4} J/token")),
+        "{report}"
+    );
+
+    // A failing nvidia-smi (asked with no arguments it would print; here it is broken).
+    let broken = dir.join("broken");
+    std::fs::create_dir_all(&broken).unwrap();
+    let bin = fake_nvidia_smi(&broken, "0, 300.00, 40, 1000");
+    let (_, run) = bench_to(&target, &broken.join("run.json"), &flags, Some(&bin));
+    let gpu = run.gpu_metrics.as_ref().unwrap();
+    assert!(gpu.is_empty(), "{gpu:?}");
+    assert!(
+        gpu.notes.iter().any(|n| n.contains("nvidia-smi line 1")),
+        "{:?}",
+        gpu.notes
+    );
+    // The server's own DCGM metrics still give the energy, and say so.
+    let e = run.result.energy.as_ref().unwrap();
+    assert_eq!(e.source, format!("dcgm:{target}/metrics"));
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// A run file `dir/NAME.json` of chat streams against the example server serving Qwen3.5
+/// on an H200, with MTP (`spec` draft tokens) and a reasoning phase (`reasoning` tokens
+/// of each answer's 128) when given; the server scraped every 50 ms, so the run file
+/// carries its spec-decode counters and DCGM energy.
+fn production_run(
+    dir: &std::path::Path,
+    name: &str,
+    spec: Option<u32>,
+    reasoning: Option<u64>,
+) -> (String, servebench::runfile::RunFile) {
+    let mut flags = vec!["--max-model-len=32768".to_string()];
+    if let Some(k) = spec {
+        flags.push(format!(
+            r#"--speculative-config={{"method":"mtp","num_speculative_tokens":{k}}}"#
+        ));
+    }
+    let config = servebench::sim::from_engine_args("qwen3.5-35b-a3b", "h200", &flags).unwrap();
+    let server = serve_config(config, 20.0, |o| {
+        o.reasoning = reasoning.map(ReasoningPhase::Tokens)
+    });
+    let target = format!("http://{}", server.local_addr());
+    let path = dir.join(format!("{name}.json"));
+    let (_, run) = bench_to(
+        &target,
+        &path,
+        &[
+            "--endpoint",
+            "chat",
+            "--input-tokens",
+            "128",
+            "--output-tokens",
+            "128",
+            "--max-requests",
+            "16",
+            "--rate",
+            "50",
+            "--max-concurrency",
+            "16",
+            "--scrape-interval",
+            "0.05",
+        ],
+        None,
+    );
+    assert_eq!(run.result.successful_requests, Some(16));
+    (path.to_str().unwrap().to_string(), run)
+}
+
+/// `compare` of two runs that both carry the production figures: MTP with 1 draft token
+/// and 120 reasoning tokens per answer against MTP with 3 draft tokens and 8 reasoning
+/// tokens (both pay the simulator's one-time MTP cold start, so the answers' head start,
+/// about 60 ms of wall time at speed 20, is what the time to first answer compares). Each production row (time to first answer, J per output token, tokens per J,
+/// spec-decode acceptance rate and mean accepted length) shows each file's own figure,
+/// and the change's sign is the candidate's figure less the baseline's. The direction
+/// words: the library's point verdicts follow each metric's direction (3 draft tokens:
+/// a longer accepted length, a lower acceptance rate; 8 reasoning tokens: an earlier
+/// answer; J per token and tokens per J agree); the CLI, with no interval for these rows,
+/// says `noise unknown` rather than better or worse. The TTFT note says both runs
+/// streamed reasoning.
+#[test]
+fn compare_shows_the_production_rows_of_both_run_files() {
+    let _serial = serial();
+    let dir = temp_dir("compare-prod");
+    let (base_path, base) = production_run(&dir, "mtp1", Some(1), Some(120));
+    let (cand_path, cand) = production_run(&dir, "mtp3", Some(3), Some(8));
+    let (b, c) = (&base.result, &cand.result);
+    let figures = |r: &servebench::BenchmarkResult| {
+        let answer = r.reasoning.as_ref().unwrap().time_to_first_answer.as_ref();
+        let energy = r.energy.as_ref().unwrap();
+        let spec = r.spec_decode.as_ref().unwrap();
+        [
+            (
+                "Mean TTFT of the answer (ms)",
+                answer.unwrap().mean.unwrap(),
+            ),
+            (
+                "P99 TTFT of the answer (ms)",
+                answer.unwrap().percentile(99.0).unwrap(),
+            ),
+            (
+                "Energy per output token (J)",
+                energy.joules_per_output_token.unwrap(),
+            ),
+            (
+                "Output tokens per joule",
+                energy.output_tokens_per_joule.unwrap(),
+            ),
+            ("Spec-decode acceptance rate", spec.acceptance_rate.unwrap()),
+            (
+                "Spec-decode mean accepted len",
+                spec.mean_accepted_length.unwrap(),
+            ),
+        ]
+    };
+    let (fb, fc) = (figures(b), figures(c));
+    // The library's verdicts from the point values.
+    let cmp = servebench::compare::compare(b, c);
+    let verdict = |key: &str| {
+        cmp.metrics
+            .iter()
+            .find(|m| m.metric.key == key)
+            .unwrap_or_else(|| panic!("{key} compared"))
+            .verdict()
+    };
+    assert_eq!(verdict("spec_decode_mean_accepted_length"), "better");
+    assert_eq!(verdict("spec_decode_acceptance_rate"), "worse");
+    assert_eq!(verdict("mean_time_to_first_answer_ms"), "better");
+    assert_eq!(verdict("p99_time_to_first_answer_ms"), "better");
+    assert_eq!(
+        verdict("joules_per_output_token"),
+        verdict("output_tokens_per_joule")
+    );
+    let (ok, text, err) = servebench(&["compare", &base_path, &cand_path]);
+    assert!(ok, "{err}");
+    for ((label, vb), (_, vc)) in fb.iter().zip(&fc) {
+        let line = text
+            .lines()
+            .find(|l| l.starts_with(label))
+            .unwrap_or_else(|| panic!("no row {label}:\n{text}"));
+        let cells: Vec<&str> = line[label.len()..].split_whitespace().collect();
+        let num = |i: usize| -> f64 { cells[i].trim_end_matches('%').parse().unwrap() };
+        // Two decimals in the table.
+        assert!(
+            (num(0) - vb).abs() <= 0.005 + 1e-9,
+            "{label}: {line} vs {vb}"
+        );
+        assert!(
+            (num(1) - vc).abs() <= 0.005 + 1e-9,
+            "{label}: {line} vs {vc}"
+        );
+        let change = vc - vb;
+        assert!((num(2) - change).abs() <= 0.005 + 1e-9, "{label}: {line}");
+        assert_eq!(cells[2].starts_with('+'), change >= 0.0, "{label}: {line}");
+        let pct = change / vb.abs() * 100.0;
+        assert!((num(3) - pct).abs() <= 0.005 + 1e-9, "{label}: {line}");
+        assert_eq!(cells[4..].join(" "), "noise unknown", "{label}: {line}");
+    }
+    assert!(
+        text.contains(
+            "Note: both runs streamed reasoning: TTFT counts the first token of either stream"
+        ),
+        "{text}"
+    );
+    // The markdown table has the same rows.
+    let (ok, md, err) = servebench(&["compare", "--format", "markdown", &base_path, &cand_path]);
+    assert!(ok, "{err}");
+    let rate = |v: f64| format!("{v:.2}");
+    assert!(
+        md.contains(&format!(
+            "| Spec-decode acceptance rate | {} | {} | ",
+            rate(fb[4].1),
+            rate(fc[4].1)
+        )),
+        "{md}"
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// `explain` on runs with speculative decoding and reasoning: for each such run, the note
+/// that its TPOT split overstates the step time, with the run file's own acceptance rate,
+/// mean accepted length and tokens per streamed chunk, and the note that its TTFT counts
+/// the first reasoning token. A run with neither gets neither note, though its TPOT is
+/// split (so the notes' absence is not just a missing breakdown).
+#[test]
+fn explain_notes_speculative_decoding_and_reasoning_with_the_run_files_figures() {
+    let _serial = serial();
+    let dir = temp_dir("explain-prod");
+    let (mtp_path, mtp) = production_run(&dir, "mtp", Some(2), Some(40));
+    let (plain_path, _) = production_run(&dir, "plain", None, None);
+    let spec_note = |label: &str, run: &servebench::runfile::RunFile| {
+        let s = run.result.spec_decode.as_ref().unwrap();
+        format!(
+            "note: TPOT: {label} used speculative decoding (acceptance {:.0} %, mean accepted \
+             length {:.2}, {:.2} tokens per streamed chunk): a step then yields more than one \
+             token per request",
+            s.acceptance_rate.unwrap() * 100.0,
+            s.mean_accepted_length.unwrap(),
+            s.tokens_per_chunk.unwrap()
+        )
+    };
+    let reasoning_note = |label: &str| {
+        format!(
+            "note: TTFT: {label} streamed reasoning; TTFT counts the first token of either \
+             stream (reasoning or answer), not the first answer token"
+        )
+    };
+    // Both notes for the run that has both; none for the plain one.
+    let (ok, text, err) = servebench(&["explain", &plain_path, &mtp_path]);
+    assert!(ok, "{err}");
+    assert!(text.contains("\nmean TPOT: "), "{text}");
+    assert!(text.contains(&spec_note("mtp", &mtp)), "{text}");
+    assert!(text.contains(&reasoning_note("mtp")), "{text}");
+    assert_eq!(
+        text.matches("used speculative decoding").count(),
+        1,
+        "{text}"
+    );
+    assert_eq!(text.matches("streamed reasoning").count(), 1, "{text}");
+    // Two plain runs: a TPOT split, and neither note.
+    let (ok, text, err) = servebench(&["explain", &plain_path, &plain_path]);
+    assert!(ok, "{err}");
+    assert!(text.contains("\nmean TPOT: "), "{text}");
+    assert!(!text.contains("used speculative decoding"), "{text}");
+    assert!(!text.contains("streamed reasoning"), "{text}");
+    let _ = std::fs::remove_dir_all(&dir);
 }

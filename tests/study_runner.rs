@@ -654,6 +654,123 @@ fn the_api_key_comes_from_the_environment_and_is_written_nowhere() {
     let _ = std::fs::remove_dir_all(&dir);
 }
 
+/// The study file's `gpu_metrics` key, as `bench --gpu-metrics` for every run of a
+/// launched server: `"nvidia-smi"`, answered by a fake `nvidia-smi` first on the runner's
+/// `PATH` (two GPUs drawing 250 W and 150 W). Every run file keeps the sampled series and
+/// takes its energy from it (400 W times the run's measured window, though the example
+/// server's own `/metrics`, scraped too, carry the simulator's DCGM energy), and the
+/// document's "Production Figures" row of each configuration shows that run's J per output
+/// token, tokens per J and mean power.
+#[test]
+fn the_studys_gpu_metrics_key_samples_the_gpus_of_every_run() {
+    use std::os::unix::fs::PermissionsExt;
+    let dir = tmp("gpu-metrics");
+    let bin = dir.join("bin");
+    std::fs::create_dir_all(&bin).unwrap();
+    let smi = bin.join("nvidia-smi");
+    std::fs::write(
+        &smi,
+        format!(
+            "#!/bin/sh\n\
+             [ \"$1\" = \"--query-gpu={}\" ] || exit 2\n\
+             echo '0, 250.00, 30, 4000, 1980'\n\
+             echo '1, 150.00, 10, 2000, 1980'\n",
+            servebench::observe::NVIDIA_SMI_QUERY
+        ),
+    )
+    .unwrap();
+    std::fs::set_permissions(&smi, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let text = format!(
+        r#"format = "servebench-study"
+version = 1
+title = "GPU metrics study"
+model = "Qwen/Qwen3.5-35B-A3B"
+hardware = "loopback"
+production = true
+gpu_metrics = "nvidia-smi"
+
+[profiles.a]
+dataset_name = "Random"
+dataset_input_tokens = 64
+dataset_output_tokens = 48
+request_rate = 1000
+total_requests = 6
+
+{}
+[ladder]
+profiles = ["a"]
+
+[[ladder.steps]]
+name = "Optimized"
+add = ["--config=optimized"]
+
+[final]
+profiles = ["a"]
+"#,
+        good_engine("vLLM", 50)
+    );
+    let file = write_study(&dir, &text);
+    let out = dir.join("out");
+    let mut path = vec![bin.clone()];
+    path.extend(std::env::split_paths(
+        &std::env::var_os("PATH").unwrap_or_default(),
+    ));
+    let o = Command::new(servebench())
+        .args(["study", "run", file.to_str().unwrap()])
+        .args(["--out", out.to_str().unwrap(), "-q"])
+        .env("PATH", std::env::join_paths(path).unwrap())
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let j = Journal::read(&out).unwrap();
+    assert_eq!(j.runs.len(), 2, "{:?}", j.failures);
+    assert_no_server_left(&out);
+    let md = std::fs::read_to_string(out.join("STUDY.md")).unwrap();
+    let section = md
+        .split("## Production Figures")
+        .nth(1)
+        .expect("the section")
+        .split("\n## ")
+        .next()
+        .unwrap();
+    for (key, entry) in &j.runs {
+        let run = RunFile::read(out.join(&entry.file)).unwrap();
+        let gpu = run.gpu_metrics.as_ref().expect("sampled");
+        assert_eq!(gpu.target, "nvidia-smi", "{key}");
+        assert!(gpu.notes.is_empty() && gpu.len() >= 2, "{key}: {gpu:?}");
+        assert!(run
+            .server_metrics
+            .as_ref()
+            .and_then(|s| s.metric(&["DCGM_FI_DEV_TOTAL_ENERGY_CONSUMPTION"]))
+            .is_some());
+        let e = run.result.energy.as_ref().expect("energy");
+        assert_eq!((e.source.as_str(), e.gpus), ("nvidia-smi", 2), "{key}");
+        let (w0, w1) = servebench::metrics::measured_window_s(&run.records).unwrap();
+        let joules = e.energy_j.unwrap();
+        assert!((joules - 400.0 * (w1 - w0)).abs() < 1e-9 * joules, "{key}");
+        let per_token = e.joules_per_output_token.unwrap();
+        let tokens = run.result.total_output_tokens.unwrap();
+        assert_eq!(tokens, 6 * 48);
+        assert!((per_token - joules / tokens as f64).abs() < 1e-12 * per_token);
+        // The configuration's row: the engine's name for the baseline, else the step's.
+        let optimized = j.configs[key.split('/').next().unwrap()]
+            .flags
+            .iter()
+            .any(|f| f == "--config=optimized");
+        let name = if optimized { "Optimized" } else { "vLLM" };
+        let row = section
+            .lines()
+            .find(|l| l.starts_with(&format!("| {name} |")))
+            .unwrap_or_else(|| panic!("no row {name}:\n{section}"));
+        let cells: Vec<&str> = row.trim_matches('|').split('|').map(str::trim).collect();
+        assert_eq!(cells[2], format!("{per_token:.4}"), "{row}");
+        assert_eq!(cells[3], format!("{:.3}", 1.0 / per_token), "{row}");
+        assert_eq!(cells[4], "400.0", "{row}");
+        assert_eq!(cells[5], "-", "no speculative decoding: {row}");
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
 #[test]
 fn explain_plan_and_bad_input_on_the_command_line() {
     let o = run_cli(&["study", "--explain"]);

@@ -257,16 +257,26 @@ pub fn explain(base: &RunView, candidate: &RunView) -> Explanation {
             (candidate.label, sb, candidate.records),
         ] {
             if let Some(f) = super::gpu::spec_decode_figures(s) {
-                let length = f
-                    .mean_accepted_length
-                    .map(|l| format!(", mean accepted length {l:.2}"))
-                    .unwrap_or_default();
-                let chunk = crate::metrics::production::tokens_per_chunk(records)
-                    .map(|t| format!(", {t:.2} tokens per streamed chunk"))
-                    .unwrap_or_default();
+                // Each figure the counters give (a server without the draft-token counter
+                // has no acceptance rate: none is shown rather than 0 %).
+                let figures: Vec<String> = [
+                    f.acceptance_rate
+                        .map(|a| format!("acceptance {:.0} %", a * 100.0)),
+                    f.mean_accepted_length
+                        .map(|l| format!("mean accepted length {l:.2}")),
+                    crate::metrics::production::tokens_per_chunk(records)
+                        .map(|t| format!("{t:.2} tokens per streamed chunk")),
+                ]
+                .into_iter()
+                .flatten()
+                .collect();
+                let figures = if figures.is_empty() {
+                    String::new()
+                } else {
+                    format!(" ({})", figures.join(", "))
+                };
                 notes.push(format!(
-                    "TPOT: {label} used speculative decoding (acceptance {:.0} %{length}{chunk}): a step then yields more than one token per request and the batch/step split overstates the step time",
-                    f.acceptance_rate.unwrap_or(0.0) * 100.0
+                    "TPOT: {label} used speculative decoding{figures}: a step then yields more than one token per request and the batch/step split overstates the step time"
                 ));
             }
         }
@@ -333,12 +343,25 @@ mod tests {
     }
 
     fn series(ttft: f64, queue: f64, prefill: f64, tpot: f64, batch: f64) -> ServerSeries {
+        series_with(ttft, queue, prefill, tpot, batch, &|_| Vec::new())
+    }
+
+    /// [`series`] with `extra(n)` in each scrape (`n`: the requests finished by then).
+    fn series_with(
+        ttft: f64,
+        queue: f64,
+        prefill: f64,
+        tpot: f64,
+        batch: f64,
+        extra: &dyn Fn(f64) -> Vec<Sample>,
+    ) -> ServerSeries {
         let mut s = ServerSeries::new("x", 1.0);
         for (t, n) in [(0.0, 0.0), (1.0, 4.0)] {
-            let mut v = vec![
+            let mut v = extra(n);
+            v.extend([
                 Sample::new("vllm:num_requests_running", batch),
                 Sample::new("vllm:generation_tokens_total", 20.0 * n),
-            ];
+            ]);
             hist("vllm:time_to_first_token_seconds", ttft, &mut v, n);
             hist("vllm:request_queue_time_seconds", queue, &mut v, n);
             hist("vllm:request_prefill_time_seconds", prefill, &mut v, n);
@@ -393,6 +416,52 @@ mod tests {
             e.paragraph().contains("prefill -100.0 ms"),
             "{}",
             e.paragraph()
+        );
+    }
+
+    #[test]
+    fn the_speculative_decoding_note_shows_only_the_figures_the_counters_give() {
+        let r = records(100, 10);
+        let with_spec = |draft_tokens: bool| {
+            // 25 drafts per finished request, 2 draft tokens each, 0.6 accepted per draft.
+            let s = series_with(0.1, 0.05, 0.04, 0.010, 4.0, &|n| {
+                let mut v = vec![
+                    Sample::new("vllm:spec_decode_num_drafts_total", 25.0 * n),
+                    Sample::new("vllm:spec_decode_num_accepted_tokens_total", 15.0 * n),
+                ];
+                if draft_tokens {
+                    v.push(Sample::new(
+                        "vllm:spec_decode_num_draft_tokens_total",
+                        50.0 * n,
+                    ));
+                }
+                v
+            });
+            let view = RunView {
+                label: "mtp",
+                records: &r,
+                server: Some(&s),
+            };
+            let e = explain(&view, &view);
+            e.notes
+                .iter()
+                .find(|n| n.contains("used speculative decoding"))
+                .cloned()
+                .unwrap()
+        };
+        assert!(
+            with_spec(true).starts_with(
+                "TPOT: mtp used speculative decoding (acceptance 30 %, mean accepted length 1.60, 1.00 tokens per streamed chunk): "
+            ),
+            "{}",
+            with_spec(true)
+        );
+        assert!(
+            with_spec(false).starts_with(
+                "TPOT: mtp used speculative decoding (mean accepted length 1.60, 1.00 tokens per streamed chunk): "
+            ),
+            "{}",
+            with_spec(false)
         );
     }
 

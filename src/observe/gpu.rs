@@ -12,8 +12,9 @@
 //!
 //! Energy over a window `[t0, t1]` of the run's clock is the energy counter's cumulative
 //! increase (resets survived), interpolated linearly between the scrapes around `t0` and
-//! `t1`; without the counter (`nvidia-smi` has none), the power samples integrated, each
-//! holding until the next. The speculative-decoding names are vLLM's
+//! `t1`; without the counter (`nvidia-smi` has none), the power samples integrated by the
+//! trapezoid rule (power linear between samples: holding each sample until the next would
+//! lag a ramp by one interval). The speculative-decoding names are vLLM's
 //! (`vllm:spec_decode_num_drafts`, `…_num_draft_tokens`, `…_num_accepted_tokens`,
 //! `…_num_accepted_tokens_per_pos` with label `position`; counters, `_total` on the wire):
 //! acceptance rate = accepted ÷ draft tokens, mean accepted length = 1 + accepted ÷ drafts
@@ -67,7 +68,11 @@ fn cumulative(times: &[f64], values: &[Option<f64>]) -> Vec<(f64, f64)> {
     out
 }
 
-/// The power samples integrated (each holds until the next scrape), J, at each scrape.
+/// A quantity accumulated from one series' values at the scrape times: `(time, total)`.
+type Accumulate = fn(&[f64], &[Option<f64>]) -> Vec<(f64, f64)>;
+
+/// The power samples integrated by the trapezoid rule (power linear between scrapes), J,
+/// at each scrape.
 fn integrated(times: &[f64], watts: &[Option<f64>]) -> Vec<(f64, f64)> {
     let mut out = Vec::new();
     let mut total = 0.0;
@@ -75,7 +80,7 @@ fn integrated(times: &[f64], watts: &[Option<f64>]) -> Vec<(f64, f64)> {
     for (t, w) in times.iter().zip(watts) {
         if let Some(w) = w {
             if let Some((lt, lw)) = last {
-                total += lw * (t - lt);
+                total += (lw + w) / 2.0 * (t - lt);
             }
             out.push((*t, total));
             last = Some((*t, *w));
@@ -134,16 +139,24 @@ pub fn energy_figures(
         s.times_s.last().copied().unwrap_or(0.0),
     ));
     let span = t1 - t0;
-    let energy_j = match (&energy_col, &power_col) {
-        (Some(mj), _) => {
-            let c = cumulative(&s.times_s, mj);
-            Some((at(&c, t1)? - at(&c, t0)?) / 1000.0)
+    // Each GPU's series on its own, then added up: a scrape missing one GPU's value is
+    // bridged for that GPU (a sum over the GPUs present would read it as a GPU drawing
+    // nothing, or as an energy counter reset).
+    let per_gpu_total = |name: &str, f: Accumulate| {
+        let mut total: Option<f64> = None;
+        for (_, col) in s.family(name) {
+            let values: Vec<Option<f64>> = col.iter().map(|v| v.map(|v| v.0)).collect();
+            let c = f(&s.times_s, &values);
+            if let (Some(a), Some(b)) = (at(&c, t0), at(&c, t1)) {
+                *total.get_or_insert(0.0) += b - a;
+            }
         }
-        (None, Some(w)) => {
-            let c = integrated(&s.times_s, w);
-            Some(at(&c, t1)? - at(&c, t0)?)
-        }
-        (None, None) => None,
+        total
+    };
+    let energy_j = if energy_col.is_some() {
+        per_gpu_total(ENERGY, cumulative).map(|mj| mj / 1000.0)
+    } else {
+        per_gpu_total(POWER, integrated)
     };
     let per_token = match (energy_j, output_tokens) {
         (Some(j), Some(n)) if n > 0 && j > 0.0 => Some(j / n as f64),
@@ -308,13 +321,17 @@ pub fn add_server_figures(
     tokens_per_chunk: Option<f64>,
 ) {
     let tokens = result.total_output_tokens;
-    let energy = gpu
-        .and_then(|g| energy_figures(g, window, tokens))
-        .or_else(|| server.and_then(|s| energy_figures(s, window, tokens)));
-    if let Some(mut e) = energy {
-        if let Some(g) = gpu.filter(|g| g.target == NVIDIA_SMI) {
+    let from_gpu = gpu.and_then(|g| {
+        let mut e = energy_figures(g, window, tokens)?;
+        if g.target == NVIDIA_SMI {
             e.source = g.target.clone();
         }
+        Some(e)
+    });
+    // Only figures from `gpu` are named after it: when it gave none (an `nvidia-smi` that
+    // failed), the server's are named after the server.
+    let energy = from_gpu.or_else(|| server.and_then(|s| energy_figures(s, window, tokens)));
+    if let Some(e) = energy {
         result.energy = Some(e);
     }
     if let Some(mut s) = server.and_then(spec_decode_figures) {
