@@ -808,11 +808,10 @@ fn impossible_times_are_refused_by_every_verb_and_impossible_orders_are_linted()
     bad["records"][2]["ended_at"]["secs"] = u64::MAX.into();
     let late = dir.join("late.json");
     write_json(&late, &bad);
-    for args in [&["report"][..], &["lint"], &["render"], &["slices"]] {
-        let o = verb(args, &late);
-        let err = stderr(&o);
+    let id = bad["records"][2]["id"].as_u64().unwrap();
+    let refused = |args: &[&str], o: &Output| {
+        let err = stderr(o);
         assert_eq!(o.status.code(), Some(1), "{args:?}: {err}");
-        let id = bad["records"][2]["id"].as_u64().unwrap();
         assert!(
             err.contains(&format!(
                 "request {id}: ended_at is 18446744073709551616 s after"
@@ -820,6 +819,23 @@ fn impossible_times_are_refused_by_every_verb_and_impossible_orders_are_linted()
             "{args:?}: {err}"
         );
         assert!(!String::from_utf8_lossy(&o.stdout).contains("18446744073709551616"));
+    };
+    for args in [&["report"][..], &["lint"], &["render"], &["slices"]] {
+        refused(args, &verb(args, &late));
+    }
+    // `compare`, the bad file on either side of a good one: refused, naming the file.
+    for (base, candidate) in [(&path, &late), (&late, &path)] {
+        let o = Command::new(BIN)
+            .arg("compare")
+            .args([base, candidate])
+            .output()
+            .unwrap();
+        refused(&["compare"], &o);
+        assert!(
+            stderr(&o).contains(&format!("{}: ", late.display())),
+            "{}",
+            stderr(&o)
+        );
     }
     // A duration past any clock in a result.
     let mut bad = run.clone();
@@ -830,19 +846,65 @@ fn impossible_times_are_refused_by_every_verb_and_impossible_orders_are_linted()
     assert_eq!(o.status.code(), Some(1));
     assert!(stderr(&o).contains("the duration is"), "{}", stderr(&o));
 
-    // A chunk before its send, an end before the send: lint finds them (exit 3).
-    let mut bad = run.clone();
-    bad["records"][1]["chunks"][0]["at"] = serde_json::json!({"secs": 0, "nanos": 0});
-    bad["records"][1]["sent_at"] = serde_json::json!({"secs": 1, "nanos": 0});
-    bad["records"][3]["ended_at"] = serde_json::json!({"secs": 0, "nanos": 1});
-    bad["records"][3]["sent_at"] = serde_json::json!({"secs": 2, "nanos": 0});
-    let order = dir.join("order.json");
-    write_json(&order, &bad);
-    let o = verb(&["lint"], &order);
-    assert_eq!(o.status.code(), Some(3), "{}", stderr(&o));
-    let out = String::from_utf8_lossy(&o.stdout);
-    assert!(out.contains("error[impossible-timing]"), "{out}");
-    assert!(out.contains("with a chunk before the send"), "{out}");
+    // A chunk before its send, an end before the send, an end before the last chunk: lint
+    // finds each (exit 3), counted apart. A bad record is first put in order (sent at
+    // `base` s, its chunks 1 ms apart after that, ended 1 ms after the last), then broken
+    // in one way only, so that it counts once.
+    let at = |base: u64, ms: u64| serde_json::json!({"secs": base + ms / 1000, "nanos": (ms % 1000) * 1_000_000});
+    let in_order = |v: &serde_json::Value, i: usize, base: u64| {
+        let mut v = v.clone();
+        let rec = &mut v["records"][i];
+        rec["sent_at"] = at(base, 0);
+        let chunks = rec["chunks"].as_array_mut().unwrap();
+        assert!(chunks.len() >= 2, "{chunks:?}");
+        let n = chunks.len() as u64;
+        for (k, c) in chunks.iter_mut().enumerate() {
+            c["at"] = at(base, k as u64 + 1);
+        }
+        rec["ended_at"] = at(base, n + 1);
+        let id = rec["id"].as_u64().unwrap();
+        (v, id)
+    };
+    let timing_line = |bad: &serde_json::Value, name: &str| -> String {
+        let file = dir.join(name);
+        write_json(&file, bad);
+        let o = verb(&["lint"], &file);
+        assert_eq!(o.status.code(), Some(3), "{name}: {}", stderr(&o));
+        let out = String::from_utf8_lossy(&o.stdout).into_owned();
+        let lines: Vec<&str> = out
+            .lines()
+            .filter(|l| l.contains("error[impossible-timing]"))
+            .collect();
+        assert_eq!(lines.len(), 1, "{name}: {out}");
+        lines[0].to_string()
+    };
+    let counts = |first: u64, chunk: u32, end: u32, last: u32| {
+        format!(
+            "(first: request {first}): {chunk} with a chunk before the send, {end} ending \
+             before the send, {last} ending before their last chunk"
+        )
+    };
+    // A chunk before the send.
+    let (mut chunk, id1) = in_order(&run, 1, 1);
+    chunk["records"][1]["chunks"][0]["at"] = at(0, 500);
+    let line = timing_line(&chunk, "chunk.json");
+    assert!(line.contains(&counts(id1, 1, 0, 0)), "{line}");
+    // An end before the send.
+    let (mut end, id3) = in_order(&run, 3, 2);
+    end["records"][3]["ended_at"] = at(1, 500);
+    let line = timing_line(&end, "end.json");
+    assert!(line.contains(&counts(id3, 0, 1, 0)), "{line}");
+    // An end after the send but before the last chunk.
+    let (mut last, id5) = in_order(&run, 5, 3);
+    last["records"][5]["ended_at"] = at(3, 1);
+    let line = timing_line(&last, "last.json");
+    assert!(line.contains(&counts(id5, 0, 0, 1)), "{line}");
+    // All three in one file: one finding, each counted once, the first bad request named.
+    let mut all = chunk.clone();
+    all["records"][3] = end["records"][3].clone();
+    all["records"][5] = last["records"][5].clone();
+    let line = timing_line(&all, "order.json");
+    assert!(line.contains(&counts(id1, 1, 1, 1)), "{line}");
 
     // Peak output throughput below the mean (an MTP run counting events): linted.
     let mut bad = run.clone();
