@@ -650,7 +650,14 @@ fn bench_stops_soon_after_its_server_dies_saves_what_it_has_and_exits_4() {
         .stderr(Stdio::null())
         .spawn()
         .unwrap();
-    let _kids = Kids(vec![server]);
+    // When the server died, on the wall clock (the run file's clock): `timeout` exits as
+    // soon as it has killed it. (It ends by itself within 4 s, so no child is left behind
+    // if the test fails.)
+    let died = std::thread::spawn(move || {
+        let mut server = server;
+        server.wait().unwrap();
+        chrono::Utc::now()
+    });
     wait_for("the example server", Duration::from_secs(30), || {
         TcpStream::connect(("127.0.0.1", port)).is_ok()
     });
@@ -669,6 +676,8 @@ fn bench_stops_soon_after_its_server_dies_saves_what_it_has_and_exits_4() {
         .arg(&out)
         .output()
         .unwrap();
+    let ended = chrono::Utc::now();
+    let died = died.join().unwrap();
     let err = stderr(&o);
     assert_eq!(o.status.code(), Some(4), "{err}");
     assert!(
@@ -685,11 +694,40 @@ fn bench_stops_soon_after_its_server_dies_saves_what_it_has_and_exits_4() {
         .filter(|r| r.outcome.is_success())
         .count();
     assert!(ok >= 5, "{ok} requests succeeded before the end");
-    // Stopped about 2 s after the server was gone, not at the end of the schedule.
+    // Stopped about 2 s after the server was gone, not at the end of the schedule: the
+    // last request was sent at most 4 s after the death (2 s of window, slack for a loaded
+    // machine), where the schedule ran on for more than 10 s.
+    let sent = |r: &servebench::record::RequestRecord| {
+        run.started_at + chrono::Duration::from_std(r.sent_at).unwrap()
+    };
+    let last = run.records.iter().map(sent).max().unwrap();
+    let after = (last - died.fixed_offset()).to_std().unwrap_or_default();
+    assert!(
+        after <= Duration::from_secs(4),
+        "the last request was sent {after:?} after the server died"
+    );
     assert!(
         run.records.len() < 150,
         "{} requests sent",
         run.records.len()
+    );
+    // Requests were sent to the dead server (that is how it was found gone), and every one
+    // sent after the death failed; the bench ended soon after.
+    let failed = run
+        .records
+        .iter()
+        .filter(|r| !r.outcome.is_success())
+        .count();
+    assert!(failed >= 3, "{failed} failed");
+    for r in &run.records {
+        if sent(r) > died.fixed_offset() {
+            assert!(!r.outcome.is_success(), "request {} after the death", r.id);
+        }
+    }
+    let gone = (ended - died).to_std().unwrap_or_default();
+    assert!(
+        gone <= Duration::from_secs(8),
+        "bench ended {gone:?} after the death"
     );
     let _ = std::fs::remove_dir_all(&dir);
 }
@@ -758,6 +796,114 @@ fn a_study_with_an_unmeasured_configuration_exits_4_and_says_so_and_empty_profil
         stderr(&o)
     );
     assert!(!dir.join("zero").exists());
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn a_study_whose_server_dies_mid_run_exits_4_names_the_configuration_and_resumes() {
+    let dir = tmp("study-died");
+    let engine = format!(
+        r#"flags = ["--config=baseline"]
+command = ["{}", "--serve", "{{host}}:{{port}}", "--speed", "50", "{{flags}}"]"#,
+        example_server().display()
+    );
+    // 480 requests at 40/s: 12 s of schedule, a second into which the server is killed.
+    let text =
+        study_text(&engine, &[], 480).replace("request_rate = 1000\n", "request_rate = 40\n");
+    let file = write(&dir, "study.toml", &text);
+    let out = dir.join("out");
+    // Not quiet: the progress lines say when the measurement starts.
+    let mut child = Command::new(BIN)
+        .args(["study", "run"])
+        .arg(&file)
+        .arg("--out")
+        .arg(&out)
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let err = child.stderr.take().unwrap();
+    let mut kids = Kids(vec![child]);
+    let (tx, rx) = std::sync::mpsc::channel::<String>();
+    let reader = std::thread::spawn(move || {
+        use std::io::BufRead;
+        let mut all = String::new();
+        for line in std::io::BufReader::new(err).lines() {
+            let line = line.unwrap();
+            let _ = tx.send(line.clone());
+            all.push_str(&line);
+            all.push('\n');
+        }
+        all
+    });
+    // The prefix cache of the server is reset just before the run's first request.
+    let started = rx
+        .iter()
+        .find(|l| l.contains("a r1: prefix cache"))
+        .expect("the run started");
+    assert!(
+        started.contains("reset: POST /reset_prefix_cache"),
+        "{started}"
+    );
+    let live = Journal::read(&out).unwrap().server.expect("a live server");
+    // A second into the run, the server dies (SIGKILL, as a crashed engine would).
+    std::thread::sleep(Duration::from_secs(1));
+    let killed = Instant::now();
+    let o = Command::new("kill")
+        .args(["-KILL", &live.pid.to_string()])
+        .status()
+        .unwrap();
+    assert!(o.success());
+    let status = kids.0[0].wait().unwrap();
+    let stopped = killed.elapsed();
+    let err = reader.join().unwrap();
+    assert_eq!(status.code(), Some(4), "{err}");
+    // It stopped soon after the death (2 s of failed connections, a grace for the exit to
+    // show, the document; slack for a loaded machine), not at the schedule's end 11 s on.
+    assert!(stopped < Duration::from_secs(9), "{stopped:?}\n{err}");
+    // The console names the configuration, the run and why, with its log, then the resume.
+    let key = &live.config;
+    let reason = "the server exited (signal 9) during a repetition 1";
+    assert!(
+        err.contains(&format!(
+            "servebench: configuration {key} could not be measured: {reason} (log: "
+        )),
+        "{err}"
+    );
+    assert!(
+        err.contains("1 configuration(s) not measured (exit 4); retry them with `servebench study run --resume"),
+        "{err}"
+    );
+    // The journal records the failure (retryable, with its log) and no run; no server is
+    // recorded as live, and none is.
+    let j = Journal::read(&out).unwrap();
+    let f = &j.failures[key];
+    assert_eq!(f.reason, reason);
+    assert!(f.retryable);
+    assert!(out.join(f.log.as_ref().unwrap()).exists());
+    assert!(j.runs.is_empty(), "{:?}", j.runs);
+    assert!(j.server.is_none());
+    assert!(
+        j.events
+            .iter()
+            .any(|e| e == &format!("{key}: failed: {reason}")),
+        "{:?}",
+        j.events
+    );
+    assert!(!group_alive(live.pid));
+    let md = std::fs::read_to_string(out.join("STUDY.md")).unwrap();
+    assert!(md.contains(reason), "the document says so too");
+
+    // The printed resume measures it, with a fresh server.
+    let o = Command::new(BIN)
+        .args(["study", "run", "-q", "--resume"])
+        .arg(&out)
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let j = Journal::read(&out).unwrap();
+    assert_eq!(j.runs.len(), 1, "{:?}", j.failures);
+    assert!(j.failures.is_empty(), "{:?}", j.failures);
     let _ = std::fs::remove_dir_all(&dir);
 }
 
