@@ -93,10 +93,16 @@ fn assert_secret_nowhere(dir: &Path, secret: &str) -> usize {
 /// The argument vector `sh` runs for the pasted `command` (a printed command line, with
 /// its `\` line continuations), read back with `printf '%s\0'` in `cwd`.
 fn sh_argv(command: &str, cwd: &Path) -> Vec<String> {
+    sh_argv_with(command, cwd, &[])
+}
+
+/// [`sh_argv`] with the shell variables `vars` set (a template's `${target}` filled in).
+fn sh_argv_with(command: &str, cwd: &Path, vars: &[(&str, &str)]) -> Vec<String> {
     let o = Command::new("sh")
         .arg("-c")
         .arg(format!("printf '%s\\0' {command}"))
         .current_dir(cwd)
+        .envs(vars.iter().copied())
         .output()
         .unwrap();
     assert!(o.status.success(), "sh: {}", stderr(&o));
@@ -559,6 +565,125 @@ profiles = ["tiny"]
         ]
     );
     assert_eq!(std::fs::read_dir(&sandbox).unwrap().count(), 0);
+    let _ = std::fs::remove_dir_all(&dir);
+    let _ = std::fs::remove_dir_all(&sandbox);
+}
+
+#[test]
+fn the_guidellm_commands_of_the_study_document_paste_as_meant() {
+    let dir = tmp("study-guidellm");
+    let sandbox = tmp("study-guidellm-sandbox");
+    // Dataset files whose paths hold every kind of shell syntax (they are read only when a
+    // run is made, but they exist).
+    let hostile = dir.join("data $(touch d) {a,b} 'q' ~ #c");
+    std::fs::create_dir_all(&hostile).unwrap();
+    let sharegpt = write(&hostile, "sg;`touch s`*.json", "[]");
+    let jsonl = write(&hostile, "p \"x\" $HOME&.jsonl", "{\"prompt\": \"hi\"}\n");
+    let never = "flags = []\ncommand = [\"sleep\", \"30\"]";
+    let text = study_text(never, &[], 4)
+        .replace("start_timeout_s = 30\n", "start_timeout_s = 1\n")
+        .replace(
+            "[[engines]]",
+            &format!(
+                r#"[profiles.sg]
+dataset_name = "ShareGPT"
+dataset_path = {}
+request_rate = 2.5
+total_requests = 4
+max_concurrency = 8
+
+[profiles.jl]
+dataset_name = "jsonl"
+request_rate = 1
+total_requests = 4
+dataset = {{ kind = "jsonl", path = {}, default_output_tokens = 4 }}
+
+[profiles.sp]
+dataset_name = "shared-prefix"
+request_rate = 1
+total_requests = 4
+dataset = {{ kind = "shared-prefix", groups = 1, prompts_per_group = 4, prefix_tokens = 8, input_tokens = 8, output_tokens = 4, seed = 1 }}
+
+[[engines]]"#,
+                serde_json::to_string(&sharegpt.to_str().unwrap()).unwrap(),
+                serde_json::to_string(&jsonl.to_str().unwrap()).unwrap(),
+            ),
+        )
+        .replace(
+            "[ladder]\nprofiles = [\"a\"]",
+            "[ladder]\nprofiles = [\"a\", \"sg\", \"jl\", \"sp\"]",
+        );
+    let file = write(&dir, "study.toml", &text);
+    let out = dir.join("out");
+    // The server never starts (exit 4), and the document is written all the same.
+    let o = study_run(&file, &out, &[]);
+    assert_eq!(o.status.code(), Some(4), "{}", stderr(&o));
+    let md = std::fs::read_to_string(out.join("STUDY.md")).unwrap();
+    let section = md
+        .split("### Open-Source Replacement\n")
+        .nth(1)
+        .and_then(|s| s.split("\n## ").next())
+        .unwrap();
+    let commands: Vec<&str> = section
+        .split("```\n")
+        .skip(1)
+        .step_by(2)
+        .map(|c| c.trim_end())
+        .collect();
+    // The reader fills the seed's `${placeholders}`.
+    let vars = [
+        ("target", "http://127.0.0.1:8000"),
+        ("model_path", "/models/Qwen3.5-35B-A3B"),
+        ("request_rate", "2.5"),
+        ("total_requests", "100"),
+        ("dataset_input_tokens", "1024"),
+        ("dataset_output_tokens", "128"),
+    ];
+    let common = |first: &[&str]| -> Vec<String> {
+        let mut v: Vec<String> = first.iter().map(|s| s.to_string()).collect();
+        v.extend(
+            [
+                "--target",
+                "http://127.0.0.1:8000",
+                "--profile",
+                "constant",
+                "--rate",
+                "2.5",
+                "--max-requests",
+                "100",
+                "--processor",
+                "/models/Qwen3.5-35B-A3B",
+                "--data",
+            ]
+            .map(String::from),
+        );
+        v
+    };
+    let mut random = common(&["guidellm", "benchmark"]);
+    random.extend(
+        [
+            "prompt_tokens=1024,output_tokens=128",
+            "--random-seed",
+            "42",
+        ]
+        .map(String::from),
+    );
+    let mut sg = common(&["GUIDELLM__MAX_CONCURRENCY=8", "guidellm", "benchmark"]);
+    sg.push(sharegpt.display().to_string());
+    let mut jl = common(&["guidellm", "benchmark"]);
+    jl.push(jsonl.display().to_string());
+    let mut sp = common(&["guidellm", "benchmark"]);
+    sp.push("servebench dataset `shared-prefix`: no guidellm equivalent".into());
+    let want = [random, sg, jl, sp];
+    assert_eq!(commands.len(), want.len(), "{section}");
+    for (cmd, want) in commands.iter().zip(&want) {
+        assert_eq!(&sh_argv_with(cmd, &sandbox, &vars), want, "{cmd}");
+    }
+    assert_eq!(
+        std::fs::read_dir(&sandbox).unwrap().count(),
+        0,
+        "pasting ran a command"
+    );
     let _ = std::fs::remove_dir_all(&dir);
     let _ = std::fs::remove_dir_all(&sandbox);
 }
