@@ -1300,3 +1300,53 @@ fn the_example_server_refuses_unknown_engine_args_in_serve_mode() {
         .unwrap();
     assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
 }
+
+#[test]
+fn a_missing_result_dir_is_created_however_deep_and_one_that_cannot_be_is_refused_first() {
+    let dir = tmp("result-dir");
+    let mut kids = Kids(Vec::new());
+    let target = start_server(&mut kids, &[]);
+    let bench = |extra: &[&str], result_dir: &Path| {
+        Command::new(BIN)
+            .args(["bench", "-q", "--target", &target])
+            .args(["--input-tokens", "8", "--output-tokens", "4"])
+            .args(["--max-requests", "2", "--no-scrape"])
+            .args(extra)
+            .arg("--result-dir")
+            .arg(result_dir)
+            .output()
+            .unwrap()
+    };
+    // A relative --result-filename lands in the nested directory, made as `vllm bench serve`
+    // makes it.
+    let nested = dir.join("a").join("b").join("c");
+    assert!(!dir.join("a").exists());
+    let o = bench(&["--result-filename", "run.json"], &nested);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let run = servebench::runfile::RunFile::read(nested.join("run.json")).unwrap();
+    assert_eq!(run.records.len(), 2);
+    // --save-result's dated name, in another nested directory.
+    let other = dir.join("x").join("y");
+    let o = bench(&["--save-result"], &other);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let saved: Vec<_> = std::fs::read_dir(&other).unwrap().flatten().collect();
+    assert_eq!(saved.len(), 1, "{saved:?}");
+    let name = saved[0].file_name().to_string_lossy().into_owned();
+    assert!(
+        name.starts_with("servebench-run-") && name.ends_with(".json"),
+        "{name}"
+    );
+    servebench::runfile::RunFile::read(saved[0].path()).unwrap();
+    // A directory that cannot be made (a file is in the way) is an error before anything
+    // is sent: no report.
+    let blocker = write(&dir, "file", "not a directory");
+    let o = bench(&["--result-filename", "run.json"], &blocker.join("d"));
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains(&format!("--result-dir {}", blocker.join("d").display())),
+        "{}",
+        stderr(&o)
+    );
+    assert!(o.stdout.is_empty(), "no report: nothing was run");
+    let _ = std::fs::remove_dir_all(&dir);
+}
