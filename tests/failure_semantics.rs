@@ -962,10 +962,13 @@ command = ["{}", "--serve", "{{host}}:{{port}}", "--speed", "50", "{{flags}}"]"#
         all
     });
     // The prefix cache of the server is reset just before the run's first request.
-    let started = rx
-        .iter()
-        .find(|l| l.contains("a r1: prefix cache"))
-        .expect("the run started");
+    let Some(started) = rx.iter().find(|l| l.contains("a r1: prefix cache")) else {
+        let status = kids.0[0].wait().unwrap();
+        panic!(
+            "the run never started ({status}): {}",
+            reader.join().unwrap()
+        );
+    };
     assert!(
         started.contains("reset: POST /reset_prefix_cache"),
         "{started}"
@@ -1121,7 +1124,10 @@ fn impossible_times_are_refused_by_every_verb_and_impossible_orders_are_linted()
     // finds each (exit 3), counted apart. A bad record is first put in order (sent at
     // `base` s, its chunks 1 ms apart after that, ended 1 ms after the last), then broken
     // in one way only, so that it counts once.
-    let at = |base: u64, ms: u64| serde_json::json!({"secs": base + ms / 1000, "nanos": (ms % 1000) * 1_000_000});
+    let at = |base: u64, ms: u64| {
+        let (secs, nanos) = (base + ms / 1000, (ms % 1000) * 1_000_000);
+        serde_json::json!({ "secs": secs, "nanos": nanos })
+    };
     let in_order = |v: &serde_json::Value, i: usize, base: u64| {
         let mut v = v.clone();
         let rec = &mut v["records"][i];
