@@ -93,10 +93,16 @@ fn assert_secret_nowhere(dir: &Path, secret: &str) -> usize {
 /// The argument vector `sh` runs for the pasted `command` (a printed command line, with
 /// its `\` line continuations), read back with `printf '%s\0'` in `cwd`.
 fn sh_argv(command: &str, cwd: &Path) -> Vec<String> {
+    sh_argv_with(command, cwd, &[])
+}
+
+/// [`sh_argv`] with the shell variables `vars` set (a template's `${target}` filled in).
+fn sh_argv_with(command: &str, cwd: &Path, vars: &[(&str, &str)]) -> Vec<String> {
     let o = Command::new("sh")
         .arg("-c")
         .arg(format!("printf '%s\\0' {command}"))
         .current_dir(cwd)
+        .envs(vars.iter().copied())
         .output()
         .unwrap();
     assert!(o.status.success(), "sh: {}", stderr(&o));
@@ -563,6 +569,125 @@ profiles = ["tiny"]
     let _ = std::fs::remove_dir_all(&sandbox);
 }
 
+#[test]
+fn the_guidellm_commands_of_the_study_document_paste_as_meant() {
+    let dir = tmp("study-guidellm");
+    let sandbox = tmp("study-guidellm-sandbox");
+    // Dataset files whose paths hold every kind of shell syntax (they are read only when a
+    // run is made, but they exist).
+    let hostile = dir.join("data $(touch d) {a,b} 'q' ~ #c");
+    std::fs::create_dir_all(&hostile).unwrap();
+    let sharegpt = write(&hostile, "sg;`touch s`*.json", "[]");
+    let jsonl = write(&hostile, "p \"x\" $HOME&.jsonl", "{\"prompt\": \"hi\"}\n");
+    let never = "flags = []\ncommand = [\"sleep\", \"30\"]";
+    let text = study_text(never, &[], 4)
+        .replace("start_timeout_s = 30\n", "start_timeout_s = 1\n")
+        .replace(
+            "[[engines]]",
+            &format!(
+                r#"[profiles.sg]
+dataset_name = "ShareGPT"
+dataset_path = {}
+request_rate = 2.5
+total_requests = 4
+max_concurrency = 8
+
+[profiles.jl]
+dataset_name = "jsonl"
+request_rate = 1
+total_requests = 4
+dataset = {{ kind = "jsonl", path = {}, default_output_tokens = 4 }}
+
+[profiles.sp]
+dataset_name = "shared-prefix"
+request_rate = 1
+total_requests = 4
+dataset = {{ kind = "shared-prefix", groups = 1, prompts_per_group = 4, prefix_tokens = 8, input_tokens = 8, output_tokens = 4, seed = 1 }}
+
+[[engines]]"#,
+                serde_json::to_string(&sharegpt.to_str().unwrap()).unwrap(),
+                serde_json::to_string(&jsonl.to_str().unwrap()).unwrap(),
+            ),
+        )
+        .replace(
+            "[ladder]\nprofiles = [\"a\"]",
+            "[ladder]\nprofiles = [\"a\", \"sg\", \"jl\", \"sp\"]",
+        );
+    let file = write(&dir, "study.toml", &text);
+    let out = dir.join("out");
+    // The server never starts (exit 4), and the document is written all the same.
+    let o = study_run(&file, &out, &[]);
+    assert_eq!(o.status.code(), Some(4), "{}", stderr(&o));
+    let md = std::fs::read_to_string(out.join("STUDY.md")).unwrap();
+    let section = md
+        .split("### Open-Source Replacement\n")
+        .nth(1)
+        .and_then(|s| s.split("\n## ").next())
+        .unwrap();
+    let commands: Vec<&str> = section
+        .split("```\n")
+        .skip(1)
+        .step_by(2)
+        .map(|c| c.trim_end())
+        .collect();
+    // The reader fills the seed's `${placeholders}`.
+    let vars = [
+        ("target", "http://127.0.0.1:8000"),
+        ("model_path", "/models/Qwen3.5-35B-A3B"),
+        ("request_rate", "2.5"),
+        ("total_requests", "100"),
+        ("dataset_input_tokens", "1024"),
+        ("dataset_output_tokens", "128"),
+    ];
+    let common = |first: &[&str]| -> Vec<String> {
+        let mut v: Vec<String> = first.iter().map(|s| s.to_string()).collect();
+        v.extend(
+            [
+                "--target",
+                "http://127.0.0.1:8000",
+                "--profile",
+                "constant",
+                "--rate",
+                "2.5",
+                "--max-requests",
+                "100",
+                "--processor",
+                "/models/Qwen3.5-35B-A3B",
+                "--data",
+            ]
+            .map(String::from),
+        );
+        v
+    };
+    let mut random = common(&["guidellm", "benchmark"]);
+    random.extend(
+        [
+            "prompt_tokens=1024,output_tokens=128",
+            "--random-seed",
+            "42",
+        ]
+        .map(String::from),
+    );
+    let mut sg = common(&["GUIDELLM__MAX_CONCURRENCY=8", "guidellm", "benchmark"]);
+    sg.push(sharegpt.display().to_string());
+    let mut jl = common(&["guidellm", "benchmark"]);
+    jl.push(jsonl.display().to_string());
+    let mut sp = common(&["guidellm", "benchmark"]);
+    sp.push("servebench dataset `shared-prefix`: no guidellm equivalent".into());
+    let want = [random, sg, jl, sp];
+    assert_eq!(commands.len(), want.len(), "{section}");
+    for (cmd, want) in commands.iter().zip(&want) {
+        assert_eq!(&sh_argv_with(cmd, &sandbox, &vars), want, "{cmd}");
+    }
+    assert_eq!(
+        std::fs::read_dir(&sandbox).unwrap().count(),
+        0,
+        "pasting ran a command"
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+    let _ = std::fs::remove_dir_all(&sandbox);
+}
+
 // ---------------------------------------------------------------------------------------
 // 3. No orphans
 
@@ -650,7 +775,14 @@ fn bench_stops_soon_after_its_server_dies_saves_what_it_has_and_exits_4() {
         .stderr(Stdio::null())
         .spawn()
         .unwrap();
-    let _kids = Kids(vec![server]);
+    // When the server died, on the wall clock (the run file's clock): `timeout` exits as
+    // soon as it has killed it. (It ends by itself within 4 s, so no child is left behind
+    // if the test fails.)
+    let died = std::thread::spawn(move || {
+        let mut server = server;
+        server.wait().unwrap();
+        chrono::Utc::now()
+    });
     wait_for("the example server", Duration::from_secs(30), || {
         TcpStream::connect(("127.0.0.1", port)).is_ok()
     });
@@ -669,6 +801,8 @@ fn bench_stops_soon_after_its_server_dies_saves_what_it_has_and_exits_4() {
         .arg(&out)
         .output()
         .unwrap();
+    let ended = chrono::Utc::now();
+    let died = died.join().unwrap();
     let err = stderr(&o);
     assert_eq!(o.status.code(), Some(4), "{err}");
     assert!(
@@ -685,11 +819,40 @@ fn bench_stops_soon_after_its_server_dies_saves_what_it_has_and_exits_4() {
         .filter(|r| r.outcome.is_success())
         .count();
     assert!(ok >= 5, "{ok} requests succeeded before the end");
-    // Stopped about 2 s after the server was gone, not at the end of the schedule.
+    // Stopped about 2 s after the server was gone, not at the end of the schedule: the
+    // last request was sent at most 4 s after the death (2 s of window, slack for a loaded
+    // machine), where the schedule ran on for more than 10 s.
+    let sent = |r: &servebench::record::RequestRecord| {
+        run.started_at + chrono::Duration::from_std(r.sent_at).unwrap()
+    };
+    let last = run.records.iter().map(sent).max().unwrap();
+    let after = (last - died.fixed_offset()).to_std().unwrap_or_default();
+    assert!(
+        after <= Duration::from_secs(4),
+        "the last request was sent {after:?} after the server died"
+    );
     assert!(
         run.records.len() < 150,
         "{} requests sent",
         run.records.len()
+    );
+    // Requests were sent to the dead server (that is how it was found gone), and every one
+    // sent after the death failed; the bench ended soon after.
+    let failed = run
+        .records
+        .iter()
+        .filter(|r| !r.outcome.is_success())
+        .count();
+    assert!(failed >= 3, "{failed} failed");
+    for r in &run.records {
+        if sent(r) > died.fixed_offset() {
+            assert!(!r.outcome.is_success(), "request {} after the death", r.id);
+        }
+    }
+    let gone = (ended - died).to_std().unwrap_or_default();
+    assert!(
+        gone <= Duration::from_secs(8),
+        "bench ended {gone:?} after the death"
     );
     let _ = std::fs::remove_dir_all(&dir);
 }
@@ -761,6 +924,117 @@ fn a_study_with_an_unmeasured_configuration_exits_4_and_says_so_and_empty_profil
     let _ = std::fs::remove_dir_all(&dir);
 }
 
+#[test]
+fn a_study_whose_server_dies_mid_run_exits_4_names_the_configuration_and_resumes() {
+    let dir = tmp("study-died");
+    let engine = format!(
+        r#"flags = ["--config=baseline"]
+command = ["{}", "--serve", "{{host}}:{{port}}", "--speed", "50", "{{flags}}"]"#,
+        example_server().display()
+    );
+    // 480 requests at 40/s: 12 s of schedule, a second into which the server is killed.
+    let text =
+        study_text(&engine, &[], 480).replace("request_rate = 1000\n", "request_rate = 40\n");
+    let file = write(&dir, "study.toml", &text);
+    let out = dir.join("out");
+    // Not quiet: the progress lines say when the measurement starts.
+    let mut child = Command::new(BIN)
+        .args(["study", "run"])
+        .arg(&file)
+        .arg("--out")
+        .arg(&out)
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let err = child.stderr.take().unwrap();
+    let mut kids = Kids(vec![child]);
+    let (tx, rx) = std::sync::mpsc::channel::<String>();
+    let reader = std::thread::spawn(move || {
+        use std::io::BufRead;
+        let mut all = String::new();
+        for line in std::io::BufReader::new(err).lines() {
+            let line = line.unwrap();
+            let _ = tx.send(line.clone());
+            all.push_str(&line);
+            all.push('\n');
+        }
+        all
+    });
+    // The prefix cache of the server is reset just before the run's first request.
+    let Some(started) = rx.iter().find(|l| l.contains("a r1: prefix cache")) else {
+        let status = kids.0[0].wait().unwrap();
+        panic!(
+            "the run never started ({status}): {}",
+            reader.join().unwrap()
+        );
+    };
+    assert!(
+        started.contains("reset: POST /reset_prefix_cache"),
+        "{started}"
+    );
+    let live = Journal::read(&out).unwrap().server.expect("a live server");
+    // A second into the run, the server dies (SIGKILL, as a crashed engine would).
+    std::thread::sleep(Duration::from_secs(1));
+    let killed = Instant::now();
+    let o = Command::new("kill")
+        .args(["-KILL", &live.pid.to_string()])
+        .status()
+        .unwrap();
+    assert!(o.success());
+    let status = kids.0[0].wait().unwrap();
+    let stopped = killed.elapsed();
+    let err = reader.join().unwrap();
+    assert_eq!(status.code(), Some(4), "{err}");
+    // It stopped soon after the death (2 s of failed connections, a grace for the exit to
+    // show, the document; slack for a loaded machine), not at the schedule's end 11 s on.
+    assert!(stopped < Duration::from_secs(9), "{stopped:?}\n{err}");
+    // The console names the configuration, the run and why, with its log, then the resume.
+    let key = &live.config;
+    let reason = "the server exited (signal 9) during a repetition 1";
+    assert!(
+        err.contains(&format!(
+            "servebench: configuration {key} could not be measured: {reason} (log: "
+        )),
+        "{err}"
+    );
+    assert!(
+        err.contains("1 configuration(s) not measured (exit 4); retry them with `servebench study run --resume"),
+        "{err}"
+    );
+    // The journal records the failure (retryable, with its log) and no run; no server is
+    // recorded as live, and none is.
+    let j = Journal::read(&out).unwrap();
+    let f = &j.failures[key];
+    assert_eq!(f.reason, reason);
+    assert!(f.retryable);
+    assert!(out.join(f.log.as_ref().unwrap()).exists());
+    assert!(j.runs.is_empty(), "{:?}", j.runs);
+    assert!(j.server.is_none());
+    assert!(
+        j.events
+            .iter()
+            .any(|e| e == &format!("{key}: failed: {reason}")),
+        "{:?}",
+        j.events
+    );
+    assert!(!group_alive(live.pid));
+    let md = std::fs::read_to_string(out.join("STUDY.md")).unwrap();
+    assert!(md.contains(reason), "the document says so too");
+
+    // The printed resume measures it, with a fresh server.
+    let o = Command::new(BIN)
+        .args(["study", "run", "-q", "--resume"])
+        .arg(&out)
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let j = Journal::read(&out).unwrap();
+    assert_eq!(j.runs.len(), 1, "{:?}", j.failures);
+    assert!(j.failures.is_empty(), "{:?}", j.failures);
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
 // ---------------------------------------------------------------------------------------
 // 5. Impossible values
 
@@ -808,11 +1082,10 @@ fn impossible_times_are_refused_by_every_verb_and_impossible_orders_are_linted()
     bad["records"][2]["ended_at"]["secs"] = u64::MAX.into();
     let late = dir.join("late.json");
     write_json(&late, &bad);
-    for args in [&["report"][..], &["lint"], &["render"], &["slices"]] {
-        let o = verb(args, &late);
-        let err = stderr(&o);
+    let id = bad["records"][2]["id"].as_u64().unwrap();
+    let refused = |args: &[&str], o: &Output| {
+        let err = stderr(o);
         assert_eq!(o.status.code(), Some(1), "{args:?}: {err}");
-        let id = bad["records"][2]["id"].as_u64().unwrap();
         assert!(
             err.contains(&format!(
                 "request {id}: ended_at is 18446744073709551616 s after"
@@ -820,6 +1093,23 @@ fn impossible_times_are_refused_by_every_verb_and_impossible_orders_are_linted()
             "{args:?}: {err}"
         );
         assert!(!String::from_utf8_lossy(&o.stdout).contains("18446744073709551616"));
+    };
+    for args in [&["report"][..], &["lint"], &["render"], &["slices"]] {
+        refused(args, &verb(args, &late));
+    }
+    // `compare`, the bad file on either side of a good one: refused, naming the file.
+    for (base, candidate) in [(&path, &late), (&late, &path)] {
+        let o = Command::new(BIN)
+            .arg("compare")
+            .args([base, candidate])
+            .output()
+            .unwrap();
+        refused(&["compare"], &o);
+        assert!(
+            stderr(&o).contains(&format!("{}: ", late.display())),
+            "{}",
+            stderr(&o)
+        );
     }
     // A duration past any clock in a result.
     let mut bad = run.clone();
@@ -830,19 +1120,68 @@ fn impossible_times_are_refused_by_every_verb_and_impossible_orders_are_linted()
     assert_eq!(o.status.code(), Some(1));
     assert!(stderr(&o).contains("the duration is"), "{}", stderr(&o));
 
-    // A chunk before its send, an end before the send: lint finds them (exit 3).
-    let mut bad = run.clone();
-    bad["records"][1]["chunks"][0]["at"] = serde_json::json!({"secs": 0, "nanos": 0});
-    bad["records"][1]["sent_at"] = serde_json::json!({"secs": 1, "nanos": 0});
-    bad["records"][3]["ended_at"] = serde_json::json!({"secs": 0, "nanos": 1});
-    bad["records"][3]["sent_at"] = serde_json::json!({"secs": 2, "nanos": 0});
-    let order = dir.join("order.json");
-    write_json(&order, &bad);
-    let o = verb(&["lint"], &order);
-    assert_eq!(o.status.code(), Some(3), "{}", stderr(&o));
-    let out = String::from_utf8_lossy(&o.stdout);
-    assert!(out.contains("error[impossible-timing]"), "{out}");
-    assert!(out.contains("with a chunk before the send"), "{out}");
+    // A chunk before its send, an end before the send, an end before the last chunk: lint
+    // finds each (exit 3), counted apart. A bad record is first put in order (sent at
+    // `base` s, its chunks 1 ms apart after that, ended 1 ms after the last), then broken
+    // in one way only, so that it counts once.
+    let at = |base: u64, ms: u64| {
+        let (secs, nanos) = (base + ms / 1000, (ms % 1000) * 1_000_000);
+        serde_json::json!({ "secs": secs, "nanos": nanos })
+    };
+    let in_order = |v: &serde_json::Value, i: usize, base: u64| {
+        let mut v = v.clone();
+        let rec = &mut v["records"][i];
+        rec["sent_at"] = at(base, 0);
+        let chunks = rec["chunks"].as_array_mut().unwrap();
+        assert!(chunks.len() >= 2, "{chunks:?}");
+        let n = chunks.len() as u64;
+        for (k, c) in chunks.iter_mut().enumerate() {
+            c["at"] = at(base, k as u64 + 1);
+        }
+        rec["ended_at"] = at(base, n + 1);
+        let id = rec["id"].as_u64().unwrap();
+        (v, id)
+    };
+    let timing_line = |bad: &serde_json::Value, name: &str| -> String {
+        let file = dir.join(name);
+        write_json(&file, bad);
+        let o = verb(&["lint"], &file);
+        assert_eq!(o.status.code(), Some(3), "{name}: {}", stderr(&o));
+        let out = String::from_utf8_lossy(&o.stdout).into_owned();
+        let lines: Vec<&str> = out
+            .lines()
+            .filter(|l| l.contains("error[impossible-timing]"))
+            .collect();
+        assert_eq!(lines.len(), 1, "{name}: {out}");
+        lines[0].to_string()
+    };
+    let counts = |first: u64, chunk: u32, end: u32, last: u32| {
+        format!(
+            "(first: request {first}): {chunk} with a chunk before the send, {end} ending \
+             before the send, {last} ending before their last chunk"
+        )
+    };
+    // A chunk before the send.
+    let (mut chunk, id1) = in_order(&run, 1, 1);
+    chunk["records"][1]["chunks"][0]["at"] = at(0, 500);
+    let line = timing_line(&chunk, "chunk.json");
+    assert!(line.contains(&counts(id1, 1, 0, 0)), "{line}");
+    // An end before the send.
+    let (mut end, id3) = in_order(&run, 3, 2);
+    end["records"][3]["ended_at"] = at(1, 500);
+    let line = timing_line(&end, "end.json");
+    assert!(line.contains(&counts(id3, 0, 1, 0)), "{line}");
+    // An end after the send but before the last chunk.
+    let (mut last, id5) = in_order(&run, 5, 3);
+    last["records"][5]["ended_at"] = at(3, 1);
+    let line = timing_line(&last, "last.json");
+    assert!(line.contains(&counts(id5, 0, 0, 1)), "{line}");
+    // All three in one file: one finding, each counted once, the first bad request named.
+    let mut all = chunk.clone();
+    all["records"][3] = end["records"][3].clone();
+    all["records"][5] = last["records"][5].clone();
+    let line = timing_line(&all, "order.json");
+    assert!(line.contains(&counts(id1, 1, 1, 1)), "{line}");
 
     // Peak output throughput below the mean (an MTP run counting events): linted.
     let mut bad = run.clone();
@@ -966,4 +1305,54 @@ fn the_example_server_refuses_unknown_engine_args_in_serve_mode() {
         .output()
         .unwrap();
     assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+}
+
+#[test]
+fn a_missing_result_dir_is_created_however_deep_and_one_that_cannot_be_is_refused_first() {
+    let dir = tmp("result-dir");
+    let mut kids = Kids(Vec::new());
+    let target = start_server(&mut kids, &[]);
+    let bench = |extra: &[&str], result_dir: &Path| {
+        Command::new(BIN)
+            .args(["bench", "-q", "--target", &target])
+            .args(["--input-tokens", "8", "--output-tokens", "4"])
+            .args(["--max-requests", "2", "--no-scrape"])
+            .args(extra)
+            .arg("--result-dir")
+            .arg(result_dir)
+            .output()
+            .unwrap()
+    };
+    // A relative --result-filename lands in the nested directory, made as `vllm bench serve`
+    // makes it.
+    let nested = dir.join("a").join("b").join("c");
+    assert!(!dir.join("a").exists());
+    let o = bench(&["--result-filename", "run.json"], &nested);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let run = servebench::runfile::RunFile::read(nested.join("run.json")).unwrap();
+    assert_eq!(run.records.len(), 2);
+    // --save-result's dated name, in another nested directory.
+    let other = dir.join("x").join("y");
+    let o = bench(&["--save-result"], &other);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let saved: Vec<_> = std::fs::read_dir(&other).unwrap().flatten().collect();
+    assert_eq!(saved.len(), 1, "{saved:?}");
+    let name = saved[0].file_name().to_string_lossy().into_owned();
+    assert!(
+        name.starts_with("servebench-run-") && name.ends_with(".json"),
+        "{name}"
+    );
+    servebench::runfile::RunFile::read(saved[0].path()).unwrap();
+    // A directory that cannot be made (a file is in the way) is an error before anything
+    // is sent: no report.
+    let blocker = write(&dir, "file", "not a directory");
+    let o = bench(&["--result-filename", "run.json"], &blocker.join("d"));
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains(&format!("--result-dir {}", blocker.join("d").display())),
+        "{}",
+        stderr(&o)
+    );
+    assert!(o.stdout.is_empty(), "no report: nothing was run");
+    let _ = std::fs::remove_dir_all(&dir);
 }
