@@ -40,12 +40,15 @@ mod capacity;
 mod float;
 pub(crate) mod intervals;
 mod production;
+mod sweep;
 
 pub use intervals::{Interval, IntervalMethod, PercentileInterval, RunIntervals, SummaryIntervals};
 
 pub use production::{AdapterFigures, EnergyFigures, ReasoningFigures, SpecDecodeFigures};
 
 pub use capacity::{CapacityEstimate, CapacityProbe, SearchKind};
+
+pub use sweep::{to_file_bytes as sweep_to_file_bytes, Strategy, Sweep, SweepRun, SWEEP_FORMAT};
 
 /// Version of the JSON form written by this crate. Bump on incompatible changes.
 pub const SCHEMA_VERSION: u32 = 2;

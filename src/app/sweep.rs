@@ -5,12 +5,13 @@
 use std::path::Path;
 
 use super::bench::{BenchArgs, BenchError, Progress, Progressed};
-use crate::driver::sweep::{sweep, Sweep, SweepOptions};
 use crate::driver::workload;
 use crate::driver::{run, RunOptions};
+use crate::driver::{sweep, SweepOptions};
 use crate::http::client::{model_ids, HttpEngine};
 use crate::metrics::summarize;
 use crate::profile::Dataset;
+use crate::result::Sweep;
 
 /// Runs the sweep against `args.http.target` (`args.arrivals` is ignored: the sweep sets
 /// the arrivals of each run), calling `progress` as each run goes.
@@ -67,6 +68,6 @@ pub fn save_sweep(path: &Path, s: &Sweep) -> Result<(), BenchError> {
         path: path.display().to_string(),
         message,
     };
-    let bytes = crate::driver::sweep::to_file_bytes(s).map_err(|e| werr(e.to_string()))?;
+    let bytes = crate::result::sweep_to_file_bytes(s).map_err(|e| werr(e.to_string()))?;
     crate::atomic::write(path, &bytes).map_err(|e| werr(e.to_string()))
 }

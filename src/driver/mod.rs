@@ -74,10 +74,9 @@ pub use start::{
     barrier, barrier_file, barrier_until, rfc3339, BarrierOptions, StartAt, StartError,
 };
 pub use stop::StopSignal;
-pub use sweep::{
-    sweep, to_file_bytes as sweep_to_file_bytes, Strategy, Sweep, SweepOptions, SweepRun,
-    SweepStep, SWEEP_FORMAT,
-};
+pub use sweep::{sweep, SweepOptions, SweepStep};
+// The sweep's data (defined with the result schema), beside `sweep` that returns it.
+pub use crate::result::{sweep_to_file_bytes, Strategy, Sweep, SweepRun, SWEEP_FORMAT};
 
 use std::cmp::Reverse;
 use std::collections::{BinaryHeap, HashMap};

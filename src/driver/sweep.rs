@@ -8,7 +8,9 @@
 //! not fire.
 //!
 //! The sweep only decides what to run; `runner` runs it (in-process on a simulator, over
-//! HTTP, …) and computes its figures, so the same code sweeps every engine.
+//! HTTP, …) and computes its figures, so the same code sweeps every engine. It returns a
+//! [`Sweep`] (data only, defined with the result schema); [`crate::format::sweep`] writes its
+//! rate table.
 //!
 //! ```
 //! use servebench::driver::{sweep, SweepOptions};
@@ -27,34 +29,15 @@
 //! ).unwrap();
 //! assert_eq!(s.runs.len(), 5);
 //! let mut out = Vec::new();
-//! s.write_table(&mut out).unwrap();
+//! servebench::format::sweep::write_table(&s, &mut out).unwrap();
 //! assert!(String::from_utf8(out).unwrap().contains("saturation"));
 //! ```
-
-use std::io::Write;
-
-use serde::{Deserialize, Serialize};
 
 use super::arrivals::Arrivals;
 use super::saturation::OverSaturation;
 use super::{DriverError, RunOptions, RunOutput};
 use crate::record::RequestRecord;
-use crate::result::BenchmarkResult;
-
-/// What one run of a sweep was.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
-#[serde(tag = "kind", rename_all = "kebab-case")]
-pub enum Strategy {
-    /// One request at a time.
-    Synchronous,
-    /// Every request at once (client cap: the base options').
-    Throughput,
-    /// A constant rate.
-    Constant {
-        /// Requests per second offered.
-        rate: f64,
-    },
-}
+use crate::result::{BenchmarkResult, Strategy, Sweep, SweepRun};
 
 /// Settings of a sweep.
 #[derive(Debug, Clone, PartialEq)]
@@ -76,35 +59,6 @@ impl Default for SweepOptions {
             keep_up_ratio: 0.9,
         }
     }
-}
-
-/// One run of a sweep.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct SweepRun {
-    /// What was run.
-    pub strategy: Strategy,
-    /// Requests completed per second: successes over the run for synchronous; between the
-    /// 25th and 75th percentile of the end times for throughput (its steady rate, without
-    /// ramp-up and tail); the steady completion rate for a constant rate (module docs).
-    pub achieved_rate_per_s: f64,
-    /// Whether the server kept up (constant rates only).
-    pub kept_up: Option<bool>,
-    /// Why the detector stopped the run early, if it did.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub stopped_early: Option<String>,
-    /// The run's figures.
-    pub result: BenchmarkResult,
-    /// The run's records.
-    pub records: Vec<RequestRecord>,
-}
-
-/// A finished sweep.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct Sweep {
-    /// The runs, in the order they ran.
-    pub runs: Vec<SweepRun>,
-    /// The highest constant rate kept up with (requests per second), if any.
-    pub saturation_rate_per_s: Option<f64>,
 }
 
 fn span_rate(records: &[RequestRecord]) -> f64 {
@@ -230,87 +184,6 @@ pub fn sweep<Err: From<DriverError>>(
         runs,
         saturation_rate_per_s: saturation,
     })
-}
-
-/// The value of a sweep file's `format` field.
-pub const SWEEP_FORMAT: &str = "servebench-sweep";
-
-#[derive(Serialize)]
-struct SweepFileOut<'a> {
-    format: &'static str,
-    version: u32,
-    #[serde(flatten)]
-    sweep: &'a Sweep,
-}
-
-/// A sweep file's bytes: `{"format": "servebench-sweep", "version": 1, "runs": [...],
-/// "saturation_rate_per_s": …}`; [`crate::load`] reads them back.
-///
-/// # Errors
-///
-/// When a figure cannot be written as JSON.
-pub fn to_file_bytes(s: &Sweep) -> Result<Vec<u8>, serde_json::Error> {
-    serde_json::to_vec(&SweepFileOut {
-        format: SWEEP_FORMAT,
-        version: 1,
-        sweep: s,
-    })
-}
-
-fn ms(s: Option<&crate::result::Summary>) -> String {
-    s.and_then(|s| s.mean)
-        .map_or_else(|| "-".into(), |v| format!("{v:.1}"))
-}
-
-impl Sweep {
-    /// Writes the report table: rate → achieved rate, output throughput, mean TTFT and
-    /// TPOT, goodput, whether the server kept up; then the saturation point.
-    pub fn write_table<W: Write>(&self, mut w: W) -> std::io::Result<()> {
-        writeln!(
-            w,
-            "{:<14} {:>10} {:>12} {:>14} {:>12} {:>12} {:>11} {:>8}",
-            "strategy",
-            "rate/s",
-            "achieved/s",
-            "output tok/s",
-            "mean TTFT ms",
-            "mean TPOT ms",
-            "goodput/s",
-            "kept up"
-        )?;
-        for r in &self.runs {
-            let (name, rate) = match r.strategy {
-                Strategy::Synchronous => ("synchronous", "-".to_string()),
-                Strategy::Throughput => ("throughput", "-".to_string()),
-                Strategy::Constant { rate } => ("constant", format!("{rate:.2}")),
-            };
-            let opt = |v: Option<f64>| v.map_or_else(|| "-".into(), |v| format!("{v:.2}"));
-            writeln!(
-                w,
-                "{:<14} {:>10} {:>12.2} {:>14} {:>12} {:>12} {:>11} {:>8}",
-                name,
-                rate,
-                r.achieved_rate_per_s,
-                opt(r.result.output_throughput_per_s),
-                ms(r.result.ttft.as_ref()),
-                ms(r.result.tpot.as_ref()),
-                opt(r.result.request_goodput_per_s),
-                match (r.kept_up, &r.stopped_early) {
-                    (_, Some(_)) => "stopped",
-                    (Some(true), _) => "yes",
-                    (Some(false), _) => "no",
-                    (None, _) => "-",
-                }
-            )?;
-        }
-        match self.saturation_rate_per_s {
-            Some(r) => writeln!(
-                w,
-                "saturation: {r:.2} requests/s (the highest constant rate the server kept up with)"
-            ),
-            None => writeln!(w, "saturation: none of the constant rates was kept up with"),
-        }
-    }
 }
 
 #[cfg(test)]

@@ -18,6 +18,7 @@ pub mod shell;
 pub(crate) mod sim;
 #[cfg(all(feature = "study", unix))]
 pub mod study;
+pub mod sweep;
 pub mod text;
 
 pub use observe::render_slices;

@@ -28,6 +28,8 @@ use crate::study::verdict::{decide_results, mean_interval, Decision};
 
 mod decision;
 mod method;
+use decision::{with_rule, with_rules};
+pub(crate) use method::trim;
 use method::{describe_bases, ladder_rule, method_sentence};
 
 /// One profile's final comparison, as data.
@@ -389,6 +391,7 @@ fn production_section(
 /// With `files`, a last section links the run files and server logs (relative to the
 /// study directory).
 pub fn render(study: &StudyFile, o: &Outcomes, a: &Analysis, files: bool) -> Document {
+    let a = &with_rules(a);
     let mut w = String::new();
     let mut cx = Ctx {
         study,
@@ -438,7 +441,8 @@ pub fn render(study: &StudyFile, o: &Outcomes, a: &Analysis, files: bool) -> Doc
                 &o.runs_of(r, p, study.fixed_repetitions()),
                 &target,
                 &crate::study::plan::rule(study, b, r, false),
-            );
+            )
+            .map(with_rule);
             final_rows.push(FinalRow {
                 profile: p.clone(),
                 baseline: bv,

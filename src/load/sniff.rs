@@ -95,10 +95,7 @@ fn json_format(text: &str, trimmed: &str) -> Option<Format> {
         .take(512)
         .filter(|c| !c.is_ascii_whitespace())
         .collect();
-    if compact.contains(&format!(
-        "\"format\":\"{}\"",
-        crate::driver::sweep::SWEEP_FORMAT
-    )) {
+    if compact.contains(&format!("\"format\":\"{}\"", crate::result::SWEEP_FORMAT)) {
         return Some(Format::ServebenchSweep);
     }
     if crate::runfile::RunFile::sniff(text.as_bytes()) {

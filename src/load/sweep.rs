@@ -6,8 +6,8 @@
 use serde::Deserialize;
 
 use super::{Provenance, Records, Run};
-use crate::driver::sweep::{Strategy, Sweep, SweepRun, SWEEP_FORMAT};
 use crate::import::{self, ImportError};
+use crate::result::{Strategy, Sweep, SweepRun, SWEEP_FORMAT};
 
 /// The sweep file versions this build reads.
 const SWEEP_VERSION: u64 = 1;
@@ -85,7 +85,7 @@ pub(super) fn runs(
 }
 
 /// The sweep the runs came from, when they all came from one sweep file (without their
-/// records, which the table does not need): feed it to [`Sweep::write_table`].
+/// records, which the table does not need): feed it to [`crate::format::sweep::write_table`].
 ///
 /// ```
 /// use servebench::driver::{sweep, SweepOptions};

@@ -122,25 +122,20 @@ pub struct Decision {
     /// The minimum effect, percent of the reference's mean.
     #[serde(default)]
     pub min_effect_percent: f64,
-    /// The rule applied, in words.
+    /// The rule applied, in words (`study.json`'s `rule`): [`decide`] and
+    /// [`decide_capacity`] state their fixed rule; a study's rule is kept as data until the
+    /// study document renders the decision and words it ([`crate::format::study`]).
     #[serde(default)]
     pub rule: String,
-}
-
-/// `95%`, or `99.7%` for a sequential look's level.
-pub fn confidence_label(c: f64) -> String {
-    let p = 100.0 * c;
-    if (p - p.round()).abs() < 1e-9 {
-        format!("{p:.0}%")
-    } else if (10.0 * p - (10.0 * p).round()).abs() < 1e-6 {
-        format!("{p:.1}%")
-    } else {
-        format!("{p:.2}%")
-    }
+    /// The study's rule this decision applied, as data (not written: `rule` holds its
+    /// words once the document renders it).
+    #[serde(skip)]
+    pub(crate) study_rule: Option<Rule>,
 }
 
 /// The rule a study decides by: its error rate and minimum effect, whether its looks are
-/// sequential, whether the runs are a deterministic simulation.
+/// sequential, whether the runs are a deterministic simulation. Data: the study document
+/// words it (`crate::format::study`).
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Rule {
     /// Error rate, minimum effect and budget.
@@ -149,37 +144,6 @@ pub struct Rule {
     pub sequential: bool,
     /// Both sides ran on the simulator with its noise off.
     pub deterministic: bool,
-}
-
-impl Rule {
-    /// The rule in words (for [`Decision::rule`] and the document).
-    pub fn describe(&self) -> String {
-        let d = &self.design;
-        let keep = format!(
-            "kept only if better by more than {}% of the reference",
-            trim(d.min_effect_percent)
-        );
-        if self.deterministic {
-            return format!("{keep} (exact differences of a deterministic simulation)");
-        }
-        let conf = format!("{} confidence", confidence_label(1.0 - d.alpha));
-        if self.sequential {
-            format!(
-                "{keep} with {conf} over all looks (sequential: {} alpha spending, {} to {} repetitions per side)",
-                d.spending.as_str(),
-                d.first_look,
-                d.max_repetitions
-            )
-        } else {
-            format!("{keep} with {conf}")
-        }
-    }
-}
-
-/// `1`, `0.5`, `2.25`.
-pub fn trim(v: f64) -> String {
-    let s = format!("{v:.2}");
-    s.trim_end_matches('0').trim_end_matches('.').to_string()
 }
 
 /// Mean, and the 95% half-width of the mean (`None` for fewer than two values).
@@ -254,6 +218,7 @@ pub fn decide(reference: &[f64], candidate: &[f64], higher_is_better: bool) -> D
         percent: (rm != 0.0 && rm.is_finite()).then(|| 100.0 * difference / rm.abs()),
         min_effect_percent: 0.0,
         rule: "a point comparison of the means (95% interval with repetitions)".into(),
+        study_rule: None,
     }
 }
 
@@ -306,6 +271,7 @@ pub fn decide_capacity(
         rule:
             "better only when the candidate's capacity interval lies wholly above the reference's"
                 .into(),
+        study_rule: None,
     }
 }
 
@@ -350,7 +316,8 @@ pub fn decide_results(
         confidence: None,
         percent: (rm != 0.0 && rm.is_finite()).then(|| 100.0 * difference / rm.abs()),
         min_effect_percent: d.min_effect_percent,
-        rule: rule.describe(),
+        rule: String::new(),
+        study_rule: Some(*rule),
     };
     let se = |r: &BenchmarkResult| r.intervals.as_ref()?.for_metric(metric).map(|i| i.se);
     let (interval, confidence, basis) = if rule.deterministic {

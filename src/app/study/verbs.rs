@@ -202,7 +202,7 @@ fn expected_runs(
     let mut out = format!(
         "Sequential design ({} alpha spending, 95% overall confidence, minimum effect {}%, {} to {} repetitions per side); per ladder step, at its simulated effect and spread:\n",
         design.spending.as_str(),
-        crate::study::verdict::trim(design.min_effect_percent),
+        crate::format::study::trim(design.min_effect_percent),
         design.first_look,
         design.max_repetitions
     );

@@ -89,8 +89,7 @@ pub fn run(args: &Args) -> Result<String, InputError> {
             // A sweep file: the rate table and the saturation point after the blocks.
             if let Some(sweep) = servebench::load::sweep_of(&runs) {
                 let mut table = Vec::new();
-                sweep
-                    .write_table(&mut table)
+                servebench::format::sweep::write_table(&sweep, &mut table)
                     .map_err(|e| InputError(format!("{name}: {e}")))?;
                 text.push('\n');
                 text.push_str(&String::from_utf8_lossy(&table));

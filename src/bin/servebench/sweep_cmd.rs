@@ -43,8 +43,7 @@ pub fn run(
         );
     }
     let mut table = Vec::new();
-    sweep
-        .write_table(&mut table)
+    servebench::format::sweep::write_table(&sweep, &mut table)
         .map_err(|e| InputError(e.to_string()))?;
     Ok((String::from_utf8_lossy(&table).into_owned(), 0))
 }

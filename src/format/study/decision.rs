@@ -1,12 +1,16 @@
-//! How the study document words one decision: the call, its figures, and what it rests on.
+//! How the study document words one decision: the call, its figures, what it rests on,
+//! and the study's rule it applied.
+
+use super::method::{confidence_label, rule_words};
+use crate::study::plan::Analysis;
+use crate::study::verdict::{Call, Decision, DETERMINISTIC};
 
 /// A decision as the study document words it.
-impl crate::study::verdict::Decision {
+impl Decision {
     /// The call with its figures: `better (+3.21%, 95% interval +2.10% to +4.32%, n = 4
     /// vs 4, repetitions)`, `better but below the minimum effect (+0.61%, exact,
     /// deterministic simulation)`.
     pub fn text(&self) -> String {
-        use crate::study::verdict::{confidence_label, Call, DETERMINISTIC};
         let pct = |v: f64| match self.ratio() {
             Some(k) => format!("{:+.2}%", 100.0 * v * k),
             None => format!("{v:+.2}"),
@@ -41,4 +45,23 @@ impl crate::study::verdict::Decision {
         let p = self.percent?;
         (self.difference != 0.0 && p.is_finite()).then(|| p / 100.0 / self.difference)
     }
+}
+
+/// `d` with the study's rule it applied in words in [`Decision::rule`] (a rule kept as data
+/// until the document renders the decision).
+pub(super) fn with_rule(mut d: Decision) -> Decision {
+    if let Some(rule) = &d.study_rule {
+        d.rule = rule_words(rule);
+    }
+    d
+}
+
+/// `a` with every decision's rule in words, as the document shows it and `study.json`
+/// records it.
+pub(super) fn with_rules(a: &Analysis) -> Analysis {
+    let mut a = a.clone();
+    for s in &mut a.steps {
+        s.decision = s.decision.take().map(with_rule);
+    }
+    a
 }

@@ -1,9 +1,51 @@
 //! The study document's sentences about its method — how each decision was reached, the
-//! rule applied, how often each configuration ran and whether the simulator varied —
-//! generated from the decisions actually made, never from what the study file intended.
+//! rule applied (and its numbers: confidence levels, minimum effects), how often each
+//! configuration ran and whether the simulator varied — generated from the decisions
+//! actually made, never from what the study file intended.
 
 use crate::study::file::{EngineKind, StudyFile};
-use crate::study::verdict::{Decision, DETERMINISTIC, NO_BASIS, REPETITIONS, WITHIN_RUN};
+use crate::study::verdict::{Decision, Rule, DETERMINISTIC, NO_BASIS, REPETITIONS, WITHIN_RUN};
+
+/// `95%`, or `99.7%` for a sequential look's level.
+pub(super) fn confidence_label(c: f64) -> String {
+    let p = 100.0 * c;
+    if (p - p.round()).abs() < 1e-9 {
+        format!("{p:.0}%")
+    } else if (10.0 * p - (10.0 * p).round()).abs() < 1e-6 {
+        format!("{p:.1}%")
+    } else {
+        format!("{p:.2}%")
+    }
+}
+
+/// `1`, `0.5`, `2.25`.
+pub(crate) fn trim(v: f64) -> String {
+    let s = format!("{v:.2}");
+    s.trim_end_matches('0').trim_end_matches('.').to_string()
+}
+
+/// A study's rule in words (a decision's `rule` in the document and `study.json`).
+pub(super) fn rule_words(rule: &Rule) -> String {
+    let d = &rule.design;
+    let keep = format!(
+        "kept only if better by more than {}% of the reference",
+        trim(d.min_effect_percent)
+    );
+    if rule.deterministic {
+        return format!("{keep} (exact differences of a deterministic simulation)");
+    }
+    let conf = format!("{} confidence", confidence_label(1.0 - d.alpha));
+    if rule.sequential {
+        format!(
+            "{keep} with {conf} over all looks (sequential: {} alpha spending, {} to {} repetitions per side)",
+            d.spending.as_str(),
+            d.first_look,
+            d.max_repetitions
+        )
+    } else {
+        format!("{keep} with {conf}")
+    }
+}
 
 /// How `decisions` were reached, in words, counted by basis: `3 decisions on repetitions
 /// (n = 2 to 5 per side), 1 exactly in a deterministic simulation`.
@@ -38,7 +80,7 @@ pub(super) fn describe_bases(decisions: &[&Decision], what: &str) -> String {
                 let c: Vec<String> = of
                     .iter()
                     .filter_map(|d| d.confidence)
-                    .map(crate::study::verdict::confidence_label)
+                    .map(confidence_label)
                     .collect::<std::collections::BTreeSet<_>>()
                     .into_iter()
                     .collect();
@@ -60,7 +102,7 @@ pub(super) fn ladder_rule(study: &StudyFile, decisions: &[&Decision]) -> String 
         let d = study.design();
         return format!(
             "kept only if better than the best configuration so far by more than {}%",
-            crate::study::verdict::trim(d.min_effect_percent)
+            trim(d.min_effect_percent)
         );
     }
     let joined = rules.into_iter().collect::<Vec<_>>().join("; or ");
