@@ -722,7 +722,8 @@ fn counter_mj_at(s: &servebench::observe::ServerSeries, t: f64) -> f64 {
 /// `bench --gpu-metrics URL` end to end, the example server's own `/metrics` (DCGM's names)
 /// standing in for a DCGM exporter and the server scrape off (`--no-scrape`), so the
 /// energy can only come from the GPU series. The run file keeps that series (sampled at
-/// the default 1 s, from before the first request to after the last); the energy is the
+/// `--scrape-interval`, which holds with `--no-scrape` too, from before the first request
+/// to after the last); the energy is the
 /// energy counter's increase over the measured window, recomputed here from the stored
 /// scrapes; J per output token is that energy over the run's output tokens, tokens per J
 /// its inverse; the mean power over the window (virtual joules over virtual seconds) lies
@@ -751,6 +752,8 @@ fn bench_gpu_metrics_url_puts_the_dcgm_energy_in_the_run_file() {
             "--max-concurrency",
             "32",
             "--no-scrape",
+            "--scrape-interval",
+            "0.5",
             "--gpu-metrics",
             &target,
         ],
@@ -759,7 +762,7 @@ fn bench_gpu_metrics_url_puts_the_dcgm_energy_in_the_run_file() {
     let gpu = run.gpu_metrics.as_ref().expect("the GPU series");
     assert_eq!(gpu.target, format!("{target}/metrics"));
     assert!(gpu.notes.is_empty(), "{:?}", gpu.notes);
-    assert!((gpu.interval_s - 1.0).abs() < 1e-9);
+    assert!((gpu.interval_s - 0.5).abs() < 1e-9);
     let (w0, w1) = servebench::metrics::measured_window_s(&run.records).unwrap();
     let (first, last) = (gpu.times_s[0], *gpu.times_s.last().unwrap());
     assert!(
@@ -857,6 +860,13 @@ fn energy_without_a_counter_is_the_trapezoid_integral_of_the_power_samples() {
     assert_eq!(e.gpu_util_mean_pct, Some(50.0));
     assert_eq!(e.sm_clock_mean_mhz, Some(1890.0));
     assert_eq!(e.fb_used_peak_mib, Some(3000.0));
+    // Mean power is each GPU's own mean, added up: 300 W + 200 W (a per-scrape sum would
+    // read the scrape missing the second GPU as 300 W and give 400 W).
+    assert!(
+        close(e.mean_power_w.unwrap(), 500.0),
+        "{:?}",
+        e.mean_power_w
+    );
     // Power without a `gpu` label (a DCGM exporter without the counter) is read the same.
     let mut s = ServerSeries::new("http://gpu-host:9400/metrics", 1.0);
     for (t, w) in [(0.0, 100.0), (2.0, 300.0)] {

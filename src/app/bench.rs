@@ -71,6 +71,9 @@ pub struct BenchArgs {
     /// [`RunFile::gpu_metrics`]: a DCGM exporter's base URL (`http://gpu-host:9400`) or
     /// `nvidia-smi` (run locally; see [`crate::observe::energy_figures`]).
     pub gpu_metrics: Option<String>,
+    /// How often to sample [`BenchArgs::gpu_metrics`]; `None`: at the scrape interval, or
+    /// every second without one.
+    pub gpu_interval: Option<Duration>,
     /// Stop early once requests have failed to connect one after another for this long:
     /// the server is gone ([`crate::driver::GoneWatch`]); what was measured is kept and
     /// [`BenchRun::aborted`] says why. `None`: keep sending.
@@ -114,6 +117,7 @@ impl BenchArgs {
             start_at: None,
             scrape_interval: Some(DEFAULT_SCRAPE_INTERVAL),
             gpu_metrics: None,
+            gpu_interval: None,
             server_gone: Some(crate::driver::gone::DEFAULT_SERVER_GONE),
         }
     }
@@ -400,7 +404,10 @@ pub fn run(args: &BenchArgs, progress: &mut dyn FnMut(&Progress)) -> Result<Benc
         .scrape_interval
         .map(|every| crate::observe::scrape::Scraper::start(&target, every, zero));
     let gpu_scraper = args.gpu_metrics.as_deref().map(|source| {
-        let every = args.scrape_interval.unwrap_or(DEFAULT_SCRAPE_INTERVAL);
+        let every = args
+            .gpu_interval
+            .or(args.scrape_interval)
+            .unwrap_or(DEFAULT_SCRAPE_INTERVAL);
         gpu_sampler(source, every, zero)
     });
     let mut engine = Progressed::new(engine, progress);

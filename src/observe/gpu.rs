@@ -107,6 +107,23 @@ fn at(points: &[(f64, f64)], t: f64) -> Option<f64> {
     Some(a.1 + (b.1 - a.1) * (t - a.0) / (b.0 - a.0))
 }
 
+/// The time-weighted mean of one series (each sample holds until the next scrape, as
+/// [`ServerSeries::time_mean`] reads a gauge); with one sample, its value.
+fn time_mean(times_s: &[f64], values: &[Option<f64>]) -> Option<f64> {
+    let (mut num, mut den) = (0.0, 0.0);
+    for (x, t) in values.iter().zip(times_s.windows(2)) {
+        if let Some(x) = x {
+            num += x * (t[1] - t[0]);
+            den += t[1] - t[0];
+        }
+    }
+    if den > 0.0 {
+        Some(num / den)
+    } else {
+        values.iter().flatten().next().copied()
+    }
+}
+
 /// Energy and GPU telemetry from the DCGM series in `s`, over `window` (seconds of the run's
 /// clock; default: the whole scraped span); J per output token over `output_tokens`; mean
 /// power, utilization and clock are the samples' time-weighted means over the scraped span.
@@ -162,7 +179,19 @@ pub fn energy_figures(
         (Some(j), Some(n)) if n > 0 && j > 0.0 => Some(j / n as f64),
         _ => None,
     };
-    let per_gpu = |v: Option<f64>| v.map(|x| x / f64::from(gpus));
+    // Time-weighted means taken GPU by GPU (a scrape missing one GPU's value leaves that
+    // GPU's mean alone instead of lowering a per-scrape sum), then added up (power) or
+    // averaged over the GPUs that report (utilization, clock).
+    let means = |name: &str| -> Vec<f64> {
+        s.family(name)
+            .filter_map(|(_, col)| {
+                let values: Vec<Option<f64>> = col.iter().map(|v| v.map(|v| v.0)).collect();
+                time_mean(&s.times_s, &values)
+            })
+            .collect()
+    };
+    let total = |v: Vec<f64>| (!v.is_empty()).then(|| v.iter().sum::<f64>());
+    let average = |v: Vec<f64>| (!v.is_empty()).then(|| v.iter().sum::<f64>() / v.len() as f64);
     Some(EnergyFigures {
         source: format!("dcgm:{}", s.target),
         gpus,
@@ -170,15 +199,14 @@ pub fn energy_figures(
         energy_j,
         // The power samples' own mean (a sped-up simulator's joules are virtual, its span
         // wall-clock: energy ÷ span would be off by the speed), else energy ÷ span.
-        mean_power_w: s
-            .time_mean(&[POWER])
+        mean_power_w: total(means(POWER))
             .or_else(|| energy_j.filter(|_| span > 0.0).map(|j| j / span)),
         peak_power_w: s.peak(&[POWER]),
         joules_per_output_token: per_token,
         output_tokens_per_joule: per_token.map(|j| 1.0 / j),
-        gpu_util_mean_pct: per_gpu(s.time_mean(&[GPU_UTIL])),
+        gpu_util_mean_pct: average(means(GPU_UTIL)),
         fb_used_peak_mib: s.peak(&[FB_USED]),
-        sm_clock_mean_mhz: per_gpu(s.time_mean(&[SM_CLOCK])),
+        sm_clock_mean_mhz: average(means(SM_CLOCK)),
     })
 }
 

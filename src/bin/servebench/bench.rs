@@ -210,10 +210,11 @@ pub struct Args {
     /// Do not scrape /metrics.
     #[arg(long)]
     no_scrape: bool,
-    /// Sample GPU telemetry during the run at the scrape interval: a DCGM exporter's URL
-    /// (`http://gpu-host:9400`) or `nvidia-smi` (run on this machine). Reports energy, joules
-    /// per output token and tokens per joule; kept in the run file as gpu_metrics. Without
-    /// it, DCGM metrics on the server's own /metrics are used when it has them.
+    /// Sample GPU telemetry during the run at --scrape-interval (also with --no-scrape): a
+    /// DCGM exporter's URL (`http://gpu-host:9400`) or `nvidia-smi` (run on this machine).
+    /// Reports energy, joules per output token and tokens per joule; kept in the run file as
+    /// gpu_metrics. Without it, DCGM metrics on the server's own /metrics are used when it
+    /// has them.
     #[arg(long, value_name = "URL|nvidia-smi")]
     gpu_metrics: Option<String>,
     /// Send the requests to these LoRA adapters (their model names, as `vllm serve
@@ -588,6 +589,8 @@ fn run(args: &Args) -> Result<(String, u8), Failure> {
     bench_args.start_at = crate::shard::start_instant(args.shard, args.start_at.as_ref())?;
     bench_args.scrape_interval = (!args.no_scrape).then(|| seconds(args.scrape_interval));
     bench_args.gpu_metrics = args.gpu_metrics.clone();
+    // GPU telemetry is sampled at --scrape-interval even with --no-scrape.
+    bench_args.gpu_interval = Some(seconds(args.scrape_interval));
     bench_args.reset_prefix_cache = args.workload.reset_prefix_cache;
     if let Some(search) = args.capacity.search {
         if search == crate::capacity_cmd::SearchArg::Concurrency && args.max_concurrency.is_some() {
