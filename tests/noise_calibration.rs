@@ -13,7 +13,7 @@
 //!   drain makes the expected measured figure lower by about E2EL / duration ≈ 0.2 %).
 //!
 //! Each test runs hundreds of seeded trials and checks the coverage and verdict rates the
-//! issue asks for; the measured figures are in the README ("Noise-aware comparison").
+//! issue asks for; the measured figures are in `docs/guide/noise.md` ("Calibration").
 
 use std::sync::OnceLock;
 use std::time::Duration;
