@@ -1,7 +1,8 @@
 //! `servebench ab URL URL`: an A/A test against one example server (`h200_server --serve
 //! --speed 10`). Interleaved runs, every run file saved, then the verdict table — in which
 //! no metric is called different (the target row included), and bad usage is refused
-//! before anything runs.
+//! before anything runs. With `--repetitions auto` (the default) against a server twice as
+//! fast, the sequential design stops within its first looks with "better".
 #![cfg(all(feature = "study", unix))]
 
 mod common;
@@ -16,8 +17,13 @@ const BIN: &str = env!("CARGO_BIN_EXE_servebench");
 
 /// `h200_server --serve 127.0.0.1:0 --speed 10`: its URL (from the line it prints).
 fn start(kids: &mut Kids) -> String {
+    start_at(kids, "10")
+}
+
+/// `h200_server --serve 127.0.0.1:0 --speed SPEED`: its URL.
+fn start_at(kids: &mut Kids, speed: &str) -> String {
     let mut child = Command::new(example_server())
-        .args(["--serve", "127.0.0.1:0", "--speed", "10"])
+        .args(["--serve", "127.0.0.1:0", "--speed", speed])
         .stdout(Stdio::null())
         .stderr(Stdio::piped())
         .spawn()
@@ -141,4 +147,58 @@ fn an_aa_test_against_one_example_server_calls_no_metric_different() {
         !dir.path().join("z").exists(),
         "nothing created for bad flags"
     );
+}
+
+/// `ab` with its default `--repetitions auto`: the candidate is the same simulated H200
+/// served at twice the speed (every step takes half the wall time), so a burst's total
+/// token throughput is far higher. The sequential design decides within its first looks:
+/// the runs stop there (well under the budget), every run is saved, and the target row
+/// reads "better" under the sequential rule.
+#[test]
+fn auto_repetitions_stop_early_on_a_clear_gain() {
+    let mut kids = Kids(Vec::new());
+    let (slow, fast) = (start_at(&mut kids, "10"), start_at(&mut kids, "20"));
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("ab");
+    let o = Command::new(BIN)
+        .args(["ab", "--baseline", &slow, "--candidate", &fast])
+        .args([
+            "--max-repetitions",
+            "8",
+            "--out",
+            out.to_str().unwrap(),
+            "--",
+        ])
+        .args(["--input-tokens", "256", "--output-tokens", "64"])
+        .args(["--max-requests", "40", "--rate", "1000", "--seed", "5"])
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&o.stdout);
+    assert!(
+        o.status.success(),
+        "{}\n{stdout}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    eprintln!("{stdout}");
+    assert!(
+        stdout.contains("sequential: interleaved pairs until decided"),
+        "{stdout}"
+    );
+    let first_look = servebench::noise::Design::default().first_look as usize;
+    let runs = |side: &str| {
+        (1..=8)
+            .filter(|k| out.join("runs").join(format!("{side}-r{k}.json")).exists())
+            .count()
+    };
+    let n = runs("baseline");
+    assert_eq!(n, runs("candidate"), "interleaved pairs");
+    // Decided well before the budget (two pairs leave a t-interval of one degree of
+    // freedom, so the first look may not yet be enough).
+    assert!((first_look..=4).contains(&n), "{n} runs per side");
+    assert!(stdout.contains(&format!("{n} runs per side")), "{stdout}");
+    let target = stdout
+        .lines()
+        .find(|l| l.starts_with("total_token_throughput (target)"))
+        .unwrap_or_else(|| panic!("no target row: {stdout}"));
+    assert!(target.ends_with("better"), "{target}");
 }
