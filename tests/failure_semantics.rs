@@ -14,7 +14,7 @@ use std::time::{Duration, Instant};
 use common::example_server::example_server;
 use common::kids::Kids;
 use servebench::study::group_alive;
-use servebench::study::Journal;
+use servebench::study::{Journal, LiveServer};
 
 const BIN: &str = env!("CARGO_BIN_EXE_servebench");
 
@@ -354,6 +354,45 @@ command = ["{}", "--serve", "{{host}}:{{port}}", "--speed", "50", "--api-key", "
     let _ = std::fs::remove_dir_all(&dir);
 }
 
+/// `study run FILE --out OUT -q` in the background (with `env` set), until the server it
+/// launched is in the journal and its port answers (argument `port_arg` of the server's
+/// argument vector holds `host:port`): the runner, the server and its port.
+fn study_until_serving(
+    file: &Path,
+    out: &Path,
+    env: &[(&str, &str)],
+    port_arg: usize,
+) -> (Kids, LiveServer, u16) {
+    let child = Command::new(BIN)
+        .args(["study", "run"])
+        .arg(file)
+        .arg("--out")
+        .arg(out)
+        .arg("-q")
+        .envs(env.iter().copied())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let kids = Kids(vec![child]);
+    let mut live = None;
+    wait_for("a launched server", Duration::from_secs(60), || {
+        live = Journal::read(out).ok().and_then(|j| j.server);
+        live.is_some()
+    });
+    let live = live.unwrap();
+    let port: u16 = live.argv[port_arg]
+        .rsplit(':')
+        .next()
+        .unwrap()
+        .parse()
+        .unwrap();
+    wait_for("the server's port", Duration::from_secs(30), || {
+        TcpStream::connect(("127.0.0.1", port)).is_ok()
+    });
+    (kids, live, port)
+}
+
 #[test]
 fn a_server_that_prints_its_key_leaves_no_key_in_its_log_even_when_the_runner_is_sigkilled() {
     let key = "sk-log-test-5e8a1f0c27";
@@ -369,28 +408,7 @@ command = ["/bin/sh", "-c", "echo \"starting, key=$1\"; exec \"$0\" --serve \"$2
     );
     let file = write(&dir, "study.toml", &study_text(&engine, &[], 400));
     let out = dir.join("out");
-    let child = Command::new(BIN)
-        .args(["study", "run"])
-        .arg(&file)
-        .arg("--out")
-        .arg(&out)
-        .arg("-q")
-        .env(var, key)
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
-    let mut kids = Kids(vec![child]);
-    let mut live = None;
-    wait_for("a launched server", Duration::from_secs(60), || {
-        live = Journal::read(&out).ok().and_then(|j| j.server);
-        live.is_some()
-    });
-    let live = live.unwrap();
-    let port: u16 = live.argv[5].rsplit(':').next().unwrap().parse().unwrap();
-    wait_for("the server's port", Duration::from_secs(30), || {
-        TcpStream::connect(("127.0.0.1", port)).is_ok()
-    });
+    let (mut kids, live, _port) = study_until_serving(&file, &out, &[(var, key)], 5);
     // The server's first line has reached its log, redacted on the way.
     let logs = out.join("logs");
     let log_text = || -> String {
@@ -720,28 +738,8 @@ command = ["{}", "--serve", "{{host}}:{{port}}", "--speed", "2", "{{flags}}"]"#,
     );
     let file = write(&dir, "study.toml", &study_text(&engine, &[], 400));
     let out = dir.join("out");
-    let child = Command::new(BIN)
-        .args(["study", "run"])
-        .arg(&file)
-        .arg("--out")
-        .arg(&out)
-        .arg("-q")
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
-    let mut kids = Kids(vec![child]);
-    let mut live = None;
-    wait_for("a launched server", Duration::from_secs(60), || {
-        live = Journal::read(&out).ok().and_then(|j| j.server);
-        live.is_some()
-    });
-    let live = live.unwrap();
     // The server is up and serving (its port answers), then the runner is SIGKILLed.
-    let port: u16 = live.argv[2].rsplit(':').next().unwrap().parse().unwrap();
-    wait_for("the server's port", Duration::from_secs(30), || {
-        TcpStream::connect(("127.0.0.1", port)).is_ok()
-    });
+    let (mut kids, live, port) = study_until_serving(&file, &out, &[], 2);
     assert!(group_alive(live.pid));
     assert_eq!(live_with_argv(&live.argv), [live.pid]);
     let runner = &mut kids.0[0];
