@@ -1,7 +1,8 @@
 //! The sequential decision rule (`repetitions = "auto"`, `servebench ab`) calibrated on the
 //! simulator with its run-to-run noise on ([`servebench::sim::NoiseModel`]): seeded A/A
 //! comparisons of the Throughput profile's shape (a burst of random 1024/128 requests;
-//! 50 of them, to keep the test fast) call the target metric different in at most 5 %
+//! 50 of them, to keep the test fast; the whole profile's 1000 with
+//! `SERVEBENCH_FULL_PROFILE=1`) call the target metric different in at most 5 %
 //! of trials (± sampling error); a true 3 % effect (the candidate's GPU 3 % faster in every
 //! step) is kept in at least 80 %; the mean number of repetitions is printed
 //! (`cargo test --test noise_sequential -- --nocapture`; the figures are in
@@ -15,9 +16,13 @@ use servebench::profile::Profile;
 use servebench::sim::NoiseModel;
 use servebench::sim::{Config, Params};
 
+/// The Throughput profile with 50 requests, or its full 1000 with
+/// `SERVEBENCH_FULL_PROFILE=1` (a release build runs that in about a minute).
 fn profile() -> Profile {
     let mut p = Profile::preset("throughput").unwrap();
-    p.total_requests = 50;
+    if std::env::var_os("SERVEBENCH_FULL_PROFILE").is_none_or(|v| v != "1") {
+        p.total_requests = 50;
+    }
     p
 }
 
