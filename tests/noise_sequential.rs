@@ -99,10 +99,17 @@ fn aa_comparisons_call_the_target_different_at_most_five_percent_of_the_time() {
 
 #[test]
 fn a_true_three_percent_effect_is_kept_in_at_least_eighty_percent_of_trials() {
-    // The speed-up that gives a 3 % effect without noise (the client's and the server's
-    // fixed costs dilute a faster GPU a little), by bisection.
-    let base = tput(1.0, None);
-    let effect_of = |k: f64| tput(k, None) / base - 1.0;
+    // The speed-up that gives a 3 % effect on average (the client's and the server's fixed
+    // costs dilute a faster GPU a little), by bisection. The effect is averaged over 32
+    // noise seeds, the same for both sides: one deterministic burst moves in steps as the
+    // speed-up crosses a scheduling boundary (with the whole profile's 1000 requests a
+    // step jumps from below 3 % to 3.9 %); the noise smooths those steps away.
+    const SEEDS: std::ops::Range<u64> = 900..932;
+    let base: Vec<f64> = SEEDS.map(|s| tput(1.0, Some(s))).collect();
+    let effect_of = |k: f64| {
+        let gains: f64 = SEEDS.zip(&base).map(|(s, b)| tput(k, Some(s)) / b).sum();
+        gains / base.len() as f64 - 1.0
+    };
     let (mut lo, mut hi) = (1.0, 1.1);
     for _ in 0..16 {
         let mid = 0.5 * (lo + hi);
