@@ -411,10 +411,15 @@ fn other_schema_version_is_rejected() {
     );
     assert!(err.to_string().contains("version 3"));
     let v01 = br#"{"benchmarks": [{"benchmarks": [], "args": {}}]}"#;
-    assert!(matches!(
-        guidellm::from_slice(v01).unwrap_err(),
-        ImportError::UnsupportedSchema { .. }
-    ));
+    let err = guidellm::from_slice(v01).unwrap_err();
+    assert!(
+        matches!(err, ImportError::UnsupportedSchema { .. }),
+        "{err}"
+    );
+    assert!(
+        err.to_string().contains("$.benchmarks[0].benchmarks"),
+        "{err}"
+    );
 }
 
 #[test]

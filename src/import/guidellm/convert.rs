@@ -27,7 +27,9 @@ pub(super) fn convert<L: RequestList>(
             return Err(ImportError::UnsupportedSchema {
                 format: "guidellm",
                 path: "$.benchmarks[0].benchmarks".into(),
-                found: "the guidellm 0.1 layout (no precomputed statistics)".into(),
+                found:
+                    "an early guidellm layout: nested benchmark lists, no precomputed statistics"
+                        .into(),
             });
         }
     }
