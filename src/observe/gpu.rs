@@ -107,23 +107,6 @@ fn at(points: &[(f64, f64)], t: f64) -> Option<f64> {
     Some(a.1 + (b.1 - a.1) * (t - a.0) / (b.0 - a.0))
 }
 
-/// The time-weighted mean of one series (each sample holds until the next scrape, as
-/// [`ServerSeries::time_mean`] reads a gauge); with one sample, its value.
-fn time_mean(times_s: &[f64], values: &[Option<f64>]) -> Option<f64> {
-    let (mut num, mut den) = (0.0, 0.0);
-    for (x, t) in values.iter().zip(times_s.windows(2)) {
-        if let Some(x) = x {
-            num += x * (t[1] - t[0]);
-            den += t[1] - t[0];
-        }
-    }
-    if den > 0.0 {
-        Some(num / den)
-    } else {
-        values.iter().flatten().next().copied()
-    }
-}
-
 /// Energy and GPU telemetry from the DCGM series in `s`, over `window` (seconds of the run's
 /// clock; default: the whole scraped span); J per output token over `output_tokens`; mean
 /// power, utilization and clock are the samples' time-weighted means over the scraped span.
@@ -186,7 +169,7 @@ pub fn energy_figures(
         s.family(name)
             .filter_map(|(_, col)| {
                 let values: Vec<Option<f64>> = col.iter().map(|v| v.map(|v| v.0)).collect();
-                time_mean(&s.times_s, &values)
+                super::series::time_weighted_mean(&s.times_s, &values)
             })
             .collect()
     };

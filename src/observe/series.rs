@@ -298,21 +298,7 @@ impl ServerSeries {
     /// Time-weighted mean of a gauge between the first and the last scrape (each value
     /// holds until the next scrape).
     pub fn time_mean(&self, names: &[&str]) -> Option<f64> {
-        let v = self.metric(names)?;
-        let (mut num, mut den) = (0.0, 0.0);
-        for (x, t) in v.iter().zip(self.times_s.windows(2)) {
-            if let Some(x) = x {
-                let dt = t[1] - t[0];
-                num += x * dt;
-                den += dt;
-            }
-        }
-        if den > 0.0 {
-            Some(num / den)
-        } else {
-            // One scrape: its value.
-            v.into_iter().flatten().next()
-        }
+        time_weighted_mean(&self.times_s, &self.metric(names)?)
     }
 
     /// The highest value a gauge took.
@@ -375,6 +361,24 @@ impl ServerSeries {
                 .filter_map(|h| Some((h.to_string(), self.histogram_mean(h)?)))
                 .collect(),
         }
+    }
+}
+
+/// The time-weighted mean of one gauge's `values` scraped at `times_s`: each value holds
+/// until the next scrape (the last one weighs nothing); with one scrape, its value.
+pub(crate) fn time_weighted_mean(times_s: &[f64], values: &[Option<f64>]) -> Option<f64> {
+    let (mut num, mut den) = (0.0, 0.0);
+    for (x, t) in values.iter().zip(times_s.windows(2)) {
+        if let Some(x) = x {
+            let dt = t[1] - t[0];
+            num += x * dt;
+            den += dt;
+        }
+    }
+    if den > 0.0 {
+        Some(num / den)
+    } else {
+        values.iter().flatten().next().copied()
     }
 }
 
