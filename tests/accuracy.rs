@@ -5,42 +5,21 @@
 #![cfg(all(feature = "http", feature = "cli", unix))]
 
 use std::collections::HashMap;
-use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
+use std::process::Command;
 use std::time::{Duration, Instant};
 
 use servebench::accuracy::{measure_files, ClientAccuracy};
 use servebench::http::timeline;
+
+mod common;
+use common::example_server::Served;
 
 const BIN: &str = env!("CARGO_BIN_EXE_servebench");
 const FIX: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/accuracy/");
 
 fn fix(name: &str) -> PathBuf {
     PathBuf::from(FIX).join(name)
-}
-
-/// The example's binary, built beside the `servebench` binary under test.
-fn example_bin() -> PathBuf {
-    let profile_dir = Path::new(BIN).parent().unwrap();
-    let path = profile_dir.join("examples/h200_server");
-    let mut build = Command::new(env!("CARGO"));
-    build.args([
-        "build",
-        "--quiet",
-        "--example",
-        "h200_server",
-        "--target-dir",
-    ]);
-    build.arg(profile_dir.parent().unwrap());
-    if profile_dir.file_name().is_some_and(|n| n == "release") {
-        build.arg("--release");
-    }
-    assert!(
-        build.status().unwrap().success(),
-        "building h200_server failed"
-    );
-    path
 }
 
 fn by_tool(all: &[ClientAccuracy], tool: &str) -> ClientAccuracy {
@@ -183,39 +162,18 @@ fn bad_inputs_are_refused_naming_the_file() {
     assert!(err.contains("no request in the timeline"), "{err}");
 }
 
-/// A running `h200_server --serve 127.0.0.1:0 --timeline FILE`; SIGTERM writes the file.
-struct Server {
-    child: std::process::Child,
-    url: String,
+/// A running `h200_server --serve 127.0.0.1:0 --speed 10 --timeline FILE`; SIGTERM writes
+/// the file.
+fn start_server(timeline: &Path) -> Served {
+    Served::start(&[
+        std::ffi::OsStr::new("--speed"),
+        "10".as_ref(),
+        "--timeline".as_ref(),
+        timeline.as_os_str(),
+    ])
 }
 
-impl Drop for Server {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
-fn start_server(timeline: &Path) -> Server {
-    let mut child = Command::new(example_bin())
-        .args(["--serve", "127.0.0.1:0", "--speed", "10", "--timeline"])
-        .arg(timeline)
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut lines = BufReader::new(child.stderr.take().unwrap()).lines();
-    let url = loop {
-        let line = lines.next().expect("server exited").unwrap();
-        if let Some(rest) = line.split(" on http://").nth(1) {
-            break format!("http://{}", rest.split(' ').next().unwrap());
-        }
-    };
-    std::thread::spawn(move || for _ in lines {});
-    Server { child, url }
-}
-
-fn sigterm_and_wait(server: &mut Server) {
+fn sigterm_and_wait(server: &mut Served) {
     let pid = server.child.id().to_string();
     assert!(Command::new("kill")
         .args(["-TERM", &pid])

@@ -7,43 +7,16 @@
 
 mod common;
 
-use std::io::{BufRead, BufReader};
-use std::process::{Command, Stdio};
+use std::process::Command;
 
-use common::example_server::example_server;
-use common::kids::Kids;
+use common::example_server::Served;
 
 const BIN: &str = env!("CARGO_BIN_EXE_servebench");
 
-/// `h200_server --serve 127.0.0.1:0 --speed 10`: its URL (from the line it prints).
-fn start(kids: &mut Kids) -> String {
-    start_at(kids, "10")
-}
-
-/// `h200_server --serve 127.0.0.1:0 --speed SPEED`: its URL.
-fn start_at(kids: &mut Kids, speed: &str) -> String {
-    let mut child = Command::new(example_server())
-        .args(["--serve", "127.0.0.1:0", "--speed", speed])
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut lines = BufReader::new(child.stderr.take().unwrap()).lines();
-    kids.0.push(child);
-    let url = loop {
-        let line = lines.next().expect("server exited").unwrap();
-        if let Some(rest) = line.split(" on http://").nth(1) {
-            break format!("http://{}", rest.split(' ').next().unwrap());
-        }
-    };
-    std::thread::spawn(move || for _ in lines {});
-    url
-}
-
 #[test]
 fn an_aa_test_against_one_example_server_calls_no_metric_different() {
-    let mut kids = Kids(Vec::new());
-    let url = start(&mut kids);
+    let server = Served::start(&["--speed", "10"]);
+    let url = server.url.clone();
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("ab");
     let o = Command::new(BIN)
@@ -156,12 +129,15 @@ fn an_aa_test_against_one_example_server_calls_no_metric_different() {
 /// reads "better" under the sequential rule.
 #[test]
 fn auto_repetitions_stop_early_on_a_clear_gain() {
-    let mut kids = Kids(Vec::new());
-    let (slow, fast) = (start_at(&mut kids, "10"), start_at(&mut kids, "20"));
+    let (slow, fast) = (
+        Served::start(&["--speed", "10"]),
+        Served::start(&["--speed", "20"]),
+    );
+    let (slow, fast) = (&slow.url, &fast.url);
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("ab");
     let o = Command::new(BIN)
-        .args(["ab", "--baseline", &slow, "--candidate", &fast])
+        .args(["ab", "--baseline", slow, "--candidate", fast])
         .args([
             "--max-repetitions",
             "8",

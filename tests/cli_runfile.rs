@@ -4,10 +4,8 @@
 //! and their validation.
 #![cfg(all(feature = "http", feature = "cli", unix))]
 
-use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Output, Stdio};
-use std::sync::OnceLock;
+use std::process::{Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
 use servebench::format::text;
@@ -15,68 +13,11 @@ use servebench::metrics::{compute, MetricsOptions};
 use servebench::result::Convention;
 use servebench::runfile::{RunFile, RunStatus};
 
+mod common;
+use common::example_server::{example_server, Served};
+
 const BIN: &str = env!("CARGO_BIN_EXE_servebench");
 const MODEL: &str = "Qwen/Qwen3.5-35B-A3B";
-
-/// The example's binary, built (once) beside the `servebench` binary under test.
-fn example_bin() -> &'static Path {
-    static PATH: OnceLock<PathBuf> = OnceLock::new();
-    PATH.get_or_init(|| {
-        let profile_dir = Path::new(BIN).parent().unwrap();
-        let path = profile_dir.join("examples/h200_server");
-        let mut build = Command::new(env!("CARGO"));
-        build.args([
-            "build",
-            "--quiet",
-            "--example",
-            "h200_server",
-            "--target-dir",
-        ]);
-        build.arg(profile_dir.parent().unwrap());
-        if profile_dir.file_name().is_some_and(|n| n == "release") {
-            build.arg("--release");
-        }
-        let st = build.status().unwrap();
-        assert!(st.success(), "building the h200_server example failed");
-        assert!(path.exists(), "{}", path.display());
-        path
-    })
-}
-
-/// A running `h200_server --serve 127.0.0.1:0`; killed when dropped.
-struct Server {
-    child: Child,
-    url: String,
-}
-
-impl Server {
-    fn start(extra: &[&str]) -> Server {
-        let mut child = Command::new(example_bin())
-            .args(["--serve", "127.0.0.1:0"])
-            .args(extra)
-            .stdout(Stdio::null())
-            .stderr(Stdio::piped())
-            .spawn()
-            .unwrap();
-        let mut lines = BufReader::new(child.stderr.take().unwrap()).lines();
-        let url = loop {
-            let line = lines.next().expect("server exited").unwrap();
-            if let Some(rest) = line.split(" on http://").nth(1) {
-                break format!("http://{}", rest.split(' ').next().unwrap());
-            }
-        };
-        // Keep draining the server's stderr so that it never blocks on a full pipe.
-        std::thread::spawn(move || for _ in lines {});
-        Server { child, url }
-    }
-}
-
-impl Drop for Server {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
 
 fn temp_dir(tag: &str) -> PathBuf {
     let d = std::env::temp_dir().join(format!("servebench-runfile-{tag}-{}", std::process::id()));
@@ -97,7 +38,7 @@ fn out_err(o: &Output) -> (String, String) {
 }
 
 /// A short, clean run: rate-limited well below the cap so nothing is client-capped.
-fn bench(server: &Server, out: &Path, extra: &[&str]) -> (String, String) {
+fn bench(server: &Served, out: &Path, extra: &[&str]) -> (String, String) {
     let o = Command::new(BIN)
         .args(["bench", "--quiet", "--target", &server.url, "--output"])
         .arg(out)
@@ -123,7 +64,7 @@ fn bench(server: &Server, out: &Path, extra: &[&str]) -> (String, String) {
 
 #[test]
 fn bench_run_files_read_back_through_every_verb() {
-    let server = Server::start(&["--speed", "10"]);
+    let server = Served::start(&["--speed", "10"]);
     let dir = temp_dir("verbs");
     let a = dir.join("a.json");
     let b = dir.join("b.jsonl");
@@ -194,7 +135,7 @@ fn bench_run_files_read_back_through_every_verb() {
 /// Starts a long bench, waits until the server has answered some requests, sends
 /// `signal`, and returns the process output and the run file.
 fn interrupted(signal: &str, drain: &str) -> (Output, RunFile, Duration, String) {
-    let server = Server::start(&["--speed", "1"]);
+    let server = Served::start(&["--speed", "1"]);
     let dir = temp_dir(&format!("sig-{signal}"));
     let out = dir.join("run.jsonl");
     // 200 requests at 20/s of 256 tokens: ~10 s of sending, far longer than we wait.
@@ -294,7 +235,7 @@ fn sigterm_is_handled_like_sigint() {
 
 #[test]
 fn an_unwritable_output_is_refused_before_any_request() {
-    let server = Server::start(&["--speed", "10"]);
+    let server = Served::start(&["--speed", "10"]);
     let dir = temp_dir("unwritable");
     let file = dir.join("file");
     std::fs::write(&file, "x").unwrap();
@@ -347,7 +288,7 @@ fn get_metrics(url: &str) -> String {
 
 #[test]
 fn guidellm_numbers_only_when_asked_and_then_labelled() {
-    let server = Server::start(&["--speed", "10"]);
+    let server = Served::start(&["--speed", "10"]);
     let dir = temp_dir("conv");
     let out = dir.join("g.json");
     let (stdout, stderr) = bench(&server, &out, &["--convention", "guidellm"]);
@@ -388,7 +329,7 @@ fn guidellm_numbers_only_when_asked_and_then_labelled() {
 
 #[test]
 fn vllm_flag_names_formats_warmup_and_arrivals() {
-    let server = Server::start(&["--speed", "10"]);
+    let server = Served::start(&["--speed", "10"]);
     let dir = temp_dir("flags");
     let out = dir.join("v.json");
     let o = Command::new(BIN)
@@ -631,13 +572,19 @@ fn bad_flag_values_are_usage_errors_naming_the_flag() {
 
 #[test]
 fn h200_server_help_is_not_an_error() {
-    let o = Command::new(example_bin()).arg("--help").output().unwrap();
+    let o = Command::new(example_server())
+        .arg("--help")
+        .output()
+        .unwrap();
     let (stdout, stderr) = out_err(&o);
     assert_eq!(o.status.code(), Some(0), "{stderr}");
     assert!(stdout.contains("--serve <HOST:PORT>"), "{stdout}");
     assert!(stderr.is_empty(), "{stderr}");
     // A real mistake is still a usage error on stderr.
-    let o = Command::new(example_bin()).arg("--bogus").output().unwrap();
+    let o = Command::new(example_server())
+        .arg("--bogus")
+        .output()
+        .unwrap();
     assert_eq!(o.status.code(), Some(2));
     // clap's wording since the example parses its flags with clap.
     assert!(String::from_utf8_lossy(&o.stderr).contains("unexpected argument '--bogus'"));
@@ -667,7 +614,7 @@ fn sharegpt_file_drives_the_prompts_and_answer_lengths() {
             {"from": "human", "value": "This entry has no answer and is dropped."}]}
     ]);
     std::fs::write(&data, serde_json::to_vec(&entries).unwrap()).unwrap();
-    let server = Server::start(&["--speed", "20"]);
+    let server = Served::start(&["--speed", "20"]);
     let out = dir.join("run.json");
     let o = Command::new(BIN)
         .args(["bench", "--quiet", "--target", &server.url, "--output"])

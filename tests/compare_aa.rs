@@ -16,71 +16,17 @@
 #![cfg(all(feature = "http", feature = "cli", unix))]
 
 use std::collections::BTreeMap;
-use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
+use std::process::Command;
 
 use servebench::noise::{attach_intervals, IntervalOptions};
 use servebench::noise::{compare_runs, VerdictOptions};
 use servebench::runfile::RunFile;
 
+mod common;
+use common::example_server::Served;
+
 const BIN: &str = env!("CARGO_BIN_EXE_servebench");
-
-/// The example's binary, built beside the `servebench` binary under test.
-fn example_bin() -> PathBuf {
-    let profile_dir = Path::new(BIN).parent().unwrap();
-    let path = profile_dir.join("examples/h200_server");
-    let mut build = Command::new(env!("CARGO"));
-    build.args([
-        "build",
-        "--quiet",
-        "--example",
-        "h200_server",
-        "--target-dir",
-    ]);
-    build.arg(profile_dir.parent().unwrap());
-    if profile_dir.file_name().is_some_and(|n| n == "release") {
-        build.arg("--release");
-    }
-    assert!(
-        build.status().unwrap().success(),
-        "building h200_server failed"
-    );
-    path
-}
-
-/// `h200_server --serve 127.0.0.1:0 --speed 10`, killed when dropped.
-struct Server {
-    child: Child,
-    url: String,
-}
-
-impl Server {
-    fn start() -> Server {
-        let mut child = Command::new(example_bin())
-            .args(["--serve", "127.0.0.1:0", "--speed", "10"])
-            .stdout(Stdio::null())
-            .stderr(Stdio::piped())
-            .spawn()
-            .unwrap();
-        let mut lines = BufReader::new(child.stderr.take().unwrap()).lines();
-        let url = loop {
-            let line = lines.next().expect("server exited").unwrap();
-            if let Some(rest) = line.split(" on http://").nth(1) {
-                break format!("http://{}", rest.split(' ').next().unwrap());
-            }
-        };
-        std::thread::spawn(move || for _ in lines {});
-        Server { child, url }
-    }
-}
-
-impl Drop for Server {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
 
 fn bench(url: &str, seed: u64, out: &Path) {
     let o = Command::new(BIN)
@@ -108,7 +54,7 @@ fn six_aa_runs_call_no_metric_different_in_more_than_3_of_15_pairs() {
     let (a_dir, b_dir) = (dir.join("a"), dir.join("b"));
     std::fs::create_dir_all(&a_dir).unwrap();
     std::fs::create_dir_all(&b_dir).unwrap();
-    let server = Server::start();
+    let server = Served::start(&["--speed", "10"]);
     let paths: Vec<PathBuf> = (1..=6u64)
         .map(|s| {
             let side = if s <= 3 { &a_dir } else { &b_dir };

@@ -1,10 +1,11 @@
 //! The `h200_server` example's binary for tests that launch it as a real server process.
 //! Examples get no `CARGO_BIN_EXE_*` variable, so [`example_server`] runs `cargo build
 //! --example h200_server` once per test binary (a no-op when it is fresh) into the target
-//! directory of the `servebench` binary under test.
+//! directory of the `servebench` binary under test. [`Served::start`] runs it as a server.
 
+use std::io::{BufRead, BufReader};
 use std::path::PathBuf;
-use std::process::Command;
+use std::process::{Child, Command, Stdio};
 use std::sync::OnceLock;
 
 /// The example server binary, built on first use.
@@ -31,4 +32,42 @@ pub fn example_server() -> PathBuf {
         p
     })
     .clone()
+}
+
+/// A running `h200_server --serve 127.0.0.1:0 …`; killed when dropped.
+pub struct Served {
+    /// The server process.
+    pub child: Child,
+    /// Its base URL, from the line it prints when it listens.
+    pub url: String,
+}
+
+impl Served {
+    /// Starts `h200_server --serve 127.0.0.1:0` with `args` and waits for the line naming
+    /// its address; its stderr keeps being drained so that it never blocks on a full pipe.
+    pub fn start<S: AsRef<std::ffi::OsStr>>(args: &[S]) -> Served {
+        let mut child = Command::new(example_server())
+            .args(["--serve", "127.0.0.1:0"])
+            .args(args)
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let mut lines = BufReader::new(child.stderr.take().unwrap()).lines();
+        let url = loop {
+            let line = lines.next().expect("server exited").unwrap();
+            if let Some(rest) = line.split(" on http://").nth(1) {
+                break format!("http://{}", rest.split(' ').next().unwrap());
+            }
+        };
+        std::thread::spawn(move || for _ in lines {});
+        Served { child, url }
+    }
+}
+
+impl Drop for Served {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
 }
