@@ -49,16 +49,17 @@ fn scaling(c: &mut Criterion) {
     g.finish();
 }
 
-/// The two step models at 100 k requests: the 35B (calibrated roofline) and the 9B
-/// (operator tables: every step a sum of interpolated kernel times), both `baseline` on
-/// an H200.
+/// The two step models at 100 k requests, `baseline` on an H200: the operator tables
+/// (every step a sum of interpolated kernel times: the BF16 35B and the 9B) and the
+/// calibrated roofline (the FP8 35B).
 fn step_models(c: &mut Criterion) {
     let mut g = c.benchmark_group("h200_sim_step_model");
     g.sample_size(10);
     let n = 100_000usize;
     g.throughput(Throughput::Elements(n as u64));
     for (label, model) in [
-        ("35b_roofline", "qwen3.5-35b-a3b"),
+        ("35b_operator_tables", "qwen3.5-35b-a3b"),
+        ("35b_fp8_roofline", "Qwen/Qwen3.5-35B-A3B-FP8"),
         ("9b_operator_tables", "qwen3.5-9b"),
     ] {
         let config = match sim::Config::named_on("baseline", model, "h200") {

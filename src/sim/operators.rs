@@ -455,13 +455,11 @@ impl OperatorModel {
         self
     }
 
-    /// The routed experts' time at `x` tokens, µs, when the fused-MoE model times them
-    /// (`grouped`: the measured grouped-GEMM row); `None` for any other operator.
-    fn fused_moe_us(&self, op: &Operator, x: f64, grouped: Option<&Curve>) -> Option<f64> {
+    /// The routed experts' time at `x` tokens, µs, when the fused-MoE model times them;
+    /// `None` for any other operator.
+    fn fused_moe_us(&self, op: &Operator, x: f64) -> Option<f64> {
         match (self.moe_kernel, op) {
-            (MoeKernel::FusedTriton, Operator::Moe { .. }) => {
-                FUSED_MOE.time_us(op, x, &self.gpu, grouped)
-            }
+            (MoeKernel::FusedTriton, Operator::Moe { .. }) => FUSED_MOE.time_us(op, x, &self.gpu),
             _ => None,
         }
     }
@@ -472,8 +470,7 @@ impl OperatorModel {
     }
 
     /// The time of `op` at size `x`, s, and whether a measured table row gave it as it
-    /// is (`false` for the roofline and for the fused-MoE model, which only bounds itself
-    /// by the measured grouped-GEMM rows).
+    /// is (`false` for the roofline and for the fused-MoE model).
     pub fn op_seconds(&self, op: &Operator, x: f64) -> (f64, bool) {
         if x <= 0.0 {
             return (0.0, true);
@@ -483,7 +480,7 @@ impl OperatorModel {
             .as_ref()
             .and_then(|t| t.entry(op))
             .map(|e| Curve::new(&e.points));
-        if let Some(us) = self.fused_moe_us(op, x, curve.as_ref()) {
+        if let Some(us) = self.fused_moe_us(op, x) {
             return (us * 1e-6, false);
         }
         match curve.map(|c| c.at(x)) {
@@ -500,7 +497,7 @@ impl OperatorModel {
                 let x = self.fed(u.feed, load);
                 let us = if x <= 0.0 {
                     0.0
-                } else if let Some(us) = self.fused_moe_us(&u.op, x, p.as_ref()) {
+                } else if let Some(us) = self.fused_moe_us(&u.op, x) {
                     us
                 } else {
                     match p {
