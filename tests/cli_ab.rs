@@ -1,7 +1,7 @@
 //! `servebench ab URL URL`: an A/A test against one example server (`h200_server --serve
-//! --speed 10`). Interleaved runs, every run file saved, then the verdict table — in which
-//! no metric is called different (the target row included), and bad usage is refused
-//! before anything runs. With `--repetitions auto` (the default) against a server twice as
+//! --speed 10`). Interleaved pairs in counterbalanced order, every run file saved, then
+//! the verdict table — in which no metric is called different (the target row included),
+//! and bad usage is refused before anything runs. With `--repetitions auto` (the default) against a server twice as
 //! fast, the sequential design stops within its first looks with "better".
 #![cfg(all(feature = "study", unix))]
 
@@ -48,12 +48,17 @@ fn an_aa_test_against_one_example_server_calls_no_metric_different() {
         String::from_utf8_lossy(&o.stderr)
     );
     eprintln!("{stdout}");
-    // Every run file saved, three per side.
-    for side in ["baseline", "candidate"] {
-        for k in 1..=3 {
-            let p = out.join("runs").join(format!("{side}-r{k}.json"));
-            assert!(p.exists(), "{}", p.display());
-        }
+    // Every run file saved, three per side, the pairs in counterbalanced order: baseline
+    // first in pairs 1 and 3, the candidate first in pair 2.
+    let started = |side: &str, k: u32| {
+        let p = out.join("runs").join(format!("{side}-r{k}.json"));
+        servebench::runfile::RunFile::read(&p)
+            .unwrap_or_else(|e| panic!("{}: {e}", p.display()))
+            .started_at
+    };
+    for k in 1..=3 {
+        let (a, b) = (started("baseline", k), started("candidate", k));
+        assert_eq!(a < b, k % 2 == 1, "pair {k}: baseline {a}, candidate {b}");
     }
     assert_eq!(
         std::fs::read_to_string(out.join("verdict.txt")).unwrap(),

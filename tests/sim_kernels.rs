@@ -227,6 +227,35 @@ fn development_points_stay_within_the_error_budget() {
     assert!(mae < 0.07, "{mae}");
 }
 
+/// The README's development-point table is what the simulator prints: every point's mean
+/// E2E error and the mean absolute error, as `simulate --fidelity` rounds them.
+#[test]
+fn the_readmes_development_point_table_is_current() {
+    let readme = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/README.md"))
+        .unwrap()
+        .replace('−', "-");
+    let start = readme
+        .find("| Development point |")
+        .expect("the README's table");
+    let table = &readme[start..];
+    let table = &table[..table.find("\n\n").unwrap_or(table.len())];
+    let dev = development_points(0).unwrap();
+    for r in &dev {
+        let e = r.errors()[2].unwrap();
+        let cell = format!("{:+.1}", e * 100.0);
+        assert!(
+            table.contains(&cell),
+            "{}: {cell} not in\n{table}",
+            r.point.label
+        );
+    }
+    let mae = format!(
+        "Mean absolute error {:.1} %",
+        e2e_mean_absolute_error(&dev) * 100.0
+    );
+    assert!(readme.contains(&mae), "{mae}");
+}
+
 /// vLLM's own published `benchmark_moe.py` timings of its fused-MoE Triton kernel on an
 /// H100 (vllm-project/vllm#24700, default configs after that PR): Qwen3-30B-A3B FP8
 /// (128 experts of 2048 → 768, top-8) and Mixtral-8x7B BF16 at TP 2 (8 experts of

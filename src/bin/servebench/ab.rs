@@ -1,5 +1,6 @@
-//! `servebench ab`: an ad-hoc A/B test of two servers. Interleaved runs (baseline,
-//! candidate, baseline, …), each a `servebench bench` run with the given bench flags, every
+//! `servebench ab`: an ad-hoc A/B test of two servers. Interleaved pairs of runs in
+//! counterbalanced order (baseline then candidate, candidate then baseline, …), each a
+//! `servebench bench` run with the given bench flags, every
 //! run file saved in `--out DIR/runs/`; `--repetitions N` runs N pairs, `auto` runs pairs
 //! until the sequential design of [`servebench::noise::Design`] decides on the target
 //! metric (or `--max-repetitions` is spent). Then the verdict table: the target metric
@@ -159,10 +160,18 @@ pub fn run(args: &Args) -> Result<String, InputError> {
     let higher = target.direction == Direction::HigherIsBetter;
     let look = loop {
         let k = a.len() + 1;
-        for (side, url, into) in [
+        // Counterbalanced order (A B, B A, A B, …): whatever the server carries from one
+        // run into the next (a warmer cache, a drifting clock) falls on each side alike
+        // instead of always favouring the second run of a pair, which with little
+        // run-to-run variance reads as a tiny, consistent "difference".
+        let mut order = [
             ("baseline", &args.baseline, &mut a),
             ("candidate", &args.candidate, &mut b),
-        ] {
+        ];
+        if k % 2 == 0 {
+            order.reverse();
+        }
+        for (side, url, into) in order {
             let path = runs_dir.join(format!("{side}-r{k}.json"));
             eprintln!("servebench ab: {side} run {k} against {url}");
             into.push(bench_run(&exe, url, &flags, &path)?);
