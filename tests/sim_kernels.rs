@@ -445,7 +445,7 @@ fn a_draft_pass_pays_its_own_forward_overhead() {
     let p = servebench::sim::Params::for_config(&c);
     assert!(
         p.step.ops.is_none(),
-        "the MoE keeps the calibrated roofline"
+        "the FP8 MoE keeps the calibrated roofline"
     );
     assert!(p.step.draft_t0_s > overhead, "{}", p.step.draft_t0_s);
 }
