@@ -2,7 +2,8 @@
 //! the number of requests (1 k → 1 M; it should be linear). Each run drives a fresh
 //! baseline H200 simulator through the load driver (cap 512 in flight, all requests
 //! scheduled at once, Random 128-token prompts / 8 output tokens); and the same at 100 k
-//! requests for the 35B (calibrated roofline) and the 9B (operator tables).
+//! requests for each step model: the BF16 35B and the 9B (operator tables) and the FP8
+//! 35B (calibrated roofline).
 
 #![allow(missing_docs)]
 

@@ -521,7 +521,7 @@ pub fn fidelity(seed: u64) -> Result<String, SimCliError> {
     );
     row(
         &mut w,
-        "step, calibrated roofline (runs the FP8 35B)",
+        "step, calibrated roofline, BF16 (the model the FP8 35B runs)",
         steps
             .iter()
             .map(|s| format!("{:.2} ({:+.1}%)", s.roofline_ms, pct(s.roofline_ms, mid(s))))

@@ -256,7 +256,10 @@ pub fn mtp_position_acceptance(first: f64, position: u64) -> f64 {
 /// activation quantization, the block-scaled GEMMs and fused-MoE path — were not measured
 /// (the table's FP8 rows are per-tensor-scaled `torch._scaled_mm`); on those rows the
 /// seed's optimized (FP8) runs leave their bounds (Generation Heavy 11 % short), so FP8
-/// MoE deployments keep the roofline fitted to the seed's FP8 runs.
+/// MoE deployments keep the roofline fitted to the seed's FP8 runs. The rule is per weight
+/// precision: a BF16 checkpoint served with `--quantization fp8` (per-tensor scales, like
+/// the measured rows) keeps the roofline too, its fused-MoE FP8 path being unmeasured
+/// as well.
 pub fn uses_operator_tables(model: &ModelSpec, weights: Weights) -> bool {
     model.experts == 0 || weights == Weights::Bf16
 }

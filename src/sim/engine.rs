@@ -3,7 +3,7 @@
 //! (running requests first, then waiting ones FCFS under `max_num_batched_tokens`,
 //! `max_num_seqs` and the KV/GDN-state block pool, preempting the newest request when blocks
 //! run out, chunked prefill, MTP speculative decoding's verification and acceptance) and the
-//! roofline step time of [`super::model`]. It implements [`Engine`] in virtual time. With
+//! step time of [`super::model`] (operator tables or the calibrated roofline). It implements [`Engine`] in virtual time. With
 //! prefix caching on, cached prompt blocks ([`super::prefix_cache`]) share the pool with the
 //! running requests: hits skip prefill, unreferenced cached blocks are evicted when the pool
 //! needs room, and [`Engine::reset_prefix_cache`] empties the cache.

@@ -226,7 +226,7 @@ pub struct StepDecomposition {
     pub context: u64,
     /// The measured step, ms (low, high).
     pub measured_ms: (f64, f64),
-    /// The calibrated roofline's step (what the FP8 35B runs on), ms.
+    /// The calibrated roofline's step with BF16 weights (the model the FP8 35B runs), ms.
     pub roofline_ms: f64,
     /// The operator tables' step with the fused-MoE model, ms.
     pub tables_ms: f64,

@@ -1,8 +1,8 @@
 //! vLLM's fused-MoE Triton kernel as the step model times it ([`FusedMoe`]): the routed
-//! experts of one MoE layer from measured and published figures — the touched experts'
-//! weights streamed at the measured rate plus a fixed latency read off vLLM's published
-//! kernel timings, and the kernel's compute-bound rate — rather than from the table's
-//! `torch._grouped_mm` rows, a different kernel.
+//! experts of one MoE layer — the touched experts' weights streamed at the measured rate
+//! plus a fixed latency read off vLLM's published kernel timings, and a compute-bound rate
+//! fitted to the seed — rather than from the table's `torch._grouped_mm` rows, a different
+//! kernel.
 
 use super::kernels::Operator;
 use super::spec::GpuSpec;

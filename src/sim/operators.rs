@@ -409,7 +409,8 @@ pub struct OperatorTime {
     pub name: &'static str,
     /// Seconds in the step, all its layers together.
     pub seconds: f64,
-    /// Whether a measured table gave it (else the roofline).
+    /// Whether a measured table row gave it as it is (else the roofline, or the fused-MoE
+    /// model for the routed experts).
     pub measured: bool,
 }
 
@@ -475,14 +476,14 @@ impl OperatorModel {
         if x <= 0.0 {
             return (0.0, true);
         }
+        if let Some(us) = self.fused_moe_us(op, x) {
+            return (us * 1e-6, false);
+        }
         let curve = self
             .table
             .as_ref()
             .and_then(|t| t.entry(op))
             .map(|e| Curve::new(&e.points));
-        if let Some(us) = self.fused_moe_us(op, x) {
-            return (us * 1e-6, false);
-        }
         match curve.map(|c| c.at(x)) {
             Some(us) => (us * 1e-6, true),
             None => (op.roofline_us(x, &self.gpu) * 1e-6, false),
