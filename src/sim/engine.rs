@@ -131,6 +131,12 @@ impl H200Sim {
         let total_blocks = (params.kv_pool_bytes / layout.block_bytes) as u64;
         let k = params.admission_concurrency;
         let params_noise = params.noise;
+        // With speculative decoding vLLM gives each request 1 + k state slots per
+        // linear-attention group (`MambaSpec::num_speculative_blocks`): the verification
+        // writes the state after every draft token, so a rejected one can be rolled back.
+        let state_blocks_per_seq = layout
+            .state_blocks_per_seq
+            .saturating_mul(1 + params.spec_tokens);
         let block_tokens = if config.kv_fp8 {
             2 * layout.block_tokens
         } else {
@@ -154,7 +160,7 @@ impl H200Sim {
             total_blocks,
             free_blocks: total_blocks,
             block_tokens,
-            state_blocks_per_seq: layout.state_blocks_per_seq,
+            state_blocks_per_seq,
             arriving: VecDeque::new(),
             waiting: VecDeque::new(),
             running: Vec::new(),

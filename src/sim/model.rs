@@ -266,7 +266,10 @@ impl StepModel {
         let t_lin = (f_dense / (self.peak_mm * self.eta_mm)
             + f_moe / (self.peak_mm * self.eta_moe))
             .max(w_bytes / bw);
-        let m_att = self.kv_bytes_per_token * load.kv_tokens as f64 + s * 2.0 * self.state_bytes;
+        // Each sequence's linear-attention state read and written once, and written again
+        // after each verified draft token.
+        let m_att = self.kv_bytes_per_token * load.kv_tokens as f64
+            + (s * 2.0 + load.spec_tokens as f64) * self.state_bytes;
         let f_att = self.attention_flops_per_pair * load.attention_pairs;
         let t_att = (f_att / (self.peak_bf16 * self.eta_att)).max(m_att / bw);
         let mix = if graphed { 0.0 } else { self.t_mix_s * s };
@@ -328,6 +331,10 @@ pub struct StepLoad {
     pub decode_kv_tokens: u64,
     /// Causal (query × context) pairs of prefill tokens.
     pub prefill_pairs: f64,
+    /// Draft tokens verified this step (a decoding sequence's tokens beyond its first):
+    /// vLLM's Gated DeltaNet kernel writes the linear-attention state after each of them
+    /// (into the request's extra state slots, so a rejected token can be rolled back).
+    pub spec_tokens: u64,
 }
 
 impl StepLoad {
@@ -352,6 +359,7 @@ impl StepLoad {
         } else {
             self.decode_tokens += n;
             self.decode_kv_tokens += c + n;
+            self.spec_tokens += n.saturating_sub(1);
         }
     }
 }
@@ -383,6 +391,23 @@ mod tests {
         assert!(close(decode(13, 600), 11.7), "{}", decode(13, 600));
         assert!(close(decode(40, 600), 18.9), "{}", decode(40, 600));
         assert!(close(decode(200, 2000), 27.8), "{}", decode(200, 2000));
+    }
+
+    /// Verifying k draft tokens writes the linear-attention state k more times: on the
+    /// roofline exactly k × the state's bytes more per sequence, at the streaming rate.
+    #[test]
+    fn verification_writes_the_state_once_more_per_draft_token() {
+        let m = h200_35b(Weights::Fp8);
+        let (mut plain, mut spec) = (StepLoad::default(), StepLoad::default());
+        for _ in 0..32 {
+            plain.add_sampled(2, 600, false, 2);
+            spec.add_sampled(2, 600, false, 2);
+        }
+        plain.spec_tokens = 0;
+        assert_eq!(spec.spec_tokens, 32);
+        let extra = m.step_seconds(&spec) - m.step_seconds(&plain);
+        let want = 32.0 * m.state_bytes / (m.hbm_bytes_per_s * m.eta_bw);
+        assert!((extra / want - 1.0).abs() < 1e-9, "{extra} vs {want}");
     }
 
     #[test]
