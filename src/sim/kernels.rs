@@ -617,11 +617,6 @@ impl Curve {
         c
     }
 
-    /// The last measured point (size, µs): the rate the curve keeps beyond it.
-    pub fn last_point(&self) -> [f64; 2] {
-        self.last
-    }
-
     /// The time at size `x`, µs ([`interpolate`]'s rule).
     pub fn at(&self, x: f64) -> f64 {
         if x >= 1.0 && x <= self.whole.len() as f64 && x.fract() == 0.0 {
