@@ -183,3 +183,47 @@ fn auto_repetitions_stop_early_on_a_clear_gain() {
         .unwrap_or_else(|| panic!("no target row: {stdout}"));
     assert!(target.ends_with("better"), "{target}");
 }
+
+/// The README's `ab` command line, exactly as printed (its own flags after the bench
+/// flags), against the example server: both URLs and the output directory substituted,
+/// nothing else. It once exited 2: the first bench flag swallowed `ab`'s `--out`.
+#[test]
+fn the_readmes_ab_command_runs_as_printed() {
+    let readme =
+        std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/README.md")).unwrap();
+    let mut lines = readme
+        .lines()
+        .skip_while(|l| !l.starts_with("servebench ab "));
+    let mut command = String::new();
+    for l in lines.by_ref() {
+        match l.trim().strip_suffix('\\') {
+            Some(part) => command.push_str(part),
+            None => {
+                command.push_str(l.trim());
+                break;
+            }
+        }
+    }
+    assert!(command.contains("--out ab/"), "{command}");
+    let server = Served::start(&["--speed", "10"]);
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("ab");
+    let args: Vec<String> = command
+        .split_whitespace()
+        .skip(1)
+        .map(|w| match w {
+            "http://a:8000" | "http://b:8000" => server.url.clone(),
+            "ab/" => out.to_str().unwrap().to_string(),
+            w => w.to_string(),
+        })
+        .collect();
+    let o = Command::new(BIN).args(&args).output().unwrap();
+    assert!(
+        o.status.success(),
+        "{command}: {}\n{}",
+        o.status,
+        String::from_utf8_lossy(&o.stderr)
+    );
+    assert!(out.join("verdict.txt").exists());
+    assert!(out.join("runs/candidate-r2.json").exists());
+}

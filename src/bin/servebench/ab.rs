@@ -91,6 +91,54 @@ fn metric(v: &str) -> Result<String, String> {
     }
 }
 
+/// `ab`'s own flags; each takes a value (`--out DIR` or `--out=DIR`).
+const OWN: &[&str] = &[
+    "--baseline",
+    "--candidate",
+    "--repetitions",
+    "--max-repetitions",
+    "--min-effect",
+    "--metric",
+    "--out",
+];
+
+/// The command line with `ab`'s own flags moved before the bench flags, wherever the user
+/// wrote them: `ab --baseline U --candidate U --profile throughput --repetitions 2 --out D`
+/// reads `--repetitions` and `--out` as `ab`'s, not as bench flags. Everything after a
+/// literal `--` is a bench flag. Other command lines are returned unchanged.
+pub fn hoist_own_flags(argv: Vec<std::ffi::OsString>) -> Vec<std::ffi::OsString> {
+    if argv.get(1).is_none_or(|a| a != "ab") {
+        return argv;
+    }
+    let mut it = argv.into_iter();
+    let mut head: Vec<std::ffi::OsString> = it.by_ref().take(2).collect();
+    let mut bench = Vec::new();
+    while let Some(arg) = it.next() {
+        let text = arg.to_string_lossy();
+        if text == "--" {
+            bench.extend(it.by_ref());
+            break;
+        }
+        let name = text.split('=').next().unwrap_or_default();
+        if text == "-h" || text == "--help" {
+            head.push(arg);
+        } else if OWN.contains(&name) {
+            let with_value = text.contains('=');
+            head.push(arg);
+            if !with_value {
+                head.extend(it.next());
+            }
+        } else {
+            bench.push(arg);
+        }
+    }
+    if !bench.is_empty() {
+        head.push("--".into());
+        head.extend(bench);
+    }
+    head
+}
+
 /// Bench flags `ab` sets itself.
 const RESERVED: &[&str] = &[
     "--target",
@@ -366,4 +414,44 @@ fn table(
         row(&mut w, m.key, mean(&va), mean(&vb), &l);
     }
     w
+}
+
+#[cfg(test)]
+mod tests {
+    use super::hoist_own_flags;
+
+    fn hoisted(line: &str) -> String {
+        let argv = line.split(' ').map(std::ffi::OsString::from).collect();
+        let out: Vec<String> = hoist_own_flags(argv)
+            .into_iter()
+            .map(|a| a.to_string_lossy().into_owned())
+            .collect();
+        out.join(" ")
+    }
+
+    #[test]
+    fn abs_own_flags_are_taken_wherever_they_stand() {
+        let cases = [
+            // The README's form: bench flags between ab's own.
+            (
+                "sb ab --baseline U --candidate V --profile throughput --repetitions auto --min-effect 1 --out ab/",
+                "sb ab --baseline U --candidate V --repetitions auto --min-effect 1 --out ab/ -- --profile throughput",
+            ),
+            (
+                "sb ab --baseline=U --profile throughput --max-requests 20 --candidate V --repetitions=2 --out D",
+                "sb ab --baseline=U --candidate V --repetitions=2 --out D -- --profile throughput --max-requests 20",
+            ),
+            // After `--`, everything is a bench flag.
+            (
+                "sb ab --out D -- --metric x --rate 2",
+                "sb ab --out D -- --metric x --rate 2",
+            ),
+            ("sb ab --help", "sb ab --help"),
+            // Other verbs are left alone.
+            ("sb bench --out x --profile p", "sb bench --out x --profile p"),
+        ];
+        for (line, want) in cases {
+            assert_eq!(hoisted(line), want, "{line}");
+        }
+    }
 }

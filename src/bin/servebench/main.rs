@@ -115,6 +115,10 @@ enum Command {
 }
 
 fn main() -> ExitCode {
+    // `ab` takes its own flags wherever they stand among the bench flags.
+    #[cfg(all(feature = "study", unix))]
+    let cli = Cli::parse_from(ab::hoist_own_flags(std::env::args_os().collect()));
+    #[cfg(not(all(feature = "study", unix)))]
     let cli = Cli::parse();
     let output = match cli.command {
         Command::Parse(a) => parse::run(&a),
@@ -166,5 +170,120 @@ fn print_stdout(text: &str) -> Result<(), ()> {
             eprintln!("servebench: cannot write to stdout: {e}");
             Err(())
         }
+    }
+}
+
+#[cfg(test)]
+mod docs_commands {
+    //! Every `servebench …` command the README and the guide print parses as printed: the
+    //! flags exist, their values are accepted, the forms combine (the runs themselves are
+    //! tested elsewhere, against the example server).
+
+    use clap::Parser as _;
+
+    /// The `servebench` command lines of one Markdown text's `sh` blocks: continuation
+    /// lines joined, a trailing `# comment`, `&`, pipe or redirection cut off.
+    fn commands(markdown: &str) -> Vec<String> {
+        let mut out = Vec::new();
+        let mut in_sh = false;
+        let mut current: Option<String> = None;
+        for line in markdown.lines() {
+            let t = line.trim_start();
+            if t.starts_with("```") {
+                in_sh = t == "```sh";
+                continue;
+            }
+            if !in_sh {
+                continue;
+            }
+            let t = t.strip_prefix("$ ").unwrap_or(t);
+            let t = match t.find("  #").or_else(|| t.find(" # ")) {
+                Some(i) => t[..i].trim_end(),
+                None => t.trim_end(),
+            };
+            let (body, more) = match t.strip_suffix('\\') {
+                Some(b) => (b.trim_end(), true),
+                None => (t, false),
+            };
+            match &mut current {
+                Some(c) => {
+                    c.push(' ');
+                    c.push_str(body);
+                }
+                None if body.starts_with("servebench ") => current = Some(body.to_string()),
+                None => continue,
+            }
+            if !more {
+                out.extend(current.take());
+            }
+        }
+        out
+    }
+
+    fn argv(command: &str) -> Vec<String> {
+        // A shell loop's variable (`for k in 1 2 3 4; do …`): its first value.
+        let command = command.replace("${k}", "1").replace("$k", "1");
+        let words = shell_words::split(&command)
+            .unwrap_or_else(|e| panic!("{command}: not a shell command line: {e}"));
+        words
+            .into_iter()
+            .take_while(|w| !matches!(w.as_str(), "|" | "&" | "&&" | ">" | ">>" | "2>&1"))
+            .collect()
+    }
+
+    #[test]
+    fn every_command_the_readme_and_guide_print_parses() {
+        let root = env!("CARGO_MANIFEST_DIR");
+        let mut files = vec![std::path::PathBuf::from(root).join("README.md")];
+        let mut guide: Vec<_> = std::fs::read_dir(std::path::Path::new(root).join("docs/guide"))
+            .unwrap()
+            .map(|e| e.unwrap().path())
+            .filter(|p| p.extension().is_some_and(|x| x == "md"))
+            .collect();
+        guide.sort();
+        files.extend(guide);
+        let mut checked = 0;
+        let mut failures = Vec::new();
+        for f in &files {
+            let text = std::fs::read_to_string(f).unwrap();
+            for c in commands(&text) {
+                let args = argv(&c);
+                #[cfg(all(feature = "study", unix))]
+                let args: Vec<String> = super::ab::hoist_own_flags(
+                    args.into_iter().map(std::ffi::OsString::from).collect(),
+                )
+                .into_iter()
+                .map(|a| a.to_string_lossy().into_owned())
+                .collect();
+                checked += 1;
+                if let Err(e) = super::Cli::try_parse_from(&args) {
+                    if !matches!(
+                        e.kind(),
+                        clap::error::ErrorKind::DisplayHelp
+                            | clap::error::ErrorKind::DisplayVersion
+                    ) {
+                        let first = e.to_string();
+                        let first = first.lines().next().unwrap_or_default().to_string();
+                        failures.push(format!("{}: {c}\n    {first}", f.display()));
+                    }
+                }
+            }
+        }
+        assert!(checked >= 40, "only {checked} commands found");
+        assert!(failures.is_empty(), "{}", failures.join("\n"));
+    }
+
+    #[test]
+    fn commands_are_read_as_a_shell_would() {
+        let md = "text\n```sh\nservebench ab --baseline U \\\n    --out ab/   # the verdict\ncargo run\nservebench report r.json | head\n```\n```text\nservebench not a command\n```\n";
+        let c = commands(md);
+        assert_eq!(
+            c,
+            [
+                "servebench ab --baseline U --out ab/",
+                "servebench report r.json | head"
+            ]
+        );
+        assert_eq!(argv(&c[1]), ["servebench", "report", "r.json"]);
     }
 }
