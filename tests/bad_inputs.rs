@@ -201,7 +201,33 @@ fn every_bad_input_gets_a_typed_error_and_its_exit_status() {
         ]
     };
 
+    // guidellm 0.8.1's real file as `--sample-requests 0` leaves it: every request list
+    // empty, the aggregates kept.
+    let unsampled_guidellm = {
+        let mut v: serde_json::Value = serde_json::from_slice(&guidellm_json).unwrap();
+        for b in v["benchmarks"].as_array_mut().unwrap() {
+            for list in ["successful", "errored", "incomplete"] {
+                b["requests"][list] = serde_json::json!([]);
+            }
+        }
+        serde_json::to_vec(&v).unwrap()
+    };
     let mut cases = vec![
+        // A recomputation with nothing to recompute from: exit 1 naming why, no zeros.
+        case(
+            "unsampled-guidellm.json",
+            Some(unsampled_guidellm.clone()),
+            &["report", "{f}", "--convention", "vllm"],
+            1,
+        )
+        .err(&["{f}", "no per-request records", "--sample-requests"]),
+        case(
+            "unsampled-guidellm.json",
+            Some(unsampled_guidellm),
+            &["report", "{f}", "--convention", "guidellm"],
+            1,
+        )
+        .err(&["{f}", "no per-request records", "guidellm saved no samples"]),
         // Missing files: every verb.
         case("missing", None, &["parse", "{f}"], 1).err(&["{f}", "cannot read"]),
         case("missing", None, &["render", "{f}"], 1).err(&["{f}", "cannot read"]),

@@ -135,6 +135,8 @@ pub fn report_run(run: &Run, opts: &ReportOptions) -> Result<ReportBlock, Import
             (None, None) => Style::Vllm,
         };
         match (&run.records, format) {
+            // No sampled request: no exact figures (they would all be zeros).
+            (Some(recs), _) if recs.measured().is_empty() => {}
             (Some(recs), Format::GuidellmJson | Format::GuidellmYaml) => {
                 result.exact = Some(exact_figures(&recs.measured()));
             }
@@ -169,6 +171,14 @@ pub fn report_run(run: &Run, opts: &ReportOptions) -> Result<ReportBlock, Import
         });
     };
     let guidellm_file = matches!(format, Format::GuidellmJson | Format::GuidellmYaml);
+    // A file whose request lists are empty (guidellm run with `--sample-requests 0`) has
+    // nothing to recompute from: every figure would print as a zero.
+    if records.all.is_empty() || records.measured().is_empty() {
+        return Err(ImportError::NoRecords {
+            run: run.name.clone(),
+            hint: empty_records_hint(format, records.sampled_of),
+        });
+    }
     if convention == Convention::Guidellm && !records.send_times {
         return Err(ImportError::CannotRecompute {
             run: run.name.clone(),
@@ -365,6 +375,21 @@ const GUIDELLM_VLLM_NOTES: [&str; 2] = [
 ];
 
 /// How to get records, per format.
+/// Why a file that lists requests lists none (inside its measured window).
+fn empty_records_hint(format: Format, sampled_of: Option<u64>) -> String {
+    match (format, sampled_of) {
+        (Format::GuidellmJson | Format::GuidellmYaml, Some(n)) if n > 0 => format!(
+            "the file lists none of the {n} requests its metrics count: guidellm saved no \
+             samples (run it with a --sample-requests above 0, or without the flag)"
+        ),
+        (Format::GuidellmJson | Format::GuidellmYaml, _) => "the file's request lists are \
+            empty: guidellm saved no samples (run it with a --sample-requests above 0, or \
+            without the flag)"
+            .into(),
+        _ => "the file lists no request inside its measured window".into(),
+    }
+}
+
 fn no_records_hint(format: Format) -> &'static str {
     match format {
         Format::VllmJson => "the file was saved without --save-detailed",
