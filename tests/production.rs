@@ -997,21 +997,57 @@ fn bench_gpu_metrics_nvidia_smi_integrates_the_sampled_power() {
         "{report}"
     );
 
-    // A failing nvidia-smi (asked with no arguments it would print; here it is broken).
+    // A failing nvidia-smi, a missing one, an exporter that does not answer, a source that
+    // is neither: each stops `bench` before a request is sent, naming the source and why
+    // (exit 1; 2 for a value that is no source at all). Nothing is saved.
     let broken = dir.join("broken");
     std::fs::create_dir_all(&broken).unwrap();
     let bin = fake_nvidia_smi(&broken, "0, 300.00, 40, 1000");
-    let (_, run) = bench_to(&target, &broken.join("run.json"), &flags, Some(&bin));
-    let gpu = run.gpu_metrics.as_ref().unwrap();
-    assert!(gpu.is_empty(), "{gpu:?}");
-    assert!(
-        gpu.notes.iter().any(|n| n.contains("nvidia-smi line 1")),
-        "{:?}",
-        gpu.notes
-    );
-    // The server's own DCGM metrics still give the energy, and say so.
-    let e = run.result.energy.as_ref().unwrap();
-    assert_eq!(e.source, format!("dcgm:{target}/metrics"));
+    let empty = dir.join("empty-path");
+    std::fs::create_dir_all(&empty).unwrap();
+    let closed = {
+        let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        format!("http://{}", l.local_addr().unwrap())
+    };
+    let cases: [(&str, Option<std::ffi::OsString>, i32, &[&str]); 4] = [
+        (
+            "nvidia-smi",
+            Some(path_with(&bin)),
+            1,
+            &["--gpu-metrics", "nvidia-smi line 1"],
+        ),
+        (
+            "nvidia-smi",
+            Some(empty.clone().into_os_string()),
+            1,
+            &["--gpu-metrics", "nvidia-smi:"],
+        ),
+        (
+            &closed,
+            None,
+            1,
+            &["--gpu-metrics", &closed, "failed before the run started"],
+        ),
+        ("foo", None, 2, &["--gpu-metrics", "`foo` is neither"]),
+    ];
+    for (source, path, code, words) in cases {
+        let out = broken.join("run.json");
+        let mut cmd = std::process::Command::new(BIN);
+        cmd.args(["bench", "--target", &target, "--quiet"])
+            .args(&flags[..flags.len() - 2])
+            .args(["--gpu-metrics", source, "--output"])
+            .arg(&out);
+        if let Some(p) = path {
+            cmd.env("PATH", p);
+        }
+        let o = cmd.output().unwrap();
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(code), "{source}: {err}");
+        for w in words {
+            assert!(err.contains(w), "{source}: no `{w}` in {err}");
+        }
+        assert!(!out.exists(), "{source}: a run file was written");
+    }
     let _ = std::fs::remove_dir_all(&dir);
 }
 

@@ -124,6 +124,30 @@ impl BenchArgs {
 }
 
 /// Samples `source` (`nvidia-smi`, or a DCGM exporter's base URL) every `every`.
+/// One sample of the GPU telemetry `source`, taken before the run so that a source that
+/// cannot be read stops the run loudly instead of leaving it without energy figures.
+fn check_gpu_source(source: &str) -> Result<(), BenchError> {
+    use crate::observe::gpu::{nvidia_smi_samples, NVIDIA_SMI};
+    let failed = |reason: String| BenchError::GpuMetrics {
+        source_name: source.to_string(),
+        reason,
+    };
+    let samples = if source == NVIDIA_SMI {
+        nvidia_smi_samples().map_err(failed)?
+    } else {
+        crate::observe::scrape::scrape_once(source, Duration::from_secs(5))
+            .map_err(|e| failed(e.to_string()))?
+    };
+    if !crate::observe::gpu::has_gpu_series(&samples) {
+        return Err(failed(
+            "it answered, but with no GPU power or energy series (DCGM_FI_DEV_POWER_USAGE, \
+             DCGM_FI_DEV_TOTAL_ENERGY_CONSUMPTION)"
+                .into(),
+        ));
+    }
+    Ok(())
+}
+
 fn gpu_sampler(
     source: &str,
     every: Duration,
@@ -286,6 +310,15 @@ pub enum BenchError {
     /// The driver could not run the profile.
     #[error(transparent)]
     Driver(#[from] DriverError),
+    /// The GPU telemetry source asked for (a DCGM exporter's URL, or `nvidia-smi`) gave no
+    /// sample before the run: nothing was sent.
+    #[error("GPU telemetry from {source_name} failed before the run started: {reason}")]
+    GpuMetrics {
+        /// The source as given ([`BenchArgs::gpu_metrics`]).
+        source_name: String,
+        /// Why its first sample failed.
+        reason: String,
+    },
     /// Writing the output failed.
     #[error("writing {path}: {message}")]
     Write {
@@ -403,6 +436,9 @@ pub fn run(args: &BenchArgs, progress: &mut dyn FnMut(&Progress)) -> Result<Benc
     let scraper = args
         .scrape_interval
         .map(|every| crate::observe::scrape::Scraper::start(&target, every, zero));
+    if let Some(source) = args.gpu_metrics.as_deref() {
+        check_gpu_source(source)?;
+    }
     let gpu_scraper = args.gpu_metrics.as_deref().map(|source| {
         let every = args
             .gpu_interval

@@ -301,6 +301,11 @@ pub fn parse_nvidia_smi(text: &str) -> Result<Vec<Sample>, String> {
     Ok(out)
 }
 
+/// Whether `samples` hold a GPU power or energy series, the ones energy figures need.
+pub fn has_gpu_series(samples: &[Sample]) -> bool {
+    samples.iter().any(|s| s.name == POWER || s.name == ENERGY)
+}
+
 /// Samples `nvidia-smi` on this machine once (see [`parse_nvidia_smi`]).
 pub fn nvidia_smi_samples() -> Result<Vec<Sample>, String> {
     let out = std::process::Command::new("nvidia-smi")

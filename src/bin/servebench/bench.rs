@@ -215,7 +215,7 @@ pub struct Args {
     /// Reports energy, joules per output token and tokens per joule; kept in the run file as
     /// gpu_metrics. Without it, DCGM metrics on the server's own /metrics are used when it
     /// has them.
-    #[arg(long, value_name = "URL|nvidia-smi")]
+    #[arg(long, value_name = "URL|nvidia-smi", value_parser = gpu_source)]
     gpu_metrics: Option<String>,
     /// Send the requests to these LoRA adapters (their model names, as `vllm serve
     /// --lora-modules` names them) by a seeded split; results per adapter as well as overall.
@@ -495,6 +495,17 @@ fn peak_note(r: &servebench::BenchmarkResult) -> Option<String> {
 /// which nothing succeeded; 2 for usage; 4 when the measurement failed — the server went
 /// away, or more than `--max-failed-share` of the requests failed; 130/143 when
 /// SIGINT/SIGTERM interrupted it).
+/// `--gpu-metrics`: `nvidia-smi`, or an exporter's `http://` URL.
+fn gpu_source(v: &str) -> Result<String, String> {
+    if v == "nvidia-smi" || v.starts_with("http://") {
+        Ok(v.to_string())
+    } else {
+        Err(format!(
+            "`{v}` is neither a DCGM exporter's URL (http://gpu-host:9400) nor nvidia-smi"
+        ))
+    }
+}
+
 pub fn main(args: &Args) -> ExitCode {
     match run(args) {
         Ok((text, status)) => crate::print_stdout(&text)
@@ -651,7 +662,10 @@ fn run(args: &Args) -> Result<(String, u8), Failure> {
     let outcome = bench::run(&bench_args, &mut report);
     drop(watch);
     bar.finish_and_clear();
-    let mut run = outcome.map_err(|e| InputError(format!("bench: {e}")))?;
+    let mut run = outcome.map_err(|e| match e {
+        bench::BenchError::GpuMetrics { .. } => InputError(format!("bench: --gpu-metrics: {e}")),
+        e => InputError(format!("bench: {e}")),
+    })?;
     // The command line without the key (`--api-key KEY` or `--api-key=KEY`).
     run.file.command_line = servebench::secret::redact_argv(&std::env::args().collect::<Vec<_>>());
     if args.ci {
@@ -684,6 +698,18 @@ fn run(args: &Args) -> Result<(String, u8), Failure> {
                 s.len(),
                 s.target,
                 s.series.len()
+            );
+        }
+    }
+    if let Some(g) = &run.file.gpu_metrics {
+        for n in &g.notes {
+            eprintln!("servebench: gpu metrics: {n}");
+        }
+        if run.file.result.energy.is_none() {
+            eprintln!(
+                "servebench: gpu metrics: {} gave no energy figures for this run ({} samples)",
+                g.target,
+                g.len()
             );
         }
     }
