@@ -115,6 +115,18 @@ fn bench_run_files_read_back_through_every_verb() {
         gl.contains(&text::render(&want, text::Style::Gpustack)),
         "{gl}"
     );
+    // Above guidellm's numbers, the line `bench` prints too: the TPOT header's wording is
+    // GPUStack's layout, guidellm's TPOT includes the first token.
+    let note = servebench::format::labels::convention_note(Convention::Guidellm).unwrap();
+    assert!(note.contains("TPOT includes the time to first token"));
+    assert!(
+        gl.contains(&format!(
+            "{note}\n{}",
+            text::render(&want, text::Style::Gpustack)
+        )),
+        "{gl}"
+    );
+    assert!(!vl.contains("Metric convention"), "{vl}");
     // render: the run file's result in the style its convention's labels fit.
     let o = sb(&["render", path]);
     assert!(o.status.success());

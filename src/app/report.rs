@@ -458,6 +458,16 @@ pub fn render_report(blocks: &[ReportBlock]) -> String {
         }
         out.push_str(&b.name);
         out.push_str("\n\n");
+        // The same first line as `bench`'s: the block's labels are vLLM's wording.
+        if let Some(note) = b
+            .result
+            .meta
+            .convention
+            .and_then(crate::format::labels::convention_note)
+        {
+            out.push_str(note);
+            out.push('\n');
+        }
         out.push_str(&b.render());
         out.push('\n');
         for n in &b.notes {

@@ -75,7 +75,8 @@ pub fn convention_note(convention: Convention) -> Option<&'static str> {
         Convention::Vllm => None,
         Convention::Guidellm => Some(
             "Metric convention: guidellm (as GPUStack reports): TPOT includes the time to first \
-             token, ITL is the per-request mean decode time, peaks are instantaneous rates.",
+             token (the \"excl. 1st token\" header is GPUStack's layout, not guidellm's \
+             definition), ITL is the per-request mean decode time, peaks are instantaneous rates.",
         ),
     }
 }
