@@ -368,3 +368,37 @@ fn compare_warns_when_conventions_differ() {
     assert!(!same.contains("Note:"));
     assert!(same.contains("(+0.00%)"));
 }
+
+/// Files servebench writes (atomically, through a temporary file) get the mode the umask
+/// gives any new file: under 022 a teammate, a CI step or a web server can read them
+/// (0644); under 077 they stay private (0600). They were 0600 whatever the umask.
+#[cfg(all(unix, feature = "plot"))]
+#[test]
+fn written_files_honour_the_umask() {
+    use std::os::unix::fs::PermissionsExt as _;
+    let run_file = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/tests/fixtures/accuracy-clients/servebench-run.json"
+    );
+    for (umask, want) in [("022", 0o644), ("077", 0o600), ("002", 0o664)] {
+        let dir = tempfile::tempdir().unwrap();
+        let out = dir.path().join("charts");
+        let o = Command::new("sh")
+            .arg("-c")
+            .arg(format!(
+                "umask {umask} && exec \"$0\" plot \"$1\" --out \"$2\""
+            ))
+            .args([BIN, run_file, out.to_str().unwrap()])
+            .output()
+            .unwrap();
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        let mut seen = 0;
+        for e in std::fs::read_dir(&out).unwrap() {
+            let p = e.unwrap().path();
+            let mode = std::fs::metadata(&p).unwrap().permissions().mode() & 0o777;
+            assert_eq!(mode, want, "umask {umask}: {} is {mode:o}", p.display());
+            seen += 1;
+        }
+        assert!(seen >= 2 && out.join("index.html").exists(), "{seen} files");
+    }
+}
