@@ -173,3 +173,45 @@ fn compare_and_render_accept_every_importable_file() {
     );
     assert!(text.contains("Mean TTFT"), "{text}");
 }
+
+/// The documented `compare` forms run as written: `--paired` after the candidates is the
+/// flag, not a file (and implies `--repetitions`); `--repetitions` on one run per side
+/// falls back to the runs' within-run intervals and says so, instead of exiting 1; the
+/// README's single-run form with `--confidence` and `--min-effect` succeeds.
+#[test]
+fn the_documented_compare_forms_run() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures");
+    let vllm = root.join("vllm-0.33/result.json");
+    let run_file = root.join("accuracy-clients/servebench-run.json");
+    let (v, r) = (vllm.to_str().unwrap(), run_file.to_str().unwrap());
+    let ok = |args: &[&str]| {
+        let o = run(args, None);
+        assert!(
+            o.status.success(),
+            "{args:?}: {}",
+            String::from_utf8_lossy(&o.stderr)
+        );
+        String::from_utf8_lossy(&o.stdout).into_owned()
+    };
+    let paired = ok(&["compare", v, v, "--", v, v, "--paired"]);
+    assert!(paired.contains("candidate runs (paired)"), "{paired}");
+    let paired = ok(&["compare", "--paired", v, v, "--", v, v]);
+    assert!(paired.contains("candidate runs (paired)"), "{paired}");
+    let unpaired = ok(&["compare", v, v, "--", v, v]);
+    assert!(unpaired.contains("(unpaired, Welch)"), "{unpaired}");
+    let single = ok(&[
+        "compare",
+        r,
+        r,
+        "--repetitions",
+        "--confidence",
+        "0.95",
+        "--effect",
+        "2",
+    ]);
+    assert!(
+        single.contains("each side holds one run") && single.contains("within-run intervals"),
+        "{single}"
+    );
+    ok(&["compare", r, r, "--confidence", "0.95", "--min-effect", "2"]);
+}

@@ -59,8 +59,8 @@ pub struct Args {
     /// CANDIDATE one of the candidate: compare means with t-intervals.
     #[arg(long, conflicts_with_all = ["base_block", "candidate_block"])]
     repetitions: bool,
-    /// With --repetitions: the runs were interleaved (A B A B …), pair them in order.
-    #[arg(long, requires = "repetitions")]
+    /// The runs were interleaved (A B A B …): pair them in order (implies --repetitions).
+    #[arg(long)]
     paired: bool,
     /// Confidence level of the intervals and verdicts.
     #[arg(long, value_name = "LEVEL", default_value_t = 0.95, value_parser = confidence)]
@@ -225,6 +225,53 @@ fn expand(paths: &[String]) -> Result<Vec<String>, InputError> {
     Ok(out)
 }
 
+/// The command line with `compare`'s own flags that stand after `--` moved before it:
+/// `compare A1 A2 -- B1 B2 --paired` reads `--paired` as the flag, not as a candidate file
+/// (a file whose name starts with `--` is written `./--name`). Other command lines are
+/// returned unchanged.
+pub fn hoist_own_flags(argv: Vec<std::ffi::OsString>) -> Vec<std::ffi::OsString> {
+    if argv.get(1).is_none_or(|a| a != "compare") {
+        return argv;
+    }
+    let Some(dash) = argv.iter().position(|a| a == "--") else {
+        return argv;
+    };
+    let cmd = <crate::Cli as clap::CommandFactory>::command();
+    let Some(compare) = cmd.find_subcommand("compare") else {
+        return argv;
+    };
+    // Each long flag of `compare`, and whether it takes a value.
+    let own = |name: &str| -> Option<bool> {
+        compare
+            .get_arguments()
+            .find(|a| a.get_long() == Some(name))
+            .map(|a| a.get_action().takes_values())
+    };
+    let (mut head, tail) = (argv[..dash].to_vec(), &argv[dash + 1..]);
+    let mut rest = Vec::new();
+    let mut i = 0;
+    while i < tail.len() {
+        let text = tail[i].to_string_lossy();
+        let name = text
+            .strip_prefix("--")
+            .map(|n| n.split('=').next().unwrap_or_default());
+        match name.and_then(own) {
+            Some(takes_value) => {
+                head.push(tail[i].clone());
+                if takes_value && !text.contains('=') {
+                    head.extend(tail.get(i + 1).cloned());
+                    i += 1;
+                }
+            }
+            None => rest.push(tail[i].clone()),
+        }
+        i += 1;
+    }
+    head.push("--".into());
+    head.extend(rest);
+    head
+}
+
 /// The two sides' paths: `BASE CANDIDATE`, or every path before `--` and every one after.
 fn sides(args: &Args) -> Result<(Vec<String>, Vec<String>), InputError> {
     if args.candidates.is_empty() {
@@ -272,7 +319,21 @@ pub fn run(args: &Args) -> Result<String, InputError> {
         ));
     }
     let mut notes: Vec<String> = Vec::new();
-    let (mut base, mut cand, noise, runs) = if args.repetitions || several {
+    let mut between = args.repetitions || args.paired || several;
+    // `--repetitions` on one result per side: nothing to compare between runs; each run's
+    // own intervals (from its records) decide instead, and the output says so.
+    if between && !several {
+        let count = |p: &str| input::load(p).map(|runs| runs.len());
+        if count(&base_paths[0])? == 1 && count(&cand_paths[0])? == 1 {
+            between = false;
+            notes.push(
+                "Note: each side holds one run, so there is no run-to-run spread to compare \
+                 (--repetitions, --paired); the verdicts use each run's within-run intervals."
+                    .into(),
+            );
+        }
+    }
+    let (mut base, mut cand, noise, runs) = if between {
         let load = |paths: &[String]| -> Result<Vec<BenchmarkResult>, InputError> {
             let mut out = Vec::new();
             for p in paths {

@@ -117,9 +117,11 @@ enum Command {
 fn main() -> ExitCode {
     // `ab` takes its own flags wherever they stand among the bench flags.
     #[cfg(all(feature = "study", unix))]
-    let cli = Cli::parse_from(ab::hoist_own_flags(std::env::args_os().collect()));
+    let cli = Cli::parse_from(compare::hoist_own_flags(ab::hoist_own_flags(
+        std::env::args_os().collect(),
+    )));
     #[cfg(not(all(feature = "study", unix)))]
-    let cli = Cli::parse();
+    let cli = Cli::parse_from(compare::hoist_own_flags(std::env::args_os().collect()));
     let output = match cli.command {
         Command::Parse(a) => parse::run(&a),
         Command::Render(a) => render::run(&a),
@@ -250,6 +252,12 @@ mod docs_commands {
                 let args = argv(&c);
                 #[cfg(all(feature = "study", unix))]
                 let args: Vec<String> = super::ab::hoist_own_flags(
+                    args.into_iter().map(std::ffi::OsString::from).collect(),
+                )
+                .into_iter()
+                .map(|a| a.to_string_lossy().into_owned())
+                .collect();
+                let args: Vec<String> = super::compare::hoist_own_flags(
                     args.into_iter().map(std::ffi::OsString::from).collect(),
                 )
                 .into_iter()
