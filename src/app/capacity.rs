@@ -29,6 +29,9 @@ pub struct CapacityArgs {
     pub options: SearchOptions,
     /// Where each probe's run file, `capacity.json` and `capacity.svg` go (created).
     pub dir: PathBuf,
+    /// How long a rate probe sends ([`crate::capacity::DEFAULT_PROBE_SECONDS`] by
+    /// default): probes are bounded by time, not by the profile's request count.
+    pub probe_seconds: f64,
 }
 
 /// A finished search.
@@ -60,8 +63,8 @@ pub enum CapacityError {
         /// Why.
         source: BenchError,
     },
-    /// A probe was interrupted (Ctrl-C): the probes before it are saved.
-    #[error("probe {index} interrupted ({reason}); the probes before it are saved in {}", dir.display())]
+    /// A probe was interrupted (Ctrl-C): it and the probes before it are saved.
+    #[error("probe {index} interrupted ({reason}); it (marked interrupted) and the probes before it are saved in {}", dir.display())]
     Interrupted {
         /// The probe's place.
         index: u32,
@@ -104,11 +107,24 @@ struct ProbeEntry<'a> {
     check: &'a SloCheck,
 }
 
-/// The bench arguments of one probe: `base` at `load`.
-pub fn probe_args(base: &BenchArgs, kind: SearchKind, load: f64) -> BenchArgs {
+/// The bench arguments of one probe: `base` at `load`. A rate probe sends for
+/// `probe_seconds` ([`crate::capacity::probe_requests`] requests, fewer when `base` caps
+/// them) and may drain for [`crate::capacity::probe_drain_seconds`] after; what is still
+/// in flight then is cut.
+pub fn probe_args(base: &BenchArgs, kind: SearchKind, load: f64, probe_seconds: f64) -> BenchArgs {
     let mut a = base.clone();
     match kind {
         SearchKind::Rate => {
+            // An explicit request cap (`--max-requests`) still caps the probe; the
+            // sustained-load rule then judges whether so short a probe showed anything.
+            let n = crate::capacity::probe_requests(load, probe_seconds);
+            let n = base.max_requests.map_or(n, |m| m.min(n));
+            a.profile.total_requests = n;
+            let sending_s = n as f64 / load;
+            a.max_duration = std::time::Duration::try_from_secs_f64(
+                sending_s + crate::capacity::probe_drain_seconds(sending_s),
+            )
+            .ok();
             a.profile.request_rate = load;
             a.arrivals = Some(match base.arrivals {
                 Some(Arrivals::Poisson { seed, .. }) => Arrivals::Poisson { rate: load, seed },
@@ -144,12 +160,32 @@ fn write_atomic(path: &Path, bytes: &[u8]) -> Result<(), CapacityError> {
     })
 }
 
+/// What [`run_capacity`] tells its caller of each probe.
+#[derive(Debug, Clone, Copy)]
+pub enum ProbeEvent<'a> {
+    /// A probe starts: its place and load, and the requests it will send.
+    Started {
+        /// The probe.
+        at: &'a ProbeAt,
+        /// Requests it sends.
+        requests: u64,
+    },
+    /// A probe ended and was judged (its run file is saved).
+    Ended {
+        /// The probe.
+        at: &'a ProbeAt,
+        /// Its SLO and sustained-load figures.
+        check: &'a SloCheck,
+    },
+}
+
 /// Runs the search against `base.http.target` (see the module docs); `on_probe` hears of
-/// each probe as it ends, `progress` of each probe's requests as they go.
+/// each probe as it starts and ends, `progress` of each probe's requests as they go. A
+/// probe interrupted (Ctrl-C) is saved, marked interrupted, before the search stops.
 pub fn run_capacity(
     base: &BenchArgs,
     cap: &CapacityArgs,
-    on_probe: &mut dyn FnMut(&ProbeAt, &SloCheck),
+    on_probe: &mut dyn FnMut(ProbeEvent<'_>),
     progress: &mut dyn FnMut(&Progress),
 ) -> Result<CapacityRun, CapacityError> {
     cap.options.check()?;
@@ -160,12 +196,26 @@ pub fn run_capacity(
     let mut checks: Vec<SloCheck> = Vec::new();
     let mut files = Vec::new();
     let mut probe = |at: &ProbeAt| -> Result<f64, CapacityError> {
-        let args = probe_args(base, cap.kind, at.load);
+        let args = probe_args(base, cap.kind, at.load, cap.probe_seconds);
+        let requests = args.max_requests.map_or(args.profile.total_requests, |m| {
+            m.min(args.profile.total_requests)
+        });
+        on_probe(ProbeEvent::Started { at, requests });
         let mut run = bench::run(&args, progress).map_err(|source| CapacityError::Probe {
             index: at.index,
             load: at.load,
             source,
         })?;
+        let check = cap
+            .slo
+            .check_probe(&run.file.records, cap.kind, Some(requests));
+        run.file.capacity_probe = Some(probe_of(cap.kind, &cap.slo, at, &check));
+        let path = cap.dir.join(format!("probe-{:03}.json", at.index));
+        bench::save(&path, &run).map_err(|e| CapacityError::Write {
+            path: path.clone(),
+            message: e.to_string(),
+        })?;
+        // Interrupted: what the probe measured is saved (marked interrupted) above.
         if let Some(reason) = base.stop.as_ref().and_then(|s| s.reason()) {
             return Err(CapacityError::Interrupted {
                 index: at.index,
@@ -173,14 +223,7 @@ pub fn run_capacity(
                 dir: cap.dir.clone(),
             });
         }
-        let check = cap.slo.check(&run.file.records);
-        run.file.capacity_probe = Some(probe_of(cap.kind, &cap.slo, at, &check));
-        let path = cap.dir.join(format!("probe-{:03}.json", at.index));
-        bench::save(&path, &run).map_err(|e| CapacityError::Write {
-            path: path.clone(),
-            message: e.to_string(),
-        })?;
-        on_probe(at, &check);
+        on_probe(ProbeEvent::Ended { at, check: &check });
         files.push(path);
         let m = check.worst_ratio;
         checks.push(check);

@@ -21,7 +21,7 @@ pub(crate) mod sweep;
 
 #[cfg(feature = "http")]
 pub use capacity::{
-    probe_args, run_capacity, CapacityArgs, CapacityError, CapacityRun, CAPACITY_FORMAT,
+    probe_args, run_capacity, CapacityArgs, CapacityError, CapacityRun, ProbeEvent, CAPACITY_FORMAT,
 };
 pub use lint_files::{
     exit_code, lint_bytes, lint_path, lint_run_file, lint_runs, LintInputError, EXIT_BAD_INPUT,

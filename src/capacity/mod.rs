@@ -6,6 +6,7 @@
 
 mod search;
 mod slo;
+mod sustain;
 
 pub use search::{
     search, JudgedLoad, LoadVerdict, ProbeAt, ProbeRecord, SearchOptions, SearchOptionsError,
@@ -13,7 +14,12 @@ pub use search::{
 };
 pub use slo::{
     ConditionCheck, SloCheck, SloCondition, SloMetric, SloStatistic, SloTarget, SloTargetError,
-    MAX_RATIO,
+    MAX_RATIO, SUSTAINED_CONDITION,
+};
+
+pub use sustain::{
+    probe_drain_seconds, probe_requests, sustained, Sustained, DEFAULT_PROBE_SECONDS,
+    MIN_PROBE_REQUESTS, MIN_STEADY_REQUESTS, MIN_SUSTAINED_SHARE, STEADY_SKIP_SHARE,
 };
 
 use crate::result::{CapacityEstimate, CapacityProbe, SearchKind};

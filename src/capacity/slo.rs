@@ -9,7 +9,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::metrics::{compute, MetricsOptions, Slo};
 use crate::record::RequestRecord;
-use crate::result::{BenchmarkResult, Convention, Summary};
+use crate::result::{BenchmarkResult, Convention, SearchKind, Summary};
 
 /// The latency an SLO condition bounds.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
@@ -456,7 +456,40 @@ impl SloTarget {
             held: worst_ratio <= 1.0,
         }
     }
+
+    /// [`SloTarget::check`] of a capacity probe at a `kind` of load that was to send
+    /// `planned` requests: for a rate, the SLO and the load sustained
+    /// ([`super::sustained`]) as a condition [`SUSTAINED_CONDITION`] whose observed value
+    /// is the share carried and whose ratio is [`super::Sustained::ratio`] (the share
+    /// missing over the share allowed to miss, or the latencies' growth over the growth
+    /// allowed; [`MAX_RATIO`] when the steady window held too few requests): a probe that
+    /// did not carry its load never holds.
+    pub fn check_probe(
+        &self,
+        records: &[RequestRecord],
+        kind: SearchKind,
+        planned: Option<u64>,
+    ) -> SloCheck {
+        let mut check = self.check(records);
+        if kind != SearchKind::Rate {
+            return check;
+        }
+        let s = super::sustained(records, planned);
+        let ratio = s.map_or(MAX_RATIO, |s| s.ratio().clamp(0.0, MAX_RATIO));
+        check.conditions.push(ConditionCheck {
+            condition: SUSTAINED_CONDITION.into(),
+            observed: s.map(|s| s.share()),
+            ratio,
+        });
+        check.worst_ratio = check.worst_ratio.max(ratio);
+        check.held = check.worst_ratio <= 1.0;
+        check
+    }
 }
+
+/// The name of a rate probe's sustained-load condition in a [`SloCheck`]: achieved
+/// requests per second at least 95 % of offered over the steady window.
+pub const SUSTAINED_CONDITION: &str = "sustained>=0.95";
 
 #[cfg(test)]
 mod tests {

@@ -42,13 +42,48 @@ pub fn conclusion(e: &CapacityEstimate) -> String {
     )
 }
 
+/// One condition's observed value as the probe table prints it: ms for a latency, a share
+/// for goodput, a percentage of the offered rate for the sustained load.
+fn observed(c: &crate::capacity::ConditionCheck) -> String {
+    match c.observed {
+        Some(v) if c.condition == crate::capacity::SUSTAINED_CONDITION => {
+            format!("{:.1} %", v * 100.0)
+        }
+        Some(v) if c.condition.starts_with("goodput") => format!("{v:.4}"),
+        Some(v) => format!("{v:.1} ms"),
+        None => "-".into(),
+    }
+}
+
+/// A probe's judgement in one line: `held: ttft:p99<=2000ms 812.4 ms (0.41), sustained 99.2 %
+/// of the offered rate (0.96)`; a probe that did not carry its load says so first.
+pub fn probe_summary(check: &SloCheck) -> String {
+    let mut parts = Vec::new();
+    for c in &check.conditions {
+        if c.condition == crate::capacity::SUSTAINED_CONDITION {
+            parts.push(format!(
+                "completed {} of the offered rate over the steady window (at least 95 % to hold) ({:.2})",
+                observed(c),
+                c.ratio
+            ));
+        } else {
+            parts.push(format!("{} {} ({:.2})", c.condition, observed(c), c.ratio));
+        }
+    }
+    format!(
+        "{}: {}",
+        if check.held { "held" } else { "did not hold" },
+        parts.join(", ")
+    )
+}
+
 /// What the interval `[L, U]` means, in one paragraph.
 pub const INTERVAL_MEANING: &str = "The interval [L, U]: L is the highest load judged to \
 hold the SLO and U the lowest judged to fail it. A load is judged by one probe when its worst \
 ratio (observed / limit) is clear of 1 by the noise band, else by up to R probes until the 95 % \
 t-interval of their mean log ratio excludes 0 (a load where it never does stays inside the \
 interval). The estimate is where the mean log ratio crosses 0, interpolated between \
-neighbouring loads.";
+neighbouring loads. A rate probe holds only if it also carried its load: over its steady window (the sending time less its first 20 %) the requests completed, one median latency later, are at least 95 % of those sent (`sustained>=0.95`, achieved / offered).";
 
 fn verdict(v: LoadVerdict) -> &'static str {
     match v {
@@ -95,12 +130,7 @@ pub fn render(
             if c.held { "yes" } else { "no" }
         );
         for k in &c.conditions {
-            let v = match k.observed {
-                Some(v) if k.condition.starts_with("goodput") => format!("{v:.4}"),
-                Some(v) => format!("{v:.1} ms"),
-                None => "-".into(),
-            };
-            let _ = write!(w, " {:>22}", format!("{v} ({:.2})", k.ratio));
+            let _ = write!(w, " {:>22}", format!("{} ({:.2})", observed(k), k.ratio));
         }
         w.push('\n');
     }

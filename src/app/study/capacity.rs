@@ -24,6 +24,9 @@ fn probe_profile(profile: &Profile, kind: SearchKind, load: f64) -> (Profile, Op
     let mut p = profile.clone();
     match kind {
         SearchKind::Rate => {
+            // Bounded by time, as `bench`'s probes are ([`crate::app::capacity::probe_args`]).
+            p.total_requests =
+                crate::capacity::probe_requests(load, crate::capacity::DEFAULT_PROBE_SECONDS);
             p.request_rate = load;
             (p, None)
         }
@@ -118,7 +121,7 @@ impl Runner {
                     .sample_metrics_every(interval);
                 let mut engine = prepared(engine, &p, i > 0);
                 let out = simulate_on(&mut engine, &p, config, seed, cap)?;
-                let check = slo.check(&out.records);
+                let check = slo.check_probe(&out.records, kind, Some(p.total_requests));
                 let mut run = RunFile::new(
                     out.result,
                     out.records,
@@ -196,12 +199,16 @@ impl Runner {
                 return Err(Stop::Bench(write_err("cancelled".into())));
             }
             let mut run = self
-                .bench(probe_args(&args, kind, at.load), cancel)
+                .bench(
+                    probe_args(&args, kind, at.load, crate::capacity::DEFAULT_PROBE_SECONDS),
+                    cancel,
+                )
                 .map_err(Stop::Bench)?;
             if run.aborted.is_some() {
                 return Err(Stop::Aborted(Box::new(run)));
             }
-            let check = slo.check(&run.file.records);
+            let planned = Some(run.file.profile.total_requests);
+            let check = slo.check_probe(&run.file.records, kind, planned);
             let probe = probe_of(kind, &slo, at, &check);
             run.file.capacity_probe = Some(probe.clone());
             self.probe_labels(session, rep, &mut run.file);

@@ -610,9 +610,13 @@ fn run(args: &Args) -> Result<(String, u8), Failure> {
             )
             .into());
         }
-        let cap =
-            crate::capacity_cmd::capacity_args(&args.capacity, search, args.result_dir.as_deref())
-                .map_err(usage)?;
+        let cap = crate::capacity_cmd::capacity_args(
+            &args.capacity,
+            search,
+            args.result_dir.as_deref(),
+            args.max_seconds,
+        )
+        .map_err(usage)?;
         // Ctrl-C ends the probe in flight; the probes before it stay saved.
         let watch = signals::watch(stop.clone(), args.drain_timeout)
             .map_err(|e| InputError(format!("bench: cannot watch for Ctrl-C: {e}")))?;

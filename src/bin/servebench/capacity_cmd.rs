@@ -47,6 +47,13 @@ pub struct CapacityFlags {
     #[arg(long, requires = "search", default_value_t = servebench::capacity::DEFAULT_REPEATS,
           value_parser = clap::value_parser!(u32).range(1..=20))]
     pub repeats: u32,
+    /// How long each rate probe sends, seconds [default: --max-seconds when given, else
+    /// 30]: a probe is bounded by time (rate × seconds requests, at least 50), so that it
+    /// reaches a steady state; a probe that did not complete 95 % of its offered rate
+    /// does not hold.
+    #[arg(long, requires = "search", value_name = "S",
+          value_parser = crate::values::positive_f64("--probe-seconds"))]
+    pub probe_seconds: Option<f64>,
     /// Most probes in all.
     #[arg(long, requires = "search", default_value_t = servebench::capacity::DEFAULT_MAX_PROBES,
           value_parser = clap::value_parser!(u32).range(2..=1000))]
@@ -58,6 +65,7 @@ pub fn capacity_args(
     flags: &CapacityFlags,
     search: SearchArg,
     result_dir: Option<&Path>,
+    max_seconds: Option<f64>,
 ) -> Result<CapacityArgs, String> {
     let text = flags.slo.as_deref().unwrap_or_default();
     let slo: SloTarget = text.parse().map_err(|e| format!("--slo: {e}"))?;
@@ -89,25 +97,64 @@ pub fn capacity_args(
         kind,
         options,
         dir,
+        probe_seconds: flags
+            .probe_seconds
+            .or(max_seconds)
+            .unwrap_or(servebench::capacity::DEFAULT_PROBE_SECONDS),
     })
 }
 
 /// Runs the search; the probe table and the conclusion are the output (exit status 0).
+/// Unless `quiet`, a line as each probe starts and ends, and a progress line every few
+/// seconds while it runs.
 pub fn run(args: &BenchArgs, cap: &CapacityArgs, quiet: bool) -> Result<(String, u8), InputError> {
-    let mut on_probe = |at: &servebench::capacity::ProbeAt, c: &servebench::capacity::SloCheck| {
-        if !quiet {
-            eprintln!(
-                "servebench: probe {} at {} {} (repetition {}): worst ratio {:.3}, SLO {}",
+    use servebench::app::ProbeEvent;
+    let unit = cap.kind.unit();
+    let total = std::cell::Cell::new(0u64);
+    let mut on_probe = |e: ProbeEvent<'_>| {
+        if quiet {
+            return;
+        }
+        match e {
+            ProbeEvent::Started { at, requests } => {
+                total.set(requests);
+                let how = match cap.kind {
+                    servebench::result::SearchKind::Rate => format!(
+                        "{requests} requests over about {:.0} s",
+                        requests as f64 / at.load
+                    ),
+                    servebench::result::SearchKind::Concurrency => {
+                        format!("{requests} requests")
+                    }
+                };
+                eprintln!(
+                    "servebench: probe {} at {} {unit} (repetition {}): {how}",
+                    at.index,
+                    servebench::format::capacity::load(cap.kind, at.load),
+                    at.repetition,
+                );
+            }
+            ProbeEvent::Ended { at, check } => eprintln!(
+                "servebench: probe {} at {} {unit}: {}",
                 at.index,
                 servebench::format::capacity::load(cap.kind, at.load),
-                cap.kind.unit(),
-                at.repetition,
-                c.worst_ratio,
-                if c.held { "held" } else { "failed" }
-            );
+                servebench::format::capacity::probe_summary(check),
+            ),
         }
     };
-    let run = run_capacity(args, cap, &mut on_probe, &mut |_| {})
+    let mut last: Option<std::time::Duration> = None;
+    let mut progress = |p: &servebench::app::bench::Progress| {
+        let due = last.is_none_or(|l| p.elapsed >= l + crate::progress::PLAIN_PROGRESS_EVERY);
+        if !quiet && due && p.elapsed > std::time::Duration::ZERO {
+            eprintln!("{}", crate::progress::progress_line(p, total.get()));
+            last = Some(p.elapsed);
+        }
+        // A new probe's clock starts again at zero.
+        if last.is_some_and(|l| p.elapsed < l) {
+            last = None;
+        }
+    };
+    let run = run_capacity(args, cap, &mut on_probe, &mut progress)
         .map_err(|e| InputError(format!("bench --search: {e}")))?;
     eprintln!(
         "servebench: {} probe run files, capacity.json and the chart saved in {}",
