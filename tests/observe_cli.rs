@@ -74,6 +74,25 @@ fn a_benched_run_is_explained_sliced_and_plotted() {
         "{t}"
     );
     assert!(t.contains("mean TPOT") && t.contains("batch size"), "{t}");
+    // The server runs 20× the wall clock and says so: its histograms are divided by 20
+    // before they are set beside the client's TTFT (no part larger than the whole).
+    assert!(
+        t.contains("(20 and 20 server seconds per wall second"),
+        "{t}"
+    );
+    let ttft_ms: f64 = t
+        .split("mean TTFT: ")
+        .nth(1)
+        .and_then(|r| r.split(" ms").next())
+        .and_then(|v| v.parse().ok())
+        .unwrap();
+    let prefill_ms: f64 = t
+        .lines()
+        .find(|l| l.trim_start().starts_with("prefill"))
+        .and_then(|l| l.split_whitespace().nth(1))
+        .and_then(|v| v.parse().ok())
+        .unwrap();
+    assert!(prefill_ms < ttft_ms, "{t}");
 
     let o = sb(&["slices", run_s, "--slice", "500ms", "--json"]);
     assert!(o.status.success(), "{}", text(&o));
@@ -135,5 +154,29 @@ fn sim_runs_take_a_noise_seed() {
         text(&o).contains("sim:latency:baseline:x: the noise seed `x`"),
         "{}",
         text(&o)
+    );
+}
+
+/// `explain` on a run recorded against the example server at `--speed 10` (its histograms
+/// in virtual seconds, the client's records in wall seconds): no `inf`, `NaN` or part
+/// larger than the whole; it says why it does not split the change.
+#[test]
+fn explain_refuses_a_server_clock_that_is_not_the_clients() {
+    let f = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/tests/fixtures/accuracy-clients/servebench-run.json"
+    );
+    let o = std::process::Command::new(env!("CARGO_BIN_EXE_servebench"))
+        .args(["explain", f, f])
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&o.stdout);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    for bad in ["inf", "NaN", "−200", "-200"] {
+        assert!(!text.contains(bad), "{text}");
+    }
+    assert!(
+        text.contains("the server's clock is not the client's"),
+        "{text}"
     );
 }

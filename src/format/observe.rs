@@ -48,6 +48,10 @@ pub fn render_slices(slices: &[Slice]) -> String {
 }
 
 fn signed(ms: f64) -> String {
+    // Never `inf` or `NaN` on the page (explain refuses such splits; this is the backstop).
+    if !ms.is_finite() {
+        return "n/a".into();
+    }
     // No "-0.0": a change under the printed precision is zero.
     let ms = if ms.abs() < 0.05 { 0.0 } else { ms };
     if ms.abs() >= 1000.0 {
@@ -58,6 +62,9 @@ fn signed(ms: f64) -> String {
 }
 
 fn plain(ms: f64) -> String {
+    if !ms.is_finite() {
+        return "n/a".into();
+    }
     if ms.abs() >= 1000.0 {
         format!("{:.2} s", ms / 1e3)
     } else if ms.abs() < 1.0 {

@@ -127,7 +127,10 @@ pub fn client_tpot_ms(records: &[RequestRecord]) -> Option<f64> {
 }
 
 /// The mean running batch as generated tokens saw it: `vllm:num_requests_running` at each
-/// scrape, weighted by the tokens generated until the next.
+/// scrape, weighted by the tokens generated until the next. `None` when no token was
+/// generated between scrapes, or when the scrapes saw no request running while tokens were
+/// generated (a run shorter than the scrape interval: every scrape fell before the first
+/// request or after the last, and the batch is unknown, not zero).
 pub fn token_weighted_batch(s: &ServerSeries) -> Option<f64> {
     let running = s.known(Known::Running)?;
     let gen = s.known(Known::GenerationTokens)?;
@@ -141,7 +144,51 @@ pub fn token_weighted_batch(s: &ServerSeries) -> Option<f64> {
             den += tokens;
         }
     }
-    (den > 0.0).then(|| num / den)
+    (den > 0.0 && num > 0.0).then(|| num / den)
+}
+
+/// Why the server's histograms cannot be set beside the client's records of `records`:
+/// the server's mean end-to-end latency is longer than the client's, which the server's
+/// part of each request cannot be (its interval lies inside the client's). A server whose
+/// clock runs faster than the wall clock (the example server at `--speed X` reports
+/// virtual seconds) or histograms that cover other requests (a server also serving
+/// others) do that. 5 % and 1 ms of slack cover the warm-up requests the histograms hold.
+fn clock_mismatch(label: &str, s: &ServerSeries, records: &[RequestRecord]) -> Option<String> {
+    let server_ms = wall_ms(s, "vllm:e2e_request_latency_seconds")?;
+    let client_ms = mean(
+        records
+            .iter()
+            .filter(|r| r.outcome.is_success())
+            .filter_map(|r| r.latency().map(|d| d.as_secs_f64() * 1e3)),
+    )?;
+    (server_ms > client_ms * 1.05 + 1.0).then(|| {
+        format!(
+            "{label}: the server's mean end-to-end latency ({server_ms:.1} ms) exceeds the \
+             client's ({client_ms:.1} ms, {:.1}×): the server's clock is not the client's (a \
+             sped-up simulator that does not say its speed) or its histograms hold other \
+             requests; its parts are not set beside the client's figures",
+            server_ms / client_ms
+        )
+    })
+}
+
+/// `b` when every figure in it is finite; else `None`, with a note.
+fn finite(b: Breakdown, notes: &mut Vec<String>) -> Option<Breakdown> {
+    let figures = [b.base_ms, b.candidate_ms, b.unexplained_ms]
+        .into_iter()
+        .chain(
+            b.parts
+                .iter()
+                .flat_map(|p| [p.base, p.candidate, p.delta_ms]),
+        );
+    let ok = figures.into_iter().all(f64::is_finite);
+    if !ok {
+        notes.push(format!(
+            "{}: a part of the split is not a finite number (too few scrapes inside the run); not split",
+            b.metric
+        ));
+    }
+    ok.then_some(b)
 }
 
 struct TtftServer {
@@ -150,12 +197,35 @@ struct TtftServer {
     prefill_ms: f64,
 }
 
+/// The mean of histogram `family` in wall-clock ms: the server's seconds over its clock
+/// speed ([`ServerSeries::clock_speed`]).
+fn wall_ms(s: &ServerSeries, family: &str) -> Option<f64> {
+    Some(s.histogram_mean(family)? * 1e3 / s.clock_speed())
+}
+
 fn ttft_server(s: &ServerSeries) -> Option<TtftServer> {
     Some(TtftServer {
-        ttft_ms: s.histogram_mean("vllm:time_to_first_token_seconds")? * 1e3,
-        queue_ms: s.histogram_mean("vllm:request_queue_time_seconds")? * 1e3,
-        prefill_ms: s.histogram_mean("vllm:request_prefill_time_seconds")? * 1e3,
+        ttft_ms: wall_ms(s, "vllm:time_to_first_token_seconds")?,
+        queue_ms: wall_ms(s, "vllm:request_queue_time_seconds")?,
+        prefill_ms: wall_ms(s, "vllm:request_prefill_time_seconds")?,
     })
+}
+
+/// The assumption a split makes when a server's clock is not the wall clock.
+fn speed_assumptions(servers: [&ServerSeries; 2]) -> Vec<String> {
+    let speeds: Vec<f64> = servers.iter().map(|s| s.clock_speed()).collect();
+    if speeds.iter().all(|&x| x == 1.0) {
+        return Vec::new();
+    }
+    vec![format!(
+        "the server's histograms run on its own clock ({} server seconds per wall second, \
+         servebench_clock_speed): divided by it",
+        speeds
+            .iter()
+            .map(|x| format!("{x}"))
+            .collect::<Vec<_>>()
+            .join(" and ")
+    )]
 }
 
 fn part(name: &str, base: f64, candidate: f64, delta_ms: f64) -> Part {
@@ -171,7 +241,21 @@ fn part(name: &str, base: f64, candidate: f64, delta_ms: f64) -> Part {
 pub fn explain(base: &RunView, candidate: &RunView) -> Explanation {
     let mut notes = Vec::new();
     let servers = match (base.server, candidate.server) {
-        (Some(a), Some(b)) => Some((a, b)),
+        (Some(a), Some(b)) => {
+            let mismatch: Vec<String> = [
+                clock_mismatch(base.label, a, base.records),
+                clock_mismatch(candidate.label, b, candidate.records),
+            ]
+            .into_iter()
+            .flatten()
+            .collect();
+            if mismatch.is_empty() {
+                Some((a, b))
+            } else {
+                notes.extend(mismatch);
+                None
+            }
+        }
         _ => {
             notes.push(
                 "no server metrics for one of the runs: the changes cannot be split (scrape /metrics during the runs)"
@@ -222,7 +306,7 @@ pub fn explain(base: &RunView, candidate: &RunView) -> Explanation {
             ),
         ];
         let explained: f64 = parts.iter().map(|p| p.delta_ms).sum();
-        Some(Breakdown {
+        let b = Breakdown {
             metric: "TTFT".into(),
             base_ms: ca,
             candidate_ms: cb,
@@ -231,8 +315,12 @@ pub fn explain(base: &RunView, candidate: &RunView) -> Explanation {
             assumptions: vec![
                 "the network and the client add the same time to TTFT in both runs".into(),
                 "the server's histograms cover the same requests as the client's records".into(),
-            ],
-        })
+            ]
+            .into_iter()
+            .chain(speed_assumptions([sa, sb]))
+            .collect(),
+        };
+        finite(b, &mut notes)
     })();
     let tpot = (|| {
         let (sa, sb) = servers?;
@@ -246,10 +334,17 @@ pub fn explain(base: &RunView, candidate: &RunView) -> Explanation {
             return None;
         };
         let (Some(ba), Some(bb)) = (token_weighted_batch(sa), token_weighted_batch(sb)) else {
-            notes.push(
-                "TPOT: a run lacks vllm:num_requests_running or vllm:generation_tokens_total"
-                    .into(),
-            );
+            let lacks = [sa, sb].iter().any(|s| {
+                s.known(Known::Running).is_none() || s.known(Known::GenerationTokens).is_none()
+            });
+            notes.push(if lacks {
+                "TPOT: a run lacks vllm:num_requests_running or vllm:generation_tokens_total".into()
+            } else {
+                "TPOT: a run's scrapes saw no request running while tokens were generated \
+                 (the run is shorter than the scrape interval): its batch is unknown; scrape \
+                 more often (--scrape-interval)"
+                    .into()
+            });
             return None;
         };
         for (label, s, records) in [
@@ -280,7 +375,22 @@ pub fn explain(base: &RunView, candidate: &RunView) -> Explanation {
                 ));
             }
         }
-        let (ta, tb) = (ta * 1e3, tb * 1e3);
+        // While tokens are generated at least one request runs: a lower mean is the
+        // scrapes missing the batch, taken as 1 and said.
+        let (ba, bb) = (ba.max(1.0), bb.max(1.0));
+        if [token_weighted_batch(sa), token_weighted_batch(sb)]
+            .iter()
+            .flatten()
+            .any(|&b| b < 1.0)
+        {
+            notes.push(
+                "TPOT: the scrapes saw fewer than one request running on average while tokens \
+                 were generated (they miss most of the batch: scrape more often); the batch \
+                 is taken as 1"
+                    .into(),
+            );
+        }
+        let (ta, tb) = (ta * 1e3 / sa.clock_speed(), tb * 1e3 / sb.clock_speed());
         let (pa, pb) = (ta / ba, tb / bb);
         let parts = vec![
             part("batch size", ba, bb, (bb - ba) * (pa + pb) / 2.0),
@@ -292,7 +402,7 @@ pub fn explain(base: &RunView, candidate: &RunView) -> Explanation {
             ),
         ];
         let explained: f64 = parts.iter().map(|p| p.delta_ms).sum();
-        Some(Breakdown {
+        let b = Breakdown {
             metric: "TPOT".into(),
             base_ms: ca,
             candidate_ms: cb,
@@ -302,9 +412,16 @@ pub fn explain(base: &RunView, candidate: &RunView) -> Explanation {
                 "TPOT is the engine's step time: a step costs each running sequence the same, batch × time per sequence".into(),
                 "every running request gains one token per step (no speculative decoding)".into(),
                 "the batch is vllm:num_requests_running weighted by the tokens generated between scrapes".into(),
-            ],
-        })
+            ]
+            .into_iter()
+            .chain(speed_assumptions([sa, sb]))
+            .collect(),
+        };
+        finite(b, &mut notes)
     })();
+    // A note said of both runs (the same file twice) once.
+    let mut seen = std::collections::HashSet::new();
+    notes.retain(|n| seen.insert(n.clone()));
     Explanation {
         base: base.label.into(),
         candidate: candidate.label.into(),
@@ -374,6 +491,61 @@ mod tests {
             s.push(t, v);
         }
         s
+    }
+
+    /// A run shorter than the scrape interval: both scrapes saw no request running while
+    /// 80 tokens were generated. The batch is unknown, not zero: no TPOT split (it was
+    /// `inf` per sequence and `NaN` shares), a note that says why, nothing non-finite in
+    /// the text.
+    #[test]
+    fn a_run_between_two_scrapes_gets_no_tpot_split_and_no_infinities() {
+        let (ra, rb) = (records(1000, 40), records(700, 30));
+        let sa = series(0.99, 0.6, 0.34, 0.040, 0.0);
+        let sb = series(0.69, 0.4, 0.24, 0.030, 0.0);
+        let view = |label, records, server| RunView {
+            label,
+            records,
+            server: Some(server),
+        };
+        let e = explain(&view("a", &ra, &sa), &view("b", &rb, &sb));
+        assert!(e.tpot.is_none());
+        assert!(
+            e.notes.iter().any(|n| n.contains("batch is unknown")),
+            "{:?}",
+            e.notes
+        );
+        let text = format!("{}{}", e.render(), e.paragraph());
+        for bad in ["inf", "NaN", "nan"] {
+            assert!(!text.contains(bad), "{text}");
+        }
+    }
+
+    /// The server's clock runs 8× the client's (the example server at `--speed 8`): its
+    /// mean end-to-end latency is longer than the client's, which cannot be; the parts are
+    /// not set beside the client's TTFT (they once put a 25.9-ms prefill inside a 5.4-ms
+    /// TTFT) and a note says why, once per run.
+    #[test]
+    fn a_server_clock_faster_than_the_clients_is_refused() {
+        let (ra, rb) = (records(10, 4), records(10, 4));
+        let server = series_with(0.08, 0.01, 0.06, 0.032, 8.0, &|n| {
+            let mut v = Vec::new();
+            hist("vllm:e2e_request_latency_seconds", 8.0 * 0.026, &mut v, n);
+            v
+        });
+        let view = |label, records| RunView {
+            label,
+            records,
+            server: Some(&server),
+        };
+        let e = explain(&view("a", &ra), &view("a", &rb));
+        assert!(e.ttft.is_none() && e.tpot.is_none());
+        let clock: Vec<&String> = e
+            .notes
+            .iter()
+            .filter(|n| n.contains("the server's clock is not the client's"))
+            .collect();
+        assert_eq!(clock.len(), 1, "{:?}", e.notes);
+        assert!(clock[0].contains("(208.0 ms) exceeds the client's (26.0 ms, 8.0×)"));
     }
 
     #[test]

@@ -36,7 +36,9 @@ pub use plot::{
 };
 #[cfg(feature = "http")]
 pub use scrape::{metrics_url, scrape_once, ScrapeError, Scraper};
-pub use series::{counter_increase, Known, ServerSeries, ServerSummary, KNOWN_HISTOGRAMS};
+pub use series::{
+    counter_increase, Known, ServerSeries, ServerSummary, CLOCK_SPEED, KNOWN_HISTOGRAMS,
+};
 pub use slices::{
     slices, steady_state, Slice, SliceError, SteadyState, MAX_SLICES, STEADY_FRACTION,
 };

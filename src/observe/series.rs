@@ -71,6 +71,10 @@ impl<'de> Deserialize<'de> for Value {
     }
 }
 
+/// The gauge of server seconds per wall-clock second that the example server exports
+/// (its `--speed`); see [`ServerSeries::clock_speed`].
+pub const CLOCK_SPEED: &str = "servebench_clock_speed";
+
 /// Server metrics scraped during a run. `times_s[i]` is when scrape `i` was taken (seconds
 /// from the run's start, the clock of the records); `series[key][i]` is that series' value
 /// then (`null`: the series was absent from that scrape).
@@ -312,6 +316,15 @@ impl ServerSeries {
         let sum = self.increase(&[&format!("{family}_sum")])?;
         let count = self.increase(&[&format!("{family}_count")])?;
         (count > 0.0).then(|| sum / count)
+    }
+
+    /// Server seconds per wall-clock second, as the server says (the gauge
+    /// [`CLOCK_SPEED`], which the example server at `--speed X` exports); 1 when it says
+    /// nothing (a real server's clock is the wall clock).
+    pub fn clock_speed(&self) -> f64 {
+        self.peak(&[CLOCK_SPEED])
+            .filter(|s| s.is_finite() && *s > 0.0)
+            .unwrap_or(1.0)
     }
 
     /// Seconds between the first and the last scrape.

@@ -60,6 +60,16 @@ impl Counters {
     }
 }
 
+/// The gauge [`crate::observe::CLOCK_SPEED`]: server seconds per wall-clock second (the
+/// example server's `--speed`). Its latency histograms and energy counter run on the
+/// server's clock; a client reads them against its own with this.
+pub(super) fn clock_speed_text(speed: f64) -> String {
+    format!(
+        "# HELP {name} Server seconds per wall-clock second (--speed): the latency histograms and the energy counter are in server seconds.\n# TYPE {name} gauge\n{name} {speed}\n",
+        name = crate::observe::CLOCK_SPEED
+    )
+}
+
 /// `GET /metrics`: the server's counters in Prometheus' text format.
 pub(super) fn metrics_text(stats: &ServeStats) -> String {
     use std::fmt::Write as _;

@@ -19,7 +19,7 @@ use serde_json::json;
 use super::engine_loop::{Control, FirstWrite};
 use super::openai::{parse_request, ApiError};
 use super::options::{FaultKind, ServeOptions};
-use super::prometheus::{inc, metrics_text, Counters};
+use super::prometheus::{clock_speed_text, inc, metrics_text, Counters};
 use super::stream::{BodyError, SseBody};
 use crate::engine::EngineRequest;
 use crate::http::stamped::{ReadStamp, StampedTcp};
@@ -199,6 +199,7 @@ pub(super) async fn handle(
         (Method::GET, "/health") => full(StatusCode::OK, "text/plain", Bytes::new()),
         (Method::GET, "/metrics") => {
             let mut text = metrics_text(&ctx.counters.snapshot());
+            text.push_str(&clock_speed_text(ctx.speed));
             // The engine's own metrics (the simulator's are vLLM's), asked of the engine
             // thread so they are current.
             let (tx, rx) = tokio::sync::oneshot::channel();
