@@ -644,6 +644,8 @@ fn new_schema_fields_round_trip_through_the_run_file() {
         gpu_util_mean_pct: Some(35.0),
         fb_used_peak_mib: Some(1024.0),
         sm_clock_mean_mhz: Some(1980.0),
+        server_speed: Some(10.0),
+        notes: vec!["a note".into()],
     });
     result.spec_decode = Some(SpecDecodeFigures {
         drafts: Some(10.0),

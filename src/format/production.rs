@@ -84,8 +84,13 @@ pub fn lines(r: &BenchmarkResult) -> Vec<String> {
             if e.gpus == 1 { "" } else { "s" }
         );
         let mut parts = Vec::new();
-        if let (Some(j), Some(s)) = (e.energy_j, e.span_s) {
-            parts.push(format!("{j:.1} J over {s:.1} s"));
+        match (e.energy_j, e.span_s, e.server_speed) {
+            (Some(j), Some(s), Some(x)) => parts.push(format!(
+                "{j:.1} J over {s:.1} s ({:.1} s of server time at {x}×)",
+                s * x
+            )),
+            (Some(j), Some(s), None) => parts.push(format!("{j:.1} J over {s:.1} s")),
+            _ => {}
         }
         if let Some(p) = e.mean_power_w {
             parts.push(format!("mean power {p:.1} W"));
@@ -103,8 +108,14 @@ pub fn lines(r: &BenchmarkResult) -> Vec<String> {
             parts.push(format!("SM clock {c:.0} MHz"));
         }
         head.push_str(": ");
+        if parts.is_empty() {
+            head.push_str("no figures");
+        }
         head.push_str(&parts.join(", "));
         out.push(head);
+        for n in &e.notes {
+            out.push(format!("Energy note: {n}"));
+        }
         if let (Some(j), Some(t)) = (e.joules_per_output_token, e.output_tokens_per_joule) {
             out.push(format!(
                 "Energy per output token: {j:.4} J/token ({t:.3} tokens/J)"

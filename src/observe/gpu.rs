@@ -107,9 +107,22 @@ fn at(points: &[(f64, f64)], t: f64) -> Option<f64> {
     Some(a.1 + (b.1 - a.1) * (t - a.0) / (b.0 - a.0))
 }
 
+/// The fewest GPU samples inside a run's window for mean power, utilization and clock.
+pub const MIN_WINDOW_SAMPLES: usize = 2;
+
 /// Energy and GPU telemetry from the DCGM series in `s`, over `window` (seconds of the run's
-/// clock; default: the whole scraped span); J per output token over `output_tokens`; mean
-/// power, utilization and clock are the samples' time-weighted means over the scraped span.
+/// clock; default: the whole scraped span); J per output token over `output_tokens`. Each
+/// figure is given only when the samples measure it, else a note says why:
+/// - energy needs a window of some length, output tokens (for J/token), and samples close
+///   enough around the window that at most half of the energy is interpolated (the scrapes
+///   bracketing the window at most twice its length apart);
+/// - mean power, utilization and clock are time-weighted means of the samples inside the
+///   window, at least [`MIN_WINDOW_SAMPLES`] of them (a sub-second run between 1-s
+///   samples would report the idle scrape before it);
+/// - a source on a clock of its own ([`ServerSeries::clock_speed`]) is said
+///   ([`EnergyFigures::server_speed`]): its joules are server joules over
+///   `span × speed` server seconds.
+///
 /// `None` when `s` holds neither DCGM power nor energy.
 pub fn energy_figures(
     s: &ServerSeries,
@@ -125,11 +138,12 @@ pub fn energy_figures(
         .family(ENERGY)
         .chain(s.family(POWER))
         .map(|(key, _)| {
-            // One GPU per `gpu` label (or per series when unlabelled).
+            // One GPU per `gpu` label; unlabelled series are one GPU (the energy counter
+            // and the power gauge of the same GPU are two series).
             key.split("gpu=\"")
                 .nth(1)
                 .and_then(|r| r.split('"').next())
-                .unwrap_or(key)
+                .unwrap_or_default()
                 .to_string()
         })
         .collect();
@@ -139,6 +153,37 @@ pub fn energy_figures(
         s.times_s.last().copied().unwrap_or(0.0),
     ));
     let span = t1 - t0;
+    let speed = s.clock_speed();
+    let mut notes = Vec::new();
+    // The scrapes bracketing the window.
+    let lo = s
+        .times_s
+        .iter()
+        .copied()
+        .filter(|&t| t <= t0)
+        .fold(f64::NAN, f64::max);
+    let hi = s
+        .times_s
+        .iter()
+        .copied()
+        .filter(|&t| t >= t1)
+        .fold(f64::NAN, f64::min);
+    let bracketed = (hi - lo) <= 2.0 * span;
+    let energy_measured = if !(span > 0.0) {
+        notes.push(
+            "no energy: the run's measured window has no length (no request succeeded)".into(),
+        );
+        false
+    } else if !bracketed {
+        notes.push(format!(
+            "no energy: the GPU samples around the run are {:.2} s apart for a {span:.2} s run, \
+             so most of its energy would be interpolated (sample more often: --scrape-interval)",
+            hi - lo
+        ));
+        false
+    } else {
+        true
+    };
     // Each GPU's series on its own, then added up: a scrape missing one GPU's value is
     // bridged for that GPU (a sum over the GPUs present would read it as a GPU drawing
     // nothing, or as an energy counter reset).
@@ -153,7 +198,9 @@ pub fn energy_figures(
         }
         total
     };
-    let energy_j = if energy_col.is_some() {
+    let energy_j = if !energy_measured {
+        None
+    } else if energy_col.is_some() {
         per_gpu_total(ENERGY, cumulative).map(|mj| mj / 1000.0)
     } else {
         per_gpu_total(POWER, integrated)
@@ -162,14 +209,31 @@ pub fn energy_figures(
         (Some(j), Some(n)) if n > 0 && j > 0.0 => Some(j / n as f64),
         _ => None,
     };
-    // Time-weighted means taken GPU by GPU (a scrape missing one GPU's value leaves that
-    // GPU's mean alone instead of lowering a per-scrape sum), then added up (power) or
-    // averaged over the GPUs that report (utilization, clock).
+    // Time-weighted means of the samples inside the window, taken GPU by GPU (a scrape
+    // missing one GPU's value leaves that GPU's mean alone instead of lowering a
+    // per-scrape sum), then added up (power) or averaged over the GPUs that report
+    // (utilization, clock).
+    let inside: Vec<usize> = (0..s.times_s.len())
+        .filter(|&i| (t0..=t1).contains(&s.times_s[i]))
+        .collect();
+    let enough = inside.len() >= MIN_WINDOW_SAMPLES;
+    if !enough {
+        notes.push(format!(
+            "no mean power, utilization or clock: {} GPU sample(s) inside the {span:.2} s run, \
+             at least {MIN_WINDOW_SAMPLES} needed (sample more often: --scrape-interval)",
+            inside.len()
+        ));
+    }
+    let times: Vec<f64> = inside.iter().map(|&i| s.times_s[i]).collect();
     let means = |name: &str| -> Vec<f64> {
+        if !enough {
+            return Vec::new();
+        }
         s.family(name)
             .filter_map(|(_, col)| {
-                let values: Vec<Option<f64>> = col.iter().map(|v| v.map(|v| v.0)).collect();
-                super::series::time_weighted_mean(&s.times_s, &values)
+                let values: Vec<Option<f64>> =
+                    inside.iter().map(|&i| col[i].map(|v| v.0)).collect();
+                super::series::time_weighted_mean(&times, &values)
             })
             .collect()
     };
@@ -180,16 +244,18 @@ pub fn energy_figures(
         gpus,
         span_s: Some(span),
         energy_j,
-        // The power samples' own mean (a sped-up simulator's joules are virtual, its span
-        // wall-clock: energy ÷ span would be off by the speed), else energy ÷ span.
+        // The power samples' own mean, else energy ÷ the window's server seconds (a
+        // sped-up simulator's joules are its own; its span is wall-clock).
         mean_power_w: total(means(POWER))
-            .or_else(|| energy_j.filter(|_| span > 0.0).map(|j| j / span)),
+            .or_else(|| energy_j.filter(|_| span > 0.0).map(|j| j / (span * speed))),
         peak_power_w: s.peak(&[POWER]),
         joules_per_output_token: per_token,
         output_tokens_per_joule: per_token.map(|j| 1.0 / j),
         gpu_util_mean_pct: average(means(GPU_UTIL)),
         fb_used_peak_mib: s.peak(&[FB_USED]),
         sm_clock_mean_mhz: average(means(SM_CLOCK)),
+        server_speed: (speed != 1.0).then_some(speed),
+        notes,
     })
 }
 
@@ -359,3 +425,128 @@ pub fn add_server_figures(
 /// The name of a series sampled from `nvidia-smi` (and the `--gpu-metrics` value asking
 /// for one).
 pub const NVIDIA_SMI: &str = "nvidia-smi";
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::observe::prom::Sample;
+
+    /// A series of one GPU sampled at `times` (seconds): the energy counter at `w` watts of
+    /// server time per wall second times `speed`, the power at `w`, utilization 80 %.
+    fn gpu_series(times: &[f64], w: f64, speed: Option<f64>) -> ServerSeries {
+        let mut s = ServerSeries::new("http://gpu:9400/metrics", 1.0);
+        for &t in times {
+            let mut v = vec![
+                Sample::new(ENERGY, w * t * speed.unwrap_or(1.0) * 1000.0),
+                Sample::new(POWER, w),
+                Sample::new(GPU_UTIL, 80.0),
+            ];
+            if let Some(x) = speed {
+                v.push(Sample::new(crate::observe::CLOCK_SPEED, x));
+            }
+            s.push(t, v);
+        }
+        s
+    }
+
+    fn line(e: EnergyFigures) -> Vec<String> {
+        let r = crate::result::BenchmarkResult {
+            energy: Some(e),
+            ..Default::default()
+        };
+        crate::format::production::lines(&r)
+    }
+
+    /// At `--speed 10` the counter holds server joules: 4000 J in 1 s of wall time is
+    /// 10 s of server time at 400 W, and the line says both clocks, so energy, span and
+    /// power agree (it printed "4000.0 J over 1.0 s, mean power 400.0 W").
+    #[test]
+    fn a_sped_up_source_says_its_server_seconds() {
+        let times: Vec<f64> = (0..=10).map(|i| f64::from(i) * 0.1).collect();
+        let e = energy_figures(
+            &gpu_series(&times, 400.0, Some(10.0)),
+            Some((0.0, 1.0)),
+            Some(8000),
+        )
+        .unwrap();
+        assert_eq!(e.server_speed, Some(10.0));
+        let head = &line(e)[0];
+        assert!(
+            head.starts_with(
+                "Energy (dcgm:http://gpu:9400/metrics, 1 GPU): 4000.0 J over 1.0 s (10.0 s of \
+                 server time at 10×), mean power 400.0 W"
+            ),
+            "{head}"
+        );
+    }
+
+    /// A 0.25-s run between two 1-s samples: no energy (most of it would be
+    /// interpolated) and no means (the only samples are outside it: the idle one before it
+    /// was printed as the run's power); notes say why.
+    #[test]
+    fn a_run_shorter_than_the_sampling_gets_no_figures_but_notes() {
+        let e = energy_figures(
+            &gpu_series(&[0.0, 1.0], 400.0, None),
+            Some((0.2, 0.45)),
+            Some(100),
+        )
+        .unwrap();
+        assert_eq!(
+            (e.energy_j, e.mean_power_w, e.gpu_util_mean_pct),
+            (None, None, None)
+        );
+        let lines = line(e);
+        assert_eq!(
+            lines[0],
+            "Energy (dcgm:http://gpu:9400/metrics, 1 GPU): peak 400.0 W"
+        );
+        let text = lines.join("\n");
+        assert!(
+            text.contains(
+                "Energy note: no energy: the GPU samples around the run are 1.00 s apart"
+            ),
+            "{text}"
+        );
+        assert!(
+            text.contains("0 GPU sample(s) inside the 0.25 s run"),
+            "{text}"
+        );
+    }
+
+    /// Every request failed: the measured window has no length, and no energy is claimed
+    /// over it (it printed "22.9 J over 0.0 s").
+    #[test]
+    fn a_window_of_no_length_has_no_energy() {
+        let times: Vec<f64> = (0..=10).map(f64::from).collect();
+        let e =
+            energy_figures(&gpu_series(&times, 400.0, None), Some((3.0, 3.0)), Some(0)).unwrap();
+        assert_eq!((e.energy_j, e.joules_per_output_token), (None, None));
+        assert!(line(e)
+            .join("\n")
+            .contains("no energy: the run's measured window has no length"));
+    }
+
+    /// Samples inside the window give every figure, consistent with each other.
+    #[test]
+    fn a_well_sampled_run_has_consistent_figures() {
+        let times: Vec<f64> = (0..=40).map(|i| f64::from(i) * 0.25).collect();
+        let e = energy_figures(
+            &gpu_series(&times, 300.0, None),
+            Some((1.0, 9.0)),
+            Some(2400),
+        )
+        .unwrap();
+        let (j, s, p) = (
+            e.energy_j.unwrap(),
+            e.span_s.unwrap(),
+            e.mean_power_w.unwrap(),
+        );
+        assert!(
+            (j - 2400.0).abs() < 1e-6 && (s - 8.0).abs() < 1e-12,
+            "{e:?}"
+        );
+        assert!((j / s - p).abs() < 1e-6, "{e:?}");
+        assert_eq!(e.joules_per_output_token, Some(1.0));
+        assert!(e.notes.is_empty());
+    }
+}

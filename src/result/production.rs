@@ -41,20 +41,21 @@ pub struct EnergyFigures {
     pub source: String,
     /// GPUs seen.
     pub gpus: u32,
-    /// Seconds covered (first to last sample).
+    /// Seconds of the run the figures cover (its measured window, wall clock).
     #[serde(default, with = "float")]
     pub span_s: Option<f64>,
     /// Energy used over the span, J (the energy counter's increase, else power integrated).
     #[serde(default, skip_serializing_if = "Option::is_none", with = "float")]
     pub energy_j: Option<f64>,
-    /// Mean power, W: the power samples' time-weighted mean (else energy ÷ span).
+    /// Mean power, W: the time-weighted mean of the power samples inside the window (at
+    /// least two), else energy ÷ the window's server seconds.
     #[serde(default, skip_serializing_if = "Option::is_none", with = "float")]
     pub mean_power_w: Option<f64>,
     /// Highest power sample, W.
     #[serde(default, skip_serializing_if = "Option::is_none", with = "float")]
     pub peak_power_w: Option<f64>,
-    /// Energy per output token over the run, J/token (energy × run duration ÷ span, over
-    /// the result's output tokens).
+    /// Energy per output token over the run, J/token (the window's energy over the
+    /// result's output tokens).
     #[serde(default, skip_serializing_if = "Option::is_none", with = "float")]
     pub joules_per_output_token: Option<f64>,
     /// Output tokens per joule: the inverse.
@@ -69,6 +70,14 @@ pub struct EnergyFigures {
     /// Time-weighted mean SM clock, MHz.
     #[serde(default, skip_serializing_if = "Option::is_none", with = "float")]
     pub sm_clock_mean_mhz: Option<f64>,
+    /// Server seconds per wall-clock second when the source runs on a clock of its own
+    /// (the example server at `--speed X` exports it as `servebench_clock_speed`): the
+    /// energy is then over `span_s × server_speed` seconds of the server's time.
+    #[serde(default, skip_serializing_if = "Option::is_none", with = "float")]
+    pub server_speed: Option<f64>,
+    /// Why a figure is missing (too few samples inside the run, a window of no length).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub notes: Vec<String>,
 }
 
 /// Speculative decoding over a run: the server's counters (vLLM's names) and the client's
