@@ -312,7 +312,13 @@ command = ["{}", "--serve", "{{host}}:{{port}}", "--speed", "50", "--api-key", "
     let n = assert_secret_nowhere(&out, key);
     assert!(n >= 5, "{n} files");
     let md = std::fs::read_to_string(out.join("STUDY.md")).unwrap();
-    assert!(md.contains("--api-key '{api_key}'"), "{md}");
+    // The serving command runs when pasted: the key is the variable's reference (filled
+    // by the shell, never written), host and port are filled.
+    assert!(
+        md.contains(&format!("--api-key \"${{{var}}}\"")) && md.contains("127.0.0.1:8000"),
+        "{md}"
+    );
+    assert!(!md.contains("{api_key}") && !md.contains("{port}"), "{md}");
 
     // An unset variable is an error naming it, before anything is made or launched.
     let unset = dir.join("unset");
@@ -482,7 +488,9 @@ fn the_printed_serving_command_pasted_into_sh_runs_the_studys_argument_vector() 
         "-c".into(),
         r#"exec "$0" --serve "$1" --speed 50 --config=baseline"#.into(),
         server.display().to_string(),
-        "{host}:{port}".into(),
+        // Filled: the study file's host, and (its port being 0, a free one per launch)
+        // vLLM's default port.
+        "127.0.0.1:8000".into(),
     ];
     want.extend(flags);
     let sandbox = tmp("quoting-sandbox");

@@ -57,6 +57,48 @@ pub fn quote_template(arg: &str) -> Cow<'_, str> {
     }
 }
 
+/// [`quote`], except that `${NAME}` references inside `arg` stay live: such a word is
+/// double-quoted with `"`, `\`, `` ` `` and every other `$` escaped, so the shell fills
+/// the references and nothing else.
+///
+/// ```
+/// use servebench::format::shell::quote_expanding;
+/// assert_eq!(quote_expanding("127.0.0.1:${PORT}"), "\"127.0.0.1:${PORT}\"");
+/// assert_eq!(quote_expanding("--api-key=${KEY}"), "\"--api-key=${KEY}\"");
+/// assert_eq!(quote_expanding("$HOME x"), "'$HOME x'");
+/// ```
+pub fn quote_expanding(arg: &str) -> Cow<'_, str> {
+    let mut refs = Vec::new();
+    let mut rest = arg;
+    let mut offset = 0;
+    while let Some(i) = rest.find("${") {
+        let Some(len) = rest[i + 2..].find('}') else {
+            break;
+        };
+        let name = &rest[i + 2..i + 2 + len];
+        let valid = name.chars().next().is_some_and(|c| !c.is_ascii_digit())
+            && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_');
+        if valid {
+            refs.push(offset + i..offset + i + 3 + len);
+        }
+        offset += i + 3 + len;
+        rest = &rest[i + 3 + len..];
+    }
+    if refs.is_empty() {
+        return quote(arg);
+    }
+    let mut out = String::from("\"");
+    for (i, c) in arg.char_indices() {
+        let live = refs.iter().any(|r| r.start == i);
+        if matches!(c, '"' | '\\' | '`') || (c == '$' && !live) {
+            out.push('\\');
+        }
+        out.push(c);
+    }
+    out.push('"');
+    Cow::Owned(out)
+}
+
 /// The words of `argv`, each [`quote`]d, joined by spaces.
 ///
 /// ```
