@@ -169,7 +169,7 @@ pub fn energy_figures(
         .filter(|&t| t >= t1)
         .fold(f64::NAN, f64::min);
     let bracketed = (hi - lo) <= 2.0 * span;
-    let energy_measured = if !(span > 0.0) {
+    let energy_measured = if span.is_nan() || span <= 0.0 {
         notes.push(
             "no energy: the run's measured window has no length (no request succeeded)".into(),
         );
