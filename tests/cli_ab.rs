@@ -227,3 +227,26 @@ fn the_readmes_ab_command_runs_as_printed() {
     assert!(out.join("verdict.txt").exists());
     assert!(out.join("runs/candidate-r2.json").exists());
 }
+
+/// A candidate that does not answer is found before any run: `ab` exits 1 naming it, and
+/// no baseline run was made (it once ran a whole baseline run first).
+#[test]
+fn an_unreachable_candidate_is_found_before_any_run() {
+    let server = Served::start(&["--speed", "10"]);
+    let closed = {
+        let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        format!("http://{}", l.local_addr().unwrap())
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("ab");
+    let o = Command::new(BIN)
+        .args(["ab", "--baseline", &server.url, "--candidate", &closed])
+        .args(["--repetitions", "2", "--out", out.to_str().unwrap()])
+        .args(["--max-requests", "20"])
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(1), "{err}");
+    assert!(err.contains(&format!("the candidate {closed}")), "{err}");
+    assert!(!out.join("runs").exists(), "a run was made");
+}

@@ -193,6 +193,11 @@ pub fn run(args: &Args) -> Result<String, InputError> {
         ..Design::default()
     };
     design.check().map_err(|e| InputError(format!("ab: {e}")))?;
+    // Both servers answer before anything runs (a candidate found unreachable after a
+    // whole baseline run wastes the run).
+    for (side, url) in [("baseline", &args.baseline), ("candidate", &args.candidate)] {
+        reachable(url).map_err(|why| InputError(format!("ab: the {side} {url}: {why}")))?;
+    }
     let runs_dir = args.out.join("runs");
     if runs_dir.exists() {
         return Err(InputError(format!(
@@ -248,6 +253,18 @@ pub fn run(args: &Args) -> Result<String, InputError> {
     servebench::study::write_atomic(&path, text.as_bytes())
         .map_err(|e| InputError(format!("ab: {}: {e}", path.display())))?;
     Ok(text)
+}
+
+/// Whether a server answers at `url` (`GET /v1/models`): an HTTP status of any kind is an
+/// answer (a key the bench flags carry may be needed); no connection is not.
+fn reachable(url: &str) -> Result<(), String> {
+    use servebench::http::{HttpConfig, HttpEngine};
+    let engine = HttpEngine::new(HttpConfig::new(url.to_string())).map_err(|e| e.to_string())?;
+    match engine.models_response() {
+        Ok(_) => Ok(()),
+        Err(e) if e.to_string().contains("HTTP ") => Ok(()),
+        Err(e) => Err(format!("{e} (nothing was run)")),
+    }
 }
 
 /// One `servebench bench` run into `path` (a child process, waited for); its result.
