@@ -215,3 +215,29 @@ fn the_documented_compare_forms_run() {
     );
     ok(&["compare", r, r, "--confidence", "0.95", "--min-effect", "2"]);
 }
+
+/// `compare` warns when a side was interrupted (its figures cover part of its workload),
+/// and when a servebench run meets another tool's file sent at another rate (a servebench
+/// run keeps its rate in its profile, guidellm's file in its configured rate: both are
+/// read).
+#[test]
+fn compare_warns_of_an_interrupted_side_and_of_another_tools_workload() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures");
+    let run_file = root.join("accuracy-clients/servebench-run.json");
+    let mut v: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(&run_file).unwrap()).unwrap();
+    v["status"] = serde_json::json!({"state": "interrupted", "reason": "SIGINT"});
+    let cut = scratch("interrupted-run.json", &v.to_string());
+    let (r, c) = (run_file.to_str().unwrap(), cut.to_str().unwrap());
+    let o = run(&["compare", r, c], None);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let out = String::from_utf8_lossy(&o.stdout);
+    assert!(
+        out.contains("was interrupted (SIGINT) after") && out.contains("verb-interrupted-run.json"),
+        "{out}"
+    );
+    let guidellm = root.join("guidellm/constant_rate20.json");
+    let o = run(&["compare", r, guidellm.to_str().unwrap()], None);
+    let out = String::from_utf8_lossy(&o.stdout);
+    assert!(out.contains("Warning") && out.contains("rate"), "{out}");
+}

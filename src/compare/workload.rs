@@ -112,6 +112,13 @@ fn profile_differences(a: &Profile, b: &Profile, out: &mut Vec<WorkloadDifferenc
     }
 }
 
+/// The request rate a run was asked to send at: the file's configured rate, else its
+/// stored profile's.
+fn configured_rate(r: &BenchmarkResult) -> Option<f64> {
+    r.request_rate_configured
+        .or_else(|| r.meta.profile.as_ref().map(|p| p.request_rate))
+}
+
 /// What differs between the workloads and conventions of `base` and `candidate` (see the
 /// module docs); empty when nothing known differs.
 pub fn workload_differences(
@@ -121,10 +128,9 @@ pub fn workload_differences(
     let mut out = Vec::new();
     if let (Some(a), Some(b)) = (&base.meta.profile, &candidate.meta.profile) {
         profile_differences(a, b, &mut out);
-    } else if let (Some(a), Some(b)) = (
-        base.request_rate_configured,
-        candidate.request_rate_configured,
-    ) {
+    } else if let (Some(a), Some(b)) = (configured_rate(base), configured_rate(candidate)) {
+        // One side without a stored profile (another tool's file): the rates each side
+        // was asked to send at, wherever it keeps it.
         if a != b {
             out.push(WorkloadDifference::RequestRate {
                 base: a,

@@ -440,12 +440,28 @@ pub fn run(args: &Args) -> Result<String, InputError> {
             )
         });
     }
-    let warning = workload_warning(&diffs)
+    let mut warning = workload_warning(&diffs)
         .map(|w| {
             eprintln!("{w}");
             format!("{w}\n\n")
         })
         .unwrap_or_default();
+    // A side that was interrupted measured only part of its workload.
+    for p in base_paths.iter().chain(&cand_paths) {
+        for r in input::load(p)? {
+            if let Some(reason) = r.records.as_ref().and_then(|x| x.interrupted.as_ref()) {
+                let sent = r.records.as_ref().map_or(0, |x| x.all.len());
+                let w = format!(
+                    "Warning: {} was interrupted ({reason}) after {sent} requests were sent: its \
+                     figures cover only part of its workload.",
+                    input::display_name(p)
+                );
+                eprintln!("{w}");
+                warning.push_str(&w);
+                warning.push_str("\n\n");
+            }
+        }
+    }
     let cmp = compare(&base, &cand);
     if cmp.metrics.is_empty() {
         return Err(InputError(format!(
