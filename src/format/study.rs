@@ -16,8 +16,6 @@ use crate::format::capacity::{
     capacity_cell_of, capacity_conclusion_markdown, capacity_study_note, capacity_table_markdown,
 };
 use crate::format::gpustack::latency::{latency_conclusion_markdown, LATENCY_BASELINE_HEADER};
-use crate::format::gpustack::serving_command;
-use crate::format::shell;
 use crate::format::text::{self, Style};
 use crate::profile::Dataset;
 use crate::result::BenchmarkResult;
@@ -26,8 +24,11 @@ use crate::study::journal::Configuration;
 use crate::study::plan::{representative, target_values, Analysis, Outcomes, Status, StepOutcome};
 use crate::study::verdict::{decide_results, mean_interval, Decision};
 
+mod command;
 mod decision;
 mod method;
+use command::serve_command;
+pub use command::DEFAULT_SERVE_PORT;
 use decision::{with_rule, with_rules};
 pub(crate) use method::trim;
 use method::{describe_bases, ladder_rule, method_sentence};
@@ -100,67 +101,6 @@ fn engine_label(study: &StudyFile, c: &Configuration) -> String {
         .find(|e| e.name == c.engine)
         .map(|e| e.name.clone())
         .unwrap_or_else(|| c.engine.clone())
-}
-
-/// The recommended command: `vllm serve MODEL` + flags for the simulator (what it models),
-/// the engine's own launch command for a command engine, every placeholder filled so that
-/// it runs when pasted: `{model}`, `{host}` and `{port}` with the study file's values
-/// ([`DEFAULT_SERVE_PORT`] when the study took a free port per launch, `port = 0`), and
-/// `{api_key}` with a reference to the variable `api_key_env` names (never its value).
-/// The port a pasted serving command listens on when the study file's is 0 (vLLM's
-/// default).
-pub const DEFAULT_SERVE_PORT: u16 = 8000;
-
-fn serve_command(study: &StudyFile, c: &Configuration) -> String {
-    let spec = study.engines.iter().find(|e| e.name == c.engine);
-    match spec {
-        Some(e) if e.kind == EngineKind::Command => {
-            // `port = 0`: each launch took a free port; vLLM's default stands in for it.
-            let port = if e.port == 0 {
-                DEFAULT_SERVE_PORT.to_string()
-            } else {
-                e.port.to_string()
-            };
-            let key = e
-                .api_key_env
-                .as_ref()
-                .map(|v| format!("${{{v}}}"))
-                .unwrap_or_default();
-            // The program and what precedes `{flags}` on the first line, then one flag
-            // (or later argument) per line, as the seed prints a command: each word quoted
-            // for a shell, a key's value redacted.
-            let mut argv: Vec<String> = Vec::new();
-            let mut head = None;
-            for arg in &e.command {
-                if arg == "{flags}" {
-                    head.get_or_insert(argv.len());
-                    argv.extend(c.flags.iter().cloned());
-                } else {
-                    argv.push(
-                        arg.replace("{model}", &c.model)
-                            .replace("{host}", &e.host)
-                            .replace("{port}", &port)
-                            .replace("{api_key}", &key),
-                    );
-                }
-            }
-            let argv = crate::secret::redact_argv(&argv);
-            let head = head.unwrap_or(argv.len()).min(argv.len());
-            let (first, rest) = argv.split_at(head);
-            let first: Vec<String> = first
-                .iter()
-                .map(|a| shell::quote_expanding(a).into_owned())
-                .collect();
-            std::iter::once(first.join(" "))
-                .chain(
-                    rest.iter()
-                        .map(|f| format!("    {}", shell::quote_expanding(f))),
-                )
-                .collect::<Vec<_>>()
-                .join(" \\\n")
-        }
-        _ => serving_command(&engine_label(study, c), &c.model, &c.flags),
-    }
 }
 
 fn fence(w: &mut String, body: &str) {

@@ -215,7 +215,7 @@ pub struct Args {
     /// Reports energy, joules per output token and tokens per joule; kept in the run file as
     /// gpu_metrics. Without it, DCGM metrics on the server's own /metrics are used when it
     /// has them.
-    #[arg(long, value_name = "URL|nvidia-smi", value_parser = gpu_source)]
+    #[arg(long, value_name = "URL|nvidia-smi", value_parser = crate::values::gpu_source)]
     gpu_metrics: Option<String>,
     /// Send the requests to these LoRA adapters (their model names, as `vllm serve
     /// --lora-modules` names them) by a seeded split; results per adapter as well as overall.
@@ -470,42 +470,10 @@ fn output_path(args: &Args) -> Option<PathBuf> {
     }
 }
 
-/// Why vLLM's "Peak concurrent requests" can exceed the client's cap, when it does.
-fn peak_note(r: &servebench::BenchmarkResult) -> Option<String> {
-    if r.meta.convention != Some(Convention::Vllm) {
-        return None;
-    }
-    let (peak, cap) = (r.peak_concurrent_requests?, r.max_concurrency?);
-    if peak <= cap as f64 {
-        return None;
-    }
-    let exact = r
-        .exact
-        .as_ref()
-        .and_then(|e| e.peak_in_flight)
-        .map(|n| format!("; the most in flight at one instant was {n}"))
-        .unwrap_or_default();
-    Some(format!(
-        "\"Peak concurrent requests\" ({peak:.0}) is above the cap of {cap}: vLLM counts every \
-         request active at any time during a 1-second bucket{exact}"
-    ))
-}
-
 /// Run the benchmark: the report on stdout, the exit status (0; 1 for bad input or a run in
 /// which nothing succeeded; 2 for usage; 4 when the measurement failed — the server went
 /// away, or more than `--max-failed-share` of the requests failed; 130/143 when
 /// SIGINT/SIGTERM interrupted it).
-/// `--gpu-metrics`: `nvidia-smi`, or an exporter's `http://` URL.
-fn gpu_source(v: &str) -> Result<String, String> {
-    if v == "nvidia-smi" || v.starts_with("http://") {
-        Ok(v.to_string())
-    } else {
-        Err(format!(
-            "`{v}` is neither a DCGM exporter's URL (http://gpu-host:9400) nor nvidia-smi"
-        ))
-    }
-}
-
 pub fn main(args: &Args) -> ExitCode {
     match run(args) {
         Ok((text, status)) => crate::print_stdout(&text)
@@ -692,45 +660,7 @@ fn run(args: &Args) -> Result<(String, u8), Failure> {
     if let Some(why) = &run.aborted {
         eprintln!("servebench: the run stopped early: {why}");
     }
-    if let Some(s) = &run.file.server_metrics {
-        for n in &s.notes {
-            eprintln!("servebench: metrics: {n}");
-        }
-        if !s.is_empty() {
-            eprintln!(
-                "servebench: {} scrapes of {} ({} series)",
-                s.len(),
-                s.target,
-                s.series.len()
-            );
-        }
-    }
-    if let Some(g) = &run.file.gpu_metrics {
-        for n in &g.notes {
-            eprintln!("servebench: gpu metrics: {n}");
-        }
-        if run.file.result.energy.is_none() {
-            eprintln!(
-                "servebench: gpu metrics: {} gave no energy figures for this run ({} samples)",
-                g.target,
-                g.len()
-            );
-        }
-    }
-    if !run.findings.is_empty() {
-        eprintln!("servebench: lints ({}):", run.findings.len());
-    }
-    for f in &run.findings {
-        eprintln!("{f}");
-    }
-    if let Some(note) = peak_note(&run.file.result) {
-        eprintln!("servebench: note: {note}");
-    }
-    // The production figures (reasoning, energy, speculative decoding, adapters) beside
-    // the block, which stays byte for byte what vLLM or GPUStack would print.
-    for line in servebench::format::production::lines(&run.file.result) {
-        eprintln!("servebench: {line}");
-    }
+    crate::bench_notes::print(&run);
     if let Some(path) = &out_path {
         bench::save(path, &run).map_err(|e| InputError(e.to_string()))?;
         eprintln!(

@@ -30,6 +30,8 @@ mod accuracy;
 #[cfg(feature = "http")]
 mod bench;
 #[cfg(feature = "http")]
+mod bench_notes;
+#[cfg(feature = "http")]
 mod capacity_cmd;
 mod compare;
 mod exit;

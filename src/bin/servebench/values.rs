@@ -49,3 +49,14 @@ pub fn range_ratio(s: &str) -> Result<f64, String> {
         Err(format!("the range ratio is in [0, 1), got `{s}`"))
     }
 }
+
+/// `--gpu-metrics`: `nvidia-smi`, or an exporter's `http://` URL.
+pub fn gpu_source(v: &str) -> Result<String, String> {
+    if v == "nvidia-smi" || v.starts_with("http://") {
+        Ok(v.to_string())
+    } else {
+        Err(format!(
+            "`{v}` is neither a DCGM exporter's URL (http://gpu-host:9400) nor nvidia-smi"
+        ))
+    }
+}

@@ -1,0 +1,70 @@
+//! What `bench` prints on stderr beside its report: the server's and the GPUs' scrape
+//! notes, the lints, the note on vLLM's peak concurrency, and the production figures
+//! (reasoning, energy, speculative decoding, adapters).
+
+use servebench::app::bench::BenchRun;
+use servebench::Convention;
+
+/// Prints the notes of a finished run on stderr.
+pub fn print(run: &BenchRun) {
+    if let Some(s) = &run.file.server_metrics {
+        for n in &s.notes {
+            eprintln!("servebench: metrics: {n}");
+        }
+        if !s.is_empty() {
+            eprintln!(
+                "servebench: {} scrapes of {} ({} series)",
+                s.len(),
+                s.target,
+                s.series.len()
+            );
+        }
+    }
+    if let Some(g) = &run.file.gpu_metrics {
+        for n in &g.notes {
+            eprintln!("servebench: gpu metrics: {n}");
+        }
+        if run.file.result.energy.is_none() {
+            eprintln!(
+                "servebench: gpu metrics: {} gave no energy figures for this run ({} samples)",
+                g.target,
+                g.len()
+            );
+        }
+    }
+    if !run.findings.is_empty() {
+        eprintln!("servebench: lints ({}):", run.findings.len());
+    }
+    for f in &run.findings {
+        eprintln!("{f}");
+    }
+    if let Some(note) = peak_note(&run.file.result) {
+        eprintln!("servebench: note: {note}");
+    }
+    // The production figures (reasoning, energy, speculative decoding, adapters) beside
+    // the block, which stays byte for byte what vLLM or GPUStack would print.
+    for line in servebench::format::production::lines(&run.file.result) {
+        eprintln!("servebench: {line}");
+    }
+}
+
+/// Why vLLM's "Peak concurrent requests" can exceed the client's cap, when it does.
+fn peak_note(r: &servebench::BenchmarkResult) -> Option<String> {
+    if r.meta.convention != Some(Convention::Vllm) {
+        return None;
+    }
+    let (peak, cap) = (r.peak_concurrent_requests?, r.max_concurrency?);
+    if peak <= cap as f64 {
+        return None;
+    }
+    let exact = r
+        .exact
+        .as_ref()
+        .and_then(|e| e.peak_in_flight)
+        .map(|n| format!("; the most in flight at one instant was {n}"))
+        .unwrap_or_default();
+    Some(format!(
+        "\"Peak concurrent requests\" ({peak:.0}) is above the cap of {cap}: vLLM counts every \
+         request active at any time during a 1-second bucket{exact}"
+    ))
+}
