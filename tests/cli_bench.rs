@@ -430,3 +430,87 @@ fn bench_runs_a_named_profile() {
     assert!(saved.records.iter().all(|r| r.prompt_tokens == Some(128)));
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// HTTP 401 and 404 name their fix: a server that wants a key says which flags give one;
+/// a model it does not serve lists the models it does.
+#[test]
+fn a_refused_key_or_an_unknown_model_names_the_fix() {
+    let h = server(ServeOptions {
+        api_key: Some("sk-test".into()),
+        ..ServeOptions::default()
+    });
+    let target = format!("http://{}", h.local_addr());
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("run.json");
+    let run = |extra: &[&str]| {
+        let o = Command::new(BIN)
+            .args([
+                "bench",
+                "--target",
+                &target,
+                "--quiet",
+                "--max-requests",
+                "2",
+            ])
+            .args(["--input-tokens", "8", "--output-tokens", "4", "--output"])
+            .arg(&out)
+            .args(extra)
+            .env_remove("OPENAI_API_KEY")
+            .output()
+            .unwrap();
+        (
+            o.status.code(),
+            String::from_utf8_lossy(&o.stderr).into_owned(),
+        )
+    };
+    let (code, err) = run(&[]);
+    assert_eq!(code, Some(1), "{err}");
+    assert!(
+        err.contains("HTTP 401") && err.contains("give --api-key KEY or set OPENAI_API_KEY"),
+        "{err}"
+    );
+    let (code, err) = run(&["--api-key", "sk-wrong"]);
+    assert_eq!(code, Some(1), "{err}");
+    assert!(err.contains("refused the API key given"), "{err}");
+    let (code, err) = run(&["--api-key", "sk-test", "--model", "no-such-model"]);
+    assert_eq!(code, Some(1), "{err}");
+    assert!(
+        err.contains("HTTP 404") && err.contains("the server serves "),
+        "{err}"
+    );
+}
+
+/// `--profile sharegpt` without the ShareGPT file: the built-in length distribution
+/// stands in, and both the console and the run file say so (it was silent).
+#[test]
+fn a_sharegpt_run_says_where_its_requests_came_from() {
+    let h = server(ServeOptions::default());
+    let target = format!("http://{}", h.local_addr());
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("run.json");
+    let o = Command::new(BIN)
+        .current_dir(dir.path())
+        .args([
+            "bench",
+            "--target",
+            &target,
+            "--quiet",
+            "--profile",
+            "sharegpt",
+        ])
+        .args(["--max-requests", "3", "--output"])
+        .arg(&out)
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(o.status.success(), "{err}");
+    assert!(
+        err.contains("built-in ShareGPT length distribution"),
+        "{err}"
+    );
+    let run = read_run(&out);
+    assert_eq!(
+        run.labels.get("dataset_source").map(String::as_str),
+        Some("built-in ShareGPT length distribution")
+    );
+}

@@ -505,3 +505,50 @@ fn the_concurrency_search_finds_the_simulators_largest_batch_under_a_tpot_slo() 
         }
     }
 }
+
+/// Ctrl-C during a probe: the probe in flight is saved (marked interrupted) beside the
+/// ones before it, and `bench` exits 130. Each probe's start is announced on stderr (the
+/// README's search once ran for minutes without a line).
+#[test]
+fn an_interrupted_search_keeps_the_probe_in_flight() {
+    use std::io::{BufRead, BufReader};
+    use std::process::Stdio;
+    let h = spawn_sim(1.0);
+    let target = format!("http://{}", h.local_addr());
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("search");
+    let mut child = Command::new(BIN)
+        .args(["bench", "--target", &target, "--no-scrape"])
+        .args(["--input-tokens", "64", "--output-tokens", "256"])
+        .args(["--slo", "ttft:p99<=2000ms", "--search", "rate"])
+        .args(["--min", "2", "--max", "8", "--probe-seconds", "30"])
+        .arg("--result-dir")
+        .arg(&out)
+        .stderr(Stdio::piped())
+        .stdout(Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut err = BufReader::new(child.stderr.take().unwrap());
+    let mut line = String::new();
+    err.read_line(&mut line).unwrap();
+    assert!(
+        line.starts_with(
+            "servebench: probe 1 at 2.00 req/s (repetition 1): 60 requests over about 30 s"
+        ),
+        "{line}"
+    );
+    std::thread::sleep(std::time::Duration::from_millis(1500));
+    let st = Command::new("kill")
+        .args(["-INT", &child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(st.success());
+    let mut rest = String::new();
+    std::io::Read::read_to_string(&mut err, &mut rest).unwrap();
+    let status = child.wait().unwrap();
+    assert_eq!(status.code(), Some(130), "{rest}");
+    let probe = RunFile::read(out.join("probe-001.json")).unwrap();
+    assert!(!probe.status.is_complete(), "{:?}", probe.status);
+    assert!(!probe.records.is_empty() && probe.records.len() < 60);
+    assert!(rest.contains("marked interrupted"), "{rest}");
+}

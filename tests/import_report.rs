@@ -229,8 +229,16 @@ fn cli_report() {
     let g = g.to_str().unwrap();
     let (code, default, _) = servebench(&["report", g]);
     assert_eq!(code, 0);
-    assert!(default
-        .starts_with("constant@20.00\n\n============ Serving Benchmark Result ============\n"));
+    // guidellm's numbers under the block's vLLM wording: the convention line first, as
+    // `bench` prints it.
+    let note =
+        servebench::format::labels::convention_note(servebench::Convention::Guidellm).unwrap();
+    assert!(
+        default.starts_with(&format!(
+            "constant@20.00\n\n{note}\n============ Serving Benchmark Result ============\n"
+        )),
+        "{default}"
+    );
     let (code, recomputed, _) = servebench(&["report", "--convention", "guidellm", g]);
     assert_eq!(code, 0);
     assert_eq!(recomputed, default);

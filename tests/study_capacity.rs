@@ -58,17 +58,26 @@ profiles = ["prefill"]
 "#;
 
 /// The simulator's capacity for `c` under `slo` on `profile`, by bisection to 0.01 req/s
-/// over runs made as the study makes them (a fresh simulator per run).
+/// over runs made as the study makes its probes (a fresh simulator per run, 30 s of
+/// requests, the sustained-load rule).
 fn offline_capacity(s: &StudyFile, c: &Configuration, slo: &SloTarget) -> f64 {
     let (config, params) = servebench::study::sim_config(&c.model, &c.flags).unwrap();
     let profile = s.profile("prefill").unwrap();
     let holds = |rate: f64| {
+        // The study's probes: bounded by time, judged on the SLO and the load carried.
         let mut p = profile.clone();
         p.request_rate = rate;
+        p.total_requests =
+            servebench::capacity::probe_requests(rate, servebench::capacity::DEFAULT_PROBE_SECONDS);
         let out =
             servebench::app::study::simulate_run(&p, config.clone(), params.clone(), 0, false)
                 .unwrap();
-        slo.check(&out.records).held
+        slo.check_probe(
+            &out.records,
+            servebench::result::SearchKind::Rate,
+            Some(p.total_requests),
+        )
+        .held
     };
     let (mut lo, mut hi) = (2.0, 40.0);
     assert!(holds(lo) && !holds(hi));

@@ -164,6 +164,14 @@ fn gpu_sampler(
     }
 }
 
+/// The run-file label saying where a ShareGPT profile's requests came from:
+/// `file:PATH`, or [`BUILT_IN_SHAREGPT`].
+pub const DATASET_SOURCE_LABEL: &str = "dataset_source";
+
+/// [`DATASET_SOURCE_LABEL`]'s value when no ShareGPT file was found and the built-in
+/// length distribution stood in.
+pub const BUILT_IN_SHAREGPT: &str = "built-in ShareGPT length distribution";
+
 /// How often `bench` scrapes `/metrics` by default.
 pub const DEFAULT_SCRAPE_INTERVAL: Duration = Duration::from_secs(1);
 
@@ -541,6 +549,16 @@ pub fn run(args: &BenchArgs, progress: &mut dyn FnMut(&Progress)) -> Result<Benc
             DatasetSpec::Mooncake { .. } | DatasetSpec::Jsonl { .. } => None,
         },
     };
+    // Where a ShareGPT profile's requests came from: the file, or the built-in lengths.
+    if let Dataset::ShareGpt { path } = &args.profile.dataset {
+        file.labels.insert(
+            DATASET_SOURCE_LABEL.into(),
+            match crate::driver::workload::sharegpt_source(path.as_deref()) {
+                Some(f) => format!("file:{}", f.display()),
+                None => BUILT_IN_SHAREGPT.into(),
+            },
+        );
+    }
     // Whether the run started from an empty prefix cache (`--reset-prefix-cache`).
     file.labels.insert(
         "prefix_cache_reset".into(),

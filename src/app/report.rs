@@ -22,7 +22,9 @@
 //! let bytes = std::fs::read("tests/fixtures/guidellm/constant_rate20.json").unwrap();
 //! let blocks = report_bytes(&bytes, &ReportOptions::default()).unwrap();
 //! let text = render_report(&blocks);
-//! assert!(text.starts_with("constant@20.00\n\n============ Serving Benchmark Result ============\n"));
+//! // guidellm's numbers under the block's vLLM wording: the convention line comes first.
+//! assert!(text.starts_with("constant@20.00\n\nMetric convention: guidellm"));
+//! assert!(text.contains("\n============ Serving Benchmark Result ============\n"));
 //! assert!(text.contains("\nSuccessful requests:                     60\n"));
 //! ```
 

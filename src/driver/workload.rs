@@ -159,20 +159,25 @@ pub fn build(profile: &Profile, opts: &WorkloadOptions) -> Result<Vec<WorkItem>,
             *seed,
             opts.with_text,
         ),
-        Dataset::ShareGpt { path } => {
-            let file = path.clone().unwrap_or_else(|| PathBuf::from(SHAREGPT_FILE));
-            if path.is_some() || file.exists() {
-                sharegpt_file(&file, n, opts.sharegpt_seed, opts.sharegpt_filter)
-            } else {
-                Ok(sharegpt_like(n, opts.sharegpt_seed, &opts.builtin_shape))
-            }
-        }
+        Dataset::ShareGpt { path } => match sharegpt_source(path.as_deref()) {
+            Some(file) => sharegpt_file(&file, n, opts.sharegpt_seed, opts.sharegpt_filter),
+            None => Ok(sharegpt_like(n, opts.sharegpt_seed, &opts.builtin_shape)),
+        },
         // The requests only: `driver::run_profile` also applies the plan's schedule.
         Dataset::Structured(spec) => Ok(spec
             .build(Some(profile.total_requests))
             .map_err(|e| WorkloadError::Dataset(Box::new(e)))?
             .items),
     }
+}
+
+/// The ShareGPT file a ShareGPT profile reads: `path` when given, else
+/// [`SHAREGPT_FILE`] in the working directory when it is there; `None`: neither, and the
+/// built-in length distribution stands in ([`sharegpt_like`]). Every run says which
+/// (`bench` on stderr and in its run file's `dataset_source` label).
+pub fn sharegpt_source(path: Option<&std::path::Path>) -> Option<PathBuf> {
+    let file = path.map_or_else(|| PathBuf::from(SHAREGPT_FILE), PathBuf::from);
+    (path.is_some() || file.exists()).then_some(file)
 }
 
 /// vLLM's random-dataset lengths (see the module docs); `n` requests.

@@ -400,14 +400,30 @@ pub fn render(study: &StudyFile, o: &Outcomes, a: &Analysis, files: bool) -> Doc
             w,
             "Comparison of benchmark results before and after optimization:\n"
         );
+        if study.planned_repetitions() > 1 {
+            let _ = writeln!(
+                w,
+                "Each cell is one run: the median run by {} of each configuration's \
+                 repetitions; the decision table below compares their means.\n",
+                target.label
+            );
+        }
         let mut latency_rows = Vec::new();
         let mut capacity_rows = Vec::new();
         for p in &study.final_.profiles {
             let title = profile_title(study, p);
-            let (bv, rv) = (target_values(study, o, b, p), target_values(study, o, r, p));
+            // The cells show the runs the verdict decided on (one n for both).
+            let (b_runs, r_runs) = (
+                o.runs_of(b, p, study.fixed_repetitions()),
+                o.runs_of(r, p, study.fixed_repetitions()),
+            );
+            let values = |runs: &[&BenchmarkResult]| -> Vec<f64> {
+                runs.iter().filter_map(|x| target.value(x)).collect()
+            };
+            let (bv, rv) = (values(&b_runs), values(&r_runs));
             let decision = decide_results(
-                &o.runs_of(b, p, study.fixed_repetitions()),
-                &o.runs_of(r, p, study.fixed_repetitions()),
+                &b_runs,
+                &r_runs,
                 &target,
                 &crate::study::plan::rule(study, b, r, false),
             )

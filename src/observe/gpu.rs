@@ -34,7 +34,9 @@
 //! let e = energy_figures(&s, Some((0.5, 2.0)), Some(300)).unwrap();
 //! assert_eq!(e.energy_j, Some(600.0)); // 200 J of the first second's 400, then 400
 //! assert_eq!(e.joules_per_output_token, Some(2.0));
-//! assert_eq!(e.mean_power_w, Some(250.0)); // the power samples' time-weighted mean
+//! // The time-weighted mean of the power samples inside the window (at 1 s and 2 s):
+//! // 400 W, as 600 J over its 1.5 s say.
+//! assert_eq!(e.mean_power_w, Some(400.0));
 //! ```
 
 use std::collections::BTreeSet;

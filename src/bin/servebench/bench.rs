@@ -634,9 +634,14 @@ fn run(args: &Args) -> Result<(String, u8), Failure> {
     let outcome = bench::run(&bench_args, &mut report);
     drop(watch);
     bar.finish_and_clear();
+    let has_key = bench_args.http.api_key.is_some();
     let mut run = outcome.map_err(|e| match e {
         bench::BenchError::GpuMetrics { .. } => InputError(format!("bench: --gpu-metrics: {e}")),
-        e => InputError(format!("bench: {e}")),
+        e => {
+            let text = e.to_string();
+            let hint = crate::bench_notes::status_hint(&text, has_key, &[]);
+            InputError(format!("bench: {text}{hint}"))
+        }
     })?;
     // The command line without the key (`--api-key KEY` or `--api-key=KEY`).
     run.file.command_line = servebench::secret::redact_argv(&std::env::args().collect::<Vec<_>>());
@@ -699,10 +704,17 @@ fn run(args: &Args) -> Result<(String, u8), Failure> {
                 _ => None,
             })
             .unwrap_or("no reason given");
+        let served = run
+            .file
+            .models_response
+            .as_ref()
+            .map(servebench::http::client::model_ids)
+            .unwrap_or_default();
         return Err(InputError(format!(
-            "bench: no request to {} succeeded ({} failed; first: {first})",
+            "bench: no request to {} succeeded ({} failed; first: {first}){}",
             args.target,
-            records.len()
+            records.len(),
+            crate::bench_notes::status_hint(first, has_key, &served)
         ))
         .into());
     }

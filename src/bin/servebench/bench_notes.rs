@@ -7,6 +7,21 @@ use servebench::Convention;
 
 /// Prints the notes of a finished run on stderr.
 pub fn print(run: &BenchRun) {
+    use servebench::app::bench::{BUILT_IN_SHAREGPT, DATASET_SOURCE_LABEL};
+    if run
+        .file
+        .labels
+        .get(DATASET_SOURCE_LABEL)
+        .map(String::as_str)
+        == Some(BUILT_IN_SHAREGPT)
+    {
+        eprintln!(
+            "servebench: note: no ShareGPT file (./{} or --dataset-path): the prompts and \
+             answer lengths came from the {BUILT_IN_SHAREGPT} (the run file's {DATASET_SOURCE_LABEL} \
+             label says so)",
+            servebench::profile::SHAREGPT_FILE
+        );
+    }
     if let Some(s) = &run.file.server_metrics {
         for n in &s.notes {
             eprintln!("servebench: metrics: {n}");
@@ -67,4 +82,28 @@ fn peak_note(r: &servebench::BenchmarkResult) -> Option<String> {
         "\"Peak concurrent requests\" ({peak:.0}) is above the cap of {cap}: vLLM counts every \
          request active at any time during a 1-second bucket{exact}"
     ))
+}
+
+/// What to do about an HTTP status in `message` (` — …`, or nothing): 401/403 name the
+/// key flags, 404 lists the models the server serves (a model or adapter name that is not
+/// one of them is the usual cause).
+pub fn status_hint(message: &str, has_key: bool, served: &[String]) -> String {
+    if message.contains("HTTP 401") || message.contains("HTTP 403") {
+        if has_key {
+            " — the server refused the API key given (--api-key or OPENAI_API_KEY)".into()
+        } else {
+            " — the server wants an API key: give --api-key KEY or set OPENAI_API_KEY".into()
+        }
+    } else if message.contains("HTTP 404") {
+        if served.is_empty() {
+            " — check the target's path and --model (GET /v1/models lists what it serves)".into()
+        } else {
+            format!(
+                " — the server serves {}: --model and --lora-modules must name one of them",
+                served.join(", ")
+            )
+        }
+    } else {
+        String::new()
+    }
 }
