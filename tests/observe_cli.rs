@@ -180,3 +180,63 @@ fn explain_refuses_a_server_clock_that_is_not_the_clients() {
         "{text}"
     );
 }
+
+/// A run that starts with a burst: 256 requests at once against a server that takes 64 at
+/// a time fills a queue; `report` and `slices` print the MSER-5 steady window, whose P99
+/// TTFT is well below the whole run's (the fill's tail is left out, and said).
+#[test]
+fn report_and_slices_show_the_steady_window_beside_the_whole_run() {
+    let args = ServeArgs {
+        addr: "127.0.0.1:0".parse().unwrap(),
+        speed: 10.0,
+        delta: None,
+        fault: None,
+        max_connections: 1024,
+        api_key: None,
+        handoff_window: servebench::http::server::DEFAULT_HANDOFF_WINDOW,
+        worker_threads: servebench::http::server::default_worker_threads(),
+    };
+    let server = serve::spawn(&Config::named("baseline").unwrap(), &args).unwrap();
+    let target = format!("http://{}", server.local_addr());
+    let dir = tempfile::tempdir().unwrap();
+    let run = dir.path().join("run.json");
+    let run_s = run.to_str().unwrap();
+    let o = sb(&[
+        "bench",
+        "--target",
+        &target,
+        "--input-tokens",
+        "2048",
+        "--output-tokens",
+        "32",
+        "--max-requests",
+        "400",
+        "--rate",
+        "60",
+        "--output",
+        run_s,
+        "--quiet",
+    ]);
+    assert!(o.status.success(), "{}", text(&o));
+    let o = sb(&["report", run_s]);
+    assert!(o.status.success(), "{}", text(&o));
+    let t = text(&o);
+    let line = t
+        .lines()
+        .find(|l| l.starts_with("steady state (MSER-5 on TTFT in send order): "))
+        .unwrap_or_else(|| panic!("{t}"));
+    let p99 = |part: &str| -> f64 {
+        part.split("P99 TTFT ")
+            .nth(1)
+            .and_then(|r| r.split(" ms").next())
+            .and_then(|v| v.parse().ok())
+            .unwrap()
+    };
+    let (over, whole) = line.split_once("; whole run: ").unwrap();
+    assert!(p99(over) <= p99(whole), "{line}");
+    let o = sb(&["slices", run_s, "--slice", "1s"]);
+    assert!(text(&o).contains(line), "{}", text(&o));
+    let o = sb(&["slices", run_s, "--slice", "1s", "--json"]);
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(v["steady_window"]["method"], "MSER-5 on TTFT in send order");
+}

@@ -103,6 +103,12 @@ fn a_capacity_study_concludes_in_requests_per_second_under_the_slo() {
     let a = r.analysis();
     let doc = servebench::format::study::render(&s, &r.outcomes, &a, true);
     eprintln!("{}", doc.markdown);
+    // Every decision says what it rests on (the capacity searches' intervals), never an
+    // empty "()" or "single runs without intervals" for results that have intervals.
+    let md = &doc.markdown;
+    assert!(!md.contains("()") && !md.contains("; )"), "{md}");
+    assert!(!md.contains("single runs without intervals"), "{md}");
+    assert!(md.contains("on the capacity searches' intervals"), "{md}");
 
     // Every configuration's capacity interval contains the simulator's own capacity.
     let base = a.baseline.clone().unwrap();

@@ -802,6 +802,20 @@ fn explain_plan_and_bad_input_on_the_command_line() {
         "{plan}"
     );
     assert!(plan.contains("a r2"));
+    // A baseline the simulator cannot model (an SGLang flag): the ladder is still the plan,
+    // listed as if every step were kept (it was dropped).
+    let sglang = "[[engines]]\nname = \"SGLang\"\nkind = \"simulator\"\nflags = [\"--mem-fraction-static=0.9\"]\n";
+    let file = write_study(&dir, &study_text(sglang));
+    let o = run_cli(&["study", "plan", file.to_str().unwrap()]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let plan = String::from_utf8_lossy(&o.stdout);
+    assert!(
+        plan.contains("listed as if every step were kept")
+            && plan.contains("step Optimized (assumed kept)")
+            && plan.contains("--mem-fraction-static=0.9 --config=optimized")
+            && plan.contains("2 server sessions, 8 runs"),
+        "{plan}"
+    );
     // A bad study file: exit 1, the file and the key named.
     let bad = dir.join("bad.toml");
     std::fs::write(

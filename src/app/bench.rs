@@ -40,6 +40,8 @@ pub struct BenchArgs {
     /// Stop sending after this much wall time; requests still in flight are cancelled and
     /// recorded as incomplete.
     pub max_duration: Option<Duration>,
+    /// A staged fill: the concurrency cap reached over this time ([`RunOptions::fill`]).
+    pub fill: Option<Duration>,
     /// Client-side cap on requests in flight; `None`: the profile's, else guidellm's 512.
     pub max_concurrency: Option<usize>,
     /// Ask `/v1/models` for the model name when `http.model` is `None` (the answer is kept
@@ -92,6 +94,7 @@ impl BenchArgs {
             o.max_requests = Some(o.max_requests.map_or(n, |m| m.min(n)));
         }
         o.max_duration = self.max_duration;
+        o.fill = self.fill;
         o.stop = self.stop.clone();
         o.drain = self.drain;
     }
@@ -106,6 +109,7 @@ impl BenchArgs {
             workload: WorkloadOptions::default(),
             max_requests: None,
             max_duration: None,
+            fill: None,
             max_concurrency: None,
             discover_model: true,
             metrics: MetricsOptions::new(Convention::Vllm),

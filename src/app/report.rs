@@ -71,6 +71,10 @@ pub struct ReportBlock {
     pub layout: Option<Layout>,
     /// Rows that could not be computed (or only approximately) from what the file holds.
     pub notes: Vec<String>,
+    /// The run's steady state (MSER-5) with the figures over it beside the whole run's,
+    /// when the file holds request records with send times
+    /// ([`crate::format::observe::steady_line`]).
+    pub steady: Option<String>,
 }
 
 impl ReportBlock {
@@ -164,6 +168,7 @@ pub fn report_run(run: &Run, opts: &ReportOptions) -> Result<ReportBlock, Import
             style,
             layout: run.layout.clone(),
             notes,
+            steady: steady_of(run),
         });
     };
     let Some(records) = &run.records else {
@@ -277,6 +282,7 @@ pub fn report_run(run: &Run, opts: &ReportOptions) -> Result<ReportBlock, Import
         },
         layout: None,
         notes,
+        steady: steady_of(run),
     })
 }
 
@@ -392,6 +398,14 @@ fn empty_records_hint(format: Format, sampled_of: Option<u64>) -> String {
     }
 }
 
+/// The steady-state line of a run whose records carry send times (see
+/// [`crate::observe::steady_window`]); `None` otherwise, or when the run is too short.
+fn steady_of(run: &Run) -> Option<String> {
+    let records = run.records.as_ref().filter(|r| r.send_times)?;
+    let (w, window, whole) = crate::observe::steady_figures(&records.measured())?;
+    Some(crate::format::observe::steady_line(&w, &window, &whole))
+}
+
 fn no_records_hint(format: Format) -> &'static str {
     match format {
         Format::VllmJson => "the file was saved without --save-detailed",
@@ -479,6 +493,10 @@ pub fn render_report(blocks: &[ReportBlock]) -> String {
         }
         if let Some(line) = exact_line(b) {
             out.push_str(&line);
+            out.push('\n');
+        }
+        if let Some(line) = &b.steady {
+            out.push_str(line);
             out.push('\n');
         }
         for line in crate::format::production::lines(&b.result) {

@@ -67,6 +67,15 @@ pub enum Annotation {
         /// The best accepted step's change against the baseline, percent.
         previous_percent: f64,
     },
+    /// A change the decision did not call better or worse (a study's verdict):
+    /// `(+1.40%, within noise)`, no colour (green or red would claim what the verdict did
+    /// not).
+    Judged {
+        /// `(candidate - baseline) / baseline * 100`.
+        percent: f64,
+        /// The verdict's words (`within noise`).
+        verdict: &'static str,
+    },
     /// A throughput is missing or not positive: `N/A`, no colour.
     NotAvailable,
 }
@@ -365,9 +374,9 @@ pub fn optimization_ladder(
             Annotation::SuccessRateSkipped { success_rate } => {
                 Verdict::SkippedSuccessRate { success_rate }
             }
-            Annotation::NotAvailable | Annotation::LowerThanPrevious { .. } => {
-                Verdict::NotAvailable
-            }
+            Annotation::NotAvailable
+            | Annotation::LowerThanPrevious { .. }
+            | Annotation::Judged { .. } => Verdict::NotAvailable,
             Annotation::Change { percent } => {
                 let tps = cell.total_tps.unwrap_or(0.0);
                 match best {

@@ -104,6 +104,11 @@ pub struct RunOptions {
     pub max_concurrency: Option<usize>,
     /// Send at most this many requests (`None`: the whole workload).
     pub max_requests: Option<u64>,
+    /// A staged fill: the concurrency cap is reached over this time from the start, not
+    /// at once (the cap at `t` is `⌈cap × t / fill⌉`, at least 1), so that a run that
+    /// opens with a burst does not send all of it at t = 0 (MLCommons' "feathered
+    /// starts"). `None`: the whole cap from the start.
+    pub fill: Option<Duration>,
     /// Stop after this much (engine-clock) time: nothing is sent after it and requests still
     /// in flight are recorded as [`Outcome::Incomplete`](crate::record::Outcome::Incomplete).
     pub max_duration: Option<Duration>,
@@ -152,6 +157,7 @@ impl Default for RunOptions {
             arrivals: Arrivals::AllAtOnce,
             max_concurrency: None,
             max_requests: None,
+            fill: None,
             max_duration: None,
             client_prep_per_prompt_token: Duration::ZERO,
             shard: None,
@@ -338,6 +344,27 @@ pub fn run<E: Engine + ?Sized>(
         roots_queue.push(Reverse((t, i)));
     }
     let end = opts.max_duration.and_then(|d| origin.checked_add(d));
+    // The cap at `now` (the staged fill), and when it next grows.
+    let fill = opts.fill.filter(|f| !f.is_zero() && cap < usize::MAX);
+    let cap_at = |now: Duration| -> usize {
+        match fill {
+            Some(f) if now < origin.saturating_add(f) => {
+                let share = now.saturating_sub(origin).as_secs_f64() / f.as_secs_f64();
+                // Saturating float-to-int conversion of a value in [0, cap].
+                ((cap as f64 * share).ceil() as usize).clamp(1, cap)
+            }
+            _ => cap,
+        }
+    };
+    let cap_grows = |used: usize| -> Option<Duration> {
+        let f = fill?;
+        // Just past the time the cap reaches `used` (it grows when the share exceeds it).
+        (used < cap).then(|| {
+            origin
+                .saturating_add(f.mul_f64((used as f64 / cap as f64).min(1.0)))
+                .saturating_add(Duration::from_micros(1))
+        })
+    };
     let collector = Collector::with_clock(ManualClock::at(origin));
     // Handles of the requests in flight, by id (= index in the workload).
     let mut open: HashMap<u64, RequestHandle<'_, ManualClock>> = HashMap::new();
@@ -404,7 +431,7 @@ pub fn run<E: Engine + ?Sized>(
                     break;
                 };
                 id
-            } else if conv.in_use(open.len()) < cap
+            } else if conv.in_use(open.len()) < cap_at(now)
                 && roots_queue.peek().is_some_and(|Reverse((t, _))| *t <= now)
             {
                 let Some(Reverse((_, id))) = roots_queue.pop() else {
@@ -463,9 +490,14 @@ pub fn run<E: Engine + ?Sized>(
             .peek()
             .map(|Reverse((t, _))| *t)
             .filter(|_| !stop_sending);
-        if used < cap && !stop_sending {
+        if used < cap_at(now) && !stop_sending {
             if let Some(Reverse((t, _))) = roots_queue.peek() {
                 deadline = Some(deadline.map_or(*t, |d| d.min(*t)));
+            }
+        } else if !stop_sending && !roots_queue.is_empty() {
+            // Held by the staged fill: wake when the cap next grows.
+            if let Some(t) = cap_grows(used).filter(|&t| t > now) {
+                deadline = Some(deadline.map_or(t, |d| d.min(t)));
             }
         }
         if let Some(e) = end {

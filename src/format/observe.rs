@@ -182,3 +182,42 @@ impl Explanation {
         s.trim().to_string()
     }
 }
+
+/// The steady-state line of a report: the MSER-5 window, and the figures over its requests
+/// beside the whole run's (both labelled).
+///
+/// `window` and `whole` are the same metrics computed over the window's records and over
+/// every record.
+pub fn steady_line(
+    w: &crate::observe::SteadyWindow,
+    window: &crate::result::BenchmarkResult,
+    whole: &crate::result::BenchmarkResult,
+) -> String {
+    let figures = |r: &crate::result::BenchmarkResult| {
+        let mean = |s: &Option<crate::result::Summary>| s.as_ref().and_then(|s| s.mean);
+        let p99 = r.ttft.as_ref().and_then(|s| s.percentile(99.0));
+        let f = |v: Option<f64>, unit: &str| match v {
+            Some(v) => format!("{v:.2} {unit}"),
+            None => "-".into(),
+        };
+        format!(
+            "{}, output {}, mean TTFT {}, P99 TTFT {}, mean TPOT {}",
+            f(r.request_throughput_per_s, "req/s"),
+            f(r.output_throughput_per_s, "tok/s"),
+            f(mean(&r.ttft), "ms"),
+            f(p99, "ms"),
+            f(mean(&r.tpot), "ms"),
+        )
+    };
+    format!(
+        "steady state (MSER-5 on TTFT in send order): {:.1}–{:.1} s, {} requests ({} cut as \
+         the fill, {} as the drain); over them: {}; whole run: {}",
+        w.start.as_secs_f64(),
+        w.end.as_secs_f64(),
+        w.requests,
+        w.fill,
+        w.drain,
+        figures(window),
+        figures(whole)
+    )
+}

@@ -15,14 +15,16 @@ use crate::compare::gpustack::{
 use crate::format::capacity::{
     capacity_cell_of, capacity_conclusion_markdown, capacity_study_note, capacity_table_markdown,
 };
-use crate::format::gpustack::latency::{latency_conclusion_markdown, LATENCY_BASELINE_HEADER};
+use crate::format::gpustack::latency::{
+    latency_conclusion_markdown_judged, LATENCY_BASELINE_HEADER,
+};
 use crate::format::text::{self, Style};
 use crate::profile::Dataset;
 use crate::result::BenchmarkResult;
 use crate::study::file::{EngineKind, Goal, StudyFile};
 use crate::study::journal::Configuration;
 use crate::study::plan::{representative, target_values, Analysis, Outcomes, Status, StepOutcome};
-use crate::study::verdict::{decide_results, mean_interval, Decision};
+use crate::study::verdict::{decide_results, mean_interval, Call, Decision};
 
 mod command;
 mod decision;
@@ -439,8 +441,27 @@ pub fn render(study: &StudyFile, o: &Outcomes, a: &Analysis, files: bool) -> Doc
                 representative(study, o, r, p),
             ) {
                 let case = format!("{title} Profile");
-                rows.push(conclusion_row(&case, br, rr));
-                latency_rows.push(latency_conclusion_markdown(&case, br, rr));
+                // A change the verdict found within noise (or below the minimum effect,
+                // or undecided) is not coloured as better or worse: the cell carries the
+                // verdict's words instead. Single runs without an interval keep
+                // GPUStack's colours (the decision table says there is no interval).
+                let undecided = final_rows
+                    .last()
+                    .and_then(|f| f.decision.as_ref())
+                    .map(|d| d.call)
+                    .filter(|c| {
+                        matches!(
+                            c,
+                            Call::WithinNoise | Call::BelowMinimumEffect | Call::Undecided
+                        )
+                    })
+                    .map(Call::as_str);
+                let mut row = conclusion_row(&case, br, rr);
+                if let (Some(v), Some(a)) = (undecided, row.optimized.annotation) {
+                    row.optimized.annotation = Some(a.judged(v));
+                }
+                rows.push(row);
+                latency_rows.push(latency_conclusion_markdown_judged(&case, br, rr, undecided));
                 capacity_rows.push((case, br, rr));
             }
         }

@@ -77,9 +77,15 @@ pub fn estimate(study: &StudyFile) -> Result<String, StudyError> {
             .iter()
             .map(|s| (format!("step {}", s.name), s.config.clone())),
     );
+    let mut assumed = false;
     if let (Some(b), Some(rc)) = (&a.baseline, &a.recommended) {
         configs.push(("final: baseline".into(), b.clone()));
         configs.push(("final: recommended".into(), rc.clone()));
+    } else if let Some(first) = a.engines.first() {
+        // The simulator could not run the baseline (flags it cannot model): the ladder is
+        // still the plan, listed as if every step were kept.
+        assumed = true;
+        configs.extend(assumed_ladder(study, &first.config));
     }
     let final_runs = plan::ordered_runs(study, &study.final_.profiles);
     let ladder_runs = plan::ordered_runs(study, &study.ladder.profiles);
@@ -157,17 +163,60 @@ pub fn estimate(study: &StudyFile) -> Result<String, StudyError> {
     }
     let h = (total_s / 3600.0).floor();
     let m = (total_s - h * 3600.0) / 60.0;
-    let head = format!(
+    let mut head = format!(
         "Plan of \"{}\": {n} server sessions, {runs} runs; estimated wall time {h:.0} h {m:.0} min ({total_s:.0} s) from the simulator{}\n",
         study.title,
         if unknown > 0 { format!(", {unknown} runs not estimated") } else { String::new() }
     );
+    if assumed {
+        head.push_str(
+            "The simulator could not run the baseline, so it cannot say which steps will be \
+             kept: the ladder is listed as if every step were kept.\n",
+        );
+    }
     let tail = if study.is_auto() {
         expected_runs(study, &a, &r.outcomes, runs, total_s)
     } else {
         String::new()
     };
     Ok(head + &out + &tail)
+}
+
+/// The ladder's configurations from `baseline` as if every step were kept (each starting
+/// from the one its `on` names: the best so far, the baseline, or an earlier step), then the
+/// final pair: the purposes and configurations [`estimate`] lists.
+fn assumed_ladder(
+    study: &StudyFile,
+    baseline: &journal::Configuration,
+) -> Vec<(String, journal::Configuration)> {
+    let mut out = Vec::new();
+    let mut named: Vec<(String, journal::Configuration)> = Vec::new();
+    let mut best = baseline.clone();
+    for step in &study.ladder.steps {
+        let from = match step.on.as_deref() {
+            None | Some("best") => best.clone(),
+            Some("baseline") => baseline.clone(),
+            Some(name) => named
+                .iter()
+                .find(|(n, _)| n == name)
+                .map_or_else(|| best.clone(), |(_, c)| c.clone()),
+        };
+        let c = journal::Configuration {
+            engine: from.engine.clone(),
+            model: step.model.clone().unwrap_or_else(|| from.model.clone()),
+            flags: plan::apply_flags(&from.flags, &step.add, &step.remove),
+        };
+        out.push((format!("step {} (assumed kept)", step.name), c.clone()));
+        named.push((step.name.clone(), c.clone()));
+        best = c;
+    }
+    let recommended = journal::Configuration {
+        flags: plan::apply_flags(&best.flags, &study.final_.add, &[]),
+        ..best
+    };
+    out.push(("final: baseline".into(), baseline.clone()));
+    out.push(("final: recommended".into(), recommended));
+    out
 }
 
 /// Merges the shard directories `dirs` (any order) into `out`

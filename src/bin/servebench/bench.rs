@@ -136,6 +136,10 @@ pub struct Args {
     /// Stop sending after this many seconds; requests in flight are recorded as incomplete.
     #[arg(long, allow_negative_numbers = true, value_parser = positive_f64("--max-seconds"))]
     max_seconds: Option<f64>,
+    /// A staged fill: reach the concurrency cap (--max-concurrency, or the profile's) over
+    /// this many seconds instead of at t = 0 (the cap at t is cap × t / S, at least 1).
+    #[arg(long, value_name = "S", value_parser = positive_f64("--fill-seconds"))]
+    fill_seconds: Option<f64>,
     /// Requests sent before the measured run (all at once, under the cap), excluded from
     /// the metrics and kept apart in the run file.
     #[arg(
@@ -557,6 +561,7 @@ fn run(args: &Args) -> Result<(String, u8), Failure> {
     }
     bench_args.max_requests = args.max_requests;
     bench_args.max_duration = args.max_seconds.map(seconds);
+    bench_args.fill = args.fill_seconds.map(seconds);
     bench_args.max_concurrency = args
         .max_concurrency
         .map(|c| usize::try_from(c).unwrap_or(usize::MAX));

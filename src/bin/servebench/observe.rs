@@ -247,11 +247,31 @@ pub fn run_slices(a: &SlicesArgs) -> Result<String, InputError> {
     let width = parse_duration("--slice", &a.slice)?;
     let r = load(&a.run)?;
     let s = slices(&r.records, width).map_err(|e| InputError(e.to_string()))?;
+    let mser = servebench::observe::steady_figures(&r.records);
     if a.json {
-        let v = serde_json::json!({"slices": s, "steady_state": steady_state(&s)});
+        let window = mser.as_ref().map(|(w, _, _)| {
+            serde_json::json!({
+                "method": "MSER-5 on TTFT in send order",
+                "start_s": w.start.as_secs_f64(),
+                "end_s": w.end.as_secs_f64(),
+                "requests": w.requests,
+                "fill": w.fill,
+                "drain": w.drain,
+            })
+        });
+        let v = serde_json::json!({
+            "slices": s,
+            "steady_state": steady_state(&s),
+            "steady_window": window,
+        });
         return Ok(format!("{v}\n"));
     }
-    Ok(servebench::format::render_slices(&s))
+    let mut text = servebench::format::render_slices(&s);
+    if let Some((w, window, whole)) = &mser {
+        text.push_str(&servebench::format::steady_line(w, window, whole));
+        text.push('\n');
+    }
+    Ok(text)
 }
 
 /// Arguments of `servebench plot`.

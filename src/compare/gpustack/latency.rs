@@ -42,6 +42,16 @@ pub enum LatencyAnnotation {
         /// Successful / total requests, as a fraction.
         success_rate: f64,
     },
+    /// A change the decision did not call better or worse (a study's verdict):
+    /// `(1.40x faster, within noise)`, no colour.
+    Judged {
+        /// The faster over the slower side's mean latency.
+        ratio: f64,
+        /// Whether the candidate is the faster side.
+        faster: bool,
+        /// The verdict's words (`within noise`).
+        verdict: &'static str,
+    },
     /// A latency is missing or not positive: `N/A`.
     NotAvailable,
 }

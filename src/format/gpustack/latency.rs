@@ -35,7 +35,33 @@ impl LatencyAnnotation {
                 "(Success rate: {:.1}%, optimization skipped)",
                 success_rate * 100.0
             ),
+            LatencyAnnotation::Judged {
+                ratio,
+                faster,
+                verdict,
+            } => format!(
+                "({ratio:.2}x {}, {verdict})",
+                if faster { "faster" } else { "slower" }
+            ),
             LatencyAnnotation::NotAvailable => "N/A".to_string(),
+        }
+    }
+
+    /// This annotation as a decision that called the change `verdict` leaves it: a
+    /// speed-up or slow-down kept with the verdict's words and no colour.
+    pub fn judged(self, verdict: &'static str) -> LatencyAnnotation {
+        match self {
+            LatencyAnnotation::Faster { ratio } => LatencyAnnotation::Judged {
+                ratio,
+                faster: true,
+                verdict,
+            },
+            LatencyAnnotation::Slower { ratio } => LatencyAnnotation::Judged {
+                ratio,
+                faster: false,
+                verdict,
+            },
+            other => other,
         }
     }
 
@@ -46,7 +72,9 @@ impl LatencyAnnotation {
             LatencyAnnotation::Slower { .. } | LatencyAnnotation::SuccessRateSkipped { .. } => {
                 "#ffd6d6"
             }
-            LatencyAnnotation::NotAvailable => return self.text(),
+            LatencyAnnotation::NotAvailable | LatencyAnnotation::Judged { .. } => {
+                return self.text()
+            }
         };
         format!(
             "<span style=\"background-color:{colour};\">{}</span>",
@@ -86,10 +114,25 @@ pub fn latency_conclusion_markdown(
     baseline: &BenchmarkResult,
     optimized: &BenchmarkResult,
 ) -> String {
+    latency_conclusion_markdown_judged(case, baseline, optimized, None)
+}
+
+/// [`latency_conclusion_markdown`] with the decision's `verdict` when it called the change
+/// neither better nor worse (the ratio then stands uncoloured, with the verdict's words).
+pub fn latency_conclusion_markdown_judged(
+    case: &str,
+    baseline: &BenchmarkResult,
+    optimized: &BenchmarkResult,
+    verdict: Option<&'static str>,
+) -> String {
+    let mut cell = latency_cell(baseline, optimized);
+    if let (Some(v), Some(a)) = (verdict, cell.annotation) {
+        cell.annotation = Some(a.judged(v));
+    }
     format!(
         "| **{case}** | {} | {} |",
         baseline_latency_cell(baseline).markdown(),
-        latency_cell(baseline, optimized).markdown()
+        cell.markdown()
     )
 }
 

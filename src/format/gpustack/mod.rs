@@ -61,7 +61,25 @@ impl Annotation {
                 signed_percent(percent),
                 signed_percent(previous_percent)
             ),
+            Annotation::Judged { percent, verdict } => {
+                format!("({}, {verdict})", signed_percent(percent))
+            }
             Annotation::NotAvailable => "N/A".to_string(),
+        }
+    }
+
+    /// This annotation as a decision that called the change `verdict` leaves it: a change
+    /// kept with the verdict's words and no colour.
+    ///
+    /// ```
+    /// use servebench::compare::gpustack::Annotation;
+    /// let a = Annotation::Change { percent: 1.4 }.judged("within noise");
+    /// assert_eq!(a.markdown(), "(+1.40%, within noise)");
+    /// ```
+    pub fn judged(self, verdict: &'static str) -> Annotation {
+        match self {
+            Annotation::Change { percent } => Annotation::Judged { percent, verdict },
+            other => other,
         }
     }
 
@@ -71,7 +89,7 @@ impl Annotation {
             Annotation::Change { percent } if percent >= 0.0 => Some("lightgreen"),
             Annotation::Change { .. } | Annotation::SuccessRateSkipped { .. } => Some("#ffd6d6"),
             Annotation::LowerThanPrevious { .. } => Some("yellow"),
-            Annotation::NotAvailable => None,
+            Annotation::NotAvailable | Annotation::Judged { .. } => None,
         }
     }
 

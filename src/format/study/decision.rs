@@ -3,7 +3,7 @@
 
 use super::method::{confidence_label, rule_words};
 use crate::study::plan::Analysis;
-use crate::study::verdict::{Call, Decision, DETERMINISTIC};
+use crate::study::verdict::{Call, Decision, CAPACITY_INTERVALS, DETERMINISTIC};
 
 /// A decision as the study document words it.
 impl Decision {
@@ -22,6 +22,12 @@ impl Decision {
         let n = format!("n = {} vs {}", self.n_reference, self.n_candidate);
         let body = match (self.basis.as_str(), self.interval, self.confidence) {
             (DETERMINISTIC, _, _) => format!("{what}, exact: {DETERMINISTIC}, {n}"),
+            (CAPACITY_INTERVALS, Some((lo, hi)), _) => format!(
+                "{what}, the candidate's capacity interval less the reference's {} to {}, \
+                 one search each",
+                pct(lo),
+                pct(hi)
+            ),
             (_, Some((lo, hi)), Some(c)) => format!(
                 "{what}, {} interval {} to {}, {n}, {}",
                 confidence_label(c),
@@ -34,6 +40,10 @@ impl Decision {
         let call = if self.basis == DETERMINISTIC && self.call == Call::WithinNoise {
             // Exactly equal: there is no noise to be within.
             "no difference"
+        } else if self.basis == CAPACITY_INTERVALS && self.call == Call::WithinNoise {
+            // Two searches' intervals overlap: on a deterministic simulation each interval
+            // is the search's resolution, on a server also its noise.
+            "intervals overlap"
         } else {
             self.call.as_str()
         };

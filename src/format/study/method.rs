@@ -4,7 +4,9 @@
 //! actually made, never from what the study file intended.
 
 use crate::study::file::{EngineKind, StudyFile};
-use crate::study::verdict::{Decision, Rule, DETERMINISTIC, NO_BASIS, REPETITIONS, WITHIN_RUN};
+use crate::study::verdict::{
+    Decision, Rule, CAPACITY_INTERVALS, DETERMINISTIC, NO_BASIS, REPETITIONS, WITHIN_RUN,
+};
 
 /// `95%`, or `99.7%` for a sequential look's level.
 pub(super) fn confidence_label(c: f64) -> String {
@@ -54,7 +56,13 @@ pub(super) fn describe_bases(decisions: &[&Decision], what: &str) -> String {
         return format!("no {what} decision was reached");
     }
     let mut parts = Vec::new();
-    for basis in [DETERMINISTIC, REPETITIONS, WITHIN_RUN, NO_BASIS] {
+    for basis in [
+        DETERMINISTIC,
+        REPETITIONS,
+        WITHIN_RUN,
+        CAPACITY_INTERVALS,
+        NO_BASIS,
+    ] {
         let of: Vec<&&Decision> = decisions.iter().filter(|d| d.basis == basis).collect();
         if of.is_empty() {
             continue;
@@ -87,6 +95,7 @@ pub(super) fn describe_bases(decisions: &[&Decision], what: &str) -> String {
                 format!("{k} decision{s} on the interval of the difference over repetitions ({n}; {} intervals)", c.join(", "))
             }
             WITHIN_RUN => format!("{k} decision{s} on single runs' within-run intervals ({n}; they do not see run-to-run variation)"),
+            CAPACITY_INTERVALS => format!("{k} decision{s} on the capacity searches' intervals ({n}; better or worse only when one interval lies wholly beyond the other; on a deterministic simulation an interval is the search's resolution, on a server also its noise)"),
             _ => format!("{k} decision{s} on single runs without any interval ({n}; not kept: no confidence can be stated)"),
         });
     }

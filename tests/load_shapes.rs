@@ -1,0 +1,58 @@
+//! Load shapes on the simulator (in-process, its virtual timeline): a burst of 256 streams
+//! at t = 0 (the server's batch) fills the server at once, and its first requests' TTFT
+//! tail stands far above the steady window's (MSER-5); a staged fill (the cap reached over
+//! 30 s, `bench --fill-seconds 30`) lowers that tail.
+#![cfg(feature = "sim")]
+
+use std::time::Duration;
+
+use servebench::driver::{run, workload, Arrivals, RunOptions};
+use servebench::observe::steady_window;
+use servebench::record::RequestRecord;
+use servebench::sim::{Config, H200Sim};
+
+fn p99_ttft_ms(records: &[&RequestRecord]) -> f64 {
+    let mut v: Vec<f64> = records
+        .iter()
+        .filter_map(|r| r.ttft())
+        .map(|d| d.as_secs_f64() * 1e3)
+        .collect();
+    v.sort_by(f64::total_cmp);
+    v[(v.len() * 99 / 100).min(v.len() - 1)]
+}
+
+/// The run's records, and the p99 TTFT of the requests sent before its steady window and
+/// of those inside it.
+fn burst(cap: usize, fill: Option<Duration>) -> (f64, f64) {
+    let work = workload::random(3000, 512, 256, 0.0, 7, false).unwrap();
+    let mut sim = H200Sim::new(Config::named("baseline").unwrap()).warmed_up();
+    let o = RunOptions {
+        arrivals: Arrivals::AllAtOnce,
+        max_concurrency: Some(cap),
+        fill,
+        ..RunOptions::default()
+    };
+    let records = run(&mut sim, &work, &o).unwrap().records;
+    let w = steady_window(&records).unwrap();
+    let first: Vec<&RequestRecord> = records.iter().filter(|r| r.sent_at < w.start).collect();
+    let steady = w.records(&records);
+    assert!(
+        first.len() >= 20,
+        "{} requests before the window",
+        first.len()
+    );
+    (p99_ttft_ms(&first), p99_ttft_ms(&steady))
+}
+
+#[test]
+fn a_burst_fill_has_a_tail_the_steady_state_has_not_and_a_staged_fill_lowers_it() {
+    // 256 streams, the server's batch: in the steady state a request is sent as another
+    // ends and waits for no one; at t = 0 all 256 prefill together. (With 512 streams the
+    // steady state queues at the server too, and both tails are long.)
+    let (fill_p99, steady_p99) = burst(256, None);
+    eprintln!("t = 0 fill: first requests' p99 TTFT {fill_p99:.0} ms, steady {steady_p99:.0} ms");
+    assert!(fill_p99 > 5.0 * steady_p99, "{fill_p99} vs {steady_p99}");
+    let (staged_p99, staged_steady) = burst(256, Some(Duration::from_secs(30)));
+    eprintln!("staged fill: {staged_p99:.0} ms, steady {staged_steady:.0} ms");
+    assert!(staged_p99 < fill_p99 / 2.0, "{staged_p99} vs {fill_p99}");
+}
