@@ -117,6 +117,26 @@ fn three_repetitions_on_the_simulator_differ_by_default_and_the_document_says_wh
     }
     assert!(md.contains("run-to-run noise model on"), "{md}");
     assert!(!md.contains("deterministic simulation:"), "{md}");
+    // A final verdict within noise is not coloured better or worse in the conclusion
+    // table: the cell carries the verdict's words; the cells are said to be median runs.
+    let verdict = md
+        .lines()
+        .find(|l| l.starts_with("| p | "))
+        .unwrap_or_else(|| panic!("{md}"));
+    // (Prefix caching on random prompts is neutral: seeded, the verdict is within noise.)
+    assert!(verdict.contains("| within noise ("), "{verdict}");
+    let row = md
+        .lines()
+        .find(|l| l.starts_with("| **p Profile** |"))
+        .unwrap();
+    assert!(
+        row.contains(", within noise)") && !row.contains("background-color"),
+        "{row}"
+    );
+    assert!(
+        md.contains("Each cell is one run: the median run by"),
+        "{md}"
+    );
     let json = std::fs::read_to_string(dir.join("out/study.json")).unwrap();
     assert!(json.contains("\"simulator_noise\": true"), "{json}");
     let _ = std::fs::remove_dir_all(&dir);
