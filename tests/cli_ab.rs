@@ -250,3 +250,51 @@ fn an_unreachable_candidate_is_found_before_any_run() {
     assert!(err.contains(&format!("the candidate {closed}")), "{err}");
     assert!(!out.join("runs").exists(), "a run was made");
 }
+
+/// One ShareGPT run per side under a cap: the default target, Total Token throughput,
+/// varies so much within a run that only a change beyond ±10 % could be called; `compare`
+/// says so, how many runs would decide the planned effect, and which steadier metric
+/// would.
+#[test]
+fn compare_says_when_single_runs_cannot_decide_the_target() {
+    let server = Served::start(&["--speed", "10"]);
+    let dir = tempfile::tempdir().unwrap();
+    let run = |name: &str, seed: &str| {
+        let out = dir.path().join(name);
+        let o = Command::new(BIN)
+            .args(["bench", "--target", &server.url, "--profile", "sharegpt"])
+            .args([
+                "--max-concurrency",
+                "64",
+                "--seed",
+                seed,
+                "--quiet",
+                "--output",
+            ])
+            .arg(&out)
+            .output()
+            .unwrap();
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        out
+    };
+    let (a, b) = (run("a.json", "1"), run("b.json", "2"));
+    let o = Command::new(BIN)
+        .args(["compare", a.to_str().unwrap(), b.to_str().unwrap()])
+        .output()
+        .unwrap();
+    let out = String::from_utf8_lossy(&o.stdout);
+    assert!(o.status.success(), "{out}");
+    let note = out
+        .lines()
+        .find(|l| {
+            l.starts_with(
+                "Note: these runs can call Total Token throughput (tok/s) different only beyond ±",
+            )
+        })
+        .unwrap_or_else(|| panic!("{out}"));
+    assert!(
+        note.contains("to decide a 2% change, repeat them: about "),
+        "{note}"
+    );
+    assert!(note.contains("--target "), "{note}");
+}

@@ -115,6 +115,42 @@ fn effect(s: &str) -> Result<f64, String> {
     }
 }
 
+/// Above this smallest detectable change of the target (percent), `compare` says that the
+/// runs cannot decide it and what would.
+const WIDE_TARGET_PERCENT: f64 = 10.0;
+
+/// A note when the target's smallest detectable change is beyond
+/// [`WIDE_TARGET_PERCENT`]: the default target (Total Token throughput, the figure the
+/// source study decides on) stays, and the note says what would decide: more runs, or a
+/// steadier metric with its own detectable change.
+fn wide_target_note(noise: &NoisyComparison) -> Option<String> {
+    let t = noise.metrics.first()?;
+    let mde = t.mde_percent.filter(|m| *m > WIDE_TARGET_PERCENT)?;
+    let runs = t
+        .runs_needed
+        .map(|n| format!("about {n} runs per side (`servebench ab`)"))
+        .unwrap_or_else(|| "several runs per side (`servebench ab`)".into());
+    let steadier = noise
+        .metrics
+        .iter()
+        .skip(1)
+        .filter_map(|m| Some((m, m.mde_percent?)))
+        .filter(|(_, d)| *d < mde / 2.0)
+        .min_by(|a, b| a.1.total_cmp(&b.1))
+        .map(|(m, d)| {
+            format!(
+                ", or judge a steadier metric: --target {} (±{d:.1}% here)",
+                m.metric.key
+            )
+        })
+        .unwrap_or_default();
+    Some(format!(
+        "Note: these runs can call {} different only beyond ±{mde:.1}% (it varies that much \
+         within a run); to decide a {}% change, repeat them: {runs}{steadier}.",
+        t.metric.label, noise.options.effect_percent
+    ))
+}
+
 /// One side of a single-run comparison: the result, with intervals computed from its
 /// records when it is a servebench run file (`bench --output`) with records and no
 /// intervals yet. The second value says why intervals could not be computed, if they could
@@ -483,6 +519,7 @@ pub fn run(args: &Args) -> Result<String, InputError> {
         ""
     };
     let known = noise.source != NoiseSource::Unknown;
+    notes.extend(wide_target_note(&noise));
     let notes: String = notes.iter().map(|n| format!("{n}\n")).collect();
     let markdown = matches!(args.format, Format::Markdown);
     let (comparison, mut conclusion) = if markdown {
