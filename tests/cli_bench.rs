@@ -514,3 +514,109 @@ fn a_sharegpt_run_says_where_its_requests_came_from() {
         Some("built-in ShareGPT length distribution")
     );
 }
+
+/// vLLM's ramp-up: `--ramp-up linear --ramp-start 10 --ramp-end 100` sends the run's
+/// requests at a rate growing request by request (vLLM's flag names work too); the run
+/// file keeps the ramp, and the send rate of the last quarter is well above the first's.
+/// A ramp that falls is a usage error.
+#[test]
+fn a_ramp_up_sends_at_a_growing_rate() {
+    let h = server(ServeOptions::default());
+    let target = format!("http://{}", h.local_addr());
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("run.json");
+    let (_, _) = bench(
+        &target,
+        &[
+            "--input-tokens",
+            "16",
+            "--output-tokens",
+            "4",
+            "--max-requests",
+            "200",
+            "--ramp-up-strategy",
+            "linear",
+            "--ramp-up-start-rps",
+            "10",
+            "--ramp-end",
+            "100",
+        ],
+        &out,
+    );
+    let run = read_run(&out);
+    assert!(
+        matches!(run.arrivals, Some(servebench::driver::Arrivals::Ramp { start_rate, end_rate, .. })
+            if start_rate == 10.0 && end_rate == 100.0),
+        "{:?}",
+        run.arrivals
+    );
+    let mut sent: Vec<f64> = run
+        .records
+        .iter()
+        .map(|r| r.sent_at.as_secs_f64())
+        .collect();
+    sent.sort_by(f64::total_cmp);
+    let rate = |a: usize, b: usize| (b - a) as f64 / (sent[b] - sent[a]);
+    let (first, last) = (rate(0, 50), rate(150, 199));
+    assert!(
+        last > 3.0 * first,
+        "first quarter {first:.1}/s, last {last:.1}/s"
+    );
+    let o = Command::new(BIN)
+        .args(["bench", "--target", &target, "--ramp-up", "linear"])
+        .args(["--ramp-start", "50", "--ramp-end", "10"])
+        .output()
+        .unwrap();
+    assert_eq!(
+        o.status.code(),
+        Some(2),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+}
+
+/// `--duration 2s --rate 25`: a run bounded by time sends rate × time requests (50), and
+/// finishes those in flight; without a finite rate it is a usage error.
+#[test]
+fn a_run_bounded_by_duration_sends_rate_times_time_requests() {
+    let h = server(ServeOptions::default());
+    let target = format!("http://{}", h.local_addr());
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("run.json");
+    bench(
+        &target,
+        &[
+            "--input-tokens",
+            "16",
+            "--output-tokens",
+            "4",
+            "--duration",
+            "2s",
+            "--rate",
+            "25",
+        ],
+        &out,
+    );
+    let run = read_run(&out);
+    assert_eq!(run.records.len(), 50);
+    assert!(run.status.is_complete() && run.records.iter().all(|r| r.outcome.is_success()));
+    let o = Command::new(BIN)
+        .args([
+            "bench",
+            "--target",
+            &target,
+            "--input-tokens",
+            "16",
+            "--output-tokens",
+            "4",
+        ])
+        .args(["--duration", "2s", "--rate", "inf"])
+        .output()
+        .unwrap();
+    assert_eq!(
+        o.status.code(),
+        Some(2),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+}

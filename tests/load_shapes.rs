@@ -56,3 +56,37 @@ fn a_burst_fill_has_a_tail_the_steady_state_has_not_and_a_staged_fill_lowers_it(
     eprintln!("staged fill: {staged_p99:.0} ms, steady {staged_steady:.0} ms");
     assert!(staged_p99 < fill_p99 / 2.0, "{staged_p99} vs {fill_p99}");
 }
+
+/// A 12-minute soak (virtual time) at 10 req/s: with a slow leak injected (each step 2×
+/// longer per hour, so 40 % longer at the end) the p99 TTFT's drift over 1-minute windows
+/// is significant and about the leak's size; without it, none is found.
+#[test]
+fn a_soak_with_a_slow_leak_reports_drift_and_one_without_does_not() {
+    let soak = |leak_per_hour: f64| {
+        let work = workload::random(7200, 1024, 128, 0.0, 3, false).unwrap();
+        let config = Config::named("baseline").unwrap();
+        let mut params = servebench::sim::Params::for_config(&config);
+        params.leak_per_hour = leak_per_hour;
+        let mut sim = H200Sim::with_params(config, params).warmed_up();
+        let o = RunOptions {
+            arrivals: Arrivals::Poisson {
+                rate: 10.0,
+                seed: 5,
+            },
+            max_concurrency: Some(512),
+            ..RunOptions::default()
+        };
+        let records = run(&mut sim, &work, &o).unwrap().records;
+        servebench::noise::ttft_drift(&records, Duration::from_secs(60)).unwrap()
+    };
+    let leaky = soak(2.0);
+    eprintln!("leak: {leaky:?}");
+    assert!(
+        leaky.significant && leaky.relative_slope_per_hour > 0.5,
+        "{leaky:?}"
+    );
+    let steady = soak(0.0);
+    eprintln!("no leak: {steady:?}");
+    assert!(!steady.significant, "{steady:?}");
+    assert!(steady.windows >= 11);
+}

@@ -368,6 +368,8 @@ fn first_burst(args: &BenchArgs) -> usize {
             | Arrivals::Poisson { rate, .. }
             | Arrivals::Gamma { rate, .. },
         ) => rate,
+        // A ramp's first second runs at about its start rate.
+        Some(Arrivals::Ramp { start_rate, .. }) => start_rate.max(1.0),
         None => args.profile.request_rate,
     };
     let first_second = if rate_per_s.is_finite() {
@@ -543,7 +545,14 @@ pub fn run(args: &BenchArgs, progress: &mut dyn FnMut(&Progress)) -> Result<Benc
     file.metrics_options = Some(args.metrics.clone());
     file.arrivals = args.arrivals;
     file.seed = match (&args.profile.dataset, args.arrivals) {
-        (_, Some(Arrivals::Poisson { seed, .. } | Arrivals::Gamma { seed, .. })) => Some(seed),
+        (
+            _,
+            Some(
+                Arrivals::Poisson { seed, .. }
+                | Arrivals::Gamma { seed, .. }
+                | Arrivals::Ramp { seed, .. },
+            ),
+        ) => Some(seed),
         (Dataset::Random { seed, .. }, _) => Some(*seed),
         (Dataset::ShareGpt { .. }, _) => Some(args.workload.sharegpt_seed),
         (Dataset::Structured(spec), _) => match spec {

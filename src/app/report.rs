@@ -75,6 +75,9 @@ pub struct ReportBlock {
     /// when the file holds request records with send times
     /// ([`crate::format::observe::steady_line`]).
     pub steady: Option<String>,
+    /// The p99 TTFT's drift over 1-minute windows, for a run long enough to have
+    /// [`crate::noise::MIN_DRIFT_WINDOWS`] of them ([`crate::format::drift_line`]).
+    pub drift: Option<String>,
 }
 
 impl ReportBlock {
@@ -169,6 +172,7 @@ pub fn report_run(run: &Run, opts: &ReportOptions) -> Result<ReportBlock, Import
             layout: run.layout.clone(),
             notes,
             steady: steady_of(run),
+            drift: drift_of(run),
         });
     };
     let Some(records) = &run.records else {
@@ -283,6 +287,7 @@ pub fn report_run(run: &Run, opts: &ReportOptions) -> Result<ReportBlock, Import
         layout: None,
         notes,
         steady: steady_of(run),
+        drift: drift_of(run),
     })
 }
 
@@ -406,6 +411,16 @@ fn steady_of(run: &Run) -> Option<String> {
     Some(crate::format::observe::steady_line(&w, &window, &whole))
 }
 
+/// The drift line of a run whose records carry send times and span enough windows.
+fn drift_of(run: &Run) -> Option<String> {
+    let records = run.records.as_ref().filter(|r| r.send_times)?;
+    let d = crate::noise::ttft_drift(&records.measured(), DRIFT_WINDOW)?;
+    Some(crate::format::drift_line(&d))
+}
+
+/// The window of [`drift_of`]'s test.
+const DRIFT_WINDOW: std::time::Duration = std::time::Duration::from_secs(60);
+
 fn no_records_hint(format: Format) -> &'static str {
     match format {
         Format::VllmJson => "the file was saved without --save-detailed",
@@ -495,7 +510,7 @@ pub fn render_report(blocks: &[ReportBlock]) -> String {
             out.push_str(&line);
             out.push('\n');
         }
-        if let Some(line) = &b.steady {
+        for line in b.steady.iter().chain(&b.drift) {
             out.push_str(line);
             out.push('\n');
         }

@@ -8,6 +8,13 @@
 //!   `1 / (rate · burstiness)` (burstiness 1 is Poisson; smaller is burstier), optionally
 //!   rescaled as vLLM ≥ 0.10 does so that the last arrival lands exactly at `n / rate`.
 //!
+//! * [`Arrivals::Ramp`] — vLLM's ramp-up (`vllm bench serve --ramp-up-strategy
+//!   linear|exponential --ramp-up-start-rps R0 --ramp-up-end-rps R1`): request `i` of `n`
+//!   comes at the rate `R0 + (R1 − R0) · i/(n−1)` (linear) or `R0 · (R1/R0)^(i/(n−1))`
+//!   (exponential), its gap drawn as vLLM draws it (`get_current_request_rate` and
+//!   `get_request` in `vllm/benchmarks/serve.py`): gamma with shape `burstiness` and mean
+//!   1 / rate, not rescaled.
+//!
 //! Schedules are deterministic for a given seed ([`crate::rng::Rng`]).
 
 use std::time::Duration;
@@ -46,6 +53,48 @@ pub enum Arrivals {
         /// Rescale so that the last arrival is at `n / rate` (vLLM ≥ 0.10 without ramp-up).
         rescale: bool,
     },
+    /// vLLM's ramp-up (see the module docs).
+    Ramp {
+        /// Linear or exponential.
+        strategy: RampStrategy,
+        /// The first request's rate, requests per second (> 0 for exponential).
+        start_rate: f64,
+        /// The last request's rate, requests per second (≥ the start).
+        end_rate: f64,
+        /// Gamma shape of the gaps (1: Poisson, vLLM's default).
+        burstiness: f64,
+        /// PRNG seed.
+        seed: u64,
+    },
+}
+
+/// How a [`Arrivals::Ramp`] rate grows from its start to its end.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum RampStrategy {
+    /// By equal steps per request.
+    Linear,
+    /// By equal factors per request.
+    Exponential,
+}
+
+impl RampStrategy {
+    /// The rate of request `i` of `n` on a ramp from `start` to `end` (vLLM's
+    /// `get_current_request_rate`).
+    ///
+    /// ```
+    /// use servebench::driver::RampStrategy;
+    /// assert_eq!(RampStrategy::Linear.rate_at(0, 11, 1.0, 11.0), 1.0);
+    /// assert_eq!(RampStrategy::Linear.rate_at(5, 11, 1.0, 11.0), 6.0);
+    /// assert!((RampStrategy::Exponential.rate_at(5, 11, 1.0, 100.0) - 10.0).abs() < 1e-12);
+    /// ```
+    pub fn rate_at(self, i: usize, n: usize, start: f64, end: f64) -> f64 {
+        let progress = i as f64 / n.saturating_sub(1).max(1) as f64;
+        match self {
+            RampStrategy::Linear => start + (end - start) * progress,
+            RampStrategy::Exponential => start * (end / start).powf(progress),
+        }
+    }
 }
 
 /// A rate or burstiness that is not a positive finite number.
@@ -57,6 +106,15 @@ pub enum ArrivalsError {
     /// The burstiness is not positive and finite.
     #[error("burstiness must be a positive finite number, got {0}")]
     BadBurstiness(f64),
+    /// A ramp whose rates are not `0 ≤ start ≤ end`, `end > 0` (and `start > 0` for an
+    /// exponential one), as vLLM requires.
+    #[error("a ramp-up needs 0 <= start <= end rates, end > 0 (start > 0 for exponential); got {start} to {end} req/s")]
+    BadRamp {
+        /// The start rate.
+        start: f64,
+        /// The end rate.
+        end: f64,
+    },
     /// An arrival time past what a [`Duration`] holds (a rate of almost zero).
     #[error("request {index} would arrive after {secs:e} s, past the clock's range")]
     TooLate {
@@ -136,6 +194,42 @@ impl Arrivals {
                 }
                 v
             }
+            Arrivals::Ramp {
+                strategy,
+                start_rate,
+                end_rate,
+                burstiness,
+                seed,
+            } => {
+                let exponential = strategy == RampStrategy::Exponential;
+                if !(start_rate.is_finite() && end_rate.is_finite())
+                    || start_rate < 0.0
+                    || end_rate < start_rate
+                    || end_rate <= 0.0
+                    || (exponential && start_rate <= 0.0)
+                {
+                    return Err(ArrivalsError::BadRamp {
+                        start: start_rate,
+                        end: end_rate,
+                    });
+                }
+                if !(burstiness.is_finite() && burstiness > 0.0) {
+                    return Err(ArrivalsError::BadBurstiness(burstiness));
+                }
+                let mut rng = Rng::new(seed);
+                let mut t = 0.0;
+                (0..n)
+                    .map(|i| {
+                        let rate = strategy.rate_at(i, n, start_rate, end_rate);
+                        // A rate of 0 (a linear ramp's start) sends at once, as vLLM's
+                        // gamma with an infinite scale cannot; vLLM refuses no such start.
+                        if rate > 0.0 {
+                            t += rng.gamma(burstiness, 1.0 / (rate * burstiness));
+                        }
+                        t
+                    })
+                    .collect()
+            }
         };
         secs.into_iter()
             .enumerate()
@@ -151,5 +245,48 @@ impl Arrivals {
         Arrivals::Constant {
             rate: profile.request_rate,
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// With a very large shape the gamma gaps are their means: each gap is 1 / the rate
+    /// vLLM's formula gives for its request, linear and exponential.
+    #[test]
+    fn ramp_gaps_follow_vllms_rate_per_request() {
+        for strategy in [RampStrategy::Linear, RampStrategy::Exponential] {
+            let a = Arrivals::Ramp {
+                strategy,
+                start_rate: 2.0,
+                end_rate: 50.0,
+                burstiness: 1e7,
+                seed: 1,
+            };
+            let t = a.schedule(101).unwrap();
+            let mut prev = 0.0;
+            for (i, at) in t.iter().enumerate() {
+                let gap = at.as_secs_f64() - prev;
+                prev = at.as_secs_f64();
+                let want = 1.0 / strategy.rate_at(i, 101, 2.0, 50.0);
+                assert!(
+                    (gap / want - 1.0).abs() < 0.01,
+                    "{strategy:?} {i}: {gap} vs {want}"
+                );
+            }
+        }
+        let bad = |start, end, strategy| Arrivals::Ramp {
+            strategy,
+            start_rate: start,
+            end_rate: end,
+            burstiness: 1.0,
+            seed: 1,
+        };
+        assert!(bad(5.0, 1.0, RampStrategy::Linear).schedule(3).is_err());
+        assert!(bad(0.0, 1.0, RampStrategy::Exponential)
+            .schedule(3)
+            .is_err());
+        assert!(bad(0.0, 1.0, RampStrategy::Linear).schedule(3).is_ok());
     }
 }

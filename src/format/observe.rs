@@ -221,3 +221,21 @@ pub fn steady_line(
         figures(whole)
     )
 }
+
+/// The drift line of a long run's report: `drift: p99 TTFT +18.0 % per hour over 12
+/// windows of 60 s (Mann–Kendall p = 0.0004): significant`.
+pub fn drift_line(d: &crate::noise::Drift) -> String {
+    format!(
+        "drift: {} {:+.1} % per hour over {} windows of {:.0} s (Mann–Kendall p = {:.4}): {}",
+        d.metric,
+        d.relative_slope_per_hour * 100.0,
+        d.windows,
+        d.window_s,
+        d.p_value,
+        if d.significant {
+            "significant"
+        } else {
+            "none found"
+        }
+    )
+}

@@ -38,6 +38,7 @@
 
 mod bootstrap;
 pub(crate) mod dist;
+pub(crate) mod drift;
 pub(crate) mod outcome;
 pub(crate) mod repeat;
 pub(crate) mod sequential;
@@ -48,6 +49,9 @@ pub use crate::result::intervals::{
     Interval, IntervalMethod, PercentileInterval, RunIntervals, SummaryIntervals,
 };
 pub use dist::{normal_cdf, normal_quantile, t_cdf, t_quantile};
+pub use drift::{
+    mann_kendall, sen_slope, ttft_drift, Drift, DRIFT_ALPHA, MIN_DRIFT_WINDOWS, MIN_WINDOW_REQUESTS,
+};
 pub use outcome::{EffectOutcome, Question};
 pub use repeat::{summarize, t_interval, RepeatedMetric};
 pub use sequential::{

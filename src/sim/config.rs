@@ -222,6 +222,10 @@ pub struct Params {
     /// Run-to-run variation ([`super::NoiseModel`]); `None` (the default) replays one run
     /// exactly.
     pub noise: Option<super::noise::NoiseModel>,
+    /// An injected slow leak, for testing drift detection: every step takes this fraction
+    /// longer per hour of the engine's (virtual) time since it started (0.2: +20 % after an
+    /// hour). 0 (the default): none. Not a model of anything vLLM does.
+    pub leak_per_hour: f64,
 }
 
 /// Acceptance of Qwen3.5's first MTP draft token: 0.65, the pooled teacher-forced
@@ -303,6 +307,7 @@ impl Params {
             spec_tokens,
             spec_acceptance: MTP_ACCEPTANCE,
             noise: None,
+            leak_per_hour: 0.0,
         }
     }
 }

@@ -433,6 +433,9 @@ impl H200Sim {
         if let Some(n) = &mut self.noise {
             step_s = n.step_seconds(step_s);
         }
+        if self.params.leak_per_hour > 0.0 {
+            step_s *= 1.0 + self.params.leak_per_hour * start / 3600.0;
+        }
         if let Some(meter) = &mut self.metrics.power {
             // The step's power spreads the target forward's work over the whole step, draft
             // passes included (the MTP layer's own work, one layer in 40, is left out).

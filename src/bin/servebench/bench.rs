@@ -15,7 +15,6 @@ use std::time::Duration;
 
 use servebench::app::bench::{self, BenchArgs, Progress};
 use servebench::driver::workload::WorkloadOptions;
-use servebench::driver::Arrivals;
 use servebench::driver::StopSignal;
 use servebench::http::{Endpoint, HttpConfig};
 use servebench::metrics::{MetricsOptions, Slo};
@@ -111,7 +110,7 @@ pub struct Args {
     /// Requests per second, or `inf` (all at once); default: the profile's (1000 for ad-hoc
     /// datasets: as fast as the concurrency cap allows).
     #[arg(long, visible_alias = "request-rate", allow_negative_numbers = true, value_parser = rate)]
-    rate: Option<f64>,
+    pub(crate) rate: Option<f64>,
     /// How requests arrive at the given rate.
     #[arg(
         long,
@@ -119,14 +118,29 @@ pub struct Args {
         default_value = "constant",
         conflicts_with = "burstiness"
     )]
-    arrivals: ArrivalsArg,
+    pub(crate) arrivals: ArrivalsArg,
     /// vLLM's gamma arrivals: gamma-distributed gaps of this shape (1 = Poisson; smaller is
     /// burstier), rescaled so that the last request arrives at n / rate.
     #[arg(long, allow_negative_numbers = true, value_parser = positive_f64("--burstiness"))]
-    burstiness: Option<f64>,
+    pub(crate) burstiness: Option<f64>,
+    /// vLLM's ramp-up: the rate grows over the run's requests from --ramp-start to
+    /// --ramp-end, request by request (linear: equal steps; exponential: equal factors);
+    /// gaps are gamma with --burstiness (default 1, Poisson), as `vllm bench serve
+    /// --ramp-up-strategy` draws them.
+    #[arg(long, visible_alias = "ramp-up-strategy", value_enum,
+          requires_all = ["ramp_start", "ramp_end"], conflicts_with_all = ["rate", "arrivals"])]
+    pub(crate) ramp_up: Option<crate::load_args::RampArg>,
+    /// The ramp's first rate, requests/s.
+    #[arg(long, visible_alias = "ramp-up-start-rps", requires = "ramp_up",
+          value_parser = crate::load_args::non_negative_f64)]
+    pub(crate) ramp_start: Option<f64>,
+    /// The ramp's last rate, requests/s.
+    #[arg(long, visible_alias = "ramp-up-end-rps", requires = "ramp_up",
+          value_parser = positive_f64("--ramp-end"))]
+    pub(crate) ramp_end: Option<f64>,
     /// Seed of the prompts and of the arrival times [default: the profile's, 42].
     #[arg(long, allow_negative_numbers = true)]
-    seed: Option<u64>,
+    pub(crate) seed: Option<u64>,
     /// Client-side cap on requests in flight; default: the profile's, else 512 (guidellm).
     #[arg(long, allow_negative_numbers = true, value_parser = clap::value_parser!(u64).range(1..))]
     max_concurrency: Option<u64>,
@@ -136,6 +150,10 @@ pub struct Args {
     /// Stop sending after this many seconds; requests in flight are recorded as incomplete.
     #[arg(long, allow_negative_numbers = true, value_parser = positive_f64("--max-seconds"))]
     max_seconds: Option<f64>,
+    /// Run for this long (90s, 30m, 2h) at --rate: rate × time requests, sending stopped
+    /// at the end (a soak). `report` shows the p99 TTFT's drift over 1-minute windows.
+    #[arg(long, value_name = "TIME", value_parser = crate::load_args::duration, conflicts_with_all = ["max_requests", "max_seconds"])]
+    duration: Option<Duration>,
     /// A staged fill: reach the concurrency cap (--max-concurrency, or the profile's) over
     /// this many seconds instead of at t = 0 (the cap at t is cap × t / S, at least 1).
     #[arg(long, value_name = "S", value_parser = positive_f64("--fill-seconds"))]
@@ -270,7 +288,7 @@ fn share(v: &str) -> Result<f64, String> {
 }
 
 /// A usage error (exit 2, clap's format) for combinations clap cannot check.
-fn usage(msg: impl std::fmt::Display) -> clap::Error {
+pub(crate) fn usage(msg: impl std::fmt::Display) -> clap::Error {
     use clap::CommandFactory as _;
     let mut cmd = crate::Cli::command();
     let cmd = cmd.find_subcommand_mut("bench").cloned().unwrap_or(cmd);
@@ -386,28 +404,19 @@ fn profile(args: &Args) -> Result<Profile, clap::Error> {
     if let (Some(s), Dataset::Random { seed, .. }) = (args.seed, &mut p.dataset) {
         *seed = s;
     }
-    Ok(p)
-}
-
-fn arrivals(args: &Args, p: &Profile) -> Option<Arrivals> {
-    let seed = args.seed.unwrap_or(match p.dataset {
-        Dataset::Random { seed, .. } => seed,
-        Dataset::ShareGpt { .. } | Dataset::Structured(_) => 42,
-    });
-    match (args.rate, args.burstiness, args.arrivals) {
-        (Some(r), _, _) if r.is_infinite() => Some(Arrivals::AllAtOnce),
-        (_, Some(burstiness), _) => Some(Arrivals::Gamma {
-            rate: p.request_rate,
-            burstiness,
-            seed,
-            rescale: true,
-        }),
-        (_, None, ArrivalsArg::Poisson) => Some(Arrivals::Poisson {
-            rate: p.request_rate,
-            seed,
-        }),
-        (_, None, ArrivalsArg::Constant) => None,
+    if let Some(d) = args.duration {
+        // A run bounded by time: as many requests as the rate sends in it.
+        let unbounded = args.rate.is_some_and(f64::is_infinite) || !p.request_rate.is_finite();
+        if unbounded || matches!(p.dataset, Dataset::Structured(_)) {
+            return Err(usage(
+                "--duration needs a finite --rate (a run bounded by time sends rate × time \
+                 requests) and a random or ShareGPT dataset",
+            ));
+        }
+        // Saturating float-to-int conversion.
+        p.total_requests = (p.request_rate * d.as_secs_f64()).ceil().max(1.0) as u64;
     }
+    Ok(p)
 }
 
 fn metrics(args: &Args) -> Result<MetricsOptions, clap::Error> {
@@ -509,7 +518,7 @@ impl From<InputError> for Failure {
 
 fn run(args: &Args) -> Result<(String, u8), Failure> {
     let profile = profile(args)?;
-    let arrivals = arrivals(args, &profile);
+    let arrivals = crate::load_args::arrivals(args, &profile)?;
     let metrics = metrics(args)?;
     let style = style(args, metrics.convention)?;
     let out_path = output_path(args);
@@ -560,7 +569,12 @@ fn run(args: &Args) -> Result<(String, u8), Failure> {
         bench_args.workload.tokenizer = Some(std::sync::Arc::new(tok));
     }
     bench_args.max_requests = args.max_requests;
-    bench_args.max_duration = args.max_seconds.map(seconds);
+    // A run bounded by --duration sends its last request at the end and then lets those in
+    // flight finish, up to a minute (or a tenth of the run) more.
+    bench_args.max_duration = args.max_seconds.map(seconds).or_else(|| {
+        args.duration
+            .map(|d| d + d.mul_f64(0.1).max(Duration::from_secs(60)))
+    });
     bench_args.fill = args.fill_seconds.map(seconds);
     bench_args.max_concurrency = args
         .max_concurrency

@@ -37,6 +37,8 @@ mod compare;
 mod exit;
 mod input;
 mod lint;
+#[cfg(feature = "http")]
+mod load_args;
 mod merge;
 mod observe;
 mod output;
