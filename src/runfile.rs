@@ -167,6 +167,10 @@ pub struct RunFile {
     /// [`crate::observe::energy_figures`]), when sampled.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub gpu_metrics: Option<crate::observe::ServerSeries>,
+    /// The phases of a phased run (`bench --phases FILE`), when it was one; `report`
+    /// prints each phase's figures.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub phases: Option<crate::driver::Phases>,
     /// Warm-up requests: sent before the measured ones and excluded from `result`.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub warmup_records: Vec<RequestRecord>,
@@ -413,6 +417,7 @@ impl RunFile {
             warmup_records: Vec::new(),
             server_metrics: None,
             gpu_metrics: None,
+            phases: None,
             records,
         }
     }
@@ -543,6 +548,7 @@ impl RunFile {
             warmup_records: self.warmup_records.clone(),
             server_metrics: self.server_metrics.clone(),
             gpu_metrics: self.gpu_metrics.clone(),
+            phases: self.phases.clone(),
             records: Vec::new(),
         }
     }

@@ -620,3 +620,81 @@ fn a_run_bounded_by_duration_sends_rate_times_time_requests() {
         String::from_utf8_lossy(&o.stderr)
     );
 }
+
+/// `--phases FILE`: a quiet phase, a burst under its own cap, a quiet phase again. The run
+/// sends each phase's rate × seconds inside its span, keeps the phases in the run file, and
+/// `report` prints each phase's figures; a bad phase file names itself and the line.
+#[test]
+fn a_phased_run_reports_each_phase() {
+    let h = server(ServeOptions::default());
+    let target = format!("http://{}", h.local_addr());
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("phases.toml");
+    std::fs::write(
+        &file,
+        "[[phase]]\nname = \"quiet\"\nseconds = 1\nrate = 20\n\n\
+         [[phase]]\nname = \"burst\"\nseconds = 1\nrate = 80\narrivals = \"poisson\"\nconcurrency = 8\n\n\
+         [[phase]]\nseconds = 1\nrate = 20\n",
+    )
+    .unwrap();
+    let out = dir.path().join("run.json");
+    bench(
+        &target,
+        &[
+            "--input-tokens",
+            "16",
+            "--output-tokens",
+            "4",
+            "--phases",
+            file.to_str().unwrap(),
+        ],
+        &out,
+    );
+    let run = read_run(&out);
+    assert_eq!(run.records.len(), 20 + 80 + 20);
+    let phases = run.phases.as_ref().expect("the phases in the run file");
+    assert_eq!(phases.phase.len(), 3);
+    let o = Command::new(BIN)
+        .args(["report", out.to_str().unwrap()])
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&o.stdout);
+    assert!(o.status.success(), "{text}");
+    let lines: Vec<&str> = text.lines().filter(|l| l.starts_with("phase \"")).collect();
+    assert_eq!(lines.len(), 3, "{text}");
+    assert!(
+        lines[0].starts_with("phase \"quiet\" 0.0–1.0 s at 20 req/s: 20 requests sent"),
+        "{}",
+        lines[0]
+    );
+    assert!(
+        lines[1].starts_with("phase \"burst\" 1.0–2.0 s at 80 req/s (cap 8): "),
+        "{}",
+        lines[1]
+    );
+    assert!(
+        lines[2].starts_with("phase \"phase 3\" 2.0–3.0 s at 20 req/s: "),
+        "{}",
+        lines[2]
+    );
+    std::fs::write(&file, "[[phase]]\nseconds = 1\nrate = \"fast\"\n").unwrap();
+    let o = Command::new(BIN)
+        .args([
+            "bench",
+            "--target",
+            &target,
+            "--input-tokens",
+            "16",
+            "--output-tokens",
+            "4",
+        ])
+        .args(["--phases", file.to_str().unwrap()])
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(1), "{err}");
+    assert!(
+        err.contains("phases.toml") && err.contains("line 3"),
+        "{err}"
+    );
+}

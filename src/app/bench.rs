@@ -42,6 +42,9 @@ pub struct BenchArgs {
     pub max_duration: Option<Duration>,
     /// A staged fill: the concurrency cap reached over this time ([`RunOptions::fill`]).
     pub fill: Option<Duration>,
+    /// A phased run ([`crate::driver::Phases`]): its send times and caps replace the
+    /// arrival process; the profile's request count should be the phases' total.
+    pub phases: Option<crate::driver::Phases>,
     /// Client-side cap on requests in flight; `None`: the profile's, else guidellm's 512.
     pub max_concurrency: Option<usize>,
     /// Ask `/v1/models` for the model name when `http.model` is `None` (the answer is kept
@@ -95,6 +98,14 @@ impl BenchArgs {
         }
         o.max_duration = self.max_duration;
         o.fill = self.fill;
+        if let Some(p) = &self.phases {
+            let seed = match self.arrivals {
+                Some(Arrivals::Poisson { seed, .. }) => seed,
+                _ => 42,
+            };
+            o.send_at = Some(p.send_at(seed));
+            o.caps = p.caps();
+        }
         o.stop = self.stop.clone();
         o.drain = self.drain;
     }
@@ -110,6 +121,7 @@ impl BenchArgs {
             max_requests: None,
             max_duration: None,
             fill: None,
+            phases: None,
             max_concurrency: None,
             discover_model: true,
             metrics: MetricsOptions::new(Convention::Vllm),
@@ -589,6 +601,7 @@ pub fn run(args: &BenchArgs, progress: &mut dyn FnMut(&Progress)) -> Result<Benc
     file.server_clock = (server_clock.samples > 0).then_some(server_clock);
     file.server_metrics = server_metrics;
     file.gpu_metrics = gpu_metrics;
+    file.phases = args.phases.clone();
     let findings = super::lint_files::lint_run_file(&file);
     Ok(BenchRun {
         file,

@@ -78,6 +78,8 @@ pub struct ReportBlock {
     /// The p99 TTFT's drift over 1-minute windows, for a run long enough to have
     /// [`crate::noise::MIN_DRIFT_WINDOWS`] of them ([`crate::format::drift_line`]).
     pub drift: Option<String>,
+    /// A phased run's figures per phase ([`crate::format::phase_line`]).
+    pub phases: Vec<String>,
 }
 
 impl ReportBlock {
@@ -173,6 +175,7 @@ pub fn report_run(run: &Run, opts: &ReportOptions) -> Result<ReportBlock, Import
             notes,
             steady: steady_of(run),
             drift: drift_of(run),
+            phases: phases_of(run),
         });
     };
     let Some(records) = &run.records else {
@@ -288,6 +291,7 @@ pub fn report_run(run: &Run, opts: &ReportOptions) -> Result<ReportBlock, Import
         notes,
         steady: steady_of(run),
         drift: drift_of(run),
+        phases: phases_of(run),
     })
 }
 
@@ -418,6 +422,46 @@ fn drift_of(run: &Run) -> Option<String> {
     Some(crate::format::drift_line(&d))
 }
 
+/// A phased run's per-phase lines: the requests sent inside each phase's span (from the
+/// run's first send), with vLLM's figures over them.
+fn phases_of(run: &Run) -> Vec<String> {
+    let Some((records, phases)) = run
+        .records
+        .as_ref()
+        .and_then(|r| Some((r, r.phases.as_ref()?)))
+    else {
+        return Vec::new();
+    };
+    let measured = records.measured();
+    let origin = measured.iter().map(|r| r.sent_at).min().unwrap_or_default();
+    let opts = MetricsOptions::new(Convention::Vllm);
+    phases
+        .phase
+        .iter()
+        .zip(phases.starts_s())
+        .enumerate()
+        .map(|(k, (p, start))| {
+            let end = start + p.seconds;
+            let inside: Vec<_> = measured
+                .iter()
+                .filter(|r| {
+                    let t = r.sent_at.saturating_sub(origin).as_secs_f64();
+                    // The last phase keeps its late sends (a Poisson draw held at its end).
+                    t >= start && (t < end || k + 1 == phases.phase.len())
+                })
+                .cloned()
+                .collect();
+            crate::format::phase_line(
+                &phases.label(k),
+                (start, end),
+                p,
+                inside.len(),
+                &compute(&inside, &opts),
+            )
+        })
+        .collect()
+}
+
 /// The window of [`drift_of`]'s test.
 const DRIFT_WINDOW: std::time::Duration = std::time::Duration::from_secs(60);
 
@@ -510,7 +554,7 @@ pub fn render_report(blocks: &[ReportBlock]) -> String {
             out.push_str(&line);
             out.push('\n');
         }
-        for line in b.steady.iter().chain(&b.drift) {
+        for line in b.steady.iter().chain(&b.drift).chain(&b.phases) {
             out.push_str(line);
             out.push('\n');
         }

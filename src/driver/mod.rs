@@ -52,6 +52,7 @@ pub(crate) mod conversations;
 pub(crate) mod datasets;
 pub(crate) mod gone;
 pub(crate) mod lora;
+pub(crate) mod phases;
 // Only `noise::verdict`'s tests still reach `crate::rng::Rng` by this older path.
 #[cfg(test)]
 pub(crate) mod rng;
@@ -68,6 +69,7 @@ pub use conversations::{multi_turn, sharegpt_multi_turn};
 pub use datasets::{mooncake_block_text, DatasetError, DatasetSpec, MOONCAKE_BLOCK_TOKENS};
 pub use gone::{GoneWatch, DEFAULT_SERVER_GONE, GONE_MIN_FAILURES};
 pub use lora::{LoraError, LoraSplit};
+pub use phases::{Phase, PhaseArrivals, Phases, PhasesError};
 pub use saturation::{OverSaturation, SaturationWatch};
 pub use shard::{Shard, ShardError};
 pub use start::{
@@ -109,6 +111,10 @@ pub struct RunOptions {
     /// opens with a burst does not send all of it at t = 0 (MLCommons' "feathered
     /// starts"). `None`: the whole cap from the start.
     pub fill: Option<Duration>,
+    /// Caps that change during the run (a phased run, [`Phases::caps`]): from each offset
+    /// (from the start) the cap in force, `None` for the run's own. Empty: the run's cap
+    /// throughout.
+    pub caps: Vec<(Duration, Option<usize>)>,
     /// Stop after this much (engine-clock) time: nothing is sent after it and requests still
     /// in flight are recorded as [`Outcome::Incomplete`](crate::record::Outcome::Incomplete).
     pub max_duration: Option<Duration>,
@@ -158,6 +164,7 @@ impl Default for RunOptions {
             max_concurrency: None,
             max_requests: None,
             fill: None,
+            caps: Vec::new(),
             max_duration: None,
             client_prep_per_prompt_token: Duration::ZERO,
             shard: None,
@@ -347,14 +354,31 @@ pub fn run<E: Engine + ?Sized>(
     // The cap at `now` (the staged fill), and when it next grows.
     let fill = opts.fill.filter(|f| !f.is_zero() && cap < usize::MAX);
     let cap_at = |now: Duration| -> usize {
+        // A phase's own cap, else the run's.
+        let since = now.saturating_sub(origin);
+        let cap = opts
+            .caps
+            .iter()
+            .rev()
+            .find(|(at, _)| *at <= since)
+            .and_then(|(_, c)| *c)
+            .map_or(cap, |c| c.max(1));
         match fill {
             Some(f) if now < origin.saturating_add(f) => {
-                let share = now.saturating_sub(origin).as_secs_f64() / f.as_secs_f64();
+                let share = since.as_secs_f64() / f.as_secs_f64();
                 // Saturating float-to-int conversion of a value in [0, cap].
                 ((cap as f64 * share).ceil() as usize).clamp(1, cap)
             }
             _ => cap,
         }
+    };
+    // When the cap next changes by a phase (a held run wakes then).
+    let next_phase_cap = |now: Duration| -> Option<Duration> {
+        let since = now.saturating_sub(origin);
+        opts.caps
+            .iter()
+            .find(|(at, _)| *at > since)
+            .map(|(at, _)| origin.saturating_add(*at))
     };
     let cap_grows = |used: usize| -> Option<Duration> {
         let f = fill?;
@@ -495,8 +519,12 @@ pub fn run<E: Engine + ?Sized>(
                 deadline = Some(deadline.map_or(*t, |d| d.min(*t)));
             }
         } else if !stop_sending && !roots_queue.is_empty() {
-            // Held by the staged fill: wake when the cap next grows.
-            if let Some(t) = cap_grows(used).filter(|&t| t > now) {
+            // Held by the staged fill or a phase's cap: wake when the cap next changes.
+            for t in [cap_grows(used), next_phase_cap(now)]
+                .into_iter()
+                .flatten()
+                .filter(|&t| t > now)
+            {
                 deadline = Some(deadline.map_or(t, |d| d.min(t)));
             }
         }

@@ -176,6 +176,9 @@ pub struct Records {
     /// Set when the run stopped before sending every request of its profile (a servebench
     /// run file marked interrupted): why. Lints then expect the requests that were sent.
     pub interrupted: Option<String>,
+    /// The phases of a phased servebench run (`bench --phases`): reports print each
+    /// phase's figures.
+    pub phases: Option<crate::driver::Phases>,
 }
 
 impl Records {
@@ -339,6 +342,7 @@ pub fn load(name: &str, bytes: &[u8]) -> Result<Vec<Run>, LoadError> {
             };
             let records = Records {
                 interrupted,
+                phases: file.phases,
                 ..Records::plain(file.records)
             };
             vec![single(run_name, file.result, Some(records))]
@@ -373,6 +377,7 @@ pub fn load(name: &str, bytes: &[u8]) -> Result<Vec<Run>, LoadError> {
                             notes: Vec::new(),
                             interrupted: None,
                             tool_duration_s: None,
+                            phases: None,
                         }),
                         provenance: prov(Some(format!("$.benchmarks[{i}]"))),
                         sweep: None,

@@ -154,6 +154,12 @@ pub struct Args {
     /// at the end (a soak). `report` shows the p99 TTFT's drift over 1-minute windows.
     #[arg(long, value_name = "TIME", value_parser = crate::load_args::duration, conflicts_with_all = ["max_requests", "max_seconds"])]
     duration: Option<Duration>,
+    /// A phased run: a TOML file of `[[phase]]` tables (seconds, rate, arrivals =
+    /// "constant"|"poisson", concurrency, name), run one after the other; `report` prints
+    /// each phase's figures.
+    #[arg(long, value_name = "FILE",
+          conflicts_with_all = ["rate", "ramp_up", "duration", "max_requests", "arrivals"])]
+    phases: Option<PathBuf>,
     /// A staged fill: reach the concurrency cap (--max-concurrency, or the profile's) over
     /// this many seconds instead of at t = 0 (the cap at t is cap × t / S, at least 1).
     #[arg(long, value_name = "S", value_parser = positive_f64("--fill-seconds"))]
@@ -576,6 +582,11 @@ fn run(args: &Args) -> Result<(String, u8), Failure> {
             .map(|d| d + d.mul_f64(0.1).max(Duration::from_secs(60)))
     });
     bench_args.fill = args.fill_seconds.map(seconds);
+    if let Some(path) = &args.phases {
+        let phases = crate::load_args::phases(path)?;
+        bench_args.profile.total_requests = phases.total_requests();
+        bench_args.phases = Some(phases);
+    }
     bench_args.max_concurrency = args
         .max_concurrency
         .map(|c| usize::try_from(c).unwrap_or(usize::MAX));

@@ -78,3 +78,20 @@ pub(crate) fn duration(v: &str) -> Result<Duration, String> {
         .and_then(|x| Duration::try_from_secs_f64(x * scale).ok())
         .ok_or_else(|| format!("`{v}` is not a positive duration (90s, 30m, 2h)"))
 }
+
+/// `--phases FILE`: the phase file read and checked; an error names the file and, for a
+/// TOML error, its line and column.
+pub(crate) fn phases(
+    path: &std::path::Path,
+) -> Result<servebench::driver::Phases, crate::input::InputError> {
+    use crate::input::InputError;
+    let name = path.display();
+    let text = std::fs::read_to_string(path)
+        .map_err(|e| InputError(format!("--phases {name}: cannot read: {e}")))?;
+    let phases: servebench::driver::Phases =
+        toml::from_str(&text).map_err(|e| InputError(format!("--phases {name}: {e}")))?;
+    phases
+        .check()
+        .map_err(|e| InputError(format!("--phases {name}: {e}")))?;
+    Ok(phases)
+}
