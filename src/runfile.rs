@@ -171,9 +171,14 @@ pub struct RunFile {
     /// prints each phase's figures.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub phases: Option<crate::driver::Phases>,
-    /// Warm-up requests: sent before the measured ones and excluded from `result`.
+    /// Warm-up requests: sent before the measured ones (or within `--warmup-seconds` of
+    /// the first send) and excluded from `result`.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub warmup_records: Vec<RequestRecord>,
+    /// Cool-down requests: sent within `--cooldown-seconds` of the last send and excluded
+    /// from `result`.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub cooldown_records: Vec<RequestRecord>,
     /// One record per measured request, in id order.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub records: Vec<RequestRecord>,
@@ -415,6 +420,7 @@ impl RunFile {
             metrics_options: None,
             result,
             warmup_records: Vec::new(),
+            cooldown_records: Vec::new(),
             server_metrics: None,
             gpu_metrics: None,
             phases: None,
@@ -546,6 +552,7 @@ impl RunFile {
             metrics_options: self.metrics_options.clone(),
             result: self.result.clone(),
             warmup_records: self.warmup_records.clone(),
+            cooldown_records: self.cooldown_records.clone(),
             server_metrics: self.server_metrics.clone(),
             gpu_metrics: self.gpu_metrics.clone(),
             phases: self.phases.clone(),

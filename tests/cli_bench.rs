@@ -698,3 +698,45 @@ fn a_phased_run_reports_each_phase() {
         "{err}"
     );
 }
+
+/// `--warmup-seconds 1 --cooldown-seconds 1` on 4 s of requests at 20 req/s: the first and
+/// last second's requests leave the figures and stay in the run file (warm-up, cool-down);
+/// the result counts the 2 s between.
+#[test]
+fn the_first_and_last_seconds_are_cut_by_time() {
+    let h = server(ServeOptions::default());
+    let target = format!("http://{}", h.local_addr());
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("run.json");
+    bench(
+        &target,
+        &[
+            "--input-tokens",
+            "16",
+            "--output-tokens",
+            "4",
+            "--rate",
+            "20",
+            "--max-requests",
+            "81",
+            "--warmup-seconds",
+            "1",
+            "--cooldown-seconds",
+            "1",
+        ],
+        &out,
+    );
+    let run = read_run(&out);
+    // (A request sent exactly at a boundary may fall either side by the send jitter.)
+    let (warm, cool, kept) = (
+        run.warmup_records.len(),
+        run.cooldown_records.len(),
+        run.records.len(),
+    );
+    assert!(
+        (19..=21).contains(&warm) && (19..=21).contains(&cool),
+        "{warm} {cool}"
+    );
+    assert_eq!(warm + cool + kept, 81);
+    assert_eq!(run.result.successful_requests, Some(kept as u64));
+}

@@ -789,9 +789,21 @@ fn bench_gpu_metrics_url_puts_the_dcgm_energy_in_the_run_file() {
     let per_token = e.joules_per_output_token.unwrap();
     assert!((per_token - joules / (n * output) as f64).abs() <= 1e-12 * per_token);
     assert!((e.output_tokens_per_joule.unwrap() * per_token - 1.0).abs() < 1e-12);
+    // The server runs 10× the wall clock and says so: the line gives both clocks, and its
+    // mean power is the energy over the server's seconds (it once read 8834.9 J over 1.8 s
+    // beside a mean power of 300 W).
     let head = format!(
-        "Energy (dcgm:{target}/metrics, 1 GPU): {joules:.1} J over {:.1} s",
-        w1 - w0
+        "Energy (dcgm:{target}/metrics, 1 GPU): {joules:.1} J over {:.1} s ({:.1} s of server \
+         time at 10×), mean power ",
+        w1 - w0,
+        (w1 - w0) * speed
+    );
+    assert_eq!(e.server_speed, Some(speed));
+    let power = e.mean_power_w.unwrap();
+    assert!(
+        (power / (joules / ((w1 - w0) * speed)) - 1.0).abs() < 1e-9,
+        "{power} W against {joules} J over {} server seconds",
+        (w1 - w0) * speed
     );
     let per = format!(
         "Energy per output token: {per_token:.4} J/token ({:.3} tokens/J)",

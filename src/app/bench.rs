@@ -42,6 +42,12 @@ pub struct BenchArgs {
     pub max_duration: Option<Duration>,
     /// A staged fill: the concurrency cap reached over this time ([`RunOptions::fill`]).
     pub fill: Option<Duration>,
+    /// Requests sent within this time of the first send leave the figures (kept as
+    /// warm-up records).
+    pub warmup_seconds: Option<Duration>,
+    /// Requests sent within this time of the last send leave the figures (kept as the
+    /// cool-down).
+    pub cooldown_seconds: Option<Duration>,
     /// A phased run ([`crate::driver::Phases`]): its send times and caps replace the
     /// arrival process; the profile's request count should be the phases' total.
     pub phases: Option<crate::driver::Phases>,
@@ -121,6 +127,8 @@ impl BenchArgs {
             max_requests: None,
             max_duration: None,
             fill: None,
+            warmup_seconds: None,
+            cooldown_seconds: None,
             phases: None,
             max_concurrency: None,
             discover_model: true,
@@ -530,6 +538,12 @@ pub fn run(args: &BenchArgs, progress: &mut dyn FnMut(&Progress)) -> Result<Benc
             r.adapter = Some(split.pick(r.id).to_string());
         }
     }
+    // Cut by time: the first and last seconds' requests leave the figures (kept in the run
+    // file beside the warm-up requests and as the cool-down).
+    let (mut records, cut_warmup, cooldown_records) =
+        crate::observe::cut_by_time(records, args.warmup_seconds, args.cooldown_seconds);
+    warmup_records.extend(cut_warmup);
+    records.sort_by_key(|r| r.id);
     let mut result = summarize(&records, Some(&args.profile), &args.metrics, cap);
     result.meta.model = model.clone();
     result.meta.source = Some(target.clone());
@@ -593,6 +607,7 @@ pub fn run(args: &BenchArgs, progress: &mut dyn FnMut(&Progress)) -> Result<Benc
         },
     );
     file.warmup_records = warmup_records;
+    file.cooldown_records = cooldown_records;
     file.shard = args.shard;
     file.schedule_origin = schedule_origin;
     file.start_at = args

@@ -454,7 +454,7 @@ fn phases_of(run: &Run) -> Vec<String> {
             crate::format::phase_line(
                 &phases.label(k),
                 (start, end),
-                p,
+                (p.rate, p.concurrency),
                 inside.len(),
                 &compute(&inside, &opts),
             )

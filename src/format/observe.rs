@@ -240,13 +240,13 @@ pub fn drift_line(d: &crate::noise::Drift) -> String {
     )
 }
 
-/// One phase's line in a phased run's report: `phase "burst" 30.0–40.0 s at 50 req/s
+/// One phase's line in a phased run's report (its rate and cap as the phase sets them): `phase "burst" 30.0–40.0 s at 50 req/s
 /// (cap 64): 500 requests sent, 500 succeeded; 49.80 req/s, output 6374.4 tok/s, mean
 /// TTFT 80.12 ms, P99 TTFT 301.20 ms, mean TPOT 21.03 ms`.
 pub fn phase_line(
     label: &str,
     span_s: (f64, f64),
-    phase: &crate::driver::Phase,
+    (rate, cap): (f64, Option<usize>),
     sent: usize,
     r: &crate::result::BenchmarkResult,
 ) -> String {
@@ -260,11 +260,8 @@ pub fn phase_line(
          {}, output {}, mean TTFT {}, P99 TTFT {}, mean TPOT {}",
         span_s.0,
         span_s.1,
-        phase.rate,
-        phase
-            .concurrency
-            .map(|c| format!(" (cap {c})"))
-            .unwrap_or_default(),
+        rate,
+        cap.map(|c| format!(" (cap {c})")).unwrap_or_default(),
         r.successful_requests.unwrap_or(0),
         f(r.request_throughput_per_s, "req/s"),
         f(r.output_throughput_per_s, "tok/s"),

@@ -34,8 +34,7 @@
 //! let e = energy_figures(&s, Some((0.5, 2.0)), Some(300)).unwrap();
 //! assert_eq!(e.energy_j, Some(600.0)); // 200 J of the first second's 400, then 400
 //! assert_eq!(e.joules_per_output_token, Some(2.0));
-//! // The time-weighted mean of the power samples inside the window (at 1 s and 2 s):
-//! // 400 W, as 600 J over its 1.5 s say.
+//! // Mean power: the energy over the window's seconds, 600 J over 1.5 s.
 //! assert_eq!(e.mean_power_w, Some(400.0));
 //! ```
 
@@ -118,9 +117,10 @@ pub const MIN_WINDOW_SAMPLES: usize = 2;
 /// - energy needs a window of some length, output tokens (for J/token), and samples close
 ///   enough around the window that at most half of the energy is interpolated (the scrapes
 ///   bracketing the window at most twice its length apart);
-/// - mean power, utilization and clock are time-weighted means of the samples inside the
-///   window, at least [`MIN_WINDOW_SAMPLES`] of them (a sub-second run between 1-s
-///   samples would report the idle scrape before it);
+/// - mean power is the energy over the window's (server) seconds, so the three printed
+///   figures agree; without energy, and for utilization and clock, the time-weighted mean
+///   of the samples inside the window, at least [`MIN_WINDOW_SAMPLES`] of them (a
+///   sub-second run between 1-s samples would report the idle scrape before it);
 /// - a source on a clock of its own ([`ServerSeries::clock_speed`]) is said
 ///   ([`EnergyFigures::server_speed`]): its joules are server joules over
 ///   `span × speed` server seconds.
@@ -246,10 +246,13 @@ pub fn energy_figures(
         gpus,
         span_s: Some(span),
         energy_j,
-        // The power samples' own mean, else energy ÷ the window's server seconds (a
-        // sped-up simulator's joules are its own; its span is wall-clock).
-        mean_power_w: total(means(POWER))
-            .or_else(|| energy_j.filter(|_| span > 0.0).map(|j| j / (span * speed))),
+        // Energy ÷ the window's server seconds (a sped-up simulator's joules are its own,
+        // its span wall-clock), so that energy, span and power agree as printed; the power
+        // samples' own time-weighted mean only without an energy figure.
+        mean_power_w: energy_j
+            .filter(|_| span > 0.0)
+            .map(|j| j / (span * speed))
+            .or_else(|| total(means(POWER))),
         peak_power_w: s.peak(&[POWER]),
         joules_per_output_token: per_token,
         output_tokens_per_joule: per_token.map(|j| 1.0 / j),

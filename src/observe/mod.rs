@@ -44,5 +44,5 @@ pub use slices::{
     slices, steady_state, Slice, SliceError, SteadyState, MAX_SLICES, STEADY_FRACTION,
 };
 pub use steady::{
-    mser5, steady_figures, steady_window, SteadyWindow, MSER_BATCH, MSER_MIN_BATCHES,
+    cut_by_time, mser5, steady_figures, steady_window, SteadyWindow, MSER_BATCH, MSER_MIN_BATCHES,
 };

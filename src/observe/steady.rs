@@ -135,6 +135,40 @@ pub fn steady_figures(
     ))
 }
 
+/// `records` split by send time, from the first send: those within `warmup` of it, the
+/// rest, and those within `cooldown` of the last send (each `None`: nothing cut). Returns
+/// (kept, warm-up, cool-down).
+///
+/// ```
+/// use std::time::Duration;
+/// use servebench::observe::cut_by_time;
+/// use servebench::record::RequestRecord;
+/// let rs: Vec<RequestRecord> = (0..10).map(|i| RequestRecord::new(i, Duration::from_secs(i))).collect();
+/// let (kept, warm, cool) = cut_by_time(rs, Some(Duration::from_secs(2)), Some(Duration::from_secs(3)));
+/// assert_eq!((kept.len(), warm.len(), cool.len()), (5, 2, 3)); // sent at 2–6 s kept
+/// ```
+pub fn cut_by_time(
+    records: Vec<RequestRecord>,
+    warmup: Option<Duration>,
+    cooldown: Option<Duration>,
+) -> (Vec<RequestRecord>, Vec<RequestRecord>, Vec<RequestRecord>) {
+    let first = records.iter().map(|r| r.sent_at).min().unwrap_or_default();
+    let last = records.iter().map(|r| r.sent_at).max().unwrap_or_default();
+    let warm_end = warmup.map(|w| first.saturating_add(w));
+    let cool_start = cooldown.map(|c| last.saturating_sub(c));
+    let (mut kept, mut warm, mut cool) = (Vec::new(), Vec::new(), Vec::new());
+    for r in records {
+        if warm_end.is_some_and(|w| r.sent_at < w) {
+            warm.push(r);
+        } else if cool_start.is_some_and(|c| r.sent_at > c) {
+            cool.push(r);
+        } else {
+            kept.push(r);
+        }
+    }
+    (kept, warm, cool)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

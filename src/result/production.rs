@@ -47,8 +47,9 @@ pub struct EnergyFigures {
     /// Energy used over the span, J (the energy counter's increase, else power integrated).
     #[serde(default, skip_serializing_if = "Option::is_none", with = "float")]
     pub energy_j: Option<f64>,
-    /// Mean power, W: the time-weighted mean of the power samples inside the window (at
-    /// least two), else energy ÷ the window's server seconds.
+    /// Mean power, W: energy ÷ the window's server seconds (so energy, span and power
+    /// agree), else the time-weighted mean of the power samples inside the window (at
+    /// least two).
     #[serde(default, skip_serializing_if = "Option::is_none", with = "float")]
     pub mean_power_w: Option<f64>,
     /// Highest power sample, W.

@@ -28,7 +28,7 @@ use crate::progress::{progress_bar, progress_line, PLAIN_PROGRESS_EVERY};
 use crate::render::StyleArg;
 use crate::report::ConventionArg;
 use crate::signals;
-use crate::values::{percentile, positive_f64, range_ratio, rate};
+use crate::values::{percentile, positive_f64, range_ratio, rate, seconds, share};
 use crate::workload_args::{Common, Structured, WorkloadArgs};
 use servebench::format::bench::{self as bench_output, BenchFormat};
 
@@ -270,6 +270,8 @@ pub struct Args {
     workload: WorkloadArgs,
     #[command(flatten)]
     capacity: crate::capacity_cmd::CapacityFlags,
+    #[command(flatten)]
+    cut: crate::load_args::CutArgs,
     /// Also compute 95 % confidence intervals from the records (stored in the saved result)
     /// and print them under the report block, which itself is unchanged.
     #[arg(long)]
@@ -286,13 +288,6 @@ pub struct Args {
 }
 
 /// A share in [0, 1].
-fn share(v: &str) -> Result<f64, String> {
-    v.parse::<f64>()
-        .ok()
-        .filter(|x| (0.0..=1.0).contains(x))
-        .ok_or_else(|| format!("`{v}` is not a share in [0, 1] (0.5 = half the requests)"))
-}
-
 /// A usage error (exit 2, clap's format) for combinations clap cannot check.
 pub(crate) fn usage(msg: impl std::fmt::Display) -> clap::Error {
     use clap::CommandFactory as _;
@@ -467,10 +462,6 @@ fn style(
     Ok(style)
 }
 
-fn seconds(v: f64) -> Duration {
-    Duration::try_from_secs_f64(v).unwrap_or(Duration::MAX)
-}
-
 fn output_path(args: &Args) -> Option<PathBuf> {
     let dir = args.result_dir.clone();
     match (&args.output, args.save_result) {
@@ -582,6 +573,8 @@ fn run(args: &Args) -> Result<(String, u8), Failure> {
             .map(|d| d + d.mul_f64(0.1).max(Duration::from_secs(60)))
     });
     bench_args.fill = args.fill_seconds.map(seconds);
+    bench_args.warmup_seconds = args.cut.warmup_seconds.map(seconds);
+    bench_args.cooldown_seconds = args.cut.cooldown_seconds.map(seconds);
     if let Some(path) = &args.phases {
         let phases = crate::load_args::phases(path)?;
         bench_args.profile.total_requests = phases.total_requests();

@@ -95,3 +95,16 @@ pub(crate) fn phases(
         .map_err(|e| InputError(format!("--phases {name}: {e}")))?;
     Ok(phases)
 }
+
+/// What leaves a run's figures by time: its first and last seconds.
+#[derive(Debug, Clone, clap::Args)]
+pub struct CutArgs {
+    /// Leave the requests sent in the run's first S seconds out of its figures (kept in
+    /// the run file as warm-up records); by time, where --warmup-requests counts.
+    #[arg(long, value_name = "S", value_parser = crate::values::positive_f64("--warmup-seconds"))]
+    pub warmup_seconds: Option<f64>,
+    /// Leave the requests sent in the run's last S seconds out of its figures (kept in the
+    /// run file as cool-down records).
+    #[arg(long, value_name = "S", value_parser = crate::values::positive_f64("--cooldown-seconds"))]
+    pub cooldown_seconds: Option<f64>,
+}

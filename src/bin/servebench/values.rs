@@ -60,3 +60,16 @@ pub fn gpu_source(v: &str) -> Result<String, String> {
         ))
     }
 }
+
+/// A share in [0, 1] (`--max-failed-share`).
+pub fn share(v: &str) -> Result<f64, String> {
+    v.parse::<f64>()
+        .ok()
+        .filter(|x| (0.0..=1.0).contains(x))
+        .ok_or_else(|| format!("`{v}` is not a share in [0, 1] (0.5 = half the requests)"))
+}
+
+/// Seconds as a `Duration` (past its range: the longest one).
+pub fn seconds(v: f64) -> std::time::Duration {
+    std::time::Duration::try_from_secs_f64(v).unwrap_or(std::time::Duration::MAX)
+}
