@@ -19,7 +19,8 @@ pub use slo::{
 
 pub use sustain::{
     probe_drain_seconds, probe_requests, sustained, Sustained, DEFAULT_PROBE_SECONDS,
-    MIN_PROBE_REQUESTS, MIN_STEADY_REQUESTS, MIN_SUSTAINED_SHARE, STEADY_SKIP_SHARE,
+    MAX_LATENCY_GROWTH, MIN_PROBE_REQUESTS, MIN_STEADY_REQUESTS, MIN_SUSTAINED_SHARE,
+    STEADY_SKIP_SHARE,
 };
 
 use crate::result::{CapacityEstimate, CapacityProbe, SearchKind};

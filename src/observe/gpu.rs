@@ -373,6 +373,7 @@ pub fn parse_nvidia_smi(text: &str) -> Result<Vec<Sample>, String> {
 }
 
 /// Whether `samples` hold a GPU power or energy series, the ones energy figures need.
+#[cfg(feature = "http")]
 pub fn has_gpu_series(samples: &[Sample]) -> bool {
     samples.iter().any(|s| s.name == POWER || s.name == ENERGY)
 }

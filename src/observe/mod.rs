@@ -28,7 +28,7 @@ pub use explain::{
 };
 pub use gpu::{
     add_server_figures, energy_figures, nvidia_smi_samples, parse_nvidia_smi, spec_decode_figures,
-    NVIDIA_SMI, NVIDIA_SMI_QUERY,
+    MIN_WINDOW_SAMPLES, NVIDIA_SMI, NVIDIA_SMI_QUERY,
 };
 #[cfg(feature = "plot")]
 pub use plot::{
