@@ -740,3 +740,55 @@ fn the_first_and_last_seconds_are_cut_by_time() {
     assert_eq!(warm + cool + kept, 81);
     assert_eq!(run.result.successful_requests, Some(kept as u64));
 }
+
+/// `--rate-expr "10 + 10 * (t >= 1)"`-style time-varying rates: a rate of 10 req/s for the
+/// first second and 40 after (`if` spelled with `max`/`min`), over 2 s, sends 50 requests,
+/// most of them in the second second; a bad expression is a usage error naming itself.
+#[test]
+fn a_rate_expression_sends_at_the_rate_it_says() {
+    let h = server(ServeOptions::default());
+    let target = format!("http://{}", h.local_addr());
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("run.json");
+    bench(
+        &target,
+        &[
+            "--input-tokens",
+            "16",
+            "--output-tokens",
+            "4",
+            "--duration",
+            "2s",
+            "--rate-expr",
+            "10 + 30 * min(max((t - 1) * 1000, 0), 1)",
+        ],
+        &out,
+    );
+    let run = read_run(&out);
+    assert_eq!(run.records.len(), 50);
+    let first = run
+        .records
+        .iter()
+        .filter(|r| r.sent_at.as_secs_f64() - run.records[0].sent_at.as_secs_f64() < 0.95)
+        .count();
+    assert!((9..=11).contains(&first), "{first} in the first second");
+    let o = Command::new(BIN)
+        .args([
+            "bench",
+            "--target",
+            &target,
+            "--input-tokens",
+            "16",
+            "--output-tokens",
+            "4",
+        ])
+        .args(["--duration", "2s", "--rate-expr", "10 + sin(t"])
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains("--rate-expr") && err.contains("10 + sin(t"),
+        "{err}"
+    );
+}

@@ -48,6 +48,9 @@ pub struct BenchArgs {
     /// Requests sent within this time of the last send leave the figures (kept as the
     /// cool-down).
     pub cooldown_seconds: Option<Duration>,
+    /// Explicit send times (a rate expression's schedule, [`crate::driver::rate_schedule`]);
+    /// they replace the arrival process, and the profile's request count should be theirs.
+    pub schedule: Option<Vec<Duration>>,
     /// A phased run ([`crate::driver::Phases`]): its send times and caps replace the
     /// arrival process; the profile's request count should be the phases' total.
     pub phases: Option<crate::driver::Phases>,
@@ -104,6 +107,9 @@ impl BenchArgs {
         }
         o.max_duration = self.max_duration;
         o.fill = self.fill;
+        if let Some(at) = &self.schedule {
+            o.send_at = Some(at.clone());
+        }
         if let Some(p) = &self.phases {
             let seed = match self.arrivals {
                 Some(Arrivals::Poisson { seed, .. }) => seed,
@@ -129,6 +135,7 @@ impl BenchArgs {
             fill: None,
             warmup_seconds: None,
             cooldown_seconds: None,
+            schedule: None,
             phases: None,
             max_concurrency: None,
             discover_model: true,

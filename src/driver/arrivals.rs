@@ -248,6 +248,66 @@ impl Arrivals {
     }
 }
 
+/// The send times of a rate that varies with time, `rate(t)` requests per second at `t`
+/// seconds, over `duration_s`: constant gaps (a request each time the integrated rate
+/// passes a whole number, the first at t = 0) or, with `poisson_seed`, a Poisson process
+/// with that intensity
+/// (the time-rescaling theorem: unit exponential gaps on the integrated rate). Integrated
+/// in steps of 1 ms; a negative rate counts as zero.
+///
+/// ```
+/// use servebench::driver::rate_schedule;
+/// // 10 req/s for 2 s, then 30 req/s for 2 s.
+/// let at = rate_schedule(|t| if t < 2.0 { 10.0 } else { 30.0 }, 4.0, None).unwrap();
+/// assert_eq!(at.len(), 80);
+/// assert!((at[20].as_secs_f64() - 2.0).abs() < 0.01);
+/// ```
+pub fn rate_schedule(
+    mut rate: impl FnMut(f64) -> f64,
+    duration_s: f64,
+    poisson_seed: Option<u64>,
+) -> Result<Vec<Duration>, ArrivalsError> {
+    const DT: f64 = 1e-3;
+    if !(duration_s.is_finite() && duration_s > 0.0) {
+        return Err(ArrivalsError::BadRate(duration_s));
+    }
+    let mut rng = poisson_seed.map(Rng::new);
+    let next = |rng: &mut Option<Rng>| match rng {
+        Some(r) => r.exponential(1.0),
+        None => 1.0,
+    };
+    let mut out = Vec::new();
+    let (mut t, mut integral) = (0.0, 0.0);
+    // Constant gaps start at t = 0, as [`Arrivals::Constant`] does; Poisson after its first
+    // gap, as [`Arrivals::Poisson`] does.
+    let mut target = if rng.is_some() { next(&mut rng) } else { 0.0 };
+    // A crossing within rounding of the end of the span is not one.
+    const EPS: f64 = 1e-7;
+    // Saturating float-to-int conversion of a checked positive length.
+    let steps = (duration_s / DT).ceil() as u64;
+    for _ in 0..steps {
+        let r = rate(t + DT / 2.0);
+        if r.is_nan() || r.is_infinite() {
+            return Err(ArrivalsError::BadRate(r));
+        }
+        let step = r.max(0.0) * DT;
+        while step > 0.0 && integral + step >= target + EPS {
+            // Inside this step, where the integral reaches the target.
+            let at = t + (target - integral) / step * DT;
+            out.push(
+                Duration::try_from_secs_f64(at).map_err(|_| ArrivalsError::TooLate {
+                    index: out.len(),
+                    secs: at,
+                })?,
+            );
+            target += next(&mut rng);
+        }
+        integral += step;
+        t += DT;
+    }
+    Ok(out)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -288,5 +348,26 @@ mod tests {
             .schedule(3)
             .is_err());
         assert!(bad(0.0, 1.0, RampStrategy::Linear).schedule(3).is_ok());
+    }
+
+    /// A Poisson schedule of a varying rate sends about its integral (within 4 σ), more
+    /// where the rate is higher; a rate that is not a number is an error.
+    #[test]
+    fn rate_schedules_follow_their_integral() {
+        let rate = |t: f64| 50.0 + 40.0 * (2.0 * std::f64::consts::PI * t / 20.0).sin();
+        let at = rate_schedule(rate, 20.0, Some(3)).unwrap();
+        assert!(
+            (at.len() as f64 - 1000.0).abs() < 4.0 * 1000f64.sqrt(),
+            "{}",
+            at.len()
+        );
+        let first_half = at.iter().filter(|t| t.as_secs_f64() < 10.0).count();
+        assert!(
+            first_half > at.len() * 6 / 10,
+            "{first_half} of {}",
+            at.len()
+        );
+        assert!(rate_schedule(|_| f64::NAN, 1.0, None).is_err());
+        assert_eq!(rate_schedule(|_| 10.0, 1.0, None).unwrap().len(), 10);
     }
 }

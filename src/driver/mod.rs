@@ -64,7 +64,7 @@ pub(crate) mod sweep;
 pub mod tokenized;
 pub mod workload;
 
-pub use arrivals::{Arrivals, ArrivalsError, RampStrategy};
+pub use arrivals::{rate_schedule, Arrivals, ArrivalsError, RampStrategy};
 pub use conversations::{multi_turn, sharegpt_multi_turn};
 pub use datasets::{mooncake_block_text, DatasetError, DatasetSpec, MOONCAKE_BLOCK_TOKENS};
 pub use gone::{GoneWatch, DEFAULT_SERVER_GONE, GONE_MIN_FAILURES};

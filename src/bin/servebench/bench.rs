@@ -153,7 +153,7 @@ pub struct Args {
     /// Run for this long (90s, 30m, 2h) at --rate: rate × time requests, sending stopped
     /// at the end (a soak). `report` shows the p99 TTFT's drift over 1-minute windows.
     #[arg(long, value_name = "TIME", value_parser = crate::load_args::duration, conflicts_with_all = ["max_requests", "max_seconds"])]
-    duration: Option<Duration>,
+    pub(crate) duration: Option<Duration>,
     /// A phased run: a TOML file of `[[phase]]` tables (seconds, rate, arrivals =
     /// "constant"|"poisson", concurrency, name), run one after the other; `report` prints
     /// each phase's figures.
@@ -271,7 +271,7 @@ pub struct Args {
     #[command(flatten)]
     capacity: crate::capacity_cmd::CapacityFlags,
     #[command(flatten)]
-    cut: crate::load_args::CutArgs,
+    pub(crate) shape: crate::load_args::ShapeArgs,
     /// Also compute 95 % confidence intervals from the records (stored in the saved result)
     /// and print them under the report block, which itself is unchanged.
     #[arg(long)]
@@ -573,8 +573,9 @@ fn run(args: &Args) -> Result<(String, u8), Failure> {
             .map(|d| d + d.mul_f64(0.1).max(Duration::from_secs(60)))
     });
     bench_args.fill = args.fill_seconds.map(seconds);
-    bench_args.warmup_seconds = args.cut.warmup_seconds.map(seconds);
-    bench_args.cooldown_seconds = args.cut.cooldown_seconds.map(seconds);
+    bench_args.warmup_seconds = args.shape.warmup_seconds.map(seconds);
+    bench_args.cooldown_seconds = args.shape.cooldown_seconds.map(seconds);
+    crate::load_args::apply_rate_expr(args, &mut bench_args)?;
     if let Some(path) = &args.phases {
         let phases = crate::load_args::phases(path)?;
         bench_args.profile.total_requests = phases.total_requests();
@@ -629,9 +630,9 @@ fn run(args: &Args) -> Result<(String, u8), Failure> {
     // A shard sends its part of the requests.
     let total = match args.shard {
         Some(shard) => shard
-            .indices(usize::try_from(profile.total_requests).unwrap_or(usize::MAX))
+            .indices(usize::try_from(bench_args.profile.total_requests).unwrap_or(usize::MAX))
             .count() as u64,
-        None => profile.total_requests,
+        None => bench_args.profile.total_requests,
     };
     let bar = progress_bar(total, args.quiet);
     // Without a terminal the bar draws nothing: print a plain line now and then instead.

@@ -96,9 +96,17 @@ pub(crate) fn phases(
     Ok(phases)
 }
 
-/// What leaves a run's figures by time: its first and last seconds.
+/// Load-shape flags beside the rate: a rate as an expression of time, and what leaves a
+/// run's figures by time (its first and last seconds).
 #[derive(Debug, Clone, clap::Args)]
-pub struct CutArgs {
+pub struct ShapeArgs {
+    /// A request rate that varies with time, an expression of `t` (seconds from the
+    /// start) with `pi`, `e`, `sin`, `cos`, `exp`, `sqrt`, `abs`, `min`, `max`, `^`: e.g.
+    /// "10 + 5 * sin(2 * pi * t / 60)". Needs --duration; constant gaps, or Poisson with
+    /// --arrivals poisson.
+    #[arg(long, value_name = "EXPR", requires = "duration",
+          conflicts_with_all = ["rate", "ramp_up", "phases"])]
+    pub rate_expr: Option<String>,
     /// Leave the requests sent in the run's first S seconds out of its figures (kept in
     /// the run file as warm-up records); by time, where --warmup-requests counts.
     #[arg(long, value_name = "S", value_parser = crate::values::positive_f64("--warmup-seconds"))]
@@ -107,4 +115,97 @@ pub struct CutArgs {
     /// run file as cool-down records).
     #[arg(long, value_name = "S", value_parser = crate::values::positive_f64("--cooldown-seconds"))]
     pub cooldown_seconds: Option<f64>,
+}
+
+/// The functions a rate expression may call without evalexpr's `math::` namespace.
+const MATH: &[&str] = &["sin", "cos", "tan", "exp", "ln", "sqrt", "abs"];
+
+/// `--rate-expr EXPR` over `duration`: the expression (of `t`, seconds from the start, with
+/// `pi` and `e`; `sin`, `cos`, `tan`, `exp`, `ln`, `sqrt`, `abs`, `min`, `max`, `floor`,
+/// `ceil`; `^` for powers) parsed once by evalexpr and evaluated each millisecond into send
+/// times ([`servebench::driver::rate_schedule`]), Poisson with `poisson_seed`.
+pub(crate) fn rate_expr_schedule(
+    expr: &str,
+    duration: Duration,
+    poisson_seed: Option<u64>,
+) -> Result<Vec<Duration>, String> {
+    use evalexpr::{ContextWithMutableVariables as _, DefaultNumericTypes, HashMapContext, Value};
+    let mut text = expr.to_string();
+    for f in MATH {
+        text = replace_call(&text, f);
+    }
+    let tree = evalexpr::build_operator_tree::<DefaultNumericTypes>(&text)
+        .map_err(|e| format!("`{expr}`: {e}"))?;
+    let mut ctx = HashMapContext::<DefaultNumericTypes>::new();
+    let set = |ctx: &mut HashMapContext<DefaultNumericTypes>, k: &str, v: f64| {
+        ctx.set_value(k.into(), Value::from_float(v))
+            .map_err(|e| format!("`{expr}`: {e}"))
+    };
+    set(&mut ctx, "pi", std::f64::consts::PI)?;
+    set(&mut ctx, "e", std::f64::consts::E)?;
+    // The expression must evaluate at t = 0 (a typo is found before the run).
+    set(&mut ctx, "t", 0.0)?;
+    tree.eval_number_with_context(&ctx)
+        .map_err(|e| format!("`{expr}` at t = 0: {e}"))?;
+    let mut failed = None;
+    let at = servebench::driver::rate_schedule(
+        |t| {
+            let v = set(&mut ctx, "t", t).and_then(|()| {
+                tree.eval_number_with_context(&ctx)
+                    .map_err(|e| format!("`{expr}` at t = {t:.3} s: {e}"))
+            });
+            v.unwrap_or_else(|e| {
+                failed.get_or_insert(e);
+                0.0
+            })
+        },
+        duration.as_secs_f64(),
+        poisson_seed,
+    )
+    .map_err(|e| format!("`{expr}`: {e}"))?;
+    match failed {
+        Some(e) => Err(e),
+        None if at.is_empty() => Err(format!("`{expr}` sends no request in {duration:?}")),
+        None => Ok(at),
+    }
+}
+
+/// `sin(` → `math::sin(` where `sin` is a whole word not already namespaced.
+fn replace_call(text: &str, f: &str) -> String {
+    let needle = format!("{f}(");
+    let mut out = String::new();
+    let mut rest = text;
+    while let Some(i) = rest.find(&needle) {
+        let before = &rest[..i];
+        let whole = before
+            .chars()
+            .last()
+            .is_none_or(|c| !(c.is_alphanumeric() || c == '_' || c == ':'));
+        out.push_str(before);
+        if whole {
+            out.push_str("math::");
+        }
+        out.push_str(&needle);
+        rest = &rest[i + needle.len()..];
+    }
+    out.push_str(rest);
+    out
+}
+
+/// `--rate-expr`: its schedule into `bench_args` (send times, and the request count).
+pub(crate) fn apply_rate_expr(
+    args: &Args,
+    bench_args: &mut servebench::app::bench::BenchArgs,
+) -> Result<(), clap::Error> {
+    let (Some(expr), Some(d)) = (&args.shape.rate_expr, args.duration) else {
+        return Ok(());
+    };
+    let seed = match args.arrivals {
+        ArrivalsArg::Poisson => Some(args.seed.unwrap_or(42)),
+        ArrivalsArg::Constant => None,
+    };
+    let at = rate_expr_schedule(expr, d, seed).map_err(|e| usage(format!("--rate-expr: {e}")))?;
+    bench_args.profile.total_requests = at.len() as u64;
+    bench_args.schedule = Some(at);
+    Ok(())
 }
