@@ -214,6 +214,15 @@ fn the_documented_compare_forms_run() {
         "{single}"
     );
     ok(&["compare", r, r, "--confidence", "0.95", "--min-effect", "2"]);
+    // `-` (stdin) is read once, whatever the form needs of it.
+    let bytes = std::fs::read(&run_file).unwrap();
+    let o = run(&["compare", "-", r, "--repetitions"], Some(&bytes));
+    assert!(
+        o.status.success()
+            && String::from_utf8_lossy(&o.stdout).contains("each side holds one run"),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
 }
 
 /// `compare` warns when a side was interrupted (its figures cover part of its workload),

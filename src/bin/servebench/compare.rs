@@ -157,10 +157,11 @@ fn wide_target_note(noise: &NoisyComparison) -> Option<String> {
 /// not.
 fn single(
     path: &str,
+    all: Vec<Run>,
     block: Option<u64>,
     confidence: f64,
 ) -> Result<(BenchmarkResult, Option<String>), InputError> {
-    let run = pick(path, block)?;
+    let run = pick(path, all, block)?;
     let mut result = run.result;
     let mut why = None;
     let records = run
@@ -180,15 +181,9 @@ fn single(
     Ok((result, why))
 }
 
-/// Every result of `path`, for --repetitions.
-fn all_runs(path: &str) -> Result<Vec<BenchmarkResult>, InputError> {
-    Ok(input::load(path)?.into_iter().map(|l| l.result).collect())
-}
-
-/// The one result of `path`, or its `block`-th.
-fn pick(path: &str, block: Option<u64>) -> Result<Run, InputError> {
+/// The one result of `path` (its runs `all`), or its `block`-th.
+fn pick(path: &str, mut all: Vec<Run>, block: Option<u64>) -> Result<Run, InputError> {
     let name = input::display_name(path);
-    let mut all = input::load(path)?;
     let n = all.len();
     match block {
         Some(b) => {
@@ -219,6 +214,28 @@ fn pick(path: &str, block: Option<u64>) -> Result<Run, InputError> {
             )))
         }
     }
+}
+
+/// A warning for each run that was interrupted: it measured only part of its workload.
+fn interrupted_warnings<'a>(
+    inputs: impl Iterator<Item = (&'a String, &'a Vec<Run>)>,
+) -> Vec<String> {
+    let mut out = Vec::new();
+    for (path, runs) in inputs {
+        for r in runs {
+            if let Some(x) = &r.records {
+                if let Some(reason) = &x.interrupted {
+                    out.push(format!(
+                        "Warning: {} was interrupted ({reason}) after {} requests were sent: \
+                         its figures cover only part of its workload.",
+                        input::display_name(path),
+                        x.all.len()
+                    ));
+                }
+            }
+        }
+    }
+    out
 }
 
 /// The case name of the conclusion row: the profile's title (`ShareGPT Profile`), else the
@@ -354,31 +371,35 @@ pub fn run(args: &Args) -> Result<String, InputError> {
                 .into(),
         ));
     }
+    // Every input read once (`-` is stdin, which cannot be read again).
+    let load = |paths: &[String]| -> Result<Vec<Vec<Run>>, InputError> {
+        paths.iter().map(|p| input::load(p)).collect()
+    };
+    let (mut base_loaded, mut cand_loaded) = (load(&base_paths)?, load(&cand_paths)?);
+    let interrupted = interrupted_warnings(
+        base_paths
+            .iter()
+            .zip(&base_loaded)
+            .chain(cand_paths.iter().zip(&cand_loaded)),
+    );
     let mut notes: Vec<String> = Vec::new();
     let mut between = args.repetitions || args.paired || several;
     // `--repetitions` on one result per side: nothing to compare between runs; each run's
     // own intervals (from its records) decide instead, and the output says so.
-    if between && !several {
-        let count = |p: &str| input::load(p).map(|runs| runs.len());
-        if count(&base_paths[0])? == 1 && count(&cand_paths[0])? == 1 {
-            between = false;
-            notes.push(
-                "Note: each side holds one run, so there is no run-to-run spread to compare \
-                 (--repetitions, --paired); the verdicts use each run's within-run intervals."
-                    .into(),
-            );
-        }
+    if between && !several && base_loaded[0].len() == 1 && cand_loaded[0].len() == 1 {
+        between = false;
+        notes.push(
+            "Note: each side holds one run, so there is no run-to-run spread to compare \
+             (--repetitions, --paired); the verdicts use each run's within-run intervals."
+                .into(),
+        );
     }
     let (mut base, mut cand, noise, runs) = if between {
-        let load = |paths: &[String]| -> Result<Vec<BenchmarkResult>, InputError> {
-            let mut out = Vec::new();
-            for p in paths {
-                out.extend(all_runs(p)?);
-            }
-            Ok(out)
+        let results = |loaded: Vec<Vec<Run>>| -> Vec<BenchmarkResult> {
+            loaded.into_iter().flatten().map(|r| r.result).collect()
         };
-        let bs = load(&base_paths)?;
-        let cs = load(&cand_paths)?;
+        let bs = results(base_loaded);
+        let cs = results(cand_loaded);
         for (side, paths, runs) in [
             ("baseline", &base_paths, &bs),
             ("candidate", &cand_paths, &cs),
@@ -419,8 +440,18 @@ pub fn run(args: &Args) -> Result<String, InputError> {
         runs.extend(cs.iter().cloned());
         (bs[0].clone(), cs[0].clone(), noise, runs)
     } else {
-        let (b, why_b) = single(&base_paths[0], args.base_block, args.confidence)?;
-        let (c, why_c) = single(&cand_paths[0], args.candidate_block, args.confidence)?;
+        let (b, why_b) = single(
+            &base_paths[0],
+            base_loaded.swap_remove(0),
+            args.base_block,
+            args.confidence,
+        )?;
+        let (c, why_c) = single(
+            &cand_paths[0],
+            cand_loaded.swap_remove(0),
+            args.candidate_block,
+            args.confidence,
+        )?;
         let mut noise = compare_runs(&b, &c, &vopts);
         let whys: Vec<String> = why_b.into_iter().chain(why_c).collect();
         if noise.source == NoiseSource::Unknown && !whys.is_empty() {
@@ -482,21 +513,10 @@ pub fn run(args: &Args) -> Result<String, InputError> {
             format!("{w}\n\n")
         })
         .unwrap_or_default();
-    // A side that was interrupted measured only part of its workload.
-    for p in base_paths.iter().chain(&cand_paths) {
-        for r in input::load(p)? {
-            if let Some(reason) = r.records.as_ref().and_then(|x| x.interrupted.as_ref()) {
-                let sent = r.records.as_ref().map_or(0, |x| x.all.len());
-                let w = format!(
-                    "Warning: {} was interrupted ({reason}) after {sent} requests were sent: its \
-                     figures cover only part of its workload.",
-                    input::display_name(p)
-                );
-                eprintln!("{w}");
-                warning.push_str(&w);
-                warning.push_str("\n\n");
-            }
-        }
+    for w in interrupted {
+        eprintln!("{w}");
+        warning.push_str(&w);
+        warning.push_str("\n\n");
     }
     let cmp = compare(&base, &cand);
     if cmp.metrics.is_empty() {
