@@ -167,15 +167,16 @@ pub fn report_run(run: &Run, opts: &ReportOptions) -> Result<ReportBlock, Import
                 ));
             }
         }
+        let (steady, drift, phases) = over_time(run);
         return Ok(ReportBlock {
             name: run.name.clone(),
             result,
             style,
             layout: run.layout.clone(),
             notes,
-            steady: steady_of(run),
-            drift: drift_of(run),
-            phases: phases_of(run),
+            steady,
+            drift,
+            phases,
         });
     };
     let Some(records) = &run.records else {
@@ -280,6 +281,7 @@ pub fn report_run(run: &Run, opts: &ReportOptions) -> Result<ReportBlock, Import
     carry_meta(&mut r, &run.result, convention, guidellm_file);
     notes.extend(peak_notes(&r));
     notes.extend(concurrency_note(&r));
+    let (steady, drift, phases) = over_time(run);
     Ok(ReportBlock {
         name: run.name.clone(),
         result: r,
@@ -289,9 +291,9 @@ pub fn report_run(run: &Run, opts: &ReportOptions) -> Result<ReportBlock, Import
         },
         layout: None,
         notes,
-        steady: steady_of(run),
-        drift: drift_of(run),
-        phases: phases_of(run),
+        steady,
+        drift,
+        phases,
     })
 }
 
@@ -406,33 +408,33 @@ fn empty_records_hint(format: Format, sampled_of: Option<u64>) -> String {
         _ => "the file lists no request inside its measured window".into(),
     }
 }
-
-/// The steady-state line of a run whose records carry send times (see
-/// [`crate::observe::steady_window`]); `None` otherwise, or when the run is too short.
-fn steady_of(run: &Run) -> Option<String> {
-    let records = run.records.as_ref().filter(|r| r.send_times)?;
-    let (w, window, whole) = crate::observe::steady_figures(&records.measured())?;
-    Some(crate::format::observe::steady_line(&w, &window, &whole))
-}
-
-/// The drift line of a run whose records carry send times and span enough windows.
-fn drift_of(run: &Run) -> Option<String> {
-    let records = run.records.as_ref().filter(|r| r.send_times)?;
-    let d = crate::noise::ttft_drift(&records.measured(), DRIFT_WINDOW)?;
-    Some(crate::format::drift_line(&d))
+/// What a run's records say over time, each computed from one copy of its measured
+/// records: the steady-state line, the drift line (a run long enough for
+/// [`crate::noise::MIN_DRIFT_WINDOWS`] windows) and a phased run's per-phase lines. Nothing
+/// without records with send times.
+fn over_time(run: &Run) -> (Option<String>, Option<String>, Vec<String>) {
+    let Some(records) = run.records.as_ref().filter(|r| r.send_times) else {
+        return (None, None, Vec::new());
+    };
+    let measured = records.measured();
+    let steady = crate::observe::steady_figures(&measured)
+        .map(|(w, window, whole)| crate::format::observe::steady_line(&w, &window, &whole));
+    let drift =
+        crate::noise::ttft_drift(&measured, DRIFT_WINDOW).map(|d| crate::format::drift_line(&d));
+    let phases = records
+        .phases
+        .as_ref()
+        .map(|p| phase_lines(p, &measured))
+        .unwrap_or_default();
+    (steady, drift, phases)
 }
 
 /// A phased run's per-phase lines: the requests sent inside each phase's span (from the
 /// run's first send), with vLLM's figures over them.
-fn phases_of(run: &Run) -> Vec<String> {
-    let Some((records, phases)) = run
-        .records
-        .as_ref()
-        .and_then(|r| Some((r, r.phases.as_ref()?)))
-    else {
-        return Vec::new();
-    };
-    let measured = records.measured();
+fn phase_lines(
+    phases: &crate::driver::Phases,
+    measured: &[crate::record::RequestRecord],
+) -> Vec<String> {
     let origin = measured.iter().map(|r| r.sent_at).min().unwrap_or_default();
     let opts = MetricsOptions::new(Convention::Vllm);
     phases
@@ -462,7 +464,7 @@ fn phases_of(run: &Run) -> Vec<String> {
         .collect()
 }
 
-/// The window of [`drift_of`]'s test.
+/// The window of [`over_time`]'s drift test.
 const DRIFT_WINDOW: std::time::Duration = std::time::Duration::from_secs(60);
 
 fn no_records_hint(format: Format) -> &'static str {

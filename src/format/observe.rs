@@ -193,22 +193,6 @@ pub fn steady_line(
     window: &crate::result::BenchmarkResult,
     whole: &crate::result::BenchmarkResult,
 ) -> String {
-    let figures = |r: &crate::result::BenchmarkResult| {
-        let mean = |s: &Option<crate::result::Summary>| s.as_ref().and_then(|s| s.mean);
-        let p99 = r.ttft.as_ref().and_then(|s| s.percentile(99.0));
-        let f = |v: Option<f64>, unit: &str| match v {
-            Some(v) => format!("{v:.2} {unit}"),
-            None => "-".into(),
-        };
-        format!(
-            "{}, output {}, mean TTFT {}, P99 TTFT {}, mean TPOT {}",
-            f(r.request_throughput_per_s, "req/s"),
-            f(r.output_throughput_per_s, "tok/s"),
-            f(mean(&r.ttft), "ms"),
-            f(p99, "ms"),
-            f(mean(&r.tpot), "ms"),
-        )
-    };
     format!(
         "steady state (MSER-5 on TTFT in send order): {:.1}–{:.1} s, {} requests ({} cut as \
          the fill, {} as the drain); over them: {}; whole run: {}",
@@ -217,8 +201,27 @@ pub fn steady_line(
         w.requests,
         w.fill,
         w.drain,
-        figures(window),
-        figures(whole)
+        window_figures(window),
+        window_figures(whole)
+    )
+}
+
+/// A window's figures as the steady-state and phase lines print them: `49.80 req/s,
+/// output 6374.40 tok/s, mean TTFT 80.12 ms, P99 TTFT 301.20 ms, mean TPOT 21.03 ms`
+/// (`-` for a figure the window has not).
+fn window_figures(r: &crate::result::BenchmarkResult) -> String {
+    let mean = |s: &Option<crate::result::Summary>| s.as_ref().and_then(|s| s.mean);
+    let f = |v: Option<f64>, unit: &str| match v {
+        Some(v) => format!("{v:.2} {unit}"),
+        None => "-".into(),
+    };
+    format!(
+        "{}, output {}, mean TTFT {}, P99 TTFT {}, mean TPOT {}",
+        f(r.request_throughput_per_s, "req/s"),
+        f(r.output_throughput_per_s, "tok/s"),
+        f(mean(&r.ttft), "ms"),
+        f(r.ttft.as_ref().and_then(|s| s.percentile(99.0)), "ms"),
+        f(mean(&r.tpot), "ms"),
     )
 }
 
@@ -240,9 +243,10 @@ pub fn drift_line(d: &crate::noise::Drift) -> String {
     )
 }
 
-/// One phase's line in a phased run's report (its rate and cap as the phase sets them): `phase "burst" 30.0–40.0 s at 50 req/s
-/// (cap 64): 500 requests sent, 500 succeeded; 49.80 req/s, output 6374.4 tok/s, mean
-/// TTFT 80.12 ms, P99 TTFT 301.20 ms, mean TPOT 21.03 ms`.
+/// One phase's line in a phased run's report (its rate and cap as the phase sets them):
+/// `phase "burst" 30.0–40.0 s at 50 req/s (cap 64): 500 requests sent, 500 succeeded;
+/// 49.80 req/s, output 6374.40 tok/s, mean TTFT 80.12 ms, P99 TTFT 301.20 ms, mean TPOT
+/// 21.03 ms`.
 pub fn phase_line(
     label: &str,
     span_s: (f64, f64),
@@ -250,23 +254,13 @@ pub fn phase_line(
     sent: usize,
     r: &crate::result::BenchmarkResult,
 ) -> String {
-    let f = |v: Option<f64>, unit: &str| match v {
-        Some(v) => format!("{v:.2} {unit}"),
-        None => "-".into(),
-    };
-    let mean = |s: &Option<crate::result::Summary>| s.as_ref().and_then(|s| s.mean);
     format!(
-        "phase \"{label}\" {:.1}–{:.1} s at {} req/s{}: {sent} requests sent, {} succeeded; \
-         {}, output {}, mean TTFT {}, P99 TTFT {}, mean TPOT {}",
+        "phase \"{label}\" {:.1}–{:.1} s at {} req/s{}: {sent} requests sent, {} succeeded; {}",
         span_s.0,
         span_s.1,
         rate,
         cap.map(|c| format!(" (cap {c})")).unwrap_or_default(),
         r.successful_requests.unwrap_or(0),
-        f(r.request_throughput_per_s, "req/s"),
-        f(r.output_throughput_per_s, "tok/s"),
-        f(mean(&r.ttft), "ms"),
-        f(r.ttft.as_ref().and_then(|s| s.percentile(99.0)), "ms"),
-        f(mean(&r.tpot), "ms"),
+        window_figures(r),
     )
 }
