@@ -377,12 +377,7 @@ pub fn explain(base: &RunView, candidate: &RunView) -> Explanation {
         }
         // While tokens are generated at least one request runs: a lower mean is the
         // scrapes missing the batch, taken as 1 and said.
-        let (ba, bb) = (ba.max(1.0), bb.max(1.0));
-        if [token_weighted_batch(sa), token_weighted_batch(sb)]
-            .iter()
-            .flatten()
-            .any(|&b| b < 1.0)
-        {
+        if ba < 1.0 || bb < 1.0 {
             notes.push(
                 "TPOT: the scrapes saw fewer than one request running on average while tokens \
                  were generated (they miss most of the batch: scrape more often); the batch \
@@ -390,6 +385,7 @@ pub fn explain(base: &RunView, candidate: &RunView) -> Explanation {
                     .into(),
             );
         }
+        let (ba, bb) = (ba.max(1.0), bb.max(1.0));
         let (ta, tb) = (ta * 1e3 / sa.clock_speed(), tb * 1e3 / sb.clock_speed());
         let (pa, pb) = (ta / ba, tb / bb);
         let parts = vec![
