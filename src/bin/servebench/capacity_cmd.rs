@@ -144,14 +144,14 @@ pub fn run(args: &BenchArgs, cap: &CapacityArgs, quiet: bool) -> Result<(String,
     };
     let mut last: Option<std::time::Duration> = None;
     let mut progress = |p: &servebench::app::bench::Progress| {
+        // A new probe's clock starts again at zero.
+        if last.is_some_and(|l| p.elapsed < l) {
+            last = None;
+        }
         let due = last.is_none_or(|l| p.elapsed >= l + crate::progress::PLAIN_PROGRESS_EVERY);
         if !quiet && due && p.elapsed > std::time::Duration::ZERO {
             eprintln!("{}", crate::progress::progress_line(p, total.get()));
             last = Some(p.elapsed);
-        }
-        // A new probe's clock starts again at zero.
-        if last.is_some_and(|l| p.elapsed < l) {
-            last = None;
         }
     };
     let run = run_capacity(args, cap, &mut on_probe, &mut progress)
