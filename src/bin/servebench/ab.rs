@@ -91,17 +91,6 @@ fn metric(v: &str) -> Result<String, String> {
     }
 }
 
-/// `ab`'s own flags; each takes a value (`--out DIR` or `--out=DIR`).
-const OWN: &[&str] = &[
-    "--baseline",
-    "--candidate",
-    "--repetitions",
-    "--max-repetitions",
-    "--min-effect",
-    "--metric",
-    "--out",
-];
-
 /// The command line with `ab`'s own flags moved before the bench flags, wherever the user
 /// wrote them: `ab --baseline U --candidate U --profile throughput --repetitions 2 --out D`
 /// reads `--repetitions` and `--out` as `ab`'s, not as bench flags. Everything after a
@@ -110,6 +99,7 @@ pub fn hoist_own_flags(argv: Vec<std::ffi::OsString>) -> Vec<std::ffi::OsString>
     if argv.get(1).is_none_or(|a| a != "ab") {
         return argv;
     }
+    let own = crate::long_flags("ab");
     let mut it = argv.into_iter();
     let mut head: Vec<std::ffi::OsString> = it.by_ref().take(2).collect();
     let mut bench = Vec::new();
@@ -119,13 +109,15 @@ pub fn hoist_own_flags(argv: Vec<std::ffi::OsString>) -> Vec<std::ffi::OsString>
             bench.extend(it.by_ref());
             break;
         }
-        let name = text.split('=').next().unwrap_or_default();
+        let name = text
+            .strip_prefix("--")
+            .map(|n| n.split('=').next().unwrap_or_default());
         if text == "-h" || text == "--help" {
             head.push(arg);
-        } else if OWN.contains(&name) {
+        } else if let Some(takes_value) = name.and_then(&own) {
             let with_value = text.contains('=');
             head.push(arg);
-            if !with_value {
+            if takes_value && !with_value {
                 head.extend(it.next());
             }
         } else {

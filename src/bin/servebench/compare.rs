@@ -289,17 +289,7 @@ pub fn hoist_own_flags(argv: Vec<std::ffi::OsString>) -> Vec<std::ffi::OsString>
     let Some(dash) = argv.iter().position(|a| a == "--") else {
         return argv;
     };
-    let cmd = <crate::Cli as clap::CommandFactory>::command();
-    let Some(compare) = cmd.find_subcommand("compare") else {
-        return argv;
-    };
-    // Each long flag of `compare`, and whether it takes a value.
-    let own = |name: &str| -> Option<bool> {
-        compare
-            .get_arguments()
-            .find(|a| a.get_long() == Some(name))
-            .map(|a| a.get_action().takes_values())
-    };
+    let own = crate::long_flags("compare");
     let (mut head, tail) = (argv[..dash].to_vec(), &argv[dash + 1..]);
     let mut rest = Vec::new();
     let mut i = 0;
@@ -308,7 +298,7 @@ pub fn hoist_own_flags(argv: Vec<std::ffi::OsString>) -> Vec<std::ffi::OsString>
         let name = text
             .strip_prefix("--")
             .map(|n| n.split('=').next().unwrap_or_default());
-        match name.and_then(own) {
+        match name.and_then(&own) {
             Some(takes_value) => {
                 head.push(tail[i].clone());
                 if takes_value && !text.contains('=') {

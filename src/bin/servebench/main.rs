@@ -165,6 +165,22 @@ fn main() -> ExitCode {
     }
 }
 
+/// The long flags of the subcommand `sub` as clap defines them: for a flag's name (without
+/// `--`), whether it takes a value; `None` for a name that is not one of its flags. The
+/// verbs that pass other flags on (`ab`, `compare` after `--`) pick out their own with it.
+fn long_flags(sub: &str) -> impl Fn(&str) -> Option<bool> {
+    let cmd = <Cli as clap::CommandFactory>::command();
+    let flags: Vec<(String, bool)> = cmd
+        .find_subcommand(sub)
+        .map(|c| {
+            c.get_arguments()
+                .filter_map(|a| Some((a.get_long()?.to_string(), a.get_action().takes_values())))
+                .collect()
+        })
+        .unwrap_or_default();
+    move |name| flags.iter().find(|(f, _)| f == name).map(|(_, v)| *v)
+}
+
 /// Writes `text` to stdout. A closed pipe (`servebench parse … | head`) is not an error;
 /// any other failure is reported on stderr and gives `Err`.
 fn print_stdout(text: &str) -> Result<(), ()> {
