@@ -64,19 +64,8 @@ pub(crate) fn arrivals(args: &Args, p: &Profile) -> Result<Option<Arrivals>, cla
 
 /// `--duration`: `90s`, `30m`, `2h`, or seconds.
 pub(crate) fn duration(v: &str) -> Result<Duration, String> {
-    let v = v.trim();
-    let (num, scale) = match v.char_indices().last() {
-        Some((i, 'h')) => (&v[..i], 3600.0),
-        Some((i, 'm')) => (&v[..i], 60.0),
-        Some((i, 's')) => (&v[..i], 1.0),
-        _ => (v, 1.0),
-    };
-    num.trim()
-        .parse::<f64>()
-        .ok()
-        .filter(|x| x.is_finite() && *x > 0.0)
-        .and_then(|x| Duration::try_from_secs_f64(x * scale).ok())
-        .ok_or_else(|| format!("`{v}` is not a positive duration (90s, 30m, 2h)"))
+    crate::values::duration_in(v, &[("h", 3600.0), ("m", 60.0), ("s", 1.0)])
+        .ok_or_else(|| format!("`{}` is not a positive duration (90s, 30m, 2h)", v.trim()))
 }
 
 /// `--phases FILE`: the phase file read and checked; an error names the file and, for a

@@ -207,26 +207,12 @@ pub fn run_explain(a: &ExplainArgs) -> Result<String, InputError> {
 
 /// Parses `5s`, `500ms`, `2m` or a number of seconds.
 pub fn parse_duration(flag: &str, v: &str) -> Result<Duration, InputError> {
-    let v = v.trim();
-    let (num, scale) = if let Some(n) = v.strip_suffix("ms") {
-        (n, 1e-3)
-    } else if let Some(n) = v.strip_suffix('s') {
-        (n, 1.0)
-    } else if let Some(n) = v.strip_suffix('m') {
-        (n, 60.0)
-    } else {
-        (v, 1.0)
-    };
-    num.trim()
-        .parse::<f64>()
-        .ok()
-        .and_then(|x| Duration::try_from_secs_f64(x * scale).ok())
-        .filter(|d| !d.is_zero())
-        .ok_or_else(|| {
-            InputError(format!(
-                "{flag}: not a positive duration: `{v}` (e.g. 5s, 500ms)"
-            ))
-        })
+    crate::values::duration_in(v, &[("ms", 1e-3), ("s", 1.0), ("m", 60.0)]).ok_or_else(|| {
+        InputError(format!(
+            "{flag}: not a positive duration: `{}` (e.g. 5s, 500ms)",
+            v.trim()
+        ))
+    })
 }
 
 /// Arguments of `servebench slices`.

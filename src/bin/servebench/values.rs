@@ -73,3 +73,21 @@ pub fn share(v: &str) -> Result<f64, String> {
 pub fn seconds(v: f64) -> std::time::Duration {
     std::time::Duration::try_from_secs_f64(v).unwrap_or(std::time::Duration::MAX)
 }
+
+/// A positive duration written as a number with one of `units` (suffix, seconds per unit;
+/// the first that matches is taken) or a bare number of seconds; `None` otherwise (zero,
+/// negative, not a number, past `Duration`'s range).
+///
+/// `--slice` takes `ms`, `s` and `m`; `--duration` takes `s`, `m` and `h`.
+pub fn duration_in(v: &str, units: &[(&str, f64)]) -> Option<std::time::Duration> {
+    let v = v.trim();
+    let (num, scale) = units
+        .iter()
+        .find_map(|(suffix, scale)| v.strip_suffix(suffix).map(|n| (n, *scale)))
+        .unwrap_or((v, 1.0));
+    num.trim()
+        .parse::<f64>()
+        .ok()
+        .and_then(|x| std::time::Duration::try_from_secs_f64(x * scale).ok())
+        .filter(|d| !d.is_zero())
+}
