@@ -36,6 +36,13 @@ fn bench(target: &str, extra: &[&str], out: &std::path::Path) -> (String, String
     (stdout, stderr)
 }
 
+/// [`server`] with `options`: the handle (the server lives while it does) and its URL.
+fn served(options: ServeOptions) -> (servebench::http::ServerHandle, String) {
+    let h = server(options);
+    let target = format!("http://{}", h.local_addr());
+    (h, target)
+}
+
 /// The run file `bench --output` wrote.
 fn read_run(path: &std::path::Path) -> RunFile {
     RunFile::read(path).unwrap()
@@ -435,11 +442,10 @@ fn bench_runs_a_named_profile() {
 /// a model it does not serve lists the models it does.
 #[test]
 fn a_refused_key_or_an_unknown_model_names_the_fix() {
-    let h = server(ServeOptions {
+    let (_h, target) = served(ServeOptions {
         api_key: Some("sk-test".into()),
         ..ServeOptions::default()
     });
-    let target = format!("http://{}", h.local_addr());
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("run.json");
     let run = |extra: &[&str]| {
@@ -484,8 +490,7 @@ fn a_refused_key_or_an_unknown_model_names_the_fix() {
 /// stands in, and both the console and the run file say so (it was silent).
 #[test]
 fn a_sharegpt_run_says_where_its_requests_came_from() {
-    let h = server(ServeOptions::default());
-    let target = format!("http://{}", h.local_addr());
+    let (_h, target) = served(ServeOptions::default());
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("run.json");
     let o = Command::new(BIN)
@@ -521,8 +526,7 @@ fn a_sharegpt_run_says_where_its_requests_came_from() {
 /// A ramp that falls is a usage error.
 #[test]
 fn a_ramp_up_sends_at_a_growing_rate() {
-    let h = server(ServeOptions::default());
-    let target = format!("http://{}", h.local_addr());
+    let (_h, target) = served(ServeOptions::default());
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("run.json");
     let (_, _) = bench(
@@ -579,8 +583,7 @@ fn a_ramp_up_sends_at_a_growing_rate() {
 /// finishes those in flight; without a finite rate it is a usage error.
 #[test]
 fn a_run_bounded_by_duration_sends_rate_times_time_requests() {
-    let h = server(ServeOptions::default());
-    let target = format!("http://{}", h.local_addr());
+    let (_h, target) = served(ServeOptions::default());
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("run.json");
     bench(
@@ -626,8 +629,7 @@ fn a_run_bounded_by_duration_sends_rate_times_time_requests() {
 /// `report` prints each phase's figures; a bad phase file names itself and the line.
 #[test]
 fn a_phased_run_reports_each_phase() {
-    let h = server(ServeOptions::default());
-    let target = format!("http://{}", h.local_addr());
+    let (_h, target) = served(ServeOptions::default());
     let dir = tempfile::tempdir().unwrap();
     let file = dir.path().join("phases.toml");
     std::fs::write(
@@ -704,8 +706,7 @@ fn a_phased_run_reports_each_phase() {
 /// the result counts the 2 s between.
 #[test]
 fn the_first_and_last_seconds_are_cut_by_time() {
-    let h = server(ServeOptions::default());
-    let target = format!("http://{}", h.local_addr());
+    let (_h, target) = served(ServeOptions::default());
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("run.json");
     bench(
@@ -746,8 +747,7 @@ fn the_first_and_last_seconds_are_cut_by_time() {
 /// most of them in the second second; a bad expression is a usage error naming itself.
 #[test]
 fn a_rate_expression_sends_at_the_rate_it_says() {
-    let h = server(ServeOptions::default());
-    let target = format!("http://{}", h.local_addr());
+    let (_h, target) = served(ServeOptions::default());
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("run.json");
     bench(

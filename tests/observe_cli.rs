@@ -17,6 +17,24 @@ fn sb(args: &[&str]) -> Output {
         .expect("servebench runs")
 }
 
+/// The simulator's baseline configuration served over HTTP at `speed`, taking at most
+/// `max_connections`: the handle (the server lives while it does) and its URL.
+fn serve_baseline(speed: f64, max_connections: usize) -> (servebench::http::ServerHandle, String) {
+    let args = ServeArgs {
+        addr: "127.0.0.1:0".parse().unwrap(),
+        speed,
+        delta: None,
+        fault: None,
+        max_connections,
+        api_key: None,
+        handoff_window: servebench::http::server::DEFAULT_HANDOFF_WINDOW,
+        worker_threads: servebench::http::server::default_worker_threads(),
+    };
+    let server = serve::spawn(&Config::named("baseline").unwrap(), &args).unwrap();
+    let target = format!("http://{}", server.local_addr());
+    (server, target)
+}
+
 fn text(o: &Output) -> String {
     format!(
         "{}{}",
@@ -27,18 +45,7 @@ fn text(o: &Output) -> String {
 
 #[test]
 fn a_benched_run_is_explained_sliced_and_plotted() {
-    let args = ServeArgs {
-        addr: "127.0.0.1:0".parse().unwrap(),
-        speed: 20.0,
-        delta: None,
-        fault: None,
-        max_connections: 256,
-        api_key: None,
-        handoff_window: servebench::http::server::DEFAULT_HANDOFF_WINDOW,
-        worker_threads: servebench::http::server::default_worker_threads(),
-    };
-    let server = serve::spawn(&Config::named("baseline").unwrap(), &args).unwrap();
-    let target = format!("http://{}", server.local_addr());
+    let (_server, target) = serve_baseline(20.0, 256);
     let dir = std::env::temp_dir().join(format!("observe_cli_{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(&dir).unwrap();
@@ -186,18 +193,7 @@ fn explain_refuses_a_server_clock_that_is_not_the_clients() {
 /// TTFT is well below the whole run's (the fill's tail is left out, and said).
 #[test]
 fn report_and_slices_show_the_steady_window_beside_the_whole_run() {
-    let args = ServeArgs {
-        addr: "127.0.0.1:0".parse().unwrap(),
-        speed: 10.0,
-        delta: None,
-        fault: None,
-        max_connections: 1024,
-        api_key: None,
-        handoff_window: servebench::http::server::DEFAULT_HANDOFF_WINDOW,
-        worker_threads: servebench::http::server::default_worker_threads(),
-    };
-    let server = serve::spawn(&Config::named("baseline").unwrap(), &args).unwrap();
-    let target = format!("http://{}", server.local_addr());
+    let (_server, target) = serve_baseline(10.0, 1024);
     let dir = tempfile::tempdir().unwrap();
     let run = dir.path().join("run.json");
     let run_s = run.to_str().unwrap();
