@@ -171,6 +171,10 @@ pub struct RunFile {
     /// prints each phase's figures.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub phases: Option<crate::driver::Phases>,
+    /// The run's load stages (its phases, ramp steps or staged fill), which `report`
+    /// prints and `plot` draws; empty for a run of one load.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub stages: Vec<crate::observe::Stage>,
     /// Warm-up requests: sent before the measured ones (or within `--warmup-seconds` of
     /// the first send) and excluded from `result`.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
@@ -424,6 +428,7 @@ impl RunFile {
             server_metrics: None,
             gpu_metrics: None,
             phases: None,
+            stages: Vec::new(),
             records,
         }
     }
@@ -556,6 +561,7 @@ impl RunFile {
             server_metrics: self.server_metrics.clone(),
             gpu_metrics: self.gpu_metrics.clone(),
             phases: self.phases.clone(),
+            stages: self.stages.clone(),
             records: Vec::new(),
         }
     }

@@ -236,3 +236,148 @@ fn report_and_slices_show_the_steady_window_beside_the_whole_run() {
     let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
     assert_eq!(v["steady_window"]["method"], "MSER-5 on TTFT in send order");
 }
+
+/// A staged fill, a ramp and a phase file against the simulator over HTTP: each run file
+/// keeps its stages, `report` prints one line per stage (the fill's, the ramp's steps, the
+/// phases), and `plot` marks the stage starts on the charts over time and lists the stages
+/// with their figures in the HTML report.
+#[test]
+fn staged_runs_report_and_plot_each_stage() {
+    let (_server, target) = serve_baseline(20.0, 512);
+    let dir = tempfile::tempdir().unwrap();
+    let bench = |name: &str, extra: &[&str]| {
+        let out = dir.path().join(name);
+        let mut args = vec![
+            "bench",
+            "--target",
+            &target,
+            "--quiet",
+            "--input-tokens",
+            "256",
+            "--output-tokens",
+            "32",
+            "--output",
+            out.to_str().unwrap(),
+        ];
+        args.extend_from_slice(extra);
+        let o = sb(&args);
+        assert!(o.status.success(), "{}", text(&o));
+        let file = servebench::runfile::RunFile::read(&out).unwrap();
+        let report = sb(&["report", out.to_str().unwrap()]);
+        assert!(report.status.success(), "{}", text(&report));
+        (
+            out,
+            file,
+            String::from_utf8_lossy(&report.stdout).into_owned(),
+        )
+    };
+    let stage_lines = |report: &str| -> Vec<String> {
+        report
+            .lines()
+            .filter(|l| l.starts_with("stage \"") || l.starts_with("phase \""))
+            .map(str::to_string)
+            .collect()
+    };
+
+    // A staged fill: 64 streams reached over 2 s.
+    let (_, file, report) = bench(
+        "fill.json",
+        &[
+            "--max-requests",
+            "300",
+            "--max-concurrency",
+            "64",
+            "--rate",
+            "inf",
+            "--fill-seconds",
+            "2",
+        ],
+    );
+    assert_eq!(file.stages.len(), 2, "{:?}", file.stages);
+    let lines = stage_lines(&report);
+    assert_eq!(lines.len(), 2, "{report}");
+    assert!(
+        lines[0].starts_with("stage \"fill\" 0.0–2.0 s, cap 1→64: "),
+        "{}",
+        lines[0]
+    );
+    assert!(
+        lines[1].starts_with("stage \"filled\" from 2.0 s, cap 64: "),
+        "{}",
+        lines[1]
+    );
+    let sent: usize = lines
+        .iter()
+        .map(|l| {
+            let n = l.split(": ").nth(1).unwrap().split(' ').next().unwrap();
+            n.parse::<usize>().unwrap()
+        })
+        .sum();
+    assert_eq!(sent, 300, "every request in one stage: {lines:?}");
+
+    // A linear ramp from 10 to 60 req/s, reported in 5 steps of 30 requests.
+    let (_, file, report) = bench(
+        "ramp.json",
+        &[
+            "--max-requests",
+            "150",
+            "--ramp-up",
+            "linear",
+            "--ramp-start",
+            "10",
+            "--ramp-end",
+            "60",
+        ],
+    );
+    assert_eq!(file.stages.len(), 5);
+    let lines = stage_lines(&report);
+    assert_eq!(lines.len(), 5, "{report}");
+    assert!(
+        lines[0].starts_with("stage \"ramp 1/5\" 0.0–"),
+        "{}",
+        lines[0]
+    );
+    assert!(
+        lines[0].contains(" at 10–19.73 req/s: 30 requests sent"),
+        "{}",
+        lines[0]
+    );
+    assert!(
+        lines[4].contains(" at 50.27–60 req/s: 30 requests sent"),
+        "{}",
+        lines[4]
+    );
+
+    // Phases, drawn by `plot`.
+    let phases = dir.path().join("phases.toml");
+    std::fs::write(
+        &phases,
+        "[[phase]]\nname = \"quiet\"\nseconds = 2\nrate = 10\n\n\
+         [[phase]]\nname = \"burst\"\nseconds = 1\nrate = 80\n\n\
+         [[phase]]\nname = \"after\"\nseconds = 2\nrate = 10\n",
+    )
+    .unwrap();
+    let (run, file, report) = bench("phased.json", &["--phases", phases.to_str().unwrap()]);
+    assert_eq!(file.stages.len(), 3);
+    assert_eq!(stage_lines(&report).len(), 3, "{report}");
+    let charts = dir.path().join("charts");
+    let o = sb(&[
+        "plot",
+        run.to_str().unwrap(),
+        "--out",
+        charts.to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", text(&o));
+    let svg = std::fs::read_to_string(charts.join("throughput_over_time.svg")).unwrap();
+    assert!(
+        svg.contains("\nburst\n") && svg.contains("\nafter\n"),
+        "no stage marks: {svg}"
+    );
+    assert!(!svg.contains("\nquiet\n"), "the run's start is not marked");
+    let html = std::fs::read_to_string(charts.join("index.html")).unwrap();
+    let table = &html[html.find("class=\"stages\"").expect("a stage table")..];
+    assert!(
+        table.contains("<td>burst</td><td>2.0–3.0</td><td>80.00</td><td>–</td><td>80</td>"),
+        "{table}"
+    );
+}

@@ -623,6 +623,18 @@ pub fn run(args: &BenchArgs, progress: &mut dyn FnMut(&Progress)) -> Result<Benc
     file.server_clock = (server_clock.samples > 0).then_some(server_clock);
     file.server_metrics = server_metrics;
     file.gpu_metrics = gpu_metrics;
+    file.stages = crate::observe::Stage::of_load(
+        args.phases.as_ref(),
+        args.arrivals.as_ref(),
+        args.max_requests.map_or(args.profile.total_requests, |m| {
+            m.min(args.profile.total_requests)
+        }),
+        args.fill,
+        args.max_concurrency.or(args
+            .profile
+            .max_concurrency
+            .and_then(|c| usize::try_from(c).ok())),
+    );
     file.phases = args.phases.clone();
     let findings = super::lint_files::lint_run_file(&file);
     Ok(BenchRun {

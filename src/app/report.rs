@@ -78,8 +78,8 @@ pub struct ReportBlock {
     /// The p99 TTFT's drift over 1-minute windows, for a run long enough to have
     /// [`crate::noise::MIN_DRIFT_WINDOWS`] of them ([`crate::format::drift_line`]).
     pub drift: Option<String>,
-    /// A phased run's figures per phase ([`crate::format::phase_line`]).
-    pub phases: Vec<String>,
+    /// A staged run's figures per stage: phase, ramp step or fill ([`crate::format::stage_line`]).
+    pub stages: Vec<String>,
 }
 
 impl ReportBlock {
@@ -167,7 +167,7 @@ pub fn report_run(run: &Run, opts: &ReportOptions) -> Result<ReportBlock, Import
                 ));
             }
         }
-        let (steady, drift, phases) = over_time(run);
+        let (steady, drift, stages) = over_time(run);
         return Ok(ReportBlock {
             name: run.name.clone(),
             result,
@@ -176,7 +176,7 @@ pub fn report_run(run: &Run, opts: &ReportOptions) -> Result<ReportBlock, Import
             notes,
             steady,
             drift,
-            phases,
+            stages,
         });
     };
     let Some(records) = &run.records else {
@@ -281,7 +281,7 @@ pub fn report_run(run: &Run, opts: &ReportOptions) -> Result<ReportBlock, Import
     carry_meta(&mut r, &run.result, convention, guidellm_file);
     notes.extend(peak_notes(&r));
     notes.extend(concurrency_note(&r));
-    let (steady, drift, phases) = over_time(run);
+    let (steady, drift, stages) = over_time(run);
     Ok(ReportBlock {
         name: run.name.clone(),
         result: r,
@@ -293,7 +293,7 @@ pub fn report_run(run: &Run, opts: &ReportOptions) -> Result<ReportBlock, Import
         notes,
         steady,
         drift,
-        phases,
+        stages,
     })
 }
 
@@ -410,7 +410,7 @@ fn empty_records_hint(format: Format, sampled_of: Option<u64>) -> String {
 }
 /// What a run's records say over time, each computed from one copy of its measured
 /// records: the steady-state line, the drift line (a run long enough for
-/// [`crate::noise::MIN_DRIFT_WINDOWS`] windows) and a phased run's per-phase lines. Nothing
+/// [`crate::noise::MIN_DRIFT_WINDOWS`] windows) and a staged run's per-stage lines. Nothing
 /// without records with send times.
 fn over_time(run: &Run) -> (Option<String>, Option<String>, Vec<String>) {
     let Some(records) = run.records.as_ref().filter(|r| r.send_times) else {
@@ -421,45 +421,23 @@ fn over_time(run: &Run) -> (Option<String>, Option<String>, Vec<String>) {
         .map(|(w, window, whole)| crate::format::observe::steady_line(&w, &window, &whole));
     let drift =
         crate::noise::ttft_drift(&measured, DRIFT_WINDOW).map(|d| crate::format::drift_line(&d));
-    let phases = records
-        .phases
-        .as_ref()
-        .map(|p| phase_lines(p, &measured))
-        .unwrap_or_default();
-    (steady, drift, phases)
+    let stages = stage_lines(&records.stages, &measured);
+    (steady, drift, stages)
 }
 
-/// A phased run's per-phase lines: the requests sent inside each phase's span (from the
+/// A staged run's per-stage lines: the requests sent inside each stage's span (from the
 /// run's first send), with vLLM's figures over them.
-fn phase_lines(
-    phases: &crate::driver::Phases,
+fn stage_lines(
+    stages: &[crate::observe::Stage],
     measured: &[crate::record::RequestRecord],
 ) -> Vec<String> {
-    let origin = measured.iter().map(|r| r.sent_at).min().unwrap_or_default();
     let opts = MetricsOptions::new(Convention::Vllm);
-    phases
-        .phase
+    stages
         .iter()
-        .zip(phases.starts_s())
-        .enumerate()
-        .map(|(k, (p, start))| {
-            let end = start + p.seconds;
-            let inside: Vec<_> = measured
-                .iter()
-                .filter(|r| {
-                    let t = r.sent_at.saturating_sub(origin).as_secs_f64();
-                    // The last phase keeps its late sends (a Poisson draw held at its end).
-                    t >= start && (t < end || k + 1 == phases.phase.len())
-                })
-                .cloned()
-                .collect();
-            crate::format::phase_line(
-                &phases.label(k),
-                (start, end),
-                (p.rate, p.concurrency),
-                inside.len(),
-                &compute(&inside, &opts),
-            )
+        .zip(crate::observe::stage_members(stages, measured))
+        .map(|(stage, inside)| {
+            let inside: Vec<_> = inside.into_iter().cloned().collect();
+            crate::format::stage_line(stage, inside.len(), &compute(&inside, &opts))
         })
         .collect()
 }
@@ -556,7 +534,7 @@ pub fn render_report(blocks: &[ReportBlock]) -> String {
             out.push_str(&line);
             out.push('\n');
         }
-        for line in b.steady.iter().chain(&b.drift).chain(&b.phases) {
+        for line in b.steady.iter().chain(&b.drift).chain(&b.stages) {
             out.push_str(line);
             out.push('\n');
         }

@@ -139,7 +139,7 @@ impl Phases {
 
     /// The requests the phases send in all.
     pub fn total_requests(&self) -> u64 {
-        self.phase.iter().map(phase_requests).sum()
+        self.phase.iter().map(Phase::requests).sum()
     }
 
     /// Every request's send time, phase after phase (Poisson phases seeded by `seed` and
@@ -147,7 +147,7 @@ impl Phases {
     pub fn send_at(&self, seed: u64) -> Vec<Duration> {
         let mut out = Vec::new();
         for (k, (p, start)) in self.phase.iter().zip(self.starts_s()).enumerate() {
-            let n = phase_requests(p);
+            let n = p.requests();
             let mut rng = Rng::new(seed.wrapping_add(k as u64));
             let mut t = 0.0;
             for j in 0..n {
@@ -195,10 +195,12 @@ impl Phases {
     }
 }
 
-/// `⌈rate × seconds⌉` requests, at least 1.
-fn phase_requests(p: &Phase) -> u64 {
-    // Saturating float-to-int conversion of a checked positive product.
-    (p.rate * p.seconds).ceil().max(1.0) as u64
+impl Phase {
+    /// The requests the phase sends: `⌈rate × seconds⌉`, at least 1.
+    pub fn requests(&self) -> u64 {
+        // Saturating float-to-int conversion of a checked positive product.
+        (self.rate * self.seconds).ceil().max(1.0) as u64
+    }
 }
 
 #[cfg(test)]

@@ -243,23 +243,47 @@ pub fn drift_line(d: &crate::noise::Drift) -> String {
     )
 }
 
-/// One phase's line in a phased run's report (its rate and cap as the phase sets them):
-/// `phase "burst" 30.0–40.0 s at 50 req/s (cap 64): 500 requests sent, 500 succeeded;
-/// 49.80 req/s, output 6374.40 tok/s, mean TTFT 80.12 ms, P99 TTFT 301.20 ms, mean TPOT
-/// 21.03 ms`.
-pub fn phase_line(
-    label: &str,
-    span_s: (f64, f64),
-    (rate, cap): (f64, Option<usize>),
+/// One load stage's line in a report (its offered rate and cap as the run set them): a
+/// phase, `phase "burst" 30.0–40.0 s at 50 req/s (cap 64): 500 requests sent, 500
+/// succeeded; 49.80 req/s, output 6374.40 tok/s, mean TTFT 80.12 ms, P99 TTFT 301.20 ms,
+/// mean TPOT 21.03 ms`; a ramp step, `stage "ramp 2/5" 12.0–20.5 s at 3.00–5.00 req/s: …`;
+/// a staged fill, `stage "fill" 0.0–30.0 s, cap 1→256: …`.
+pub fn stage_line(
+    stage: &crate::observe::Stage,
     sent: usize,
     r: &crate::result::BenchmarkResult,
 ) -> String {
+    use crate::observe::StageKind;
+    let rate = |v: f64| {
+        if v.fract() == 0.0 {
+            format!("{v}")
+        } else {
+            format!("{v:.2}")
+        }
+    };
+    let span = match stage.end_s {
+        Some(end) => format!("{:.1}–{end:.1} s", stage.start_s),
+        None => format!("from {:.1} s", stage.start_s),
+    };
+    let offered = match stage.rate_per_s {
+        Some((a, b)) if a == b => format!(" at {} req/s", rate(a)),
+        Some((a, b)) => format!(" at {}–{} req/s", rate(a), rate(b)),
+        None => String::new(),
+    };
+    let cap = match (stage.kind, stage.concurrency) {
+        (StageKind::Fill, Some((a, b))) if a != b => format!(", cap {a}→{b}"),
+        (StageKind::Fill, Some((a, _))) => format!(", cap {a}"),
+        (_, Some((a, b))) if a == b => format!(" (cap {a})"),
+        (_, Some((a, b))) => format!(" (cap {a}→{b})"),
+        (_, None) => String::new(),
+    };
+    let word = match stage.kind {
+        StageKind::Phase => "phase",
+        StageKind::Ramp | StageKind::Fill => "stage",
+    };
     format!(
-        "phase \"{label}\" {:.1}–{:.1} s at {} req/s{}: {sent} requests sent, {} succeeded; {}",
-        span_s.0,
-        span_s.1,
-        rate,
-        cap.map(|c| format!(" (cap {c})")).unwrap_or_default(),
+        "{word} \"{}\" {span}{offered}{cap}: {sent} requests sent, {} succeeded; {}",
+        stage.label,
         r.successful_requests.unwrap_or(0),
         window_figures(r),
     )

@@ -176,9 +176,9 @@ pub struct Records {
     /// Set when the run stopped before sending every request of its profile (a servebench
     /// run file marked interrupted): why. Lints then expect the requests that were sent.
     pub interrupted: Option<String>,
-    /// The phases of a phased servebench run (`bench --phases`): reports print each
-    /// phase's figures.
-    pub phases: Option<crate::driver::Phases>,
+    /// The load stages of a servebench run (its phases, ramp steps or staged fill):
+    /// reports print each stage's figures.
+    pub stages: Vec<crate::observe::Stage>,
 }
 
 impl Records {
@@ -342,7 +342,7 @@ pub fn load(name: &str, bytes: &[u8]) -> Result<Vec<Run>, LoadError> {
             };
             let records = Records {
                 interrupted,
-                phases: file.phases,
+                stages: file.stages,
                 ..Records::plain(file.records)
             };
             vec![single(run_name, file.result, Some(records))]
@@ -377,7 +377,7 @@ pub fn load(name: &str, bytes: &[u8]) -> Result<Vec<Run>, LoadError> {
                             notes: Vec::new(),
                             interrupted: None,
                             tool_duration_s: None,
-                            phases: None,
+                            stages: Vec::new(),
                         }),
                         provenance: prov(Some(format!("$.benchmarks[{i}]"))),
                         sweep: None,

@@ -1,6 +1,6 @@
 //! A self-contained HTML report (feature `plot`): one file with inline CSS and the inline
 //! SVG charts of [`super::charts`], a summary table per run (client figures and, when
-//! scraped, the server's), and optional text sections (explanations). No script, no
+//! scraped, the server's), a table of each staged run's stages, and optional text sections (explanations). No script, no
 //! network, no external file: it opens from disk in any browser.
 //!
 //! ```
@@ -73,14 +73,57 @@ fn pct(v: Option<f64>) -> String {
     v.map_or("–".to_string(), |v| format!("{:.1} %", v * 100.0))
 }
 
-/// The steady state over 1 s windows, as `start–end s`.
+/// The steady-state window by MSER-5 ([`super::steady_window`], as `report` prints it), as
+/// the send times `start–end s` on the charts' clock.
 fn steady(r: &PlotRun) -> String {
-    super::slices::slices(r.records, std::time::Duration::from_secs(1))
-        .ok()
-        .and_then(|s| super::slices::steady_state(&s))
-        .map_or("–".into(), |st| {
-            format!("{:.0}–{:.0} s", st.ramp_up_end_s, st.drain_start_s)
-        })
+    super::steady_window(r.records).map_or("–".into(), |w| {
+        format!("{:.0}–{:.0} s", w.start.as_secs_f64(), w.end.as_secs_f64())
+    })
+}
+
+/// A staged run's table: each stage's span, offered load and vLLM's figures over the
+/// requests sent in it.
+fn stage_table(h: &mut String, r: &PlotRun) {
+    use crate::metrics::{compute, MetricsOptions};
+    if r.stages.is_empty() {
+        return;
+    }
+    let _ = writeln!(
+        h,
+        "<h2>Stages: {}</h2>\n<table class=\"stages\"><thead><tr><th>stage</th><th>span (s after the first send)</th><th>offered rate (req/s)</th><th>client cap</th><th>requests sent</th><th>succeeded</th><th>req/s</th><th>mean TTFT ms</th><th>P99 TTFT ms</th></tr></thead><tbody>",
+        escape(r.label)
+    );
+    let opts = MetricsOptions::new(crate::result::Convention::Vllm);
+    for (stage, inside) in r
+        .stages
+        .iter()
+        .zip(super::stages::members(r.stages, r.records))
+    {
+        let inside: Vec<_> = inside.into_iter().cloned().collect();
+        let res = compute(&inside, opts.clone());
+        let span = match stage.end_s {
+            Some(e) => format!("{:.1}–{e:.1}", stage.start_s),
+            None => format!("{:.1}–", stage.start_s),
+        };
+        let pair = |p: Option<(String, String)>| match p {
+            Some((a, b)) if a == b => a,
+            Some((a, b)) => format!("{a}→{b}"),
+            None => "–".into(),
+        };
+        let _ = writeln!(
+            h,
+            "<tr><td>{}</td><td>{span}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
+            escape(&stage.label),
+            pair(stage.rate_per_s.map(|(a, b)| (format!("{a:.2}"), format!("{b:.2}")))),
+            pair(stage.concurrency.map(|(a, b)| (a.to_string(), b.to_string()))),
+            inside.len(),
+            res.successful_requests.map_or("–".into(), |n| n.to_string()),
+            num(res.request_throughput_per_s, 2),
+            num(res.ttft.as_ref().and_then(|s| s.mean), 2),
+            num(res.ttft.as_ref().and_then(|s| s.percentile(99.0)), 2),
+        );
+    }
+    h.push_str("</tbody></table>\n");
 }
 
 /// The report's HTML; see the module docs.
@@ -125,6 +168,9 @@ pub fn report(title: &str, runs: &[PlotRun], charts: &[Chart], sections: &[PageS
         );
     }
     h.push_str("</tbody></table>\n");
+    for r in runs {
+        stage_table(&mut h, r);
+    }
     for s in sections {
         let _ = writeln!(
             h,

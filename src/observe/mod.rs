@@ -1,6 +1,7 @@
 //! Seeing inside a run: the server's Prometheus metrics scraped during it ([`prom`],
 //! [`ServerSeries`], and with the `http` feature `Scraper`), metrics per time window and the
-//! run's steady state ([`slices()`], [`steady_state`], and by MSER-5: [`steady_window`]), a change of latency explained by what
+//! run's steady state ([`slices()`], [`steady_state`], and by MSER-5: [`steady_window`]),
+//! its load stages (phases, ramp steps, a staged fill: [`Stage`]), a change of latency explained by what
 //! the server did ([`explain()`]), GPU power and energy from `nvidia-smi` ([`energy_figures`]),
 //! and with the `plot` feature SVG charts (`charts`) and a self-contained HTML report
 //! (`html`; a capacity search's chart: `capacity_chart`).
@@ -18,6 +19,7 @@ pub mod prom;
 pub(crate) mod scrape;
 pub(crate) mod series;
 pub(crate) mod slices;
+pub(crate) mod stages;
 pub(crate) mod steady;
 
 #[cfg(feature = "plot")]
@@ -43,6 +45,7 @@ pub use series::{
 pub use slices::{
     slices, steady_state, Slice, SliceError, SteadyState, MAX_SLICES, STEADY_FRACTION,
 };
+pub use stages::{members as stage_members, Stage, StageKind, RAMP_STAGES};
 pub use steady::{
     cut_by_time, mser5, steady_figures, steady_window, SteadyWindow, MSER_BATCH, MSER_MIN_BATCHES,
 };

@@ -1,7 +1,8 @@
 //! SVG charts of a set of runs (feature `plot`, drawn with plotters' SVG backend): Total
 //! TPS per configuration (with interval whiskers when a run has an interval, else a point,
 //! the value written above it), latency CDFs (TTFT, TPOT, E2E) per configuration, and
-//! output throughput, requests in flight and KV-cache usage over time.
+//! output throughput, requests in flight and KV-cache usage over time, each stage of a
+//! staged run (a phase, a ramp step, a staged fill) marked where it starts.
 //!
 //! Latencies follow vLLM's definitions (TPOT excludes the first token); times over the run
 //! come from [`super::slices`], KV-cache usage from the scraped [`ServerSeries`].
@@ -36,6 +37,7 @@ use plotters::prelude::*;
 
 use super::series::{Known, ServerSeries};
 use super::slices::slices;
+use super::stages::Stage;
 use crate::metrics::request::vllm_tpot;
 use crate::record::RequestRecord;
 use crate::result::BenchmarkResult;
@@ -54,6 +56,8 @@ pub struct PlotRun<'a> {
     /// An interval around Total TPS (e.g. a 95 % confidence interval over repeats), drawn
     /// as a whisker.
     pub total_tps_interval: Option<(f64, f64)>,
+    /// Its load stages ([`Stage`]), whose starts are marked on the charts over time.
+    pub stages: &'a [Stage],
 }
 
 impl<'a> PlotRun<'a> {
@@ -65,6 +69,7 @@ impl<'a> PlotRun<'a> {
             records,
             server: None,
             total_tps_interval: None,
+            stages: &[],
         }
     }
 }
@@ -275,20 +280,25 @@ impl Latency {
     }
 }
 
-/// Lines over a shared x axis, one per run; `None` lines are skipped.
+/// Lines over a shared x axis, one per run, and vertical marks `(x, label)` (stage starts).
 fn lines_chart(
     title: &str,
     x_desc: &str,
     y_desc: &str,
     lines: &[(String, Vec<(f64, f64)>)],
     y_max: Option<f64>,
+    marks: &[(f64, String)],
 ) -> Result<String, String> {
     let mut svg = String::new();
     {
         let root = SVGBackend::with_string(&mut svg, SIZE).into_drawing_area();
         root.fill(&WHITE).map_err(|e| e.to_string())?;
         let pts = lines.iter().flat_map(|(_, p)| p.iter());
-        let x_max = pts.clone().map(|p| p.0).fold(0.0, f64::max);
+        let x_max = pts
+            .clone()
+            .map(|p| p.0)
+            .chain(marks.iter().map(|m| m.0))
+            .fold(0.0, f64::max);
         let x_max = if x_max > 0.0 { x_max * 1.02 } else { 1.0 };
         let y_top = y_max.unwrap_or_else(|| {
             let m = pts.map(|p| p.1).fold(0.0, f64::max);
@@ -310,6 +320,23 @@ fn lines_chart(
             .x_desc(x_desc)
             .y_desc(y_desc)
             .draw()
+            .map_err(|e| e.to_string())?;
+        let grey = RGBColor(120, 120, 120);
+        chart
+            .draw_series(
+                marks.iter().map(|(x, _)| {
+                    PathElement::new(vec![(*x, 0.0), (*x, y_top)], grey.stroke_width(1))
+                }),
+            )
+            .map_err(|e| e.to_string())?;
+        chart
+            .draw_series(marks.iter().map(|(x, label)| {
+                Text::new(
+                    label.clone(),
+                    (*x, y_top * 0.97),
+                    ("sans-serif", 12).into_font(),
+                )
+            }))
             .map_err(|e| e.to_string())?;
         for (i, (label, p)) in lines.iter().enumerate() {
             let c = color(i);
@@ -346,6 +373,24 @@ fn time_window(runs: &[PlotRun]) -> std::time::Duration {
     std::time::Duration::from_secs_f64((end / 100.0).ceil().max(1.0))
 }
 
+/// Each run's stage starts on the time axis of the charts over time (the records' own
+/// clock), labelled with the stage; the first stage's start (the run's start) is not marked.
+fn stage_marks(runs: &[PlotRun]) -> Vec<(f64, String)> {
+    let mut out: Vec<(f64, String)> = Vec::new();
+    for r in runs {
+        let Some(origin) = r.records.iter().map(|r| r.sent_at).min() else {
+            continue;
+        };
+        for s in r.stages.iter().filter(|s| s.start_s > 0.0) {
+            let mark = (origin.as_secs_f64() + s.start_s, s.label.clone());
+            if !out.contains(&mark) {
+                out.push(mark);
+            }
+        }
+    }
+    out
+}
+
 /// Draws every chart for `runs`; see the module docs. The KV-cache chart is drawn only when
 /// a run has KV-cache usage in its server metrics.
 pub fn charts(runs: &[PlotRun]) -> Result<Vec<Chart>, PlotError> {
@@ -378,6 +423,7 @@ pub fn charts(runs: &[PlotRun]) -> Result<Vec<Chart>, PlotError> {
                 "fraction of requests",
                 &lines,
                 Some(1.0),
+                &[],
             )
             .map_err(draw_err(which.file()))?,
             title,
@@ -401,6 +447,7 @@ pub fn charts(runs: &[PlotRun]) -> Result<Vec<Chart>, PlotError> {
             .collect()
     };
     let w = window.as_secs_f64();
+    let marks = stage_marks(runs);
     for (file, title, y, lines) in [
         (
             "throughput_over_time.svg",
@@ -417,7 +464,7 @@ pub fn charts(runs: &[PlotRun]) -> Result<Vec<Chart>, PlotError> {
     ] {
         out.push(Chart {
             file: file.into(),
-            svg: lines_chart(&title, "time since start (s)", y, &lines, None)
+            svg: lines_chart(&title, "time since start (s)", y, &lines, None, &marks)
                 .map_err(draw_err(file))?,
             title,
         });
@@ -447,6 +494,7 @@ pub fn charts(runs: &[PlotRun]) -> Result<Vec<Chart>, PlotError> {
                 "KV-cache usage (%)",
                 &kv,
                 Some(100.0),
+                &marks,
             )
             .map_err(draw_err(file))?,
             title,

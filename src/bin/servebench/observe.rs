@@ -25,6 +25,8 @@ pub struct Run {
     pub records: Vec<RequestRecord>,
     /// Its server metrics.
     pub server: Option<ServerSeries>,
+    /// Its load stages (a staged servebench run's).
+    pub stages: Vec<servebench::observe::Stage>,
 }
 
 /// The run-file shape `bench --output` wrote before run files were versioned.
@@ -75,6 +77,7 @@ pub fn load_all(spec: &str) -> Result<Vec<Run>, InputError> {
             return Ok(vec![Run {
                 label: f.result.meta.label.clone().unwrap_or_else(|| stem(spec)),
                 result: f.result,
+                stages: f.stages,
                 records: f.records,
                 server: f.server_metrics,
             }]);
@@ -94,6 +97,7 @@ pub fn load_all(spec: &str) -> Result<Vec<Run>, InputError> {
             result: legacy.result,
             records: legacy.records,
             server: legacy.server_metrics,
+            stages: Vec::new(),
         }]);
     }
     let loaded = match servebench::load::load(spec, &bytes) {
@@ -117,6 +121,7 @@ pub fn load_all(spec: &str) -> Result<Vec<Run>, InputError> {
                     result: r.result,
                     records: recs.measured(),
                     server: None,
+                    stages: recs.stages,
                 }),
                 None => Err(InputError(format!(
                     "{}: {} has no per-request records to draw or slice",
@@ -170,6 +175,7 @@ fn load_sim(spec: &str, rest: &str) -> Result<Run, InputError> {
         result: out.result,
         records: out.records,
         server: Some(series),
+        stages: Vec::new(),
     })
 }
 
@@ -293,6 +299,7 @@ pub fn run_plot(a: &PlotArgs) -> Result<String, InputError> {
         .iter()
         .map(|r| PlotRun {
             server: r.server.as_ref(),
+            stages: &r.stages,
             ..PlotRun::new(&r.label, &r.result, &r.records)
         })
         .collect();
