@@ -130,6 +130,7 @@ fn main() {
             api_key: None,
             handoff_window: servebench::http::server::DEFAULT_HANDOFF_WINDOW,
             worker_threads: servebench::http::server::default_worker_threads(),
+            startup_s: None,
         };
         let opts = ServeOptions {
             record_timeline: true,

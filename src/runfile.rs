@@ -171,6 +171,10 @@ pub struct RunFile {
     /// prints each phase's figures.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub phases: Option<crate::driver::Phases>,
+    /// A run started on a server still starting (`bench --cold`): how long it took to
+    /// become healthy; `report` then shows the first requests apart from the steady state.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cold_start: Option<ColdStart>,
     /// The run's load stages (its phases, ramp steps or staged fill), which `report`
     /// prints and `plot` draws; empty for a run of one load.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
@@ -186,6 +190,13 @@ pub struct RunFile {
     /// One record per measured request, in id order.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub records: Vec<RequestRecord>,
+}
+
+/// A cold start as `bench --cold` saw it.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct ColdStart {
+    /// Seconds from the client's first health check until `GET /health` answered 200.
+    pub healthy_after_s: f64,
 }
 
 /// A run file's two forms.
@@ -429,6 +440,7 @@ impl RunFile {
             gpu_metrics: None,
             phases: None,
             stages: Vec::new(),
+            cold_start: None,
             records,
         }
     }
@@ -562,6 +574,7 @@ impl RunFile {
             gpu_metrics: self.gpu_metrics.clone(),
             phases: self.phases.clone(),
             stages: self.stages.clone(),
+            cold_start: self.cold_start,
             records: Vec::new(),
         }
     }

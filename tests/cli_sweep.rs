@@ -25,6 +25,7 @@ fn spawn_sim(config: Config, speed: f64) -> server::ServerHandle {
         api_key: None,
         handoff_window: servebench::http::server::DEFAULT_HANDOFF_WINDOW,
         worker_threads: servebench::http::server::default_worker_threads(),
+        startup_s: None,
     };
     let opts = sim_serve::options(&config, &args);
     server::spawn(H200Sim::new(config).warmed_up(), args.addr, speed, opts).unwrap()

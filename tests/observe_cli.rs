@@ -20,6 +20,16 @@ fn sb(args: &[&str]) -> Output {
 /// The simulator's baseline configuration served over HTTP at `speed`, taking at most
 /// `max_connections`: the handle (the server lives while it does) and its URL.
 fn serve_baseline(speed: f64, max_connections: usize) -> (servebench::http::ServerHandle, String) {
+    serve_baseline_from(speed, max_connections, None)
+}
+
+/// [`serve_baseline`], started cold when `startup_s` is set (not healthy for that many
+/// virtual seconds, then a first batch that pays the cold-start cost).
+fn serve_baseline_from(
+    speed: f64,
+    max_connections: usize,
+    startup_s: Option<f64>,
+) -> (servebench::http::ServerHandle, String) {
     let args = ServeArgs {
         addr: "127.0.0.1:0".parse().unwrap(),
         speed,
@@ -29,6 +39,7 @@ fn serve_baseline(speed: f64, max_connections: usize) -> (servebench::http::Serv
         api_key: None,
         handoff_window: servebench::http::server::DEFAULT_HANDOFF_WINDOW,
         worker_threads: servebench::http::server::default_worker_threads(),
+        startup_s,
     };
     let server = serve::spawn(&Config::named("baseline").unwrap(), &args).unwrap();
     let target = format!("http://{}", server.local_addr());
@@ -379,5 +390,117 @@ fn staged_runs_report_and_plot_each_stage() {
     assert!(
         table.contains("<td>burst</td><td>2.0–3.0</td><td>80.00</td><td>–</td><td>80</td>"),
         "{table}"
+    );
+}
+
+/// `bench --cold` against a server started cold (20 virtual seconds to healthy at speed 10,
+/// then the MoE cold-start cost on its first batch): the run waits for health and records
+/// how long it took, and `report` shows the first request's TTFT and the requests before
+/// the steady state far above the steady state's.
+#[test]
+fn a_cold_run_waits_for_health_and_reports_its_first_requests_apart() {
+    let (_server, target) = serve_baseline_from(10.0, 256, Some(20.0));
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("cold.json");
+    let o = sb(&[
+        "bench",
+        "--target",
+        &target,
+        "--quiet",
+        "--input-tokens",
+        "256",
+        "--output-tokens",
+        "32",
+        "--max-requests",
+        "120",
+        "--rate",
+        "20",
+        "--cold",
+        "--output",
+        out.to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", text(&o));
+    let file = servebench::runfile::RunFile::read(&out).unwrap();
+    let healthy = file
+        .cold_start
+        .expect("the cold start in the run file")
+        .healthy_after_s;
+    assert!(
+        (1.0..4.0).contains(&healthy),
+        "healthy after {healthy} s (2 s expected)"
+    );
+    assert!(file.records.iter().all(|r| r.outcome.is_success()));
+    let report = sb(&["report", out.to_str().unwrap()]);
+    let stdout = String::from_utf8_lossy(&report.stdout).into_owned();
+    let line = stdout
+        .lines()
+        .find(|l| l.starts_with("cold start: healthy after "))
+        .unwrap_or_else(|| panic!("no cold-start line: {stdout}"));
+    eprintln!("{line}");
+    // The first batch waits for the 6.5 virtual seconds of cold start: 0.65 s here.
+    let first_ms: f64 = line
+        .split("first request's TTFT ")
+        .nth(1)
+        .and_then(|r| r.split(" ms").next())
+        .unwrap()
+        .parse()
+        .unwrap();
+    assert!(first_ms > 500.0, "{line}");
+    let ms_after = |key: &str, from: &str| -> f64 {
+        let rest = &line[line.find(from).unwrap()..];
+        rest.split(key)
+            .nth(1)
+            .unwrap()
+            .split(" ms")
+            .next()
+            .unwrap()
+            .parse()
+            .unwrap()
+    };
+    let before = ms_after("P99 TTFT ", "before the steady state");
+    let steady = ms_after("P99 TTFT ", "; steady state:");
+    assert!(before > 5.0 * steady, "{line}");
+    // Without a cold start there is nothing to wait for and no such line.
+    let warm = dir.path().join("warm.json");
+    let o = sb(&[
+        "bench",
+        "--target",
+        &target,
+        "--quiet",
+        "--input-tokens",
+        "256",
+        "--output-tokens",
+        "32",
+        "--max-requests",
+        "40",
+        "--rate",
+        "20",
+        "--output",
+        warm.to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", text(&o));
+    let report = sb(&["report", warm.to_str().unwrap()]);
+    assert!(!String::from_utf8_lossy(&report.stdout).contains("cold start:"));
+    // A server that never becomes healthy: the wait ends with an error naming /health.
+    let (_late, late_target) = serve_baseline_from(1.0, 16, Some(3600.0));
+    let o = sb(&[
+        "bench",
+        "--target",
+        &late_target,
+        "--input-tokens",
+        "16",
+        "--output-tokens",
+        "4",
+        "--max-requests",
+        "2",
+        "--cold",
+        "--cold-timeout",
+        "1",
+    ]);
+    assert_eq!(o.status.code(), Some(1), "{}", text(&o));
+    assert!(
+        text(&o).contains("GET /health did not answer 200 within 1 s (last: HTTP 503)"),
+        "{}",
+        text(&o)
     );
 }

@@ -24,6 +24,7 @@ fn args(speed: f64) -> ServeArgs {
         api_key: None,
         handoff_window: servebench::http::server::DEFAULT_HANDOFF_WINDOW,
         worker_threads: servebench::http::server::default_worker_threads(),
+        startup_s: None,
     }
 }
 

@@ -36,6 +36,7 @@ fn args(speed: f64) -> ServeArgs {
         api_key: None,
         handoff_window: server::DEFAULT_HANDOFF_WINDOW,
         worker_threads: server::default_worker_threads(),
+        startup_s: None,
     }
 }
 

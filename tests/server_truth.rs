@@ -25,6 +25,7 @@ fn args(max_connections: usize) -> ServeArgs {
         api_key: None,
         handoff_window: servebench::http::server::DEFAULT_HANDOFF_WINDOW,
         worker_threads: servebench::http::server::default_worker_threads(),
+        startup_s: None,
     }
 }
 
@@ -327,6 +328,7 @@ fn every_stream_completes_through_a_window_of_one_and_of_none() {
         let a = ServeArgs {
             handoff_window: window,
             worker_threads: servebench::http::server::default_worker_threads(),
+            startup_s: None,
             ..args(256)
         };
         let server = serve_sim(&a, true);

@@ -83,6 +83,7 @@ fn four_shard_processes_merge_into_the_single_process_run() {
             api_key: None,
             handoff_window: servebench::http::server::DEFAULT_HANDOFF_WINDOW,
             worker_threads: servebench::http::server::default_worker_threads(),
+            startup_s: None,
         },
     )
     .unwrap();

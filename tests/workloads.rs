@@ -143,6 +143,7 @@ fn spawn_sim(config: Config, speed: f64, timeline: bool) -> server::ServerHandle
         api_key: None,
         handoff_window: servebench::http::server::DEFAULT_HANDOFF_WINDOW,
         worker_threads: servebench::http::server::default_worker_threads(),
+        startup_s: None,
     };
     let opts = ServeOptions {
         record_timeline: timeline,

@@ -107,6 +107,24 @@ struct Args {
     #[cfg(feature = "http")]
     #[arg(long, value_name = "FILE")]
     timeline: Option<std::path::PathBuf>,
+    /// With --serve: start as a fresh deployment — 503 on every route but /metrics for the
+    /// modelled start-up (weights loaded at 2 GB/s plus 30 s of compilation and CUDA-graph
+    /// capture; an assumption), then a first batch that pays the cold-start cost.
+    #[cfg(feature = "http")]
+    #[arg(long)]
+    cold: bool,
+    /// With --serve: start cold (as --cold) and take this many virtual seconds to become
+    /// healthy (what `vllm bench startup` measured on the real server).
+    #[cfg(feature = "http")]
+    #[arg(long, value_name = "S", value_parser = non_negative_seconds)]
+    startup_seconds: Option<f64>,
+}
+
+fn non_negative_seconds(v: &str) -> Result<f64, String> {
+    v.parse()
+        .ok()
+        .filter(|s: &f64| s.is_finite() && *s >= 0.0)
+        .ok_or_else(|| format!("`{v}` is not a number of seconds (0 or more)"))
 }
 
 fn positive_speed(v: &str) -> Result<f64, String> {
@@ -205,6 +223,7 @@ fn main() -> ExitCode {
                 api_key: args.api_key.clone().filter(|k| !k.is_empty()),
                 handoff_window: args.handoff_window,
                 worker_threads: args.workers,
+                startup_s: None,
             };
             let config = match args.sim.configs() {
                 Ok(c) => c.into_iter().next(),
@@ -227,6 +246,12 @@ fn main() -> ExitCode {
                 );
                 return ExitCode::from(2);
             }
+            let serve_args = servebench::sim::serve::ServeArgs {
+                startup_s: args
+                    .startup_seconds
+                    .or(args.cold.then(|| config.startup_s())),
+                ..serve_args
+            };
             let notice = config.args.notice();
             if !notice.is_empty() {
                 use std::io::Write as _;

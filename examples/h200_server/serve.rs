@@ -93,16 +93,19 @@ pub fn run(
     let mut opts = serve::options(&config, &args);
     opts.record_timeline = timeline.is_some();
     tune(&mut opts);
-    // Served warm, like `serve::spawn`: a server someone is already talking to.
+    // Warm, or cold with --cold, as `serve::spawn` serves it.
     let handle = server::spawn(
-        match noise_seed {
-            Some(seed) => {
-                let mut params = servebench::sim::Params::for_config(&config);
-                params.noise = Some(servebench::sim::NoiseModel::typical(seed));
-                H200Sim::with_params(config.clone(), params).warmed_up()
-            }
-            None => H200Sim::new(config.clone()).warmed_up(),
-        },
+        serve::engine(
+            match noise_seed {
+                Some(seed) => {
+                    let mut params = servebench::sim::Params::for_config(&config);
+                    params.noise = Some(servebench::sim::NoiseModel::typical(seed));
+                    H200Sim::with_params(config.clone(), params)
+                }
+                None => H200Sim::new(config.clone()),
+            },
+            &args,
+        ),
         args.addr,
         args.speed,
         opts.clone(),

@@ -24,6 +24,8 @@ use crate::profile::{Dataset, Profile};
 use crate::result::Convention;
 use crate::runfile::{check_writable, RunFile, RunStatus};
 
+mod shape;
+
 /// What to run.
 #[derive(Debug, Clone, PartialEq)]
 pub struct BenchArgs {
@@ -92,6 +94,10 @@ pub struct BenchArgs {
     /// the server is gone ([`crate::driver::GoneWatch`]); what was measured is kept and
     /// [`BenchRun::aborted`] says why. `None`: keep sending.
     pub server_gone: Option<Duration>,
+    /// A cold run (`bench --cold`): wait up to this long for `GET /health` to answer 200
+    /// before sending, record how long it took, and report the first requests apart from
+    /// the steady state. `None`: the server is taken as ready.
+    pub cold: Option<Duration>,
 }
 
 impl BenchArgs {
@@ -137,6 +143,7 @@ impl BenchArgs {
             cooldown_seconds: None,
             schedule: None,
             phases: None,
+            cold: None,
             max_concurrency: None,
             discover_model: true,
             metrics: MetricsOptions::new(Convention::Vllm),
@@ -437,6 +444,11 @@ fn wall_clock_at(origin: Instant) -> chrono::DateTime<chrono::FixedOffset> {
 pub fn run(args: &BenchArgs, progress: &mut dyn FnMut(&Progress)) -> Result<BenchRun, BenchError> {
     let mut http = args.http.clone();
     let probe = HttpEngine::new(http.clone())?;
+    // A cold run starts on a server still starting: wait for it to become healthy.
+    let healthy_after = args
+        .cold
+        .map(|within| probe.wait_healthy("/health", within))
+        .transpose()?;
     let models_response = match probe.models_response() {
         Ok(v) => Some(v),
         // A server without `/v1/models` is fine when the model is given.
@@ -623,18 +635,10 @@ pub fn run(args: &BenchArgs, progress: &mut dyn FnMut(&Progress)) -> Result<Benc
     file.server_clock = (server_clock.samples > 0).then_some(server_clock);
     file.server_metrics = server_metrics;
     file.gpu_metrics = gpu_metrics;
-    file.stages = crate::observe::Stage::of_load(
-        args.phases.as_ref(),
-        args.arrivals.as_ref(),
-        args.max_requests.map_or(args.profile.total_requests, |m| {
-            m.min(args.profile.total_requests)
-        }),
-        args.fill,
-        args.max_concurrency.or(args
-            .profile
-            .max_concurrency
-            .and_then(|c| usize::try_from(c).ok())),
-    );
+    file.stages = args.stages();
+    file.cold_start = healthy_after.map(|d| crate::runfile::ColdStart {
+        healthy_after_s: d.as_secs_f64(),
+    });
     file.phases = args.phases.clone();
     let findings = super::lint_files::lint_run_file(&file);
     Ok(BenchRun {

@@ -421,7 +421,11 @@ fn over_time(run: &Run) -> (Option<String>, Option<String>, Vec<String>) {
         .map(|(w, window, whole)| crate::format::observe::steady_line(&w, &window, &whole));
     let drift =
         crate::noise::ttft_drift(&measured, DRIFT_WINDOW).map(|d| crate::format::drift_line(&d));
-    let stages = stage_lines(&records.stages, &measured);
+    let mut stages = stage_lines(&records.stages, &measured);
+    if let Some(cold) = records.cold_start {
+        let figures = crate::observe::cold_figures(&measured);
+        stages.extend(figures.map(|c| crate::format::cold_line(Some(cold.healthy_after_s), &c)));
+    }
     (steady, drift, stages)
 }
 

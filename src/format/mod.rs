@@ -21,6 +21,6 @@ pub mod study;
 pub mod sweep;
 pub mod text;
 
-pub use observe::{drift_line, render_slices, stage_line, steady_line};
+pub use observe::{cold_line, drift_line, render_slices, stage_line, steady_line};
 #[cfg(feature = "sim")]
 pub use sim::markdown as sim_markdown;

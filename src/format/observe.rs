@@ -243,6 +243,40 @@ pub fn drift_line(d: &crate::noise::Drift) -> String {
     )
 }
 
+/// A cold run's line (`bench --cold`): how long the server took to become healthy, the
+/// first request's TTFT, and the requests before the steady state (MSER-5) beside it:
+/// `cold start: healthy after 12.30 s; first request's TTFT 6842.10 ms; before the steady
+/// state (45 requests over 8.1 s): mean TTFT 5210.44 ms, P99 TTFT 6900.12 ms; steady state:
+/// mean TTFT 80.12 ms, P99 TTFT 301.20 ms`.
+pub fn cold_line(healthy_after_s: Option<f64>, c: &crate::observe::ColdFigures) -> String {
+    let ttft = |r: &crate::result::BenchmarkResult| {
+        let t = r.ttft.as_ref();
+        let f = |v: Option<f64>| v.map_or("-".into(), |v| format!("{v:.2} ms"));
+        format!(
+            "mean TTFT {}, P99 TTFT {}",
+            f(t.and_then(|s| s.mean)),
+            f(t.and_then(|s| s.percentile(99.0)))
+        )
+    };
+    let healthy = healthy_after_s.map_or(String::new(), |s| format!("healthy after {s:.2} s; "));
+    let first = c
+        .first_ttft
+        .map_or("-".into(), |d| format!("{:.2} ms", d.as_secs_f64() * 1e3));
+    let before = match &c.warmup {
+        Some(r) => format!(
+            "before the steady state ({} requests over {:.1} s): {}",
+            c.warmup_requests,
+            c.warmup_s,
+            ttft(r)
+        ),
+        None => "no warm-up before the steady state".into(),
+    };
+    format!(
+        "cold start: {healthy}first request's TTFT {first}; {before}; steady state: {}",
+        ttft(&c.steady)
+    )
+}
+
 /// One load stage's line in a report (its offered rate and cap as the run set them): a
 /// phase, `phase "burst" 30.0–40.0 s at 50 req/s (cap 64): 500 requests sent, 500
 /// succeeded; 49.80 req/s, output 6374.40 tok/s, mean TTFT 80.12 ms, P99 TTFT 301.20 ms,

@@ -179,6 +179,9 @@ pub struct Records {
     /// The load stages of a servebench run (its phases, ramp steps or staged fill):
     /// reports print each stage's figures.
     pub stages: Vec<crate::observe::Stage>,
+    /// Set for a servebench run started on a starting server (`bench --cold`): reports
+    /// show its first requests apart from the steady state.
+    pub cold_start: Option<crate::runfile::ColdStart>,
 }
 
 impl Records {
@@ -343,6 +346,7 @@ pub fn load(name: &str, bytes: &[u8]) -> Result<Vec<Run>, LoadError> {
             let records = Records {
                 interrupted,
                 stages: file.stages,
+                cold_start: file.cold_start,
                 ..Records::plain(file.records)
             };
             vec![single(run_name, file.result, Some(records))]
@@ -378,6 +382,7 @@ pub fn load(name: &str, bytes: &[u8]) -> Result<Vec<Run>, LoadError> {
                             interrupted: None,
                             tool_duration_s: None,
                             stages: Vec::new(),
+                            cold_start: None,
                         }),
                         provenance: prov(Some(format!("$.benchmarks[{i}]"))),
                         sweep: None,

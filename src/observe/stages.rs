@@ -250,7 +250,10 @@ mod tests {
         assert_eq!(s[1].concurrency, Some((4, 4)));
         assert_eq!(s[1].end_s, Some(3.0));
         // Its 10 requests are ids 0–9, the second's 20 ids 10–29, whenever they were sent.
-        assert_eq!((s[0].requests, s[1].requests), (Some((0, 9)), Some((10, 29))));
+        assert_eq!(
+            (s[0].requests, s[1].requests),
+            (Some((0, 9)), Some((10, 29)))
+        );
         let mut records = [sent(0.0), sent(2.5), sent(2.0)];
         records[2].id = 10;
         let m = members(&s, &records);

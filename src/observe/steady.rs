@@ -135,6 +135,47 @@ pub fn steady_figures(
     ))
 }
 
+/// A run's first requests apart from its steady state (`bench --cold`): the first request
+/// sent, the requests sent before the steady window (MSER-5's warm-up) with vLLM's figures
+/// over them, and the figures over the window.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ColdFigures {
+    /// The first request's time to first token (its latency where nothing streamed).
+    pub first_ttft: Option<Duration>,
+    /// The steady window.
+    pub window: SteadyWindow,
+    /// Seconds from the first send to the window's first send.
+    pub warmup_s: f64,
+    /// The requests sent before the window.
+    pub warmup_requests: usize,
+    /// vLLM's figures over the requests sent before the window (`None`: none were).
+    pub warmup: Option<crate::result::BenchmarkResult>,
+    /// vLLM's figures over the window.
+    pub steady: crate::result::BenchmarkResult,
+}
+
+/// The first requests of `records` apart from their steady state ([`ColdFigures`]); `None`
+/// where no steady window is found ([`steady_window`]).
+pub fn cold_figures(records: &[RequestRecord]) -> Option<ColdFigures> {
+    let window = steady_window(records)?;
+    let first = records.iter().min_by_key(|r| (r.sent_at, r.id))?;
+    let before: Vec<RequestRecord> = records
+        .iter()
+        .filter(|r| r.sent_at < window.start)
+        .cloned()
+        .collect();
+    let inside: Vec<RequestRecord> = window.records(records).into_iter().cloned().collect();
+    let opts = crate::metrics::MetricsOptions::new(crate::result::Convention::Vllm);
+    Some(ColdFigures {
+        first_ttft: first.ttft().or_else(|| first.latency()),
+        warmup_s: window.start.saturating_sub(first.sent_at).as_secs_f64(),
+        warmup_requests: before.len(),
+        warmup: (!before.is_empty()).then(|| crate::metrics::compute(&before, &opts)),
+        steady: crate::metrics::compute(&inside, &opts),
+        window,
+    })
+}
+
 /// `records` split by send time, from the first send: those within `warmup` of it, the
 /// rest, and those within `cooldown` of the last send (each `None`: nothing cut). Returns
 /// (kept, warm-up, cool-down).
@@ -207,5 +248,13 @@ mod tests {
         assert!((15..=25).contains(&w.drain), "{w:?}");
         assert_eq!(w.requests, 250 - w.fill - w.drain);
         assert_eq!(w.records(&records).len(), w.requests);
+        let cold = cold_figures(&records).unwrap();
+        assert_eq!(cold.first_ttft, Some(ms(2000)));
+        assert_eq!(cold.warmup_s, w.start.as_secs_f64());
+        let warm = cold.warmup.unwrap();
+        assert_eq!(warm.successful_requests, Some(w.fill as u64));
+        assert_eq!(cold.warmup_requests, w.fill);
+        let mean = |r: &crate::result::BenchmarkResult| r.ttft.as_ref().unwrap().mean.unwrap();
+        assert!(mean(&warm) > 5.0 * mean(&cold.steady));
     }
 }

@@ -40,6 +40,14 @@ pub const CONFIG_NAMES: [&str; 6] = [
     "optimized",
 ];
 
+/// Weight bytes read per second at start-up in [`Config::startup_s`] (a local NVMe copy
+/// through the page cache; an assumption).
+pub const STARTUP_LOAD_BYTES_PER_S: f64 = 2e9;
+
+/// Seconds of `torch.compile` and CUDA-graph capture in [`Config::startup_s`] (an
+/// assumption of the order vLLM's start-up logs show with a warm compile cache).
+pub const STARTUP_COMPILE_S: f64 = 30.0;
+
 impl Config {
     /// The seed's configuration called `name`: Qwen3.5-35B-A3B (BF16 or FP8) on one H200
     /// under its flag set.
@@ -123,6 +131,15 @@ impl Config {
     /// vLLM's memory budget: utilization × device memory, bytes.
     pub fn memory_budget_bytes(&self) -> f64 {
         self.gpu_memory_utilization() * self.gpu.memory_bytes
+    }
+
+    /// Seconds from `vllm serve` to a healthy server, as the served simulator's `--cold`
+    /// start models it: the weights read at [`STARTUP_LOAD_BYTES_PER_S`] plus
+    /// [`STARTUP_COMPILE_S`] of compilation and CUDA-graph capture. A stated assumption, not a
+    /// measurement: `vllm bench startup` on the real server gives the real figure, which
+    /// the example's `--startup-seconds` takes instead.
+    pub fn startup_s(&self) -> f64 {
+        self.weight_bytes() / STARTUP_LOAD_BYTES_PER_S + STARTUP_COMPILE_S
     }
 
     /// Resident weight bytes: FP8 linear layers (or BF16), BF16 embedding, lm_head and

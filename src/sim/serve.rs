@@ -31,6 +31,10 @@ pub struct ServeArgs {
     pub handoff_window: usize,
     /// HTTP worker threads ([`ServeOptions::worker_threads`]).
     pub worker_threads: usize,
+    /// Serve as a fresh deployment: not ready (503) for this many virtual seconds, then
+    /// the first engine step pays the cold-start cost ([`Config::startup_s`] models the
+    /// first). `None`: a warm server, ready at once.
+    pub startup_s: Option<f64>,
 }
 
 /// Parses a `--delta` value.
@@ -66,19 +70,32 @@ pub fn options(config: &Config, args: &ServeArgs) -> ServeOptions {
         api_key: args.api_key.clone(),
         handoff_window: args.handoff_window,
         worker_threads: args.worker_threads,
+        ready_after: args
+            .startup_s
+            .map(|s| std::time::Duration::from_secs_f64((s / args.speed).max(0.0)))
+            .unwrap_or_default(),
         ..ServeOptions::default()
     }
 }
 
-/// Starts serving `config` (warm) with `args`; the handle stops the server when dropped or
+/// `sim` as `args` serve it: warm (a server someone is already talking to: the cold-start
+/// cost models the seed's first benchmark on a fresh deployment), or cold where
+/// [`ServeArgs::startup_s`] starts it as a fresh deployment.
+pub fn engine(sim: H200Sim, args: &ServeArgs) -> H200Sim {
+    if args.startup_s.is_some() {
+        sim
+    } else {
+        sim.warmed_up()
+    }
+}
+
+/// Starts serving `config` with `args` (warm, or cold with [`ServeArgs::startup_s`]); the handle stops the server when dropped or
 /// waited on. Raising the process's open-file limit to fit `args.max_connections` is the
 /// caller's job (the example does it).
 pub fn spawn(config: &Config, args: &ServeArgs) -> Result<server::ServerHandle, String> {
     let opts = options(config, args);
-    // Served warm: the cold-start cost models the seed's first benchmark on a fresh
-    // deployment, not a server someone is already talking to.
     server::spawn(
-        H200Sim::new(config.clone()).warmed_up(),
+        engine(H200Sim::new(config.clone()), args),
         args.addr,
         args.speed,
         opts,
@@ -105,6 +122,7 @@ mod tests {
             api_key: None,
             handoff_window: crate::http::server::DEFAULT_HANDOFF_WINDOW,
             worker_threads: crate::http::server::default_worker_threads(),
+            startup_s: None,
         };
         for name in CONFIG_NAMES {
             let config = Config::named(name).unwrap();
@@ -126,6 +144,7 @@ mod tests {
                 api_key: Some("k".into()),
                 handoff_window: crate::http::server::DEFAULT_HANDOFF_WINDOW,
                 worker_threads: crate::http::server::default_worker_threads(),
+                startup_s: None,
                 max_connections: 10,
                 ..args
             },

@@ -575,6 +575,7 @@ fn run(args: &Args) -> Result<(String, u8), Failure> {
     bench_args.fill = args.fill_seconds.map(seconds);
     bench_args.warmup_seconds = args.shape.warmup_seconds.map(seconds);
     bench_args.cooldown_seconds = args.shape.cooldown_seconds.map(seconds);
+    bench_args.cold = args.shape.cold.then(|| seconds(args.shape.cold_timeout));
     crate::load_args::apply_rate_expr(args, &mut bench_args)?;
     if let Some(path) = &args.phases {
         let phases = crate::load_args::phases(path)?;

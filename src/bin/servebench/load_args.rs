@@ -104,6 +104,16 @@ pub struct ShapeArgs {
     /// run file as cool-down records).
     #[arg(long, value_name = "S", value_parser = crate::values::positive_f64("--cooldown-seconds"))]
     pub cooldown_seconds: Option<f64>,
+    /// Measure a server's start: wait for `GET /health` to answer 200 (up to
+    /// --cold-timeout), record how long that took, send no warm-up requests, and report
+    /// the first requests (those before the steady state, MSER-5) apart from the steady
+    /// state.
+    #[arg(long, conflicts_with_all = ["warmup_requests", "warmup_seconds"])]
+    pub cold: bool,
+    /// With --cold: how long to wait for the server to become healthy.
+    #[arg(long, value_name = "S", default_value_t = 600.0, requires = "cold",
+          value_parser = crate::values::positive_f64("--cold-timeout"))]
+    pub cold_timeout: f64,
 }
 
 /// The functions a rate expression may call without evalexpr's `math::` namespace.

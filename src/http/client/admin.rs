@@ -1,4 +1,5 @@
-//! Calls besides generation: `POST` of an empty body (cache resets) and `GET /v1/models`.
+//! Calls besides generation: `POST` of an empty body (cache resets), `GET /v1/models` and
+//! a health check's `GET`.
 
 use bytes::Bytes;
 use http_body_util::{BodyExt, Full};
@@ -42,6 +43,16 @@ pub(super) async fn post_empty(shared: &Shared, path: &str) -> Result<u16, HttpE
     let resp = send_empty(shared, hyper::Method::POST, path).await?;
     let status = resp.status().as_u16();
     // Drain the (small) body so the connection closes cleanly.
+    let _ = http_body_util::Limited::new(resp.into_body(), 1 << 20)
+        .collect()
+        .await;
+    Ok(status)
+}
+
+/// `GET path`; the status (the body drained).
+pub(super) async fn get_status(shared: &Shared, path: &str) -> Result<u16, HttpError> {
+    let resp = send_empty(shared, hyper::Method::GET, path).await?;
+    let status = resp.status().as_u16();
     let _ = http_body_util::Limited::new(resp.into_body(), 1 << 20)
         .collect()
         .await;

@@ -195,6 +195,31 @@ impl HttpEngine {
         rt.block_on(connection::preconnect(&shared, count.min(MAX_IDLE)))
     }
 
+    /// Waits for a starting server: `GET path` every 50 ms until it answers 200 (a refused
+    /// connection or another status is a server still starting); the time it took. An
+    /// error names the last answer once `timeout` has passed.
+    pub fn wait_healthy(&self, path: &str, timeout: Duration) -> Result<Duration, HttpError> {
+        let shared = Arc::clone(&self.shared);
+        let rt = self.runtime()?;
+        let started = Instant::now();
+        rt.block_on(async move {
+            loop {
+                let last = match admin::get_status(&shared, path).await {
+                    Ok(200) => return Ok(started.elapsed()),
+                    Ok(status) => format!("HTTP {status}"),
+                    Err(e) => e.to_string(),
+                };
+                if started.elapsed() >= timeout {
+                    return Err(HttpError::Request(format!(
+                        "GET {path} did not answer 200 within {:.0} s (last: {last})",
+                        timeout.as_secs_f64()
+                    )));
+                }
+                tokio::time::sleep(Duration::from_millis(50)).await;
+            }
+        })
+    }
+
     /// `GET /v1/models`: the ids the server serves (the first is vLLM's default model).
     pub fn list_models(&self) -> Result<Vec<String>, HttpError> {
         self.models_response().map(|v| model_ids(&v))

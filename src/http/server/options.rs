@@ -191,6 +191,10 @@ pub struct ServeOptions {
     /// `Authorization: Bearer KEY`, else it gets a 401 JSON error. `/health` and
     /// `/metrics` stay open. `None`: no key required.
     pub api_key: Option<String>,
+    /// A server still starting (a model loading): for this long after the server starts,
+    /// every route but `/metrics` answers 503, as a vLLM server does until its engine is
+    /// up. Zero: ready at once.
+    pub ready_after: Duration,
 }
 
 impl Default for ServeOptions {
@@ -212,6 +216,7 @@ impl Default for ServeOptions {
             max_connections: 1024,
             header_read_timeout: Duration::from_secs(30),
             api_key: None,
+            ready_after: Duration::ZERO,
         }
     }
 }

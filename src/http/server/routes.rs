@@ -195,6 +195,13 @@ pub(super) async fn handle(
             "missing or wrong API key: send `Authorization: Bearer KEY`",
         );
     }
+    if path != "/metrics" && ctx.origin.elapsed() < ctx.options.ready_after {
+        return error_response(
+            &ctx,
+            StatusCode::SERVICE_UNAVAILABLE,
+            "the server is starting: the model is loading",
+        );
+    }
     match (method, path.as_str()) {
         (Method::GET, "/health") => full(StatusCode::OK, "text/plain", Bytes::new()),
         (Method::GET, "/metrics") => {
