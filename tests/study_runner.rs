@@ -865,3 +865,83 @@ fn explain_plan_and_bad_input_on_the_command_line() {
     assert!(String::from_utf8_lossy(&o.stderr).contains("--resume"));
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// Launched servers that take time to start (`--startup-seconds 50` at speed 50: a second
+/// to healthy, then the MoE cold-start cost on the first batch): the journal, `study.json`
+/// and the document's "Start-up" section give each configuration's time to healthy, time
+/// to its first token and the first request's TTFT, well above the steady state's.
+#[test]
+fn the_document_gives_each_launched_configurations_start_up() {
+    let dir = tmp("startup");
+    let engine = good_engine("vLLM", 50).replace(
+        r#""--speed", "50","#,
+        r#""--speed", "50", "--startup-seconds", "50","#,
+    );
+    let text = format!(
+        r#"format = "servebench-study"
+version = 1
+title = "Start-up"
+model = "Qwen/Qwen3.5-35B-A3B"
+hardware = "loopback"
+repetitions = 1
+
+[profiles.a]
+dataset_name = "Random"
+dataset_input_tokens = 256
+dataset_output_tokens = 32
+request_rate = 100
+total_requests = 60
+
+{engine}
+
+[ladder]
+profiles = ["a"]
+
+[[ladder.steps]]
+name = "Optimized"
+add = ["--config=optimized"]
+
+[final]
+profiles = ["a"]
+"#
+    );
+    let file = write_study(&dir, &text);
+    let out = dir.join("out");
+    let o = run_cli(&[
+        "study",
+        "run",
+        file.to_str().unwrap(),
+        "--out",
+        out.to_str().unwrap(),
+        "-q",
+    ]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let j = Journal::read(&out).unwrap();
+    assert_eq!(j.startups.len(), 2, "{:?}", j.startups);
+    for (key, launches) in &j.startups {
+        assert_eq!(launches.len(), 1, "{key}: {launches:?}");
+        let s = &launches[0];
+        assert!((0.9..5.0).contains(&s.healthy_s), "{key}: {s:?}");
+        let first = s.first_token_s.unwrap();
+        assert!(first > s.healthy_s, "{key}: {s:?}");
+        // The first batch waits for the cold start (6.5 virtual seconds: 0.13 s here).
+        assert!(s.first_ttft_ms.unwrap() > 100.0, "{key}: {s:?}");
+        assert!(s.run.is_some(), "{key}: {s:?}");
+    }
+    let md = std::fs::read_to_string(out.join("STUDY.md")).unwrap();
+    let section = &md[md.find("## Start-up").expect("a Start-up section")..];
+    eprintln!("{section}");
+    let rows: Vec<&str> = section
+        .lines()
+        .filter(|l| l.starts_with("| vLLM") || l.starts_with("| Optimized"))
+        .collect();
+    assert_eq!(rows.len(), 2, "{section}");
+    assert!(
+        rows.iter().all(|r| r.split(" | ").nth(1) == Some("1")),
+        "{rows:?}"
+    );
+    let json: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(out.join("study.json")).unwrap()).unwrap();
+    assert_eq!(json["startups"].as_object().unwrap().len(), 2);
+    assert_no_server_left(&out);
+}

@@ -6,6 +6,7 @@
 //! configuration is recorded and the study goes on.
 
 mod capacity;
+mod launched;
 mod sharded;
 mod verbs;
 
@@ -28,6 +29,7 @@ use crate::study::journal::{run_key, Failure, Journal, LiveServer, RunEntry};
 use crate::study::plan::{analyse, Analysis, Outcomes, Session};
 use crate::study::process::{self, Fill, NotReady, Server};
 use crate::study::StudyError;
+use launched::stop_leftover;
 
 /// How long a failed run waits for a crashed server's exit to show before the failure is put
 /// down to the run itself.
@@ -45,6 +47,8 @@ pub struct Runner {
     pub outcomes: Outcomes,
     /// A sharded study's meeting place with the other shards.
     exchange: Option<crate::study::shards::Exchange>,
+    /// The warm-up run of the session in progress (its first request starts the server's).
+    warmup_run: Option<RunFile>,
 }
 
 /// What [`Runner::run`] ended with.
@@ -72,6 +76,7 @@ impl Runner {
             dir: None,
             outcomes: Outcomes::default(),
             exchange: None,
+            warmup_run: None,
         }
     }
 
@@ -98,6 +103,7 @@ impl Runner {
             journal,
             outcomes: Outcomes::default(),
             exchange: None,
+            warmup_run: None,
         })
     }
 
@@ -130,6 +136,7 @@ impl Runner {
             journal.failures.retain(|_, f| !f.retryable);
         }
         outcomes.failures = journal.failures.clone();
+        outcomes.startups = journal.startups.clone();
         journal.events.push("resume".into());
         journal.write(dir)?;
         Ok(Runner {
@@ -138,6 +145,7 @@ impl Runner {
             journal,
             outcomes,
             exchange: None,
+            warmup_run: None,
         })
     }
 
@@ -513,6 +521,7 @@ impl Runner {
             }
             Err(NotReady::Cancelled) => return Ok(None),
         };
+        let healthy = self.healthy(server);
         let models_json: Option<serde_json::Value> = serde_json::from_str(&models).ok();
         let target = format!("http://{}:{port}", spec.host);
         self.publish_server(&target, &models_json)?;
@@ -527,7 +536,7 @@ impl Runner {
         let pid = server.pid;
         let signal = process::signal_number(&spec.stop_signal).unwrap_or(process::Signal::SIGTERM);
         let done = AtomicBool::new(false);
-        std::thread::scope(|scope| {
+        let outcome = std::thread::scope(|scope| {
             scope.spawn(|| {
                 while !done.load(Ordering::SeqCst) {
                     if cancel.load(Ordering::SeqCst) {
@@ -551,8 +560,9 @@ impl Runner {
             );
             done.store(true, Ordering::SeqCst);
             r
-        })
-        .map(|r| {
+        });
+        self.record_startup(&key, healthy)?;
+        outcome.map(|r| {
             r.or_else(|| {
                 server
                     .exited()
@@ -579,7 +589,9 @@ impl Runner {
             if let Some((pname, _)) = session.runs.first() {
                 let mut p = self.study.profile(pname).map_err(StudyError::Usage)?;
                 p.total_requests = self.study.warmup_requests;
-                let _ = crate::app::bench::run(&http(p), &mut |_| {});
+                self.warmup_run = crate::app::bench::run(&http(p), &mut |_| {})
+                    .ok()
+                    .map(|r| r.file);
             }
         }
         for (pname, rep) in &session.runs {
@@ -781,17 +793,4 @@ fn simulate_on(
     meta.model = Some(config.model().into());
     meta.source = Some("h200-sim".into());
     Ok(out)
-}
-
-/// Stops a server a killed runner left behind, if its process still runs the recorded
-/// program (a reused pid is left alone).
-fn stop_leftover(live: &LiveServer) {
-    let Some(program) = live.argv.first() else {
-        return;
-    };
-    let cmdline = std::fs::read(format!("/proc/{}/cmdline", live.pid)).unwrap_or_default();
-    let first = cmdline.split(|b| *b == 0).next().unwrap_or_default();
-    if first == program.as_bytes() || !Path::new("/proc/self").exists() {
-        process::signal_group(live.pid, process::Signal::SIGKILL);
-    }
 }

@@ -29,6 +29,7 @@ use crate::study::verdict::{decide_results, mean_interval, Call, Decision};
 mod command;
 mod decision;
 mod method;
+mod startup;
 use command::serve_command;
 pub use command::DEFAULT_SERVE_PORT;
 use decision::{with_rule, with_rules};
@@ -82,6 +83,8 @@ pub struct StudyJson {
     pub runs: Vec<String>,
     /// Each ladder step's change of TTFT and TPOT against what it was compared with.
     pub explanations: Vec<crate::study::observe::StepExplanation>,
+    /// Each launched configuration's start-ups, by key.
+    pub startups: std::collections::BTreeMap<String, Vec<crate::study::Startup>>,
 }
 
 /// The document of a (possibly unfinished) study.
@@ -719,6 +722,7 @@ pub fn render(study: &StudyFile, o: &Outcomes, a: &Analysis, files: bool) -> Doc
             }
         }
     }
+    startup::startup_section(w, o, a);
     if files {
         let _ = writeln!(w, "## Files\n");
         let _ = writeln!(w, "Every run is a servebench run file (`servebench report`, `compare` and `lint` read them); `journal.json` records the study's progress, `logs/` each server's output.\n");
@@ -759,6 +763,7 @@ pub fn render(study: &StudyFile, o: &Outcomes, a: &Analysis, files: bool) -> Doc
         conclusion: final_rows,
         runs: cx.used,
         explanations,
+        startups: o.startups.clone(),
     };
     Document {
         markdown: std::mem::take(w).trim_end().to_string() + "\n",

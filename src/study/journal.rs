@@ -125,6 +125,9 @@ pub struct Journal {
     /// What happened, in order (launches, failures, resumes): for people, not the document.
     #[serde(default)]
     pub events: Vec<String>,
+    /// Each launched configuration's start-ups, by key, in launch order.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub startups: BTreeMap<String, Vec<super::startup::Startup>>,
 }
 
 impl Journal {
@@ -140,6 +143,7 @@ impl Journal {
             server: None,
             shard: None,
             events: Vec::new(),
+            startups: BTreeMap::new(),
         }
     }
 

@@ -50,6 +50,7 @@ pub(crate) mod plan;
 pub(crate) mod process;
 pub(crate) mod repetitions;
 pub(crate) mod shards;
+pub(crate) mod startup;
 pub(crate) mod verdict;
 
 use std::path::PathBuf;
@@ -67,6 +68,7 @@ pub use process::{
     check_placeholders, fill_command, group_alive, signal_number, Fill, RedactingCopy, Signal,
 };
 pub use shards::{refuse_simulators, ShardedError};
+pub use startup::Startup;
 pub use verdict::{
     decide, decide_capacity, Call, Decision, DETERMINISTIC, NO_BASIS, REPETITIONS, WITHIN_RUN,
 };

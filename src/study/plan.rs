@@ -25,6 +25,8 @@ pub struct Outcomes {
     /// Each finished run's records and server metrics, by run key (for the explanations
     /// and plots of the document).
     pub observed: BTreeMap<String, super::observe::Observed>,
+    /// Each launched configuration's start-ups, by key ([`super::startup`]).
+    pub startups: BTreeMap<String, Vec<super::startup::Startup>>,
 }
 
 /// A server session to run: one configuration, its runs in order.

@@ -268,6 +268,8 @@ pub struct Server {
     log_copy: Option<std::thread::JoinHandle<std::io::Result<()>>>,
     /// The process id (and process-group id).
     pub pid: i32,
+    /// When it was launched.
+    pub launched_at: std::time::SystemTime,
     stop_signal: Signal,
     stop_timeout: Duration,
     stopped: bool,
@@ -320,6 +322,7 @@ impl Server {
             .name("server-log".into())
             .spawn(move || copy_redacted(reader, file, secret))?;
         let mut cmd = Command::new(program);
+        let launched_at = std::time::SystemTime::now();
         cmd.args(args)
             .envs(env)
             .stdin(Stdio::null())
@@ -355,6 +358,7 @@ impl Server {
             watchdog,
             log_copy: Some(log_copy),
             pid,
+            launched_at,
             stop_signal,
             stop_timeout,
             stopped: false,
