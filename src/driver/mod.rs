@@ -58,6 +58,7 @@ pub(crate) mod phases;
 pub(crate) mod rng;
 pub(crate) mod saturation;
 pub(crate) mod shard;
+pub(crate) mod stages;
 pub(crate) mod start;
 pub(crate) mod stop;
 pub(crate) mod sweep;

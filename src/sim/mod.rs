@@ -41,7 +41,7 @@ pub(crate) mod spec;
 
 pub use config::{
     mtp_position_acceptance, uses_operator_tables, MTP_ACCEPTANCE, MTP_ACCEPTANCE_DECAY,
-    NON_KV_RESERVE_FRACTION,
+    NON_KV_RESERVE_FRACTION, STARTUP_COMPILE_S, STARTUP_LOAD_BYTES_PER_S,
 };
 pub use engine::{Config, H200Sim, Params, CONFIG_NAMES};
 pub use engine_args::{

@@ -178,8 +178,11 @@ pub fn merge_studies(dirs: &[PathBuf], out: &Path) -> Result<MergedStudy, StudyE
     let mut journal = Journal::new(first.study.clone());
     journal.configs = first.configs.clone();
     journal.failures = first.failures.clone();
+    // The servers are launched by shard 1, which records their start-ups.
+    journal.startups = first.startups.clone();
     let mut outcomes = Outcomes {
         failures: first.failures.clone(),
+        startups: first.startups.clone(),
         ..Outcomes::default()
     };
     let mut merged_runs = Vec::new();
