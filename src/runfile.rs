@@ -592,6 +592,60 @@ impl RunFile {
     }
 }
 
+impl RunFile {
+    /// Write the run to `path` atomically as [`RunFile::write_atomic`] does, its records
+    /// read from `spool` — `records` of them, one JSON record per line, as a soak streams
+    /// them — instead of [`RunFile::records`], copied line by line so that they are never
+    /// all in memory.
+    pub fn write_atomic_spooled(
+        &self,
+        path: impl AsRef<Path>,
+        spool: &Path,
+        records: u64,
+    ) -> Result<(), RunFileError> {
+        use std::io::BufRead as _;
+        let path = path.as_ref();
+        let io = |source| RunFileError::Io {
+            path: path.to_path_buf(),
+            source,
+        };
+        let header = self.clone_without_records();
+        let lines = std::io::BufReader::new(std::fs::File::open(spool).map_err(io)?).lines();
+        crate::atomic::write_with(path, |mut w| {
+            match Form::for_path(path) {
+                Form::Jsonl => {
+                    let out = HeaderOut {
+                        run: &header,
+                        record_count: records,
+                    };
+                    serde_json::to_writer(&mut w, &out)?;
+                    w.write_all(b"\n")?;
+                    for line in lines {
+                        w.write_all(line?.as_bytes())?;
+                        w.write_all(b"\n")?;
+                    }
+                }
+                Form::Json => {
+                    // The records are the object's last member: written after the rest.
+                    let mut text = serde_json::to_vec(&header)?;
+                    text.pop();
+                    w.write_all(&text)?;
+                    w.write_all(b",\"records\":[")?;
+                    for (i, line) in lines.enumerate() {
+                        if i > 0 {
+                            w.write_all(b",")?;
+                        }
+                        w.write_all(line?.as_bytes())?;
+                    }
+                    w.write_all(b"]}")?;
+                }
+            }
+            w.flush()
+        })
+        .map_err(io)
+    }
+}
+
 fn parent_dir(path: &Path) -> &Path {
     match path.parent() {
         Some(p) if !p.as_os_str().is_empty() => p,

@@ -504,3 +504,90 @@ fn a_cold_run_waits_for_health_and_reports_its_first_requests_apart() {
         text(&o)
     );
 }
+
+/// Peak resident memory (VmRSS, kB) of `cmd` over its run, and its output.
+fn peak_rss_kb(args: &[&str]) -> (u64, Output) {
+    let mut child = Command::new(BIN)
+        .args(args)
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let status = format!("/proc/{}/status", child.id());
+    let mut peak = 0;
+    while child.try_wait().unwrap().is_none() {
+        if let Ok(s) = std::fs::read_to_string(&status) {
+            let rss = s
+                .lines()
+                .find_map(|l| l.strip_prefix("VmRSS:"))
+                .and_then(|v| v.split_whitespace().next()?.parse().ok())
+                .unwrap_or(0);
+            peak = peak.max(rss);
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    (peak, child.wait_with_output().unwrap())
+}
+
+/// A soak (`--duration`) streams each record to disk as it ends and keeps a slim copy:
+/// 2,000 requests of 512 output tokens (about 12 kB of chunk times each) raise the client's
+/// peak memory by far less than the same requests kept whole. The run file still holds
+/// every whole record (the spool copied in and removed), and `report` recomputes from them
+/// the TTFT the soak reported and an ITL within the streaming histogram's bound.
+#[test]
+#[cfg(target_os = "linux")]
+fn a_soak_streams_its_records_to_disk_and_keeps_memory_flat() {
+    let (_server, target) = serve_baseline(50.0, 1024);
+    let dir = tempfile::tempdir().unwrap();
+    let common = [
+        "bench",
+        "--target",
+        &target,
+        "--quiet",
+        "--input-tokens",
+        "64",
+        "--output-tokens",
+        "512",
+        "--rate",
+        "200",
+    ];
+    let soak_out = dir.path().join("soak.json");
+    let mut soak_args = common.to_vec();
+    soak_args.extend(["--duration", "10s", "--output", soak_out.to_str().unwrap()]);
+    let (soak_kb, o) = peak_rss_kb(&soak_args);
+    assert!(o.status.success(), "{}", text(&o));
+    let whole_out = dir.path().join("whole.json");
+    let mut whole_args = common.to_vec();
+    whole_args.extend([
+        "--max-requests",
+        "2000",
+        "--output",
+        whole_out.to_str().unwrap(),
+    ]);
+    let (whole_kb, o) = peak_rss_kb(&whole_args);
+    assert!(o.status.success(), "{}", text(&o));
+    eprintln!("peak RSS: soak {soak_kb} kB, whole records {whole_kb} kB");
+    // 2,000 × 512 chunks × 24 bytes ≈ 24 MB of chunk times held by the whole run.
+    assert!(
+        whole_kb > soak_kb + 15_000,
+        "soak {soak_kb} kB vs {whole_kb} kB"
+    );
+    assert!(
+        !dir.path().join("soak.json.spool.jsonl").exists(),
+        "the spool is removed"
+    );
+    let run = servebench::runfile::RunFile::read(&soak_out).unwrap();
+    assert_eq!(run.records.len(), 2000);
+    assert!(run
+        .records
+        .iter()
+        .all(|r| r.outcome.is_success() && r.chunks.len() >= 500));
+    let recomputed = servebench::metrics::compute(
+        &run.records,
+        servebench::metrics::MetricsOptions::new(servebench::Convention::Vllm),
+    );
+    let mean = |s: &Option<servebench::result::Summary>| s.as_ref().unwrap().mean.unwrap();
+    assert!((mean(&run.result.ttft) - mean(&recomputed.ttft)).abs() < 1e-9);
+    let (itl, exact) = (mean(&run.result.itl), mean(&recomputed.itl));
+    assert!((itl - exact).abs() <= exact / 512.0, "ITL {itl} vs {exact}");
+}

@@ -15,7 +15,6 @@ use crate::driver::shard::Shard;
 use crate::driver::stop::StopSignal;
 use crate::driver::workload::WorkloadOptions;
 use crate::driver::{run_profile, DriverError, RunOptions, DEFAULT_DRAIN};
-use crate::engine::{Engine, EngineError, EngineEvent, EngineRequest};
 use crate::http::client::{model_ids, HttpConfig, HttpEngine};
 use crate::http::HttpError;
 use crate::lint::Finding;
@@ -24,7 +23,12 @@ use crate::profile::{Dataset, Profile};
 use crate::result::Convention;
 use crate::runfile::{check_writable, RunFile, RunStatus};
 
+mod progress;
 mod shape;
+mod spool;
+pub use progress::{Progress, Progressed, PROGRESS_EVERY};
+use spool::Spool;
+pub use spool::{slim, SoakRecords, Spooled};
 
 /// What to run.
 #[derive(Debug, Clone, PartialEq)]
@@ -98,6 +102,9 @@ pub struct BenchArgs {
     /// before sending, record how long it took, and report the first requests apart from
     /// the steady state. `None`: the server is taken as ready.
     pub cold: Option<Duration>,
+    /// A soak (`bench --duration`): each record streamed as it ends and kept slim in
+    /// memory ([`SoakRecords`]); `None`: every record kept whole.
+    pub soak: Option<SoakRecords>,
 }
 
 impl BenchArgs {
@@ -144,6 +151,7 @@ impl BenchArgs {
             schedule: None,
             phases: None,
             cold: None,
+            soak: None,
             max_concurrency: None,
             discover_model: true,
             metrics: MetricsOptions::new(Convention::Vllm),
@@ -213,140 +221,6 @@ pub const BUILT_IN_SHAREGPT: &str = "built-in ShareGPT length distribution";
 /// How often `bench` scrapes `/metrics` by default.
 pub const DEFAULT_SCRAPE_INTERVAL: Duration = Duration::from_secs(1);
 
-/// Live counters for a progress bar.
-#[derive(Debug, Clone, Copy, Default, PartialEq)]
-pub struct Progress {
-    /// Requests ended (finished or failed).
-    pub done: u64,
-    /// Of which failed.
-    pub failed: u64,
-    /// Requests in flight.
-    pub in_flight: u64,
-    /// Output tokens received so far.
-    pub output_tokens: u64,
-    /// Time since the start (engine clock).
-    pub elapsed: Duration,
-}
-
-impl Progress {
-    /// Output tokens per second so far.
-    pub fn tokens_per_s(&self) -> f64 {
-        let s = self.elapsed.as_secs_f64();
-        if s > 0.0 {
-            self.output_tokens as f64 / s
-        } else {
-            0.0
-        }
-    }
-}
-
-/// How often [`Progressed`] reports (engine clock).
-pub const PROGRESS_EVERY: Duration = Duration::from_millis(200);
-
-/// An engine wrapper that counts what passes through and calls `report` at least every
-/// [`PROGRESS_EVERY`] while the driver waits in [`Engine::advance`] (a long wait is cut into
-/// slices; the contract — return at the deadline or right after a terminal event — holds).
-pub struct Progressed<'a, E> {
-    inner: E,
-    progress: Progress,
-    next_report: Duration,
-    report: &'a mut dyn FnMut(&Progress),
-}
-
-impl<'a, E: Engine> Progressed<'a, E> {
-    /// Wrap `inner`.
-    pub fn new(inner: E, report: &'a mut dyn FnMut(&Progress)) -> Self {
-        Progressed {
-            inner,
-            progress: Progress::default(),
-            next_report: Duration::ZERO,
-            report,
-        }
-    }
-
-    /// The counters so far.
-    pub fn progress(&self) -> Progress {
-        self.progress
-    }
-
-    /// The wrapped engine.
-    pub fn into_inner(self) -> E {
-        self.inner
-    }
-
-    fn tick(&mut self, force: bool) {
-        let now = self.inner.now();
-        if force || now >= self.next_report {
-            self.progress.elapsed = now;
-            self.progress.in_flight = self.inner.in_flight() as u64;
-            (self.report)(&self.progress);
-            self.next_report = now + PROGRESS_EVERY;
-        }
-    }
-}
-
-impl<E: Engine> Engine for Progressed<'_, E> {
-    fn now(&self) -> Duration {
-        self.inner.now()
-    }
-
-    fn prepare(&mut self, upcoming: &mut dyn Iterator<Item = EngineRequest>) {
-        self.inner.prepare(upcoming);
-    }
-
-    fn submit(&mut self, request: EngineRequest) -> Result<(), EngineError> {
-        self.inner.submit(request)
-    }
-
-    fn advance(
-        &mut self,
-        deadline: Option<Duration>,
-        events: &mut Vec<EngineEvent>,
-    ) -> Result<(), EngineError> {
-        loop {
-            let now = self.inner.now();
-            let slice_end = now + PROGRESS_EVERY;
-            let slice = match deadline {
-                Some(d) => d.min(slice_end),
-                None => slice_end,
-            };
-            let start = events.len();
-            self.inner.advance(Some(slice), events)?;
-            let mut ended = false;
-            for ev in &events[start..] {
-                match ev {
-                    EngineEvent::Chunk { tokens, .. } => {
-                        self.progress.output_tokens += u64::from(*tokens)
-                    }
-                    EngineEvent::Finished { .. } => {
-                        self.progress.done += 1;
-                        ended = true;
-                    }
-                    EngineEvent::Failed { .. } => {
-                        self.progress.done += 1;
-                        self.progress.failed += 1;
-                        ended = true;
-                    }
-                    EngineEvent::Sent { .. } | EngineEvent::Reasoning { .. } => {}
-                }
-            }
-            self.tick(false);
-            let reached = deadline.is_some_and(|d| self.inner.now() >= d);
-            if ended || reached || (deadline.is_none() && self.inner.in_flight() == 0) {
-                return Ok(());
-            }
-        }
-    }
-
-    fn in_flight(&self) -> usize {
-        self.inner.in_flight()
-    }
-
-    fn cancel(&mut self, id: u64) -> bool {
-        self.inner.cancel(id)
-    }
-}
-
 /// Errors of a bench run.
 #[derive(Debug, thiserror::Error)]
 pub enum BenchError {
@@ -388,6 +262,9 @@ pub struct BenchRun {
     /// The endpoint that emptied the server's prefix cache before the run
     /// (`/reset_prefix_cache` or `/flush_cache`); `None` when no reset was asked for.
     pub prefix_cache_reset: Option<String>,
+    /// A soak's spool ([`BenchArgs::soak`]): the file holding the whole records, which the
+    /// run file is written with.
+    pub spooled: Option<Spooled>,
 }
 
 /// How many connections a run needs at its start: the requests due in its first second
@@ -464,7 +341,14 @@ pub fn run(args: &BenchArgs, progress: &mut dyn FnMut(&Progress)) -> Result<Benc
     let model = http.model.clone();
     let target = http.target.clone();
     let mut workload = args.workload.clone();
-    workload.with_text = true;
+    // A soak's random prompts are made as each request is sent, not held for the run.
+    workload.with_text =
+        args.soak.is_none() || !matches!(args.profile.dataset, Dataset::Random { .. });
+    let spool = args
+        .soak
+        .as_ref()
+        .map(|s| Spool::create(s.spool.as_deref()))
+        .transpose()?;
     let engine = HttpEngine::new(http)?;
     if args.http.preconnect {
         let burst = first_burst(args);
@@ -532,6 +416,7 @@ pub fn run(args: &BenchArgs, progress: &mut dyn FnMut(&Progress)) -> Result<Benc
             let start = agreed.unwrap_or_else(|| zero.elapsed());
             schedule_origin = Some(start);
             o.start_at = Some(start);
+            o.sink = spool.as_ref().map(Spool::sink);
             cap = o.max_concurrency;
         })?)
     };
@@ -573,6 +458,16 @@ pub fn run(args: &BenchArgs, progress: &mut dyn FnMut(&Progress)) -> Result<Benc
         gpu_metrics.as_ref(),
         crate::metrics::production::tokens_per_chunk(&records),
     );
+    let spooled = spool.map(Spool::finish).transpose()?;
+    if let Some(sp) = &spooled {
+        // The slim records lost the chunk gaps: vLLM's ITL comes from the spool's histogram.
+        if result.meta.convention == Some(Convention::Vllm) {
+            result.itl = Some(crate::metrics::streaming_summary_ms(
+                &sp.itl,
+                &args.metrics.percentiles,
+            ));
+        }
+    }
     let mut file = RunFile::new(result, records, args.profile.clone(), started_at);
     file.finished_at = Some(chrono::Utc::now().fixed_offset());
     file.status = match (&stopped, &aborted) {
@@ -635,6 +530,14 @@ pub fn run(args: &BenchArgs, progress: &mut dyn FnMut(&Progress)) -> Result<Benc
     file.server_clock = (server_clock.samples > 0).then_some(server_clock);
     file.server_metrics = server_metrics;
     file.gpu_metrics = gpu_metrics;
+    if spooled.is_some() {
+        file.labels.insert(
+            "soak".into(),
+            "records streamed as they ended and kept slim in memory; vLLM's ITL from a \
+             streaming histogram (relative error ≤ 1/1024), recomputed exactly by `report`"
+                .into(),
+        );
+    }
     file.stages = args.stages();
     file.cold_start = healthy_after.map(|d| crate::runfile::ColdStart {
         healthy_after_s: d.as_secs_f64(),
@@ -646,6 +549,7 @@ pub fn run(args: &BenchArgs, progress: &mut dyn FnMut(&Progress)) -> Result<Benc
         findings,
         aborted,
         prefix_cache_reset,
+        spooled,
     })
 }
 
@@ -661,7 +565,19 @@ pub fn check_output(path: &Path) -> Result<(), BenchError> {
 /// Save a run atomically as a run file ([`RunFile::write_atomic`]): `*.jsonl` in the JSON
 /// Lines form, anything else as one JSON object.
 pub fn save(path: &Path, run: &BenchRun) -> Result<(), BenchError> {
-    run.file.write_atomic(path).map_err(|e| BenchError::Write {
+    let written = match run
+        .spooled
+        .as_ref()
+        .and_then(|s| Some((s.path.as_ref()?, s.records)))
+    {
+        // A soak's whole records are in its spool; once in the run file, the spool goes.
+        Some((spool, n)) => run
+            .file
+            .write_atomic_spooled(path, spool, n)
+            .map(|()| drop(std::fs::remove_file(spool))),
+        None => run.file.write_atomic(path),
+    };
+    written.map_err(|e| BenchError::Write {
         path: path.display().to_string(),
         message: e.to_string(),
     })
@@ -670,7 +586,7 @@ pub fn save(path: &Path, run: &BenchRun) -> Result<(), BenchError> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::engine::Usage;
+    use crate::engine::{Engine, EngineError, EngineEvent, EngineRequest, Usage};
 
     #[test]
     fn the_first_seconds_connections_are_opened_ahead_up_to_the_cap() {

@@ -150,6 +150,10 @@ pub struct RunOptions {
     /// Stop early, setting [`RunOutput::aborted`], once requests have failed to connect one
     /// after another for this long ([`gone::GoneWatch`]): the server is gone. `None`: never.
     pub server_gone: Option<Duration>,
+    /// Hand each finished record to this sink, keeping what it returns
+    /// ([`crate::collector::RecordSink`]: a soak streams whole records to disk and keeps a
+    /// slim copy). `None`: keep every record.
+    pub sink: Option<crate::collector::RecordSink>,
 }
 
 /// Default of [`RunOptions::drain`].
@@ -176,6 +180,7 @@ impl Default for RunOptions {
             stop: None,
             drain: DEFAULT_DRAIN,
             server_gone: None,
+            sink: None,
         }
     }
 }
@@ -390,7 +395,10 @@ pub fn run<E: Engine + ?Sized>(
                 .saturating_add(Duration::from_micros(1))
         })
     };
-    let collector = Collector::with_clock(ManualClock::at(origin));
+    let mut collector = Collector::with_clock(ManualClock::at(origin));
+    if let Some(sink) = &opts.sink {
+        collector = collector.with_sink(sink.clone());
+    }
     // Handles of the requests in flight, by id (= index in the workload).
     let mut open: HashMap<u64, RequestHandle<'_, ManualClock>> = HashMap::new();
     let mut roots_sent = 0usize;

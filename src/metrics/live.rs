@@ -173,7 +173,7 @@ fn histogram_result(
 
 /// A streaming histogram as a report [`Summary`] in ms with the given percentiles (the
 /// median is the nearest-rank p50). Empty → every value `None`.
-fn summary_ms(s: &Streaming, percentiles: &[f64]) -> Summary {
+pub fn summary_ms(s: &Streaming, percentiles: &[f64]) -> Summary {
     let ms = |d: Duration| d.as_secs_f64() * 1e3;
     Summary {
         mean: s.mean_ns().map(|v| v / 1e6),

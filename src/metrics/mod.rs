@@ -98,7 +98,7 @@ mod slo;
 mod vllm;
 
 pub use guidellm::{guidellm_metrics, GuidellmMetrics, StatusCounts, StatusDistributions};
-pub use live::{from_histograms, VllmHistograms};
+pub use live::{from_histograms, summary_ms as streaming_summary_ms, VllmHistograms};
 pub use peaks::exact_figures;
 pub(crate) use peaks::{aligned_peak_and_candidates, cell_index, CandidateGroups};
 pub use production::{adapter_figures, measured_window_s, reasoning_figures, tokens_per_chunk};

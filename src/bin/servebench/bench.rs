@@ -577,6 +577,7 @@ fn run(args: &Args) -> Result<(String, u8), Failure> {
     bench_args.cooldown_seconds = args.shape.cooldown_seconds.map(seconds);
     bench_args.cold = args.shape.cold.then(|| seconds(args.shape.cold_timeout));
     crate::load_args::apply_rate_expr(args, &mut bench_args)?;
+    bench_args.soak = crate::load_args::soak(args, out_path.as_deref());
     if let Some(path) = &args.phases {
         let phases = crate::load_args::phases(path)?;
         bench_args.profile.total_requests = phases.total_requests();

@@ -192,6 +192,23 @@ fn replace_call(text: &str, f: &str) -> String {
 }
 
 /// `--rate-expr`: its schedule into `bench_args` (send times, and the request count).
+/// A run bounded by `--duration` is a soak: its records stream to a spool beside the
+/// output (`FILE.spool.jsonl`, copied into the run file at the end) and stay slim in
+/// memory ([`servebench::app::bench::SoakRecords`]).
+pub(crate) fn soak(
+    args: &Args,
+    output: Option<&std::path::Path>,
+) -> Option<servebench::app::bench::SoakRecords> {
+    args.duration?;
+    Some(servebench::app::bench::SoakRecords {
+        spool: output.map(|o| {
+            let mut name = o.as_os_str().to_owned();
+            name.push(".spool.jsonl");
+            name.into()
+        }),
+    })
+}
+
 pub(crate) fn apply_rate_expr(
     args: &Args,
     bench_args: &mut servebench::app::bench::BenchArgs,
