@@ -55,121 +55,18 @@
 //! ```
 
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
-use std::time::{Duration, Instant};
+use std::sync::{Mutex, MutexGuard, PoisonError};
+use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 
 use crate::record::{Accumulator, Chunk, ErrorKind, Outcome, RequestRecord, Usage};
-use crate::stats::nanos_u64;
 
+mod clock;
+mod sink;
 mod split;
-
-/// A source of timestamps: offsets from the run's start.
-pub trait Clock: Send + Sync {
-    /// The current time, as an offset from the clock's origin.
-    fn now(&self) -> Duration;
-}
-
-impl<C: Clock + ?Sized> Clock for Arc<C> {
-    #[inline]
-    fn now(&self) -> Duration {
-        (**self).now()
-    }
-}
-
-impl<C: Clock + ?Sized> Clock for &C {
-    #[inline]
-    fn now(&self) -> Duration {
-        (**self).now()
-    }
-}
-
-/// The monotonic wall clock: [`Instant`]-based offsets from an origin (by default, the
-/// moment the clock was created).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct SystemClock {
-    origin: Instant,
-}
-
-impl SystemClock {
-    /// A clock whose origin is now.
-    pub fn new() -> Self {
-        SystemClock {
-            origin: Instant::now(),
-        }
-    }
-
-    /// A clock with the given origin (share one origin between several collectors).
-    pub fn starting_at(origin: Instant) -> Self {
-        SystemClock { origin }
-    }
-
-    /// The instant that reads as zero.
-    pub fn origin(&self) -> Instant {
-        self.origin
-    }
-}
-
-impl Default for SystemClock {
-    fn default() -> Self {
-        SystemClock::new()
-    }
-}
-
-impl Clock for SystemClock {
-    #[inline]
-    fn now(&self) -> Duration {
-        self.origin.elapsed()
-    }
-}
-
-/// A clock that moves only when told to: for virtual-time simulations and tests. Share it
-/// with `Arc<ManualClock>` between the driver (which sets it) and the collector.
-///
-/// ```
-/// use std::time::Duration;
-/// use servebench::collector::{Clock, ManualClock};
-/// let c = ManualClock::new();
-/// c.advance(Duration::from_millis(5));
-/// c.set(c.now() + Duration::from_millis(5));
-/// assert_eq!(c.now(), Duration::from_millis(10));
-/// ```
-#[derive(Debug, Default)]
-pub struct ManualClock {
-    nanos: AtomicU64,
-}
-
-impl ManualClock {
-    /// A clock reading zero.
-    pub fn new() -> Self {
-        ManualClock::default()
-    }
-
-    /// A clock reading `t`.
-    pub fn at(t: Duration) -> Self {
-        let c = ManualClock::new();
-        c.set(t);
-        c
-    }
-
-    /// Set the time (it may go backwards; the collector records whatever it reads).
-    pub fn set(&self, t: Duration) {
-        self.nanos.store(nanos_u64(t), Ordering::Release);
-    }
-
-    /// Move the time forward by `d`.
-    pub fn advance(&self, d: Duration) {
-        self.nanos.fetch_add(nanos_u64(d), Ordering::AcqRel);
-    }
-}
-
-impl Clock for ManualClock {
-    #[inline]
-    fn now(&self) -> Duration {
-        Duration::from_nanos(self.nanos.load(Ordering::Acquire))
-    }
-}
+pub use clock::{Clock, ManualClock, SystemClock};
+pub use sink::RecordSink;
 
 /// What a collector keeps.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -254,58 +151,6 @@ pub struct Collector<C: Clock = SystemClock, A: Accumulator = ()> {
     next_id: AtomicU64,
     shards: Box<[Shard<A>]>,
     sink: Option<RecordSink>,
-}
-
-/// Where a collector hands each finished record before it keeps it (a soak streams whole
-/// records to disk): the sink takes the record and returns what the collector keeps — a
-/// slimmer copy, or `None`. Cloning shares the one sink.
-///
-/// ```
-/// use std::sync::{Arc, Mutex};
-/// use std::time::Duration;
-/// use servebench::collector::{Collector, ManualClock, RecordSink};
-/// use servebench::engine::Usage;
-///
-/// let seen = Arc::new(Mutex::new(Vec::new()));
-/// let s = seen.clone();
-/// let c = Collector::with_clock(ManualClock::new())
-///     .with_sink(RecordSink::new(move |r| { s.lock().unwrap().push(r.id); None }));
-/// let mut h = c.begin_at(Duration::ZERO);
-/// h.chunk_at(Duration::from_millis(5), 1);
-/// h.finish_at(Duration::from_millis(5), Usage::default());
-/// assert_eq!(*seen.lock().unwrap(), [0]);
-/// assert!(c.into_records().is_empty()); // handed on, not kept
-/// ```
-#[derive(Clone)]
-pub struct RecordSink(Arc<Mutex<dyn FnMut(RequestRecord) -> Option<RequestRecord> + Send>>);
-
-impl RecordSink {
-    /// A sink calling `f` with each finished record; `f` returns what the collector keeps.
-    pub fn new(f: impl FnMut(RequestRecord) -> Option<RequestRecord> + Send + 'static) -> Self {
-        RecordSink(Arc::new(Mutex::new(f)))
-    }
-
-    /// Hands `record` to the sink; what to keep.
-    pub fn take(&self, record: RequestRecord) -> Option<RequestRecord> {
-        let mut f = match self.0.lock() {
-            Ok(g) => g,
-            Err(poisoned) => poisoned.into_inner(),
-        };
-        f(record)
-    }
-}
-
-impl std::fmt::Debug for RecordSink {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str("RecordSink")
-    }
-}
-
-impl PartialEq for RecordSink {
-    /// The same sink.
-    fn eq(&self, other: &Self) -> bool {
-        Arc::ptr_eq(&self.0, &other.0)
-    }
 }
 
 impl Collector<SystemClock> {
@@ -723,6 +568,7 @@ impl<C: Clock, A: Accumulator + Clone> Drop for RequestHandle<'_, C, A> {
 mod tests {
     use super::*;
     use crate::metrics::VllmHistograms;
+    use std::sync::Arc;
 
     /// An export read from another process (or a file) can hold any counts: absorbing
     /// u64::MAX counters beside live requests must saturate, not overflow.

@@ -13,8 +13,17 @@ use common::example_server::Served;
 
 const BIN: &str = env!("CARGO_BIN_EXE_servebench");
 
+/// The tests of this file take turns: an A/A test's pairs must not share the CPUs with
+/// another test's runs, or the contention of one side of a pair reads as a difference.
+static ALONE: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
+fn alone() -> std::sync::MutexGuard<'static, ()> {
+    ALONE.lock().unwrap_or_else(|p| p.into_inner())
+}
+
 #[test]
 fn an_aa_test_against_one_example_server_calls_no_metric_different() {
+    let _alone = alone();
     let server = Served::start(&["--speed", "10"]);
     let url = server.url.clone();
     let dir = tempfile::tempdir().unwrap();
@@ -134,6 +143,7 @@ fn an_aa_test_against_one_example_server_calls_no_metric_different() {
 /// reads "better" under the sequential rule.
 #[test]
 fn auto_repetitions_stop_early_on_a_clear_gain() {
+    let _alone = alone();
     let (slow, fast) = (
         Served::start(&["--speed", "10"]),
         Served::start(&["--speed", "20"]),
@@ -189,6 +199,7 @@ fn auto_repetitions_stop_early_on_a_clear_gain() {
 /// nothing else. It once exited 2: the first bench flag swallowed `ab`'s `--out`.
 #[test]
 fn the_readmes_ab_command_runs_as_printed() {
+    let _alone = alone();
     let readme =
         std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/README.md")).unwrap();
     let mut lines = readme
@@ -232,6 +243,7 @@ fn the_readmes_ab_command_runs_as_printed() {
 /// no baseline run was made (it once ran a whole baseline run first).
 #[test]
 fn an_unreachable_candidate_is_found_before_any_run() {
+    let _alone = alone();
     let server = Served::start(&["--speed", "10"]);
     let closed = {
         let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
@@ -257,6 +269,7 @@ fn an_unreachable_candidate_is_found_before_any_run() {
 /// would.
 #[test]
 fn compare_says_when_single_runs_cannot_decide_the_target() {
+    let _alone = alone();
     let server = Served::start(&["--speed", "10"]);
     let dir = tempfile::tempdir().unwrap();
     let run = |name: &str, seed: &str| {

@@ -51,6 +51,10 @@ fn sample() -> RunFile {
     run.labels.insert("step".into(), "baseline".into());
     run.metrics_options = Some(opts);
     run.warmup_records = vec![RequestRecord::new(99, Duration::ZERO)];
+    run.stages = crate::observe::Stage::of_fill(2.5, 16);
+    run.cold_start = Some(ColdStart {
+        healthy_after_s: 12.25,
+    });
     run
 }
 
@@ -74,6 +78,41 @@ fn both_forms_round_trip_through_files_atomically() {
     let jsonl = std::fs::read_to_string(dir.path().join("run.jsonl")).unwrap();
     assert_eq!(jsonl.lines().count(), 1 + run.records.len());
     assert!(jsonl.lines().next().unwrap().contains("\"record_count\":4"));
+}
+
+/// A soak's run file, written with its records read from a spool, is the file
+/// `write_atomic` writes, in both forms.
+#[test]
+fn a_spooled_run_file_is_the_same_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let run = sample();
+    let spool = dir.path().join("spool.jsonl");
+    let mut lines = String::new();
+    for r in &run.records {
+        lines.push_str(&serde_json::to_string(r).unwrap());
+        lines.push('\n');
+    }
+    std::fs::write(&spool, lines).unwrap();
+    let mut header = run.clone();
+    header.records.clear();
+    for name in ["run.json", "run.jsonl"] {
+        let (whole, spooled) = (dir.path().join(name), dir.path().join(format!("s-{name}")));
+        run.write_atomic(&whole).unwrap();
+        header
+            .write_atomic_spooled(&spooled, &spool, run.records.len() as u64)
+            .unwrap();
+        assert_eq!(
+            std::fs::read(&whole).unwrap(),
+            std::fs::read(&spooled).unwrap(),
+            "{name}"
+        );
+        assert_eq!(RunFile::read(&spooled).unwrap(), run, "{name}");
+    }
+    // An empty spool: no records member at all, as for a run without records.
+    std::fs::write(&spool, "").unwrap();
+    let path = dir.path().join("empty.json");
+    header.write_atomic_spooled(&path, &spool, 0).unwrap();
+    assert_eq!(RunFile::read(&path).unwrap(), header);
 }
 
 #[test]
