@@ -1086,3 +1086,188 @@ fn public_type_names_are_unique() {
     }
     assert!(broken.is_empty(), "{}", broken.join("\n"));
 }
+
+/// Every string literal of `source` outside comments, with its line: raw and plain strings
+/// (byte strings too), their text as written.
+fn string_literals(source: &str) -> Vec<(usize, String)> {
+    let c: Vec<char> = source.chars().collect();
+    let mut out = Vec::new();
+    let (mut i, mut line) = (0, 1);
+    let step = |ch: char, i: &mut usize, line: &mut usize| {
+        if ch == '\n' {
+            *line += 1;
+        }
+        *i += 1;
+    };
+    while i < c.len() {
+        let ident_before = i > 0 && (c[i - 1].is_alphanumeric() || c[i - 1] == '_');
+        if c[i] == '/' && c.get(i + 1) == Some(&'/') {
+            while i < c.len() && c[i] != '\n' {
+                i += 1;
+            }
+        } else if c[i] == '/' && c.get(i + 1) == Some(&'*') {
+            let mut depth = 0;
+            while i < c.len() {
+                if c[i] == '/' && c.get(i + 1) == Some(&'*') {
+                    depth += 1;
+                    i += 2;
+                } else if c[i] == '*' && c.get(i + 1) == Some(&'/') {
+                    depth -= 1;
+                    i += 2;
+                    if depth == 0 {
+                        break;
+                    }
+                } else {
+                    step(c[i], &mut i, &mut line);
+                }
+            }
+        } else if c[i] == 'r' && !ident_before && matches!(c.get(i + 1), Some('"') | Some('#')) && {
+            let mut j = i + 1;
+            while c.get(j) == Some(&'#') {
+                j += 1;
+            }
+            c.get(j) == Some(&'"')
+        } {
+            i += 1;
+            let mut hashes = 0;
+            while c[i] == '#' {
+                hashes += 1;
+                i += 1;
+            }
+            i += 1;
+            let (start, mut text) = (line, String::new());
+            while i < c.len() {
+                if c[i] == '"' && (1..=hashes).all(|k| c.get(i + k) == Some(&'#')) {
+                    i += hashes + 1;
+                    break;
+                }
+                text.push(c[i]);
+                step(c[i], &mut i, &mut line);
+            }
+            out.push((start, text));
+        } else if c[i] == '"' {
+            i += 1;
+            let (start, mut text) = (line, String::new());
+            while i < c.len() && c[i] != '"' {
+                if c[i] == '\\' {
+                    text.push(c[i]);
+                    step(c[i], &mut i, &mut line);
+                }
+                if i < c.len() {
+                    text.push(c[i]);
+                    step(c[i], &mut i, &mut line);
+                }
+            }
+            i += 1;
+            out.push((start, text));
+        } else if c[i] == '\'' && c.get(i + 1) == Some(&'\\') {
+            i += 2;
+            while i < c.len() && c[i] != '\'' {
+                i += 1;
+            }
+            i += 1;
+        } else if c[i] == '\'' && c.get(i + 2) == Some(&'\'') {
+            i += 3;
+        } else {
+            step(c[i], &mut i, &mut line);
+        }
+    }
+    out
+}
+
+/// Every `--flag` in `text` (two dashes, then a lowercase letter, not inside a word).
+fn named_flags(text: &str) -> Vec<&str> {
+    let b = text.as_bytes();
+    (0..b.len().saturating_sub(2))
+        .filter_map(|k| {
+            let starts = b[k] == b'-' && b[k + 1] == b'-' && b[k + 2].is_ascii_lowercase();
+            let free = k == 0 || !(b[k - 1].is_ascii_alphanumeric() || b[k - 1] == b'-');
+            (starts && free).then(|| {
+                let end = text[k + 2..]
+                    .find(|ch: char| !(ch.is_ascii_alphanumeric() || ch == '-'))
+                    .map_or(text.len(), |e| k + 2 + e);
+                &text[k..end]
+            })
+        })
+        .collect()
+}
+
+/// Library code speaks in values, fields and reasons: no string of it names a `--flag` of
+/// the CLI (the binary adds the flag, in `src/bin/servebench/flagged.rs`). The verbs
+/// (`src/app/`) and the binary are the CLI's; `format` and the files listed here write or
+/// read other tools' command lines (guidellm's, vLLM's engine arguments, `nvidia-smi`'s).
+#[test]
+fn no_library_string_names_a_cli_flag() {
+    const OTHER_TOOLS: &[(&str, &str)] = &[
+        (
+            "src/profile.rs",
+            "guidellm's command line, as the seed printed it",
+        ),
+        ("src/sim/engine_args.rs", "vLLM's engine arguments"),
+        ("src/observe/gpu.rs", "nvidia-smi's arguments"),
+        (
+            "src/study/file.rs",
+            "the study file's documentation, which names `servebench` flags",
+        ),
+    ];
+    // vLLM's engine arguments, which the simulator reads as the values of `--engine-args`
+    // and of a study's `flags`, and the example server's `--config`.
+    const VLLM_FLAGS: &[&str] = &[
+        "--reasoning-parser",
+        "--max-model-len",
+        "--max-cudagraph-capture-size",
+        "--max-num-batched-tokens",
+        "--performance-mode",
+        "--enable-prefix-caching",
+        "--speculative-config",
+        "--config",
+    ];
+    let mut files = Vec::new();
+    rust_files(
+        &Path::new(env!("CARGO_MANIFEST_DIR")).join("src"),
+        &mut files,
+    );
+    let mut found = Vec::new();
+    for file in files {
+        let r = rel(&file);
+        let cli = ["src/app/", "src/bin/", "src/format/"]
+            .iter()
+            .any(|p| r.starts_with(p));
+        if cli || r.ends_with("/tests.rs") || OTHER_TOOLS.iter().any(|(f, _)| *f == r) {
+            continue;
+        }
+        let source = std::fs::read_to_string(&file).unwrap();
+        // Unit tests may spell flags.
+        let code = source
+            .find("#[cfg(test)]\nmod tests")
+            .map_or(source.as_str(), |k| &source[..k]);
+        for (line, text) in string_literals(code) {
+            for flag in named_flags(&text) {
+                if !VLLM_FLAGS.contains(&flag) {
+                    found.push(format!("{r}:{line}: {flag} in \"{text}\""));
+                }
+            }
+        }
+    }
+    assert!(
+        found.is_empty(),
+        "library strings that name a flag (say the value; let src/bin/servebench/flagged.rs \
+         name the flag):\n{}",
+        found.join("\n")
+    );
+}
+
+#[test]
+fn the_flag_scanner_finds_flags_in_strings_only() {
+    let src = "// \"--comment\"\nfn f() { let a = \"x --slice: y\"; let b = r#\"--raw\"#; let c = \"a--b 10 -- c\"; }";
+    let lits = string_literals(src);
+    assert_eq!(lits.len(), 3, "{lits:?}");
+    assert_eq!(lits[0].0, 2);
+    assert_eq!(named_flags(&lits[0].1), ["--slice"]);
+    assert_eq!(named_flags(&lits[1].1), ["--raw"]);
+    assert!(named_flags(&lits[2].1).is_empty());
+    assert_eq!(
+        named_flags("--max-model-len=1 --tokenizer x"),
+        ["--max-model-len", "--tokenizer"]
+    );
+}

@@ -109,8 +109,7 @@ fn workloads_use_the_tokenizer_for_random_prompts() {
 fn a_bad_tokenizer_file_is_named() {
     let err = PromptTokenizer::from_file(Path::new("tests/fixtures/seed.txt")).unwrap_err();
     assert!(
-        err.to_string()
-            .starts_with("--tokenizer tests/fixtures/seed.txt: "),
+        err.to_string().starts_with("tests/fixtures/seed.txt: "),
         "{err}"
     );
     let err = PromptTokenizer::from_file(Path::new("/nonexistent/tokenizer.json")).unwrap_err();

@@ -47,9 +47,9 @@ pub enum KeysError {
     Parse(String),
     /// vLLM's request-order join found no prefix in the timeline.
     #[error(
-        "{format} keeps no request ids; vLLM sends its --request-id-prefix followed by the \
+        "{format} keeps no request ids; vLLM sends its request-id prefix followed by the \
          request's index, but no prefix in the timeline has exactly the ids 0 … {last}: give \
-         --request-id-prefix (vLLM prints request_id_prefix='…' in its Namespace(…) line)"
+         the prefix (vLLM prints request_id_prefix='…' in its Namespace(…) line)"
     )]
     NoPrefix {
         /// What the file was read as.
@@ -60,7 +60,7 @@ pub enum KeysError {
     /// vLLM's request-order join found several prefixes that fit.
     #[error(
         "{format} keeps no request ids, and {} prefixes in the timeline each have exactly the \
-         ids 0 … {last}: {}; give --request-id-prefix",
+         ids 0 … {last}: {}; give the prefix",
         candidates.len(),
         candidates.join(", ")
     )]

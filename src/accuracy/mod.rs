@@ -323,10 +323,10 @@ pub struct ClientAccuracy {
 #[derive(Debug, thiserror::Error)]
 pub enum AccuracyError {
     /// The truth could not be read.
-    #[error("--truth {0}")]
+    #[error("{0}")]
     Truth(#[from] TimelineError),
     /// The truth has no entry.
-    #[error("--truth {file}: no request in the timeline")]
+    #[error("{file}: no request in the timeline")]
     EmptyTruth {
         /// The timeline file.
         file: String,

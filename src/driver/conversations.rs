@@ -42,8 +42,9 @@ pub fn multi_turn(
 ) -> Result<Plan, DatasetError> {
     if conversations == 0 || turns == 0 || input_tokens == 0 || output_tokens == 0 {
         return Err(DatasetError::BadParameter(format!(
-            "multi-turn needs --conversations, --turns, --input-tokens and --output-tokens of at \
-             least 1 (got {conversations}, {turns}, {input_tokens}, {output_tokens})"
+            "a multi-turn dataset needs at least 1 conversation, turn, input token and output \
+             token (got {conversations} conversations of {turns} turns, {input_tokens} input \
+             and {output_tokens} output tokens)"
         )));
     }
     let n = conversations.saturating_mul(u64::from(turns));

@@ -162,7 +162,7 @@ impl DatasetSpec {
             } => {
                 let think = Duration::try_from_secs_f64(*think_time_s).map_err(|_| {
                     DatasetError::BadParameter(format!(
-                        "--think-time: not a non-negative number of seconds: {think_time_s}"
+                        "think time {think_time_s}: not a non-negative number of seconds"
                     ))
                 })?;
                 match path {
@@ -256,7 +256,7 @@ fn invalid(path: &Path, line: usize, message: impl Into<String>) -> DatasetError
 pub fn mooncake(path: &Path, time_scale: f64, limit: usize) -> Result<Plan, DatasetError> {
     if !(time_scale.is_finite() && time_scale >= 0.0) {
         return Err(DatasetError::BadParameter(format!(
-            "--time-scale: not a non-negative number: {time_scale}"
+            "time scale {time_scale}: not a non-negative number"
         )));
     }
     let mut items = Vec::new();
@@ -362,8 +362,8 @@ pub fn shared_prefix(
     let n = groups.saturating_mul(per_group);
     if n == 0 || output_tokens == 0 || prefix_tokens.saturating_add(suffix_tokens) == 0 {
         return Err(DatasetError::BadParameter(format!(
-            "shared-prefix needs --prefix-groups, --prompts-per-group and --output-tokens of at \
-             least 1 and a non-empty prompt (got {groups} × {per_group}, prefix \
+            "a shared-prefix dataset needs at least 1 group, 1 prompt per group and 1 output \
+             token, and a non-empty prompt (got {groups} × {per_group}, prefix \
              {prefix_tokens}, suffix {suffix_tokens}, output {output_tokens})"
         )));
     }
@@ -431,7 +431,7 @@ pub fn jsonl(path: &Path, default_output_tokens: u64, limit: usize) -> Result<Pl
             return Err(invalid(
                 path,
                 line,
-                "$.output_tokens must be at least 1 (or give --output-tokens for lines without it)",
+                "$.output_tokens must be at least 1 (or a default output length for lines without it)",
             ));
         }
         let prompt_tokens = approx_tokens(&r.prompt);

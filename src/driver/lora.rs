@@ -30,7 +30,7 @@ impl LoraSplit {
     /// let s = LoraSplit::new(vec!["a".into(), "b".into()], Some(vec![3.0, 1.0]), 7).unwrap();
     /// assert_eq!(s.shares, [0.75, 0.25]);
     /// assert!(LoraSplit::new(vec!["a".into()], Some(vec![0.5, 0.5]), 7).unwrap_err()
-    ///     .to_string().contains("--lora-split"));
+    ///     .to_string().contains("2 shares for 1 adapters"));
     /// ```
     pub fn new(
         adapters: Vec<String>,
@@ -38,35 +38,30 @@ impl LoraSplit {
         seed: u64,
     ) -> Result<Self, LoraError> {
         if adapters.is_empty() {
-            return Err(LoraError("--lora-modules: no adapter name given".into()));
+            return Err(LoraError("no adapter name given".into()));
         }
         for (i, a) in adapters.iter().enumerate() {
             if a.trim().is_empty() {
-                return Err(LoraError(format!(
-                    "--lora-modules: adapter {} has an empty name",
-                    i + 1
-                )));
+                return Err(LoraError(format!("adapter {} has an empty name", i + 1)));
             }
             if adapters[..i].contains(a) {
-                return Err(LoraError(format!("--lora-modules: `{a}` is named twice")));
+                return Err(LoraError(format!("adapter `{a}` is named twice")));
             }
         }
         let weights = weights.unwrap_or_else(|| vec![1.0; adapters.len()]);
         if weights.len() != adapters.len() {
             return Err(LoraError(format!(
-                "--lora-split: {} shares for {} adapters",
+                "{} shares for {} adapters",
                 weights.len(),
                 adapters.len()
             )));
         }
         if let Some(w) = weights.iter().find(|w| !(w.is_finite() && **w >= 0.0)) {
-            return Err(LoraError(format!(
-                "--lora-split: share {w} is not a finite number >= 0"
-            )));
+            return Err(LoraError(format!("share {w} is not a finite number >= 0")));
         }
         let total: f64 = weights.iter().sum();
         if total <= 0.0 {
-            return Err(LoraError("--lora-split: the shares sum to 0".into()));
+            return Err(LoraError("the shares sum to 0".into()));
         }
         Ok(LoraSplit {
             adapters,

@@ -23,7 +23,7 @@ pub const MAX_ROUNDS: usize = 10;
 #[derive(Debug, thiserror::Error)]
 pub enum TokenizerError {
     /// The file could not be read or is not a `tokenizer.json`.
-    #[error("--tokenizer {path}: {message}")]
+    #[error("{}: {message}", path.display())]
     Load {
         /// The file.
         path: PathBuf,
@@ -31,7 +31,7 @@ pub enum TokenizerError {
         message: String,
     },
     /// Encoding or decoding failed.
-    #[error("--tokenizer {path}: {message}")]
+    #[error("{}: {message}", path.display())]
     Codec {
         /// The file.
         path: PathBuf,
@@ -39,7 +39,7 @@ pub enum TokenizerError {
         message: String,
     },
     /// This build has no tokenizer support.
-    #[error("--tokenizer {0}: this servebench was built without the `tokenizer` feature (cargo build --features tokenizer)")]
+    #[error("{}: this servebench was built without the `tokenizer` cargo feature", .0.display())]
     NotBuilt(PathBuf),
 }
 

@@ -142,7 +142,7 @@ pub enum MergeError {
     #[error("no run files to merge")]
     Empty,
     /// A file that is not a shard of a sharded run.
-    #[error("{name}: not a shard (run without --shard)")]
+    #[error("{name}: not a shard (its run file records no shard)")]
     NotAShard {
         /// The file.
         name: String,
@@ -175,7 +175,7 @@ pub enum MergeError {
     },
     /// Shards missing (without [`MergeOptions::allow_missing`]).
     #[error(
-        "shards {missing:?} of {count} are missing (merge what there is with --allow-missing)"
+        "shards {missing:?} of {count} are missing (allow missing shards to merge what there is)"
     )]
     Missing {
         /// The missing shards (1-based).
@@ -194,7 +194,7 @@ pub enum MergeError {
         id: u64,
     },
     /// [`Align::ServerDate`] without usable `Date` bounds in a file.
-    #[error("{name}: no consistent Date-header bounds to align by the server's clock (use --align wall)")]
+    #[error("{name}: no consistent Date-header bounds to align by the server's clock (align by the wall clock instead)")]
     NoServerClock {
         /// The file.
         name: String,

@@ -342,7 +342,7 @@ pub fn explain(base: &RunView, candidate: &RunView) -> Explanation {
             } else {
                 "TPOT: a run's scrapes saw no request running while tokens were generated \
                  (the run is shorter than the scrape interval): its batch is unknown; scrape \
-                 more often (--scrape-interval)"
+                 more often"
                     .into()
             });
             return None;

@@ -66,10 +66,10 @@ pub struct Slice {
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
 pub enum SliceError {
     /// The window width is zero.
-    #[error("--slice: the window must be longer than zero")]
+    #[error("a slice width of zero: the window must be longer than zero")]
     ZeroWidth,
     /// The run would be cut into more than [`MAX_SLICES`] windows.
-    #[error("--slice: {width_s} s windows cut this {span_s:.1} s run into more than {MAX_SLICES} slices")]
+    #[error("{width_s} s windows cut this {span_s:.1} s run into more than {MAX_SLICES} slices")]
     TooMany {
         /// The window asked for, seconds.
         width_s: f64,

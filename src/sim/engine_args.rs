@@ -46,7 +46,7 @@ pub enum SimConfigError {
     #[error(transparent)]
     Spec(#[from] SpecError),
     /// The weights do not fit the GPU's memory budget.
-    #[error("{model} needs {weights_gb:.1} GB of weights; {gpu} leaves {budget_gb:.1} GB at --gpu-memory-utilization={util} (after {reserve_gb:.1} GB of non-KV memory)")]
+    #[error("{model} needs {weights_gb:.1} GB of weights; {gpu} leaves {budget_gb:.1} GB at a GPU memory utilization of {util} (after {reserve_gb:.1} GB of non-KV memory)")]
     DoesNotFit {
         /// Model id.
         model: String,

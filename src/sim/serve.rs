@@ -44,7 +44,7 @@ pub fn parse_delta(v: &str) -> Result<DeltaField, String> {
         "reasoning" => Ok(DeltaField::Reasoning),
         "reasoning_content" | "reasoning-content" => Ok(DeltaField::ReasoningContent),
         other => Err(format!(
-            "--delta: unknown field `{other}` (content, reasoning, reasoning_content)"
+            "unknown delta field `{other}` (content, reasoning, reasoning_content)"
         )),
     }
 }

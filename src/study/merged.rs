@@ -26,7 +26,7 @@ pub enum StudyMergeError {
     #[error("no study directories to merge")]
     Empty,
     /// A study directory of an unsharded study.
-    #[error("{}: not a shard of a study (run without --shard)", dir.display())]
+    #[error("{}: not a shard of a study (its journal records no shard)", dir.display())]
     NotAShard {
         /// The directory.
         dir: PathBuf,
@@ -76,7 +76,7 @@ pub enum StudyMergeError {
         next: String,
     },
     /// The output directory holds a study already.
-    #[error("{}: holds a study already (choose a new --out)", dir.display())]
+    #[error("{}: holds a study already (merge into a new directory)", dir.display())]
     OutExists {
         /// The directory.
         dir: PathBuf,

@@ -55,13 +55,13 @@ use crate::runfile::RunFile;
 #[derive(Debug, thiserror::Error)]
 pub enum ShardedError {
     /// A simulator engine in a sharded study.
-    #[error("--shard: engine `{engine}` is the embedded simulator; the shards of a study must load one server, and a simulator inside each shard process would see only that shard's requests (use `kind = \"command\"` engines: shard 1 launches each server, the others load it)")]
+    #[error("engine `{engine}` is the embedded simulator; the shards of a study must load one server, and a simulator inside each shard process would see only that shard's requests (use `kind = \"command\"` engines: shard 1 launches each server, the others load it)")]
     Simulator {
         /// The engine's name.
         engine: String,
     },
-    /// `--shard` without a barrier directory.
-    #[error("--shard in a study needs --start-at barrier:DIR: a study starts many runs and the shards meet in that shared directory before each one (a wall-clock time would align only the first)")]
+    /// A shard of a study without a barrier directory to meet the others in.
+    #[error("a sharded study needs a barrier directory: a study starts many runs and the shards meet in that shared directory before each one (a wall-clock time would align only the first)")]
     NeedsBarrier,
     /// A study directory of another shard (or of an unsharded study).
     #[error("{}: the study there was run as {}, not as {}", dir.display(), show(*journal), show(*given))]
@@ -74,7 +74,7 @@ pub enum ShardedError {
         given: Option<Shard>,
     },
     /// A shared directory an earlier invocation used.
-    #[error("{}: holds shard {shard}'s files of an earlier invocation; give each `study run` and each `--resume` a fresh barrier directory", dir.display())]
+    #[error("{}: holds shard {shard}'s files of an earlier invocation; give each run of the study, and each resumption, a fresh barrier directory", dir.display())]
     UsedDirectory {
         /// The shared directory.
         dir: PathBuf,

@@ -47,7 +47,7 @@ pub fn run(args: &Args) -> Result<String, InputError> {
         request_id_prefix: args.request_id_prefix.clone(),
     };
     let all = accuracy::measure_files_with(&args.truth, &clients, &opts)
-        .map_err(|e| InputError(e.to_string()))?;
+        .map_err(crate::flagged::accuracy)?;
     match args.format {
         TextOrJson::Json => serde_json::to_string_pretty(&all)
             .map(|s| s + "\n")

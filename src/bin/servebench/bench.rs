@@ -548,7 +548,7 @@ fn run(args: &Args) -> Result<(String, u8), Failure> {
             args.lora_split.clone(),
             args.seed.unwrap_or(42),
         )
-        .map_err(|e| InputError(e.to_string()))?;
+        .map_err(crate::flagged::lora)?;
         http.lora = Some(split);
     }
     let stop = StopSignal::new();
@@ -562,7 +562,7 @@ fn run(args: &Args) -> Result<(String, u8), Failure> {
     };
     if let Some(path) = &args.tokenizer {
         let tok = servebench::driver::tokenized::PromptTokenizer::from_file(path)
-            .map_err(|e| InputError(e.to_string()))?;
+            .map_err(crate::flagged::tokenizer)?;
         bench_args.workload.tokenizer = Some(std::sync::Arc::new(tok));
     }
     bench_args.max_requests = args.max_requests;

@@ -35,6 +35,7 @@ mod bench_notes;
 mod capacity_cmd;
 mod compare;
 mod exit;
+mod flagged;
 mod input;
 mod lint;
 #[cfg(feature = "http")]

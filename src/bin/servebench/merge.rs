@@ -55,7 +55,7 @@ pub fn run(args: &Args) -> Result<String, InputError> {
         },
         allow_missing: args.allow_missing,
     };
-    let mut merged = merge(&runs, &opts).map_err(|e| InputError(format!("merge: {e}")))?;
+    let mut merged = merge(&runs, &opts).map_err(crate::flagged::merge)?;
     merged.run.command_line =
         servebench::secret::redact_argv(&std::env::args().collect::<Vec<_>>());
     for c in &merged.clocks {

@@ -238,7 +238,7 @@ pub struct SlicesArgs {
 pub fn run_slices(a: &SlicesArgs) -> Result<String, InputError> {
     let width = parse_duration("--slice", &a.slice)?;
     let r = load(&a.run)?;
-    let s = slices(&r.records, width).map_err(|e| InputError(e.to_string()))?;
+    let s = slices(&r.records, width).map_err(crate::flagged::slice)?;
     let mser = servebench::observe::steady_figures(&r.records);
     if a.json {
         let window = mser.as_ref().map(|(w, _, _)| {

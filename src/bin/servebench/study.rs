@@ -113,7 +113,7 @@ pub fn run(args: &Args) -> ExitCode {
     match result {
         Ok(code) => code,
         Err(e) => {
-            eprintln!("servebench: {e}");
+            eprintln!("servebench: {}", crate::flagged::study(&e));
             ExitCode::from(crate::exit::BAD_INPUT)
         }
     }

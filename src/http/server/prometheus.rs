@@ -65,7 +65,7 @@ impl Counters {
 /// server's clock; a client reads them against its own with this.
 pub(super) fn clock_speed_text(speed: f64) -> String {
     format!(
-        "# HELP {name} Server seconds per wall-clock second (--speed): the latency histograms and the energy counter are in server seconds.\n# TYPE {name} gauge\n{name} {speed}\n",
+        "# HELP {name} Server seconds per wall-clock second (the speed factor): the latency histograms and the energy counter are in server seconds.\n# TYPE {name} gauge\n{name} {speed}\n",
         name = crate::observe::CLOCK_SPEED
     )
 }
