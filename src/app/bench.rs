@@ -14,17 +14,18 @@ use crate::driver::datasets::DatasetSpec;
 use crate::driver::shard::Shard;
 use crate::driver::stop::StopSignal;
 use crate::driver::workload::WorkloadOptions;
-use crate::driver::{run_profile, DriverError, RunOptions, DEFAULT_DRAIN};
+use crate::driver::{run_profile, RunOptions, DEFAULT_DRAIN};
 use crate::http::client::{model_ids, HttpConfig, HttpEngine};
-use crate::http::HttpError;
 use crate::lint::Finding;
 use crate::metrics::{summarize, MetricsOptions};
 use crate::profile::{Dataset, Profile};
 use crate::result::Convention;
 use crate::runfile::{check_writable, RunFile, RunStatus};
 
+mod error;
 mod progress;
 mod shape;
+pub use error::BenchError;
 mod spool;
 pub use progress::{Progress, Progressed, PROGRESS_EVERY};
 use spool::Spool;
@@ -220,34 +221,6 @@ pub const BUILT_IN_SHAREGPT: &str = "built-in ShareGPT length distribution";
 
 /// How often `bench` scrapes `/metrics` by default.
 pub const DEFAULT_SCRAPE_INTERVAL: Duration = Duration::from_secs(1);
-
-/// Errors of a bench run.
-#[derive(Debug, thiserror::Error)]
-pub enum BenchError {
-    /// Setting up the HTTP engine or reaching the server failed.
-    #[error(transparent)]
-    Http(#[from] HttpError),
-    /// The driver could not run the profile.
-    #[error(transparent)]
-    Driver(#[from] DriverError),
-    /// The GPU telemetry source asked for (a DCGM exporter's URL, or `nvidia-smi`) gave no
-    /// sample before the run: nothing was sent.
-    #[error("GPU telemetry from {source_name} failed before the run started: {reason}")]
-    GpuMetrics {
-        /// The source as given ([`BenchArgs::gpu_metrics`]).
-        source_name: String,
-        /// Why its first sample failed.
-        reason: String,
-    },
-    /// Writing the output failed.
-    #[error("writing {path}: {message}")]
-    Write {
-        /// The output path.
-        path: String,
-        /// What went wrong.
-        message: String,
-    },
-}
 
 /// A finished (or interrupted) run.
 #[derive(Debug, Clone, PartialEq)]

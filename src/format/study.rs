@@ -99,15 +99,6 @@ pub struct Document {
     pub files: crate::study::observe::Files,
 }
 
-fn engine_label(study: &StudyFile, c: &Configuration) -> String {
-    study
-        .engines
-        .iter()
-        .find(|e| e.name == c.engine)
-        .map(|e| e.name.clone())
-        .unwrap_or_else(|| c.engine.clone())
-}
-
 fn fence(w: &mut String, body: &str) {
     let _ = writeln!(w, "```\n{}\n```\n", body.trim_end());
 }

@@ -18,9 +18,9 @@ use crate::rng::{SplitMix64, GOLDEN_GAMMA};
 pub use super::config::{Config, Params, CONFIG_NAMES};
 use super::frontend::Frontend;
 use super::metrics::{Gauges, SimMetrics};
-use super::model::StepLoad;
 use super::power::{EnergyMeter, PowerModel, StepWork};
 use super::prefix_cache::{block_hashes, PrefixCache, PrefixCacheCounts};
+use super::step_load::StepLoad;
 
 #[derive(Debug, Clone)]
 struct Req {

@@ -243,9 +243,10 @@ pub struct StepDecomposition {
 /// [`super::kernels::FusedMoe`]) beside the grouped-GEMM rows and the calibrated roofline.
 pub fn moe_decode_decomposition() -> Result<Vec<StepDecomposition>, FidelityError> {
     use super::kernels::{Dtype, KernelTable};
-    use super::model::{StepLoad, StepModel, Weights, EFFICIENCIES};
+    use super::model::{StepModel, Weights, EFFICIENCIES};
     use super::operators::{MoeKernel, OperatorModel, STEP_OVERHEAD_S};
     use super::spec::{GpuSpec, ModelSpec};
+    use super::step_load::StepLoad;
     let model = ModelSpec::resolve("qwen3.5-35b-a3b")?;
     let gpu = GpuSpec::resolve("h200")?;
     let roofline = StepModel::for_deployment(&model, &gpu, Weights::Bf16, false, &EFFICIENCIES);

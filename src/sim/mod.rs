@@ -38,6 +38,7 @@ pub(crate) mod run;
 #[cfg(feature = "http")]
 pub mod serve;
 pub(crate) mod spec;
+pub(crate) mod step_load;
 
 pub use config::{
     mtp_position_acceptance, uses_operator_tables, MTP_ACCEPTANCE, MTP_ACCEPTANCE_DECAY,
@@ -58,7 +59,7 @@ pub use kernels::{
     TableError, FUSED_MOE, KERNELS_FORMAT, KNEE_WEIGHT, ROOFLINE, STREAM_CEILING,
 };
 pub use metrics::SimMetrics;
-pub use model::{Efficiencies, StepLoad, StepModel, Weights, EFFICIENCIES, MIXED_SEQ_S};
+pub use model::{Efficiencies, StepModel, Weights, EFFICIENCIES, MIXED_SEQ_S};
 pub use noise::{
     seed_for, simulate_repetition, NoiseModel, ARRIVAL_JITTER_S, RUN_SIGMA, STEP_SIGMA,
 };
@@ -75,3 +76,4 @@ pub use run::{
 };
 pub use spec::{GpuSpec, ModelSpec};
 pub use spec::{HybridLayout, SpecError, SHIPPED_GPUS, SHIPPED_MODELS};
+pub use step_load::StepLoad;

@@ -10,8 +10,8 @@
 use serde::Serialize;
 
 use super::kernels::{Axis, Curve, Dtype, KernelTable, Operator, FUSED_MOE};
-use super::model::StepLoad;
 use super::spec::{GpuSpec, ModelSpec};
+use super::step_load::StepLoad;
 
 /// Format of the operator list ([`operator_list_json`]).
 pub const OPERATORS_FORMAT: &str = "servebench-operators/1";

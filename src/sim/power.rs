@@ -39,8 +39,9 @@
 
 use crate::observe::prom::Sample;
 
-use super::model::{StepLoad, StepModel};
+use super::model::StepModel;
 use super::spec::GpuSpec;
+use super::step_load::StepLoad;
 
 /// A GPU's power model. See the module docs for the constants.
 #[derive(Debug, Clone, Copy, PartialEq)]

@@ -51,8 +51,9 @@ pub use numpy::{
     mean, median_sorted, numpy_summary, pairwise_sum, percentile_linear, std, NumpySummary,
 };
 pub use order::order_statistics;
+pub(crate) use pair_sort::pair_order;
 pub(crate) use pair_sort::{insertion_sort, sort_pairs};
 pub(crate) use streaming::nanos_u64;
 pub use streaming::{StatsError, Streaming};
-pub(crate) use weighted::{pair_order, rate_mean_max, TimeMerger};
+pub(crate) use weighted::{rate_mean_max, TimeMerger};
 pub use weighted::{WeightedDistribution, GUIDELLM_MERGE_THRESHOLD_S, GUIDELLM_PERCENTILES};

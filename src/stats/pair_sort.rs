@@ -9,7 +9,6 @@
 //! are insertion-sorted, and ranges of one value are sorted by weight.
 
 use super::order::order_key;
-use super::weighted::pair_order;
 
 /// Lists shorter than this are comparison-sorted.
 const RADIX_MIN: usize = 1 << 12;
@@ -17,6 +16,14 @@ const RADIX_MIN: usize = 1 << 12;
 const LEAF: usize = 32;
 /// Most key bits one radix pass splits on.
 const MAX_BITS: u32 = 11;
+
+/// The order events and pairs are sorted in: by value (time), then by weight, both by
+/// `total_cmp`. guidellm sorts by value alone (numpy's unstable sort), which leaves the
+/// order of equal values, and so the rounding of their summed weights, unspecified; this
+/// fixes it, so that any sort gives the same sequence and the same bits.
+pub(crate) fn pair_order(a: &(f64, f64), b: &(f64, f64)) -> std::cmp::Ordering {
+    a.0.total_cmp(&b.0).then_with(|| a.1.total_cmp(&b.1))
+}
 
 /// Sort `xs` by [`pair_order`].
 pub(crate) fn sort_pairs(xs: &mut [(f64, f64)]) {

@@ -108,7 +108,7 @@ impl WeightedDistribution {
         WeightedDistribution::from_sorted(sorted, count)
     }
 
-    /// [`WeightedDistribution::from_weighted`] of pairs already sorted by [`pair_order`]
+    /// [`WeightedDistribution::from_weighted`] of pairs already sorted by [`pair_order`](super::pair_sort::pair_order)
     /// (not empty), with the observation count given.
     pub(crate) fn from_sorted(mut sorted: Vec<(f64, f64)>, count: u64) -> Self {
         let p = Probabilities::merge(&mut sorted);
@@ -206,7 +206,7 @@ impl WeightedDistribution {
     }
 
     /// [`WeightedDistribution::rate_from_timings`] of events already filtered to the window,
-    /// with the window's `(start, 0)` and `(end, 0)` events added, sorted by [`pair_order`].
+    /// with the window's `(start, 0)` and `(end, 0)` events added, sorted by [`pair_order`](super::pair_sort::pair_order).
     pub(crate) fn rate_from_sorted(sorted: impl IntoIterator<Item = (f64, f64)>) -> Self {
         let mut wt = merge_sorted_times(sorted, GUIDELLM_MERGE_THRESHOLD_S);
         if wt.len() <= 1 {
@@ -312,7 +312,7 @@ fn rate_pairs(events: &mut [(f64, f64)]) {
     }
 }
 
-/// The rate pairs of merged events (see [`rate_pairs`]), sorted by [`pair_order`].
+/// The rate pairs of merged events (see [`rate_pairs`]), sorted by [`pair_order`](super::pair_sort::pair_order).
 fn sorted_rate_pairs(merged: &mut [(f64, f64)]) {
     rate_pairs(merged);
     sort_pairs(merged);
@@ -334,7 +334,7 @@ pub(crate) fn rate_mean_max(mut merged: Vec<(f64, f64)>) -> (f64, f64) {
     }
 }
 
-/// guidellm's probabilities over pairs sorted by [`pair_order`] whose equal values were
+/// guidellm's probabilities over pairs sorted by [`pair_order`](super::pair_sort::pair_order) whose equal values were
 /// merged and non-positive weights dropped ([`Probabilities::merge`]).
 struct Probabilities {
     total: f64,
@@ -383,14 +383,6 @@ impl Probabilities {
     }
 }
 
-/// The order events and pairs are sorted in: by value (time), then by weight, both by
-/// `total_cmp`. guidellm sorts by value alone (numpy's unstable sort), which leaves the
-/// order of equal values, and so the rounding of their summed weights, unspecified; this
-/// fixes it, so that any sort gives the same sequence and the same bits.
-pub(crate) fn pair_order(a: &(f64, f64), b: &(f64, f64)) -> std::cmp::Ordering {
-    a.0.total_cmp(&b.0).then_with(|| a.1.total_cmp(&b.1))
-}
-
 /// guidellm 0.8's `_merge_sorted_times_with_weights`: sum the weights of equal times, then
 /// greedily group times lying within `threshold` of a group's first time (groups never
 /// span a gap larger than `threshold`), keeping each group's first time. One pass over a
@@ -407,7 +399,7 @@ fn merge_sorted_times(
     m.finish()
 }
 
-/// [`merge_sorted_times`] fed one event at a time (events in [`pair_order`]), so that
+/// [`merge_sorted_times`] fed one event at a time (events in [`pair_order`](super::pair_sort::pair_order)), so that
 /// several streams can be merged in one pass over their events.
 pub(crate) struct TimeMerger {
     threshold: f64,
@@ -501,6 +493,7 @@ impl TimeMerger {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::stats::pair_order;
     use proptest::prelude::*;
 
     /// The array-shaped original of [`merge_sorted_times`]: guidellm 0.8's `_merge_sorted_times_with_weights`: sum the weights of equal times, then

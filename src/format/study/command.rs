@@ -2,7 +2,6 @@
 //! runs when pasted (`vllm serve MODEL` + flags for the simulator, the engine's own launch
 //! command for a command engine).
 
-use super::engine_label;
 use crate::format::gpustack::serving_command;
 use crate::format::shell;
 use crate::study::file::{EngineKind, StudyFile};
@@ -67,4 +66,14 @@ pub(super) fn serve_command(study: &StudyFile, c: &Configuration) -> String {
         }
         _ => serving_command(&engine_label(study, c), &c.model, &c.flags),
     }
+}
+
+/// The engine's name for configuration `c` (its study-file name, else the journal's).
+fn engine_label(study: &StudyFile, c: &Configuration) -> String {
+    study
+        .engines
+        .iter()
+        .find(|e| e.name == c.engine)
+        .map(|e| e.name.clone())
+        .unwrap_or_else(|| c.engine.clone())
 }
