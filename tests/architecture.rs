@@ -1401,8 +1401,6 @@ const KNOWN_CYCLES: &[&[&str]] = &[
         "src/import/guidellm/mod.rs",
         "src/import/guidellm/parallel.rs",
     ],
-    &["src/import/json.rs", "src/import/mod.rs"],
-    &["src/lint/checks.rs", "src/lint/mod.rs"],
     &[
         "src/load/error.rs",
         "src/load/mod.rs",

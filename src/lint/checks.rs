@@ -1,7 +1,7 @@
 //! The checks of one result: each rule of the module's table that reads a
 //! `BenchmarkResult`, pushing its findings.
 
-use super::{
+use super::finding::{
     ev, finding, fmt_num, is_zero_ms, rel_diff, total_requests, Code, Evidence, Finding,
     LintOptions, Severity, GUIDELLM_DEFAULT_MAX_CONCURRENCY, TOLERANCE,
 };
