@@ -1477,3 +1477,41 @@ fn no_new_import_cycles_between_files() {
         broken.join("\n")
     );
 }
+
+/// Inside the crate, paths name the module that owns an item, never the root's re-export
+/// of it (`crate::profile::Profile`, not `crate::Profile`): the re-exports are for users,
+/// and a path through them hides which module a file really depends on.
+#[test]
+fn the_crate_imports_from_owning_modules_not_root_reexports() {
+    let krate = scan_crate();
+    let root = krate
+        .files
+        .iter()
+        .find(|f| f.rel == "src/lib.rs")
+        .expect("src/lib.rs");
+    let reexported: BTreeSet<&str> = root
+        .paths
+        .iter()
+        .filter(|p| p.in_use && p.public)
+        .map(|p| p.binds.as_str())
+        .filter(|name| !krate.modules.contains_key(&vec![name.to_string()]))
+        .collect();
+    assert!(reexported.contains("Profile") && reexported.contains("Convention"));
+    let found: Vec<String> = krate
+        .files
+        .iter()
+        .filter(|f| f.rel != "src/lib.rs")
+        .flat_map(|f| {
+            f.paths
+                .iter()
+                .filter(|p| p.segments.len() >= 2 && p.segments[0] == "crate")
+                .filter(|p| reexported.contains(p.segments[1].as_str()))
+                .map(move |p| format!("{}:{}: {}", f.rel, p.line, p.segments.join("::")))
+        })
+        .collect();
+    assert!(
+        found.is_empty(),
+        "paths through the root's re-exports (name the owning module):\n{}",
+        found.join("\n")
+    );
+}

@@ -241,7 +241,7 @@ impl Arrivals {
     }
 
     /// The arrivals a [`Profile`](crate::Profile) asks for: guidellm's constant rate.
-    pub fn for_profile(profile: &crate::Profile) -> Arrivals {
+    pub fn for_profile(profile: &crate::profile::Profile) -> Arrivals {
         Arrivals::Constant {
             rate: profile.request_rate,
         }

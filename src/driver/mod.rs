@@ -87,8 +87,8 @@ use std::time::Duration;
 
 use crate::collector::{Collector, ManualClock, RequestHandle};
 use crate::engine::{Engine, EngineError, EngineEvent, EngineRequest};
+use crate::profile::Profile;
 use crate::record::{ErrorKind, RequestRecord, TurnRef};
-use crate::Profile;
 use datasets::TurnPlan;
 use workload::{WorkItem, WorkloadError, WorkloadOptions};
 

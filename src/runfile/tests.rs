@@ -3,7 +3,7 @@
 use super::*;
 use crate::metrics::{compute, MetricsOptions};
 use crate::record::{Chunk, ErrorKind, Outcome};
-use crate::Convention;
+use crate::result::Convention;
 use std::time::Duration;
 
 fn sample() -> RunFile {

@@ -14,7 +14,7 @@ use crate::engine::Engine;
 use crate::metrics::{self, MetricsOptions};
 use crate::profile::{Dataset, Profile};
 use crate::result::BenchmarkResult;
-use crate::Convention;
+use crate::result::Convention;
 
 use super::engine::{Config, H200Sim};
 use super::guidellm;

@@ -684,7 +684,7 @@ profiles = ["a"]
         // Shard 2 never comes: shard 1's wait names it.
         let result = crate::metrics::compute(
             &[],
-            crate::metrics::MetricsOptions::new(crate::Convention::Vllm),
+            crate::metrics::MetricsOptions::new(crate::result::Convention::Vllm),
         );
         let profile = crate::profile::Profile::preset("latency").unwrap();
         let part = RunFile::new(
