@@ -1397,11 +1397,6 @@ const KNOWN_CYCLES: &[&[&str]] = &[
         "src/http/timeline.rs",
     ],
     &[
-        "src/import/guidellm/convert.rs",
-        "src/import/guidellm/mod.rs",
-        "src/import/guidellm/parallel.rs",
-    ],
-    &[
         "src/load/error.rs",
         "src/load/mod.rs",
         "src/load/sniff.rs",

@@ -7,8 +7,10 @@ use std::time::Duration;
 use chrono::{DateTime, FixedOffset, TimeZone, Utc};
 
 use super::raw::*;
+use super::report::{
+    unsupported, Counts, GuidellmBenchmark, GuidellmReport, RequestCounts, Schema,
+};
 use super::request::{classify_error, offset, reconstruct_chunks, times, Times};
-use super::{unsupported, Counts, GuidellmBenchmark, GuidellmReport, RequestCounts, Schema};
 use crate::import::{round_count, ImportError};
 use crate::record::{Outcome, RequestRecord};
 use crate::result::{BenchmarkResult, Convention, Percentile, RunMeta, Summary};

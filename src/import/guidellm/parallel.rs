@@ -36,7 +36,7 @@ use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use serde::de::{self, IgnoredAny, SeqAccess, Visitor};
 use serde::{Deserialize, Deserializer};
 
-use super::{RawBenchmark, RawReport, RawRequest, RawRequests};
+use super::raw::{RawBenchmark, RawReport, RawRequest, RawRequests};
 
 /// A request list as its pieces, in order.
 pub(super) type Pieces = Vec<Vec<RawRequest>>;
@@ -340,7 +340,7 @@ pub(super) fn parse(bytes: &[u8], threads: usize) -> Option<RawReport<Pieces>> {
     };
     // A bare `NaN` before the lists (guidellm writes non-finite aggregates there) would
     // only fail the skeleton after all the work: go sequential (through the filter) at once.
-    if super::json::may_contain_non_finite(bytes.get(..first)?) {
+    if crate::import::json::may_contain_non_finite(bytes.get(..first)?) {
         return None;
     }
     let mut starts = list_starts(bytes, 0, first);
