@@ -78,7 +78,9 @@ pub struct ReportBlock {
     /// The p99 TTFT's drift over 1-minute windows, for a run long enough to have
     /// [`crate::noise::MIN_DRIFT_WINDOWS`] of them ([`crate::format::drift_line`]).
     pub drift: Option<String>,
-    /// A staged run's figures per stage: phase, ramp step or fill ([`crate::format::stage_line`]).
+    /// A staged run's figures per stage: phase, ramp step or fill
+    /// ([`crate::format::stage_line`]); and a cold run's first requests apart from its steady
+    /// state ([`crate::format::cold_line`]).
     pub stages: Vec<String>,
 }
 
@@ -435,14 +437,10 @@ fn stage_lines(
     stages: &[crate::observe::Stage],
     measured: &[crate::record::RequestRecord],
 ) -> Vec<String> {
-    let opts = MetricsOptions::new(Convention::Vllm);
     stages
         .iter()
-        .zip(crate::observe::stage_members(stages, measured))
-        .map(|(stage, inside)| {
-            let inside: Vec<_> = inside.into_iter().cloned().collect();
-            crate::format::stage_line(stage, inside.len(), &compute(&inside, &opts))
-        })
+        .zip(crate::observe::stage_figures(stages, measured))
+        .map(|(stage, (sent, figures))| crate::format::stage_line(stage, sent, &figures))
         .collect()
 }
 

@@ -84,7 +84,6 @@ fn steady(r: &PlotRun) -> String {
 /// A staged run's table: each stage's span, offered load and vLLM's figures over the
 /// requests sent in it.
 fn stage_table(h: &mut String, r: &PlotRun) {
-    use crate::metrics::{compute, MetricsOptions};
     if r.stages.is_empty() {
         return;
     }
@@ -93,14 +92,11 @@ fn stage_table(h: &mut String, r: &PlotRun) {
         "<h2>Stages: {}</h2>\n<table class=\"stages\"><thead><tr><th>stage</th><th>span (s after the first send)</th><th>offered rate (req/s)</th><th>client cap</th><th>requests sent</th><th>succeeded</th><th>req/s</th><th>mean TTFT ms</th><th>P99 TTFT ms</th></tr></thead><tbody>",
         escape(r.label)
     );
-    let opts = MetricsOptions::new(crate::result::Convention::Vllm);
-    for (stage, inside) in r
+    for (stage, (sent, res)) in r
         .stages
         .iter()
-        .zip(super::stages::members(r.stages, r.records))
+        .zip(super::stage_figures(r.stages, r.records))
     {
-        let inside: Vec<_> = inside.into_iter().cloned().collect();
-        let res = compute(&inside, opts.clone());
         let span = match stage.end_s {
             Some(e) => format!("{:.1}–{e:.1}", stage.start_s),
             None => format!("{:.1}–", stage.start_s),
@@ -116,7 +112,7 @@ fn stage_table(h: &mut String, r: &PlotRun) {
             escape(&stage.label),
             pair(stage.rate_per_s.map(|(a, b)| (format!("{a:.2}"), format!("{b:.2}")))),
             pair(stage.concurrency.map(|(a, b)| (a.to_string(), b.to_string()))),
-            inside.len(),
+            sent,
             res.successful_requests.map_or("–".into(), |n| n.to_string()),
             num(res.request_throughput_per_s, 2),
             num(res.ttft.as_ref().and_then(|s| s.mean), 2),

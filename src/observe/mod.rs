@@ -47,6 +47,6 @@ pub use slices::{
 };
 pub use stages::{members as stage_members, Stage, StageKind, RAMP_STAGES};
 pub use steady::{
-    cold_figures, cut_by_time, mser5, steady_figures, steady_window, ColdFigures, SteadyWindow,
-    MSER_BATCH, MSER_MIN_BATCHES,
+    cold_figures, cut_by_time, mser5, stage_figures, steady_figures, steady_window, ColdFigures,
+    SteadyWindow, MSER_BATCH, MSER_MIN_BATCHES,
 };

@@ -176,6 +176,22 @@ pub fn cold_figures(records: &[RequestRecord]) -> Option<ColdFigures> {
     })
 }
 
+/// vLLM's figures over the records sent in each stage ([`super::stage_members`]), with how many were
+/// sent: what `report`'s stage lines and the HTML report's stage table show.
+pub fn stage_figures(
+    stages: &[super::Stage],
+    records: &[RequestRecord],
+) -> Vec<(usize, crate::result::BenchmarkResult)> {
+    let opts = crate::metrics::MetricsOptions::new(crate::result::Convention::Vllm);
+    super::stages::members(stages, records)
+        .into_iter()
+        .map(|inside| {
+            let inside: Vec<RequestRecord> = inside.into_iter().cloned().collect();
+            (inside.len(), crate::metrics::compute(&inside, &opts))
+        })
+        .collect()
+}
+
 /// `records` split by send time, from the first send: those within `warmup` of it, the
 /// rest, and those within `cooldown` of the last send (each `None`: nothing cut). Returns
 /// (kept, warm-up, cool-down).

@@ -11,7 +11,6 @@ use std::time::{Duration, SystemTime};
 
 use serde::{Deserialize, Serialize};
 
-use crate::record::RequestRecord;
 use crate::runfile::RunFile;
 
 /// One launch of a configuration's server.
@@ -58,17 +57,6 @@ pub fn first_token(run: &RunFile) -> Option<(SystemTime, Duration)> {
     Some((at, ttft))
 }
 
-/// The median of `records`' TTFTs, ms.
-fn median_ttft_ms(records: &[&RequestRecord]) -> Option<f64> {
-    let mut v: Vec<f64> = records
-        .iter()
-        .filter_map(|r| r.ttft())
-        .map(|d| d.as_secs_f64() * 1e3)
-        .collect();
-    v.sort_by(f64::total_cmp);
-    crate::stats::median_sorted(&v)
-}
-
 impl Startup {
     /// Launch number `launch`, launched at `launched_at` and healthy after `healthy`; the
     /// first request's run (`first_sent`: the warm-up run, else the first measured run) and
@@ -93,24 +81,16 @@ impl Startup {
             steady_median_ttft_ms: None,
             run: measured.map(|(k, _)| k.to_string()),
         };
-        let Some((_, run)) = measured else {
+        // The warm-up window as `bench --cold` reports it ([`crate::observe::cold_figures`]).
+        let Some(cold) = measured.and_then(|(_, run)| crate::observe::cold_figures(&run.records))
+        else {
             return s;
         };
-        let Some(w) = crate::observe::steady_window(&run.records) else {
-            return s;
-        };
-        let before: Vec<&RequestRecord> =
-            run.records.iter().filter(|r| r.sent_at < w.start).collect();
-        let first_sent = run
-            .records
-            .iter()
-            .map(|r| r.sent_at)
-            .min()
-            .unwrap_or(w.start);
-        s.warmup_s = Some(w.start.saturating_sub(first_sent).as_secs_f64());
-        s.warmup_requests = Some(before.len());
-        s.warmup_median_ttft_ms = median_ttft_ms(&before);
-        s.steady_median_ttft_ms = median_ttft_ms(&w.records(&run.records));
+        let median = |r: &crate::result::BenchmarkResult| r.ttft.as_ref().and_then(|t| t.median);
+        s.warmup_s = Some(cold.warmup_s);
+        s.warmup_requests = Some(cold.warmup_requests);
+        s.warmup_median_ttft_ms = cold.warmup.as_ref().and_then(median);
+        s.steady_median_ttft_ms = median(&cold.steady);
         s
     }
 }
