@@ -6,6 +6,7 @@
 #![cfg(feature = "sim")]
 
 use servebench::profile::Profile;
+use servebench::sim::EFFECT_ERROR_FRACTION;
 use servebench::sim::{guidellm_view, simulate, SEED_BASELINE_S, SEED_OPTIMIZED_S};
 use servebench::sim::{Config, H200Sim, CONFIG_NAMES};
 
@@ -94,6 +95,31 @@ fn optimized_beats_baseline_on_every_profile() {
             "{name}: {od:.2} vs {seed_opt}"
         );
     }
+}
+
+/// The model error a study's simulated decisions carry ([`EFFECT_ERROR_FRACTION`]) is
+/// what the simulator gets wrong about the seed's one measured change: the predicted
+/// throughput gain of the optimized command against the measured gain, per profile.
+#[test]
+fn the_stated_effect_error_is_the_simulators_error_on_the_seeds_change() {
+    let mut errors = Vec::new();
+    for ((name, seed_base, _, _), (_, seed_opt)) in SEED_BASELINE_S.iter().zip(SEED_OPTIMIZED_S) {
+        let dur = |c: &str| {
+            simulate(&preset(name), &config(c), 0, false)
+                .unwrap()
+                .result
+                .duration_s()
+                .unwrap()
+        };
+        let predicted = dur("baseline") / dur("optimized") - 1.0;
+        let measured = seed_base / seed_opt - 1.0;
+        errors.push((predicted / measured - 1.0).abs());
+    }
+    let mean = errors.iter().sum::<f64>() / errors.len() as f64;
+    assert!(
+        (mean - EFFECT_ERROR_FRACTION).abs() < 0.02,
+        "stated {EFFECT_ERROR_FRACTION}, the simulator's error now {mean:.3} ({errors:?})"
+    );
 }
 
 #[test]

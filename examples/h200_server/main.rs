@@ -400,9 +400,9 @@ mod tests {
         assert!(wants_document(&args));
         let doc = study_document(&args).unwrap();
         assert!(doc.starts_with("# Optimizing Qwen3.5-35B-A3B Throughput\n\n## Conclusion\n"));
-        // The engine baseline, the five steps (MTP is simulated), baseline and optimized on
-        // four profiles.
-        assert_eq!(text::parse(&doc).unwrap().len(), 14);
+        // The engine baseline and the five steps (MTP is simulated) on the ladder's four
+        // profiles, baseline and optimized on the four final profiles.
+        assert_eq!(text::parse(&doc).unwrap().len(), 4 + 5 * 4 + 8);
         let a = |v: &[&str]| parse_args(v.iter().map(|s| s.to_string())).unwrap();
         for argv in [
             &["--format", "json"][..],

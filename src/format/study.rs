@@ -29,12 +29,13 @@ use crate::study::verdict::{decide_results, mean_interval, Call, Decision};
 mod command;
 mod decision;
 mod method;
+mod profiles;
 mod startup;
 use command::serve_command;
 pub use command::DEFAULT_SERVE_PORT;
 use decision::{with_rule, with_rules};
 pub(crate) use method::trim;
-use method::{describe_bases, ladder_rule, method_sentence};
+use method::{describe_bases, guard_words, ladder_rule, method_sentence};
 
 /// One profile's final comparison, as data.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -268,7 +269,9 @@ fn ladder_row(
                     verdict: Verdict::NotAvailable,
                     backend_parameters: s.config.flags.clone(),
                 };
-                let why = s.decision.as_ref().map(|d| d.text()).unwrap_or_default();
+                let why = profiles::guard_failure(study, s)
+                    .or_else(|| s.decision.as_ref().map(|d| d.text()))
+                    .unwrap_or_default();
                 return format!(
                     "| {} | {} (not kept against {}: {why}; optimization skipped) | {} |",
                     step.name,
@@ -517,10 +520,11 @@ pub fn render(study: &StudyFile, o: &Outcomes, a: &Analysis, files: bool) -> Doc
             );
         }
         w.push('\n');
+        profiles::conclusion(w, study, o, a, &final_rows);
     }
     let _ = writeln!(w, "### Note\n");
     let ladder: Vec<&Decision> = a.steps.iter().filter_map(|s| s.decision.as_ref()).collect();
-    let method_note = format!("These runs do not cover every combination of options: the best engine at its defaults is the starting point and each step is {} on {} (the {} profile; {}). This pruning finds a local optimum, which may not be the global one.", ladder_rule(study, &ladder), target.label, study.ladder.profiles[0], describe_bases(&ladder, "ladder"));
+    let method_note = format!("These runs do not cover every combination of options: the best engine at its defaults is the starting point and each step is {} on {} (the {} profile; {}){}. This pruning finds a local optimum, which may not be the global one.", ladder_rule(study, &ladder), target.label, study.ladder.profiles[0], describe_bases(&ladder, "ladder"), guard_words(study));
     let _ = writeln!(w, "- {method_note}");
     if let (Goal::Capacity, Some(slo), Some((kind, _))) =
         (study.goal, study.slo_target(), study.search_options())
@@ -631,7 +635,12 @@ pub fn render(study: &StudyFile, o: &Outcomes, a: &Analysis, files: bool) -> Doc
     for s in &a.steps {
         let _ = writeln!(w, "### {}\n", s.name);
         cx.profile_blocks(w, &s.config);
-        let outcome = if s.accepted {
+        let outcome = if let Some(g) = profiles::guard_failure(study, s) {
+            format!(
+                "Skipped: better on {decision_profile} but {g}, against {}",
+                s.reference
+            )
+        } else if s.accepted {
             format!(
                 "Kept: {} than {}",
                 s.decision.as_ref().map(|d| d.text()).unwrap_or_default(),
@@ -658,6 +667,7 @@ pub fn render(study: &StudyFile, o: &Outcomes, a: &Analysis, files: bool) -> Doc
             .map(|d| format!(" Rule: {}.", d.rule))
             .unwrap_or_default();
         let _ = writeln!(w, "{outcome}.{rule}\n");
+        profiles::step_details(w, study, s);
         if let Some(e) = explanations.iter().find(|e| e.step == s.name) {
             let _ = writeln!(
                 w,

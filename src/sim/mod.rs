@@ -51,7 +51,8 @@ pub use engine_args::{
 };
 pub use fidelity::{
     development_points, e2e_mean_absolute_error, moe_decode_decomposition, DevLoad, DevPoint,
-    DevResult, FidelityError, StepDecomposition, DEV_POINTS, SEED_DECODE_STEPS,
+    DevResult, FidelityError, StepDecomposition, DEV_POINTS, EFFECT_ERROR_FRACTION,
+    SEED_DECODE_STEPS,
 };
 pub use guidellm::{reasoning_blind, Thinking, THINKING_RANDOM, THINKING_SHAREGPT};
 pub use kernels::{

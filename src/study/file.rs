@@ -13,6 +13,7 @@ use crate::profile::Profile;
 
 use super::StudyError;
 
+pub use super::ladder::{LadderRule, LadderSpec, StepSpec};
 pub use super::repetitions::{NoiseMode, NoiseSpec, Repetitions};
 
 /// The value of a study file's `format` key.
@@ -286,39 +287,6 @@ fn expected_start() -> f64 {
     120.0
 }
 
-/// The optimization ladder.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct LadderSpec {
-    /// Profiles the engine selection and every step run (the seed: `["sharegpt"]`); the
-    /// decision uses the first.
-    pub profiles: Vec<String>,
-    /// The steps, in order.
-    #[serde(default)]
-    pub steps: Vec<StepSpec>,
-}
-
-/// One optimization step.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct StepSpec {
-    /// The step's name in the document (`Prefix Cache && Quantization`).
-    pub name: String,
-    /// The configuration it starts from: `best` (the best so far, default), `baseline` or
-    /// an earlier step's name.
-    #[serde(default)]
-    pub on: Option<String>,
-    /// Serve this model instead (`Qwen/Qwen3.5-35B-A3B-FP8`).
-    #[serde(default)]
-    pub model: Option<String>,
-    /// Flags added (a flag with the same key, the text before `=`, is replaced).
-    #[serde(default)]
-    pub add: Vec<String>,
-    /// Flag keys removed (`--enable-prefix-caching`).
-    #[serde(default)]
-    pub remove: Vec<String>,
-}
-
 /// The final comparison.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -414,19 +382,30 @@ Top level
 
 [ladder]
   profiles = ["sharegpt"]          required: profiles the engine selection and the steps run;
-                                   the decision uses the first
+                                   the first is the target profile
+  rule = "all-profiles"|"target"   all-profiles (default): a step is kept only when better on
+                                   the target profile and shown not worse than the tolerance
+                                   on every other ladder profile; target: the first profile
+                                   alone decides (the source study's method)
+  tolerance = 2.0                  all-profiles: the most a kept step may lose on another
+                                   profile, percent of the reference
   [[ladder.steps]]                 in order
     name = "Quantization"          required: name in the document
     on = "best"                    start from: best (default) | baseline | an earlier step's name
     model = "Org/Model-FP8"        serve another model
     add = ["--enable-prefix-caching"]  flags added (same key before '=' is replaced)
     remove = ["--kv-cache-dtype"]  flag keys removed
+    notes = ["..."]                what is known about the step from elsewhere (a source
+                                   study's measurement); the document says it beside the step
 
   A step is kept when it succeeds on every request and the decision rule calls it better
   than the best configuration so far on the target metric by more than min_effect, with 95%
-  confidence (from repetitions, from within-run intervals of single runs, or exactly in a
-  deterministic simulation); otherwise it is skipped and the document says why ("better but
-  below the minimum effect", "within noise", "worse", "no interval").
+  confidence (from repetitions, from within-run intervals of single runs, or from a
+  simulation with the simulator's stated model error), and — rule all-profiles — the
+  interval of its change on every other ladder profile lies above -tolerance; otherwise it
+  is skipped and the document says why ("better but below the minimum effect", "within
+  noise", "within model error", "worse", "no interval", "worse beyond the tolerance on
+  generation-heavy").
 
 [final]
   profiles = ["sharegpt", "throughput"]  required: baseline and recommended both run these
@@ -616,9 +595,7 @@ impl StudyFile {
             self.profile(p)
                 .map_err(|m| format!("ladder.profiles[{i}]: {m}"))?;
         }
-        if self.ladder.profiles.is_empty() {
-            return Err("ladder.profiles: at least one profile is needed".into());
-        }
+        self.ladder.check()?;
         for (i, p) in self.final_.profiles.iter().enumerate() {
             self.profile(p)
                 .map_err(|m| format!("final.profiles[{i}]: {m}"))?;

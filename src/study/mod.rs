@@ -44,6 +44,7 @@
 pub(crate) mod file;
 pub(crate) mod flags;
 pub(crate) mod journal;
+pub(crate) mod ladder;
 pub(crate) mod merged;
 pub(crate) mod observe;
 pub(crate) mod plan;
@@ -56,13 +57,14 @@ pub(crate) mod verdict;
 use std::path::PathBuf;
 
 pub use file::{
-    CapacitySpec, EngineKind, EngineSpec, FinalSpec, Goal, LadderSpec, NoiseMode, NoiseSpec, Order,
-    Repetitions, StepSpec, StudyFile, EXPLAIN,
+    CapacitySpec, EngineKind, EngineSpec, FinalSpec, Goal, LadderRule, LadderSpec, NoiseMode,
+    NoiseSpec, Order, Repetitions, StepSpec, StudyFile, EXPLAIN,
 };
 pub use file::{FORMAT as STUDY_FORMAT, VERSION as STUDY_VERSION};
 pub use flags::{sim_config, SIM_GPU};
 pub use journal::{run_key, write_atomic, Configuration, Failure, Journal, LiveServer, RunEntry};
 pub use journal::{FORMAT as JOURNAL_FORMAT, VERSION as JOURNAL_VERSION};
+pub use ladder::{ProfileVerdict, DEFAULT_TOLERANCE_PERCENT};
 pub use merged::{merge_studies, MergedStudy, StudyMergeError};
 pub use process::{
     check_placeholders, fill_command, group_alive, signal_number, Fill, RedactingCopy, Signal,
@@ -70,7 +72,8 @@ pub use process::{
 pub use shards::{refuse_simulators, ShardedError};
 pub use startup::Startup;
 pub use verdict::{
-    decide, decide_capacity, Call, Decision, DETERMINISTIC, NO_BASIS, REPETITIONS, WITHIN_RUN,
+    decide, decide_capacity, Call, Decision, DETERMINISTIC, MODEL_ERROR, NO_BASIS, REPETITIONS,
+    WITHIN_RUN,
 };
 
 /// A study error: names the file (and the key or line) or the bad usage.

@@ -12,6 +12,7 @@ use super::file::EngineKind;
 use super::file::{Order, StudyFile};
 use super::flags::split_flag;
 use super::journal::{run_key, Configuration, Failure};
+use super::ladder::ProfileVerdict;
 use super::verdict::{decide_results, Call, Decision, Rule};
 use crate::result::BenchmarkResult;
 
@@ -84,6 +85,9 @@ pub struct StepOutcome {
     pub accepted: bool,
     /// Lowest success rate over the step's runs on the decision profile.
     pub success_rate: Option<f64>,
+    /// The step's verdict on each ladder profile, the target first (empty for a
+    /// one-profile ladder); under `rule = "all-profiles"` every guard must hold.
+    pub profiles: Vec<super::ladder::ProfileVerdict>,
 }
 
 /// Everything decided so far.
@@ -210,6 +214,7 @@ pub fn rule(
         design: study.design(),
         sequential: ladder && study.is_auto(),
         deterministic: deterministic(study, reference) && deterministic(study, candidate),
+        model_error: Some(crate::sim::EFFECT_ERROR_FRACTION),
     }
 }
 
@@ -372,6 +377,7 @@ pub fn analyse(study: &StudyFile, o: &Outcomes) -> Analysis {
             decision: None,
             accepted: false,
             success_rate: None,
+            profiles: Vec::new(),
         };
         if study.is_auto() {
             if let Some(f) = o.failures.get(&config.key()) {
@@ -417,11 +423,13 @@ pub fn analyse(study: &StudyFile, o: &Outcomes) -> Analysis {
                 .filter_map(|r| r.success_rate(None))
                 .collect();
             step.success_rate = rates.iter().copied().reduce(f64::min);
+            step.profiles = profile_verdicts(study, o, &best.0, &config, step.decision.as_ref());
             step.accepted = step
                 .decision
                 .as_ref()
                 .is_some_and(|d| d.call == Call::Better)
-                && step.success_rate.is_none_or(|r| r >= 1.0);
+                && step.success_rate.is_none_or(|r| r >= 1.0)
+                && (!study.ladder.guarded() || step.profiles.iter().all(|v| v.holds));
         }
         if step.accepted {
             best = (config.clone(), s.name.clone());
@@ -452,6 +460,50 @@ pub fn analyse(study: &StudyFile, o: &Outcomes) -> Analysis {
     }
     a.final_status = Some((b, r));
     a
+}
+
+/// A decided step's verdict on each ladder profile (empty for a one-profile ladder): the
+/// target's `decision`, and each other profile decided on the same repetitions by the same
+/// rule, held against the ladder's tolerance ([`super::ladder`]).
+fn profile_verdicts(
+    study: &StudyFile,
+    o: &Outcomes,
+    reference: &Configuration,
+    candidate: &Configuration,
+    decision: Option<&Decision>,
+) -> Vec<ProfileVerdict> {
+    let profiles = &study.ladder.profiles;
+    if profiles.len() < 2 {
+        return Vec::new();
+    }
+    let (nr, nc) = match decision {
+        Some(d) => (d.n_reference as u32, d.n_candidate as u32),
+        None => (study.fixed_repetitions(), study.fixed_repetitions()),
+    };
+    let rule = rule(study, reference, candidate, false);
+    let target = study.target_metric();
+    let higher = study.higher_is_better();
+    let mut out = vec![ProfileVerdict {
+        profile: profiles[0].clone(),
+        target: true,
+        decision: decision.cloned(),
+        worst_percent: None,
+        holds: decision.is_some_and(|d| d.call == Call::Better),
+    }];
+    for p in &profiles[1..] {
+        let r = o.runs_of(reference, p, nr);
+        let c = o.runs_of(candidate, p, nc);
+        let d = decide_results(&r, &c, &target, &rule);
+        let rm = mean(&r.iter().filter_map(|x| target.value(x)).collect::<Vec<_>>());
+        out.push(ProfileVerdict::guard(
+            p,
+            d,
+            rm,
+            study.ladder.tolerance_percent(),
+            higher,
+        ));
+    }
+    out
 }
 
 /// The repetition shown for `config` on `profile`: the one with the median target value.

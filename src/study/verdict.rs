@@ -3,8 +3,14 @@
 //! with one of [`crate::noise::sequential`]'s outcomes and says what the answer rests on
 //! (its **basis**):
 //!
-//! * `deterministic simulation` — the simulator with its noise off replays one run
-//!   exactly, so the difference is the model's effect, known without error;
+//! * `simulation, within the model's error` — the simulator with its noise off replays one
+//!   run exactly, so the difference is the model's effect without run-to-run noise; what is
+//!   uncertain is the model itself, so the difference carries the simulator's stated error
+//!   on an effect's size ([`crate::sim::EFFECT_ERROR_FRACTION`]): the band
+//!   `difference × (1 ± error)`, and a difference that band does not carry beyond the
+//!   minimum effect is "within model error";
+//! * `deterministic simulation` — the same without a stated model error (a rule built
+//!   with `model_error: None`): the exact difference;
 //! * `repetitions` — two or more runs on each side: the Student-t interval of the paired
 //!   differences (Welch's for unequal counts), at the full α for a fixed count, at the
 //!   look's share of α for `repetitions = "auto"`;
@@ -81,6 +87,8 @@ impl Call {
 
 /// The basis of a decision on exact simulator differences.
 pub const DETERMINISTIC: &str = "deterministic simulation";
+/// The basis of a decision on simulator differences with the model's stated error.
+pub const MODEL_ERROR: &str = "simulation, within the model's error";
 /// The basis of a decision on repetitions.
 pub const REPETITIONS: &str = "repetitions";
 /// The basis of a decision on single runs' within-run intervals.
@@ -144,6 +152,9 @@ pub struct Rule {
     pub sequential: bool,
     /// Both sides ran on the simulator with its noise off.
     pub deterministic: bool,
+    /// With `deterministic`: the simulator's stated error on an effect's size, a fraction
+    /// of the difference ([`crate::sim::EFFECT_ERROR_FRACTION`]); `None`: exact.
+    pub model_error: Option<f64>,
 }
 
 /// Mean, and the 95% half-width of the mean (`None` for fewer than two values).
@@ -321,8 +332,20 @@ pub fn decide_results(
     };
     let se = |r: &BenchmarkResult| r.intervals.as_ref()?.for_metric(metric).map(|i| i.se);
     let (interval, confidence, basis) = if rule.deterministic {
-        out.call = Call::of(classify_exact(difference, threshold, higher));
-        out.basis = DETERMINISTIC.into();
+        match rule.model_error {
+            Some(k) => {
+                let h = k * difference.abs();
+                let (lo, hi) = (difference - h, difference + h);
+                out.call = Call::of(classify_interval(lo, hi, threshold, higher, false));
+                out.interval = Some((lo, hi));
+                out.half_width = Some(h);
+                out.basis = MODEL_ERROR.into();
+            }
+            None => {
+                out.call = Call::of(classify_exact(difference, threshold, higher));
+                out.basis = DETERMINISTIC.into();
+            }
+        }
         return Some(out);
     } else if rv.len() >= 2 && cv.len() >= 2 {
         let look = if rule.sequential {
@@ -385,6 +408,7 @@ mod tests {
             design: Design::default(),
             sequential: false,
             deterministic,
+            model_error: None,
         }
     }
 
@@ -414,6 +438,29 @@ mod tests {
             (Call::BelowMinimumEffect, DETERMINISTIC)
         );
         assert!(d.interval.is_none());
+        // With the model's stated error (a third of the effect): +0.5 % is [+0.33, +0.67] %,
+        // below the minimum effect; +1.2 % is [+0.8, +1.6] %, not beyond it: within model
+        // error is not "better"; +6.42 % keeps its call but states the band; no difference
+        // stays exactly none.
+        let model = Rule {
+            model_error: Some(1.0 / 3.0),
+            ..rule(true)
+        };
+        let d = decide_results(&[&a], &[&b], &T, &model).unwrap();
+        assert_eq!(
+            (d.call, d.basis.as_str()),
+            (Call::BelowMinimumEffect, MODEL_ERROR)
+        );
+        let at = |v: f64| decide_results(&[&a], &[&run(v, None)], &T, &model).unwrap();
+        assert_eq!(at(1012.0).call, Call::BelowMinimumEffect);
+        assert_eq!(at(1064.2).call, Call::Better);
+        let (lo, hi) = at(1064.2).interval.unwrap();
+        assert!(
+            (lo - 42.8).abs() < 1e-9 && (hi - 85.6).abs() < 1e-9,
+            "{lo} {hi}"
+        );
+        assert_eq!(at(990.0).call, Call::Worse);
+        assert_eq!(at(1000.0).call, Call::WithinNoise);
         // Within-run intervals: ±5.5 around +5: within noise.
         let d = decide_results(&[&a], &[&b], &T, &rule(false)).unwrap();
         assert_eq!((d.call, d.basis.as_str()), (Call::WithinNoise, WITHIN_RUN));

@@ -3,7 +3,7 @@
 
 use super::method::{confidence_label, rule_words};
 use crate::study::plan::Analysis;
-use crate::study::verdict::{Call, Decision, CAPACITY_INTERVALS, DETERMINISTIC};
+use crate::study::verdict::{Call, Decision, CAPACITY_INTERVALS, DETERMINISTIC, MODEL_ERROR};
 
 /// A decision as the study document words it.
 impl Decision {
@@ -22,6 +22,14 @@ impl Decision {
         let n = format!("n = {} vs {}", self.n_reference, self.n_candidate);
         let body = match (self.basis.as_str(), self.interval, self.confidence) {
             (DETERMINISTIC, _, _) => format!("{what}, exact: {DETERMINISTIC}, {n}"),
+            (MODEL_ERROR, _, _) if self.difference == 0.0 => {
+                format!("{what}, a simulation without run-to-run noise, {n}")
+            }
+            (MODEL_ERROR, Some((lo, hi)), _) => format!(
+                "{what}, {} to {} within the simulator's stated model error, {n}",
+                pct(lo),
+                pct(hi)
+            ),
             (CAPACITY_INTERVALS, Some((lo, hi)), _) => format!(
                 "{what}, the candidate's capacity interval less the reference's {} to {}, \
                  one search each",
@@ -37,9 +45,14 @@ impl Decision {
             ),
             _ => format!("{what}, single runs without intervals, {n}"),
         };
-        let call = if self.basis == DETERMINISTIC && self.call == Call::WithinNoise {
+        let call = if (self.basis == DETERMINISTIC || self.basis == MODEL_ERROR)
+            && self.call == Call::WithinNoise
+            && self.difference == 0.0
+        {
             // Exactly equal: there is no noise to be within.
             "no difference"
+        } else if self.basis == MODEL_ERROR && self.call == Call::WithinNoise {
+            "within model error"
         } else if self.basis == CAPACITY_INTERVALS && self.call == Call::WithinNoise {
             // Two searches' intervals overlap: on a deterministic simulation each interval
             // is the search's resolution, on a server also its noise.

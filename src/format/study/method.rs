@@ -5,7 +5,8 @@
 
 use crate::study::file::{EngineKind, StudyFile};
 use crate::study::verdict::{
-    Decision, Rule, CAPACITY_INTERVALS, DETERMINISTIC, NO_BASIS, REPETITIONS, WITHIN_RUN,
+    Decision, Rule, CAPACITY_INTERVALS, DETERMINISTIC, MODEL_ERROR, NO_BASIS, REPETITIONS,
+    WITHIN_RUN,
 };
 
 /// `95%`, or `99.7%` for a sequential look's level.
@@ -34,7 +35,13 @@ pub(super) fn rule_words(rule: &Rule) -> String {
         trim(d.min_effect_percent)
     );
     if rule.deterministic {
-        return format!("{keep} (exact differences of a deterministic simulation)");
+        return match rule.model_error {
+            Some(k) => format!(
+                "{keep} after the simulator's stated error on an effect's size (±{}% of the difference)",
+                trim(100.0 * k)
+            ),
+            None => format!("{keep} (exact differences of a deterministic simulation)"),
+        };
     }
     let conf = format!("{} confidence", confidence_label(1.0 - d.alpha));
     if rule.sequential {
@@ -58,6 +65,7 @@ pub(super) fn describe_bases(decisions: &[&Decision], what: &str) -> String {
     let mut parts = Vec::new();
     for basis in [
         DETERMINISTIC,
+        MODEL_ERROR,
         REPETITIONS,
         WITHIN_RUN,
         CAPACITY_INTERVALS,
@@ -84,6 +92,7 @@ pub(super) fn describe_bases(decisions: &[&Decision], what: &str) -> String {
         };
         parts.push(match basis {
             DETERMINISTIC => format!("{k} decision{s} on exact differences of a deterministic simulation (the simulator without run-to-run noise, {n})"),
+            MODEL_ERROR => format!("{k} decision{s} on a simulation without run-to-run noise, each difference within the simulator's stated model error ({n}; `servebench::sim::EFFECT_ERROR_FRACTION`)"),
             REPETITIONS => {
                 let c: Vec<String> = of
                     .iter()
@@ -116,6 +125,24 @@ pub(super) fn ladder_rule(study: &StudyFile, decisions: &[&Decision]) -> String 
     }
     let joined = rules.into_iter().collect::<Vec<_>>().join("; or ");
     format!("compared with the best configuration so far and {joined}")
+}
+
+/// What the ladder's other profiles do to a step, in words (`""` for a one-profile ladder).
+pub(super) fn guard_words(study: &StudyFile) -> String {
+    if study.ladder.guarded() {
+        format!(
+            ", and only if the interval of its change on each other ladder profile ({}) lies above -{}% of the reference (each part tested at the study's error rate; a step must pass all, so the chance of a wrong keep stays at that rate)",
+            study.ladder.profiles[1..].join(", "),
+            trim(study.ladder.tolerance_percent())
+        )
+    } else if study.ladder.profiles.len() > 1 {
+        format!(
+            ", on the target profile alone (rule = \"target\"; {} shown, not decided)",
+            study.ladder.profiles[1..].join(", ")
+        )
+    } else {
+        String::new()
+    }
 }
 
 /// The Benchmark Method paragraph: how often each configuration ran and whether the
@@ -151,7 +178,7 @@ pub(super) fn method_sentence(study: &StudyFile, ladder: &[&Decision]) -> String
         let x = &study.noise;
         format!(" The simulator ran with its run-to-run noise model on (run speed log-sd {}, step-time log-sd {}, arrival jitter {} ms; sized on published vLLM run-to-run spread), each run with its own noise seed.", x.run_sigma, x.step_sigma, x.arrival_jitter_ms)
     } else {
-        " The simulator ran as a deterministic simulation: no run-to-run noise, so a repetition would replay the same run and a difference between configurations is the model's exact effect.".to_string()
+        format!(" The simulator ran as a deterministic simulation: no run-to-run noise, so a repetition would replay the same run and a difference between configurations is the model's effect — known only as well as the model: on the seed study's measured change the simulator's predicted gains were off by {}% of their size on average, so each difference is decided with that band around it.", trim(100.0 * crate::sim::EFFECT_ERROR_FRACTION))
     };
     format!("servebench ran this study with `servebench study run`: each configuration on a freshly started server, {runs}, the figures computed by servebench from every request's streamed chunks and labelled by metric convention. Each step is decided on {}.{noise}", study.target_metric().label)
 }
