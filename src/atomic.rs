@@ -54,7 +54,7 @@ pub(crate) fn write_with(
 }
 
 /// Writes `bytes` to `path` atomically (see the module docs).
-pub(crate) fn write(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
+pub fn write(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
     write_with(path, |w| w.write_all(bytes))
 }
 

@@ -104,7 +104,7 @@
 #[cfg(feature = "http")]
 pub mod accuracy;
 pub mod app;
-mod atomic;
+pub mod atomic;
 pub mod capacity;
 pub mod collector;
 pub mod compare;

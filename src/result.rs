@@ -44,7 +44,9 @@ mod sweep;
 
 pub use intervals::{Interval, IntervalMethod, PercentileInterval, RunIntervals, SummaryIntervals};
 
-pub use production::{AdapterFigures, EnergyFigures, ReasoningFigures, SpecDecodeFigures};
+pub use production::{
+    AdapterFigures, CostFigures, EnergyFigures, ReasoningFigures, SpecDecodeFigures,
+};
 
 pub use capacity::{CapacityEstimate, CapacityProbe, SearchKind};
 
@@ -260,6 +262,9 @@ pub struct BenchmarkResult {
     /// Results per LoRA adapter, when requests were sent to adapters.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub adapters: Vec<AdapterFigures>,
+    /// What the tokens cost, when a GPU price was given (`bench --gpu-price`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cost: Option<CostFigures>,
 }
 
 impl Default for BenchmarkResult {
@@ -292,6 +297,7 @@ impl Default for BenchmarkResult {
             energy: None,
             spec_decode: None,
             adapters: Vec::new(),
+            cost: None,
         }
     }
 }

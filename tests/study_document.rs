@@ -165,6 +165,31 @@ fn the_main_jobs_document_has_the_seeds_sections_tables_and_step_order() {
     assert!(md.contains("| Kept step | Total Token throughput (tok/s) | Mean TTFT | P99 TTFT | KV-cache peak | Preemptions |"));
     assert!(md.contains("| Quantization | +10.94% | "), "{md}");
     assert!(md.contains("| generation-heavy | KV Cache Dtype && Performance Mode && Prefix Cache && Quantization | "), "{md}");
+    // The engine's GPU price gives the cost per final profile: the GPU-second over each
+    // run's output throughput, baseline → optimized.
+    assert!(
+        md.contains("Cost at $3.50 per GPU-hour, 1 GPU (baseline → optimized):"),
+        "{md}"
+    );
+    let share = blocks[blocks.len() - 8]
+        .result
+        .output_throughput_per_s
+        .unwrap();
+    let row = md
+        .lines()
+        .find(|l| l.starts_with("| sharegpt | $"))
+        .expect("the cost row of sharegpt");
+    let price: f64 = row["| sharegpt | $".len()..]
+        .split(' ')
+        .next()
+        .unwrap()
+        .parse()
+        .unwrap();
+    let want = 3.5 / 3600.0 / share * 1e6;
+    assert!(
+        (price / want - 1.0).abs() < 1e-3,
+        "{row}: {price} vs {want}"
+    );
     assert!(!md.contains("not run:"), "every step is modelled");
     // Every decision says what it rests on. The main job replays one run per configuration
     // with the simulator's noise off: a deterministic simulation, whose differences carry

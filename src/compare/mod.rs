@@ -15,6 +15,7 @@
 
 pub mod gpustack;
 mod intervals;
+pub mod pareto;
 pub(crate) mod workload;
 
 pub use workload::{workload_differences, WorkloadDifference};
@@ -284,6 +285,16 @@ metric!(
     |r| r.energy.as_ref()?.joules_per_output_token
 );
 metric!(
+    /// USD per million output tokens at the run's GPU price.
+    USD_PER_MILLION_OUTPUT_TOKENS, "usd_per_million_output_tokens", "$/1M output tokens", LowerIsBetter,
+    |r| r.cost.as_ref()?.usd_per_million_output_tokens
+);
+metric!(
+    /// Output tokens per second per GPU.
+    OUTPUT_TOKENS_PER_S_PER_GPU, "output_tokens_per_s_per_gpu", "Output tok/s per GPU", HigherIsBetter,
+    |r| r.cost.as_ref()?.output_tokens_per_s_per_gpu
+);
+metric!(
     /// Output tokens per joule.
     TOKENS_PER_JOULE, "output_tokens_per_joule", "Output tokens per joule", HigherIsBetter,
     |r| r.energy.as_ref()?.output_tokens_per_joule
@@ -300,12 +311,15 @@ metric!(
 );
 
 /// The production figures a comparison adds after [`METRICS`] when both results have them:
-/// time to first answer token, energy per token, speculative-decoding acceptance.
-pub const PRODUCTION_METRICS: [Metric; 6] = [
+/// time to first answer token, energy per token, cost per token and per GPU,
+/// speculative-decoding acceptance.
+pub const PRODUCTION_METRICS: [Metric; 8] = [
     MEAN_TTFA,
     P99_TTFA,
     JOULES_PER_OUTPUT_TOKEN,
     TOKENS_PER_JOULE,
+    USD_PER_MILLION_OUTPUT_TOKENS,
+    OUTPUT_TOKENS_PER_S_PER_GPU,
     SPEC_ACCEPTANCE_RATE,
     SPEC_MEAN_ACCEPTED_LENGTH,
 ];

@@ -10,6 +10,7 @@ pub mod labels;
 pub mod lint;
 pub(crate) mod noise;
 pub(crate) mod observe;
+pub mod pareto;
 pub mod production;
 mod profile;
 pub(crate) mod pyfmt;

@@ -43,6 +43,23 @@ fn stats(s: &Summary) -> String {
     parts.join(", ")
 }
 
+/// `Cost at $3.50/GPU-hour x 1 GPU: $0.2000/1M output tokens, $0.0800/1M total tokens;
+/// 4861.1 output tok/s per GPU, 12152.8 total tok/s per GPU`.
+pub fn cost_line(c: &crate::result::CostFigures) -> String {
+    let money = |v: Option<f64>| v.map_or("–".to_string(), |v| format!("${v:.4}"));
+    let rate = |v: Option<f64>| v.map_or("–".to_string(), |v| format!("{v:.1}"));
+    format!(
+        "Cost at ${:.2}/GPU-hour x {} GPU{}: {}/1M output tokens, {}/1M total tokens; {} output tok/s per GPU, {} total tok/s per GPU",
+        c.usd_per_gpu_hour,
+        c.gpus,
+        if c.gpus == 1 { "" } else { "s" },
+        money(c.usd_per_million_output_tokens),
+        money(c.usd_per_million_total_tokens),
+        rate(c.output_tokens_per_s_per_gpu),
+        rate(c.total_tokens_per_s_per_gpu),
+    )
+}
+
 /// The lines of every production figure `r` carries (none: an empty list).
 pub fn lines(r: &BenchmarkResult) -> Vec<String> {
     let mut out = Vec::new();
@@ -121,6 +138,9 @@ pub fn lines(r: &BenchmarkResult) -> Vec<String> {
                 "Energy per output token: {j:.4} J/token ({t:.3} tokens/J)"
             ));
         }
+    }
+    if let Some(c) = &r.cost {
+        out.push(cost_line(c));
     }
     if let Some(s) = &r.spec_decode {
         let mut parts = Vec::new();

@@ -27,6 +27,7 @@ use crate::study::plan::{representative, target_values, Analysis, Outcomes, Stat
 use crate::study::verdict::{decide_results, mean_interval, Call, Decision};
 
 mod command;
+mod cost;
 mod decision;
 mod method;
 mod profiles;
@@ -520,7 +521,12 @@ pub fn render(study: &StudyFile, o: &Outcomes, a: &Analysis, files: bool) -> Doc
             );
         }
         w.push('\n');
-        profiles::conclusion(w, study, o, a, &final_rows);
+        let finals: Vec<(&str, Option<&Decision>)> = final_rows
+            .iter()
+            .map(|f| (f.profile.as_str(), f.decision.as_ref()))
+            .collect();
+        profiles::conclusion(w, study, o, a, &finals);
+        cost::cost_table(w, study, o, a);
     }
     let _ = writeln!(w, "### Note\n");
     let ladder: Vec<&Decision> = a.steps.iter().filter_map(|s| s.decision.as_ref()).collect();

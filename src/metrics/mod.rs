@@ -88,6 +88,7 @@ use crate::record::RequestRecord;
 use crate::result::{BenchmarkResult, Convention};
 use crate::stats::nanos_u64;
 
+mod cost;
 mod fast;
 pub(crate) mod guidellm;
 mod live;
@@ -97,6 +98,7 @@ pub(crate) mod request;
 mod slo;
 mod vllm;
 
+pub use cost::cost_figures;
 pub use guidellm::{guidellm_metrics, GuidellmMetrics, StatusCounts, StatusDistributions};
 pub use live::{from_histograms, summary_ms as streaming_summary_ms, VllmHistograms};
 pub use peaks::exact_figures;

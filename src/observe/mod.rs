@@ -4,7 +4,7 @@
 //! its load stages (phases, ramp steps, a staged fill: [`Stage`]), a change of latency explained by what
 //! the server did ([`explain()`]), GPU power and energy from `nvidia-smi` ([`energy_figures`]),
 //! and with the `plot` feature SVG charts (`charts`) and a self-contained HTML report
-//! (`html`; a capacity search's chart: `capacity_chart`).
+//! (`html`; a capacity search's chart: `capacity_chart`; a Pareto front's: `pareto_chart`).
 
 #[cfg(feature = "plot")]
 pub(crate) mod capacity_plot;
@@ -12,6 +12,8 @@ pub(crate) mod explain;
 pub(crate) mod gpu;
 #[cfg(feature = "plot")]
 pub mod html;
+#[cfg(feature = "plot")]
+pub(crate) mod pareto_plot;
 #[cfg(feature = "plot")]
 pub(crate) mod plot;
 pub mod prom;
@@ -32,6 +34,8 @@ pub use gpu::{
     add_server_figures, energy_figures, nvidia_smi_samples, parse_nvidia_smi, spec_decode_figures,
     MIN_WINDOW_SAMPLES, NVIDIA_SMI, NVIDIA_SMI_QUERY,
 };
+#[cfg(feature = "plot")]
+pub use pareto_plot::{pareto_chart, pareto_svg_name};
 #[cfg(feature = "plot")]
 pub use plot::{
     cdf_points, charts, latencies_ms, total_tps, tps_label, write_charts, Chart, Latency,

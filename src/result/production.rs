@@ -1,6 +1,7 @@
 //! The production figures of a result beside the report block: reasoning-aware latency
 //! ([`ReasoningFigures`]), energy and GPU telemetry ([`EnergyFigures`]), speculative
-//! decoding ([`SpecDecodeFigures`]) and per-LoRA-adapter results ([`AdapterFigures`]).
+//! decoding ([`SpecDecodeFigures`]), per-LoRA-adapter results ([`AdapterFigures`]) and
+//! what the tokens cost on the GPUs that served them ([`CostFigures`]).
 //! Plain data: the formulas are in `crate::metrics::production` and `crate::observe::gpu`.
 //! Times in ms, energy in joules, power in watts.
 
@@ -130,4 +131,26 @@ pub struct AdapterFigures {
     /// End-to-end latency of its successful requests, ms.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub e2el: Option<Summary>,
+}
+
+/// What a run's tokens cost on the GPUs that served them, at a stated price per GPU-hour
+/// (formulas in `crate::metrics::cost_figures`). Prices in US dollars.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct CostFigures {
+    /// GPUs serving the run.
+    pub gpus: u32,
+    /// The price of one GPU for an hour, USD.
+    pub usd_per_gpu_hour: f64,
+    /// USD per million output tokens: the GPUs' price over the run's output throughput.
+    #[serde(default, skip_serializing_if = "Option::is_none", with = "float")]
+    pub usd_per_million_output_tokens: Option<f64>,
+    /// USD per million tokens in and out.
+    #[serde(default, skip_serializing_if = "Option::is_none", with = "float")]
+    pub usd_per_million_total_tokens: Option<f64>,
+    /// Output tokens per second per GPU.
+    #[serde(default, skip_serializing_if = "Option::is_none", with = "float")]
+    pub output_tokens_per_s_per_gpu: Option<f64>,
+    /// Input and output tokens per second per GPU.
+    #[serde(default, skip_serializing_if = "Option::is_none", with = "float")]
+    pub total_tokens_per_s_per_gpu: Option<f64>,
 }

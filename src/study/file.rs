@@ -183,6 +183,12 @@ pub struct EngineSpec {
     /// The engine version for the document (`v0.17.1`).
     #[serde(default)]
     pub version: Option<String>,
+    /// GPUs the engine's server uses (for the cost figures; default 1).
+    #[serde(default)]
+    pub gpus: Option<u32>,
+    /// Price of one GPU for an hour, USD: the document adds $/1M tokens and tok/s per GPU.
+    #[serde(default)]
+    pub gpu_price: Option<f64>,
     /// The model this engine serves at baseline (default: the study's `model`).
     #[serde(default)]
     pub model: Option<String>,
@@ -360,6 +366,9 @@ Top level
   name = "vLLM"                    required: name in the document
   kind = "simulator"|"command"     required
   version = "v0.17.1"              engine version for the document
+  gpus = 1                         GPUs the server uses (cost figures)
+  gpu_price = 3.5                  USD per GPU-hour: $/1M tokens and tok/s per GPU in the
+                                   document's conclusion
   model = "..."                    default: the study's model
   flags = ["--max-model-len=32768"]  baseline flags, the engine's own spelling, one per argument
   command = ["vllm","serve","{model}","--port","{port}","{flags}"]
@@ -547,6 +556,12 @@ impl StudyFile {
         let mut names = std::collections::BTreeSet::new();
         for (i, e) in self.engines.iter().enumerate() {
             let at = format!("engines[{i}]");
+            if e.gpus == Some(0) {
+                return Err(format!("{at}.gpus: must be at least 1, got 0"));
+            }
+            if let Some(p) = e.gpu_price.filter(|p| !(p.is_finite() && *p > 0.0)) {
+                return Err(format!("{at}.gpu_price: must be a positive price, got {p}"));
+            }
             if !names.insert(e.name.as_str()) {
                 return Err(format!("{at}.name: `{}` is used twice", e.name));
             }

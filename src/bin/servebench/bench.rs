@@ -245,6 +245,8 @@ pub struct Args {
     /// has them.
     #[arg(long, value_name = "URL|nvidia-smi", value_parser = crate::values::gpu_source)]
     gpu_metrics: Option<String>,
+    #[command(flatten)]
+    cost: crate::cost_args::CostArgs,
     /// Send the requests to these LoRA adapters (their model names, as `vllm serve
     /// --lora-modules` names them) by a seeded split; results per adapter as well as overall.
     #[arg(long, value_name = "A,B,...", value_delimiter = ',')]
@@ -691,6 +693,7 @@ fn run(args: &Args) -> Result<(String, u8), Failure> {
     if let Some(why) = &run.aborted {
         eprintln!("servebench: the run stopped early: {why}");
     }
+    args.cost.apply(&mut run.file.result);
     crate::bench_notes::print(&run);
     if let Some(path) = &out_path {
         bench::save(path, &run).map_err(|e| InputError(e.to_string()))?;

@@ -34,6 +34,7 @@ mod bench_notes;
 #[cfg(feature = "http")]
 mod capacity_cmd;
 mod compare;
+mod cost_args;
 mod exit;
 mod flagged;
 mod input;
@@ -43,6 +44,7 @@ mod load_args;
 mod merge;
 mod observe;
 mod output;
+mod pareto;
 mod parse;
 mod profiles;
 #[cfg(feature = "http")]
@@ -114,6 +116,9 @@ enum Command {
     Explain(observe::ExplainArgs),
     /// A run's metrics per time window and its steady state.
     Slices(observe::SlicesArgs),
+    /// The throughput-per-GPU / interactivity trade-off of runs: the Pareto front with
+    /// intervals, dominated-within-noise points marked (tables, JSON, SVG).
+    Pareto(pareto::Args),
     /// Draw runs as SVG charts and a self-contained DIR/index.html.
     #[cfg(feature = "plot")]
     Plot(observe::PlotArgs),
@@ -151,6 +156,7 @@ fn main() -> ExitCode {
 
         Command::Explain(a) => observe::run_explain(&a),
         Command::Slices(a) => observe::run_slices(&a),
+        Command::Pareto(a) => pareto::run(&a),
         #[cfg(feature = "plot")]
         Command::Plot(a) => observe::run_plot(&a),
     };

@@ -139,7 +139,7 @@ fn load_sim(spec: &str, rest: &str) -> Result<Run, InputError> {
     use servebench::sim::{simulate_observed_with, Config, CONFIG_NAMES};
     let (profile, config) = rest.split_once(':').ok_or_else(|| {
         InputError(format!(
-            "{spec}: expected sim:PROFILE:CONFIG[:NOISE_SEED], e.g. sim:throughput:baseline"
+            "{spec}: expected sim:PROFILE[@RATE]:CONFIG[:NOISE_SEED], e.g. sim:throughput:baseline"
         ))
     })?;
     // An optional fourth part turns the run-to-run noise model on with that seed (the
@@ -160,8 +160,23 @@ fn load_sim(spec: &str, rest: &str) -> Result<Run, InputError> {
             (config, Some(model))
         }
     };
-    let p = servebench::profile::Profile::preset(profile)
+    // `PROFILE@RATE`: the preset at another request rate (a point of a simulated sweep).
+    let (profile, rate) = match profile.split_once('@') {
+        None => (profile, None),
+        Some((name, r)) => match r.parse::<f64>() {
+            Ok(v) if v.is_finite() && v > 0.0 => (name, Some(v)),
+            _ => {
+                return Err(InputError(format!(
+                    "{spec}: the rate `{r}` is not a positive number (sim:PROFILE@RATE:CONFIG)"
+                )))
+            }
+        },
+    };
+    let mut p = servebench::profile::Profile::preset(profile)
         .map_err(|e| InputError(format!("{spec}: {e}")))?;
+    if let Some(r) = rate {
+        p.request_rate = r;
+    }
     let c = Config::named(config).ok_or_else(|| {
         InputError(format!(
             "{spec}: unknown configuration `{config}` ({})",
@@ -171,7 +186,10 @@ fn load_sim(spec: &str, rest: &str) -> Result<Run, InputError> {
     let (out, series) = simulate_observed_with(&p, &c, noise, 0, false, Duration::from_secs(1))
         .map_err(|e| InputError(format!("{spec}: {e}")))?;
     Ok(Run {
-        label: config.to_string(),
+        label: match rate {
+            Some(r) => format!("{config}@{r}"),
+            None => config.to_string(),
+        },
         result: out.result,
         records: out.records,
         server: Some(series),

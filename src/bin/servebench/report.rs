@@ -1,5 +1,5 @@
 //! `servebench report FILE [--convention vllm|guidellm] [--percentiles P,..] [--goodput SLOS]
-//! [--format text|json]`:
+//! [--format text|json] [--gpu-price USD_PER_HOUR [--gpus N]]`:
 //! every benchmark of a guidellm, vLLM or SGLang result file as a "Serving Benchmark Result"
 //! block. By default the file's own aggregates (guidellm → GPUStack style with GPUStack's
 //! field mapping; vLLM → the report vLLM printed); `--convention` recomputes from the
@@ -47,6 +47,8 @@ pub struct Args {
     /// servebench results.
     #[arg(long, value_enum, default_value_t)]
     format: TextOrJson,
+    #[command(flatten)]
+    cost: crate::cost_args::CostArgs,
 }
 
 /// The report text (blocks, or JSON results), ending in a newline.
@@ -79,7 +81,10 @@ pub fn run(args: &Args) -> Result<String, InputError> {
     let mut failed = Vec::new();
     for (b, run) in report_runs(&runs, &opts).into_iter().zip(&runs) {
         match b {
-            Ok(b) => blocks.push(b),
+            Ok(mut b) => {
+                args.cost.apply(&mut b.result);
+                blocks.push(b);
+            }
             Err(e) => failed.push(format!("{}: {e}", run.provenance.origin())),
         }
     }

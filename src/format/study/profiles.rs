@@ -8,9 +8,9 @@ use std::fmt::Write as _;
 use crate::study::file::StudyFile;
 use crate::study::journal::run_key;
 use crate::study::plan::{representative, Analysis, Outcomes, StepOutcome};
-use crate::study::verdict::Call;
+use crate::study::verdict::{Call, Decision};
 
-use super::FinalRow;
+use super::method::trim;
 
 /// `−34.81%`.
 fn pct(v: f64) -> String {
@@ -39,7 +39,7 @@ pub(super) fn guard_failure(study: &StudyFile, s: &StepOutcome) -> Option<String
     (!failed.is_empty()).then(|| {
         format!(
             "not shown within the {}% tolerance on {}",
-            super::trim(study.ladder.tolerance_percent()),
+            trim(study.ladder.tolerance_percent()),
             failed.join("; ")
         )
     })
@@ -49,7 +49,7 @@ pub(super) fn guard_failure(study: &StudyFile, s: &StepOutcome) -> Option<String
 pub(super) fn step_details(w: &mut String, study: &StudyFile, s: &StepOutcome) {
     if !s.profiles.is_empty() {
         let guarded = study.ladder.guarded();
-        let tol = super::trim(study.ladder.tolerance_percent());
+        let tol = trim(study.ladder.tolerance_percent());
         let _ = writeln!(
             w,
             "| Profile | Role | Verdict | Worst case | Holds |\n|---|---|---|---|---|"
@@ -87,7 +87,8 @@ pub(super) fn step_details(w: &mut String, study: &StudyFile, s: &StepOutcome) {
 }
 
 /// The conclusion's account of the decision across profiles: what the recommendation
-/// trades away (or that the rule let it trade nothing), what each kept step cost on the
+/// trades away on the final profiles (`finals`: each profile's decision) (or that the rule
+/// let it trade nothing), what each kept step cost on the
 /// target profile, the best measured configuration per profile, and what is known about
 /// the kept steps from elsewhere.
 pub(super) fn conclusion(
@@ -95,13 +96,13 @@ pub(super) fn conclusion(
     study: &StudyFile,
     o: &Outcomes,
     a: &Analysis,
-    finals: &[FinalRow],
+    finals: &[(&str, Option<&Decision>)],
 ) {
     let worse: Vec<String> = finals
         .iter()
-        .filter_map(|f| {
-            let d = f.decision.as_ref().filter(|d| d.call == Call::Worse)?;
-            Some(format!("{} ({})", f.profile, d.text()))
+        .filter_map(|(profile, d)| {
+            let d = d.filter(|d| d.call == Call::Worse)?;
+            Some(format!("{profile} ({})", d.text()))
         })
         .collect();
     if !worse.is_empty() {
@@ -122,7 +123,7 @@ pub(super) fn conclusion(
         let _ = writeln!(
             w,
             "No kept step was allowed to lose more than {}% on any ladder profile ({}).\n",
-            super::trim(study.ladder.tolerance_percent()),
+            trim(study.ladder.tolerance_percent()),
             study.ladder.profiles.join(", ")
         );
     }
@@ -273,7 +274,7 @@ fn best_per_profile(w: &mut String, study: &StudyFile, o: &Outcomes, a: &Analysi
                 pct(100.0 * (v - ch) / ch.abs())
             )
         };
-        rows.push(format!("| {p} | {name} | {} | {vs} |", super::fmt(v)));
+        rows.push(format!("| {p} | {name} | {v:.2} | {vs} |"));
     }
     let _ = writeln!(
         w,
