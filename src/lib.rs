@@ -122,6 +122,8 @@ pub mod metrics;
 pub mod noise;
 pub mod observe;
 pub mod profile;
+#[cfg(feature = "quality")]
+pub mod quality;
 pub mod record;
 pub mod result;
 pub mod rng;

@@ -56,6 +56,11 @@ const PARTS: &[(&str, &[&str], &str)] = &[
         "deltas, intervals, noise verdicts, lints, the capacity search under an SLO",
     ),
     ("Metrics", &["src/metrics/"], "each convention's formulas, once"),
+    (
+        "Quality",
+        &["src/quality/"],
+        "eval sets, scorers, accuracy intervals, paired comparisons",
+    ),
     ("Stats", &["src/stats/"], "numpy-exact, weighted, streaming statistics"),
     (
         "Driver",
@@ -164,6 +169,16 @@ const NEVERS: &[(&str, &str, &str)] = &[
         "the simulator models; comparisons are made above it",
     ),
     ("Study", "Format", "study decides; StudyDoc renders"),
+    (
+        "Quality",
+        "Format",
+        "accuracies and verdicts before their text",
+    ),
+    (
+        "Http",
+        "Quality",
+        "the server answers through a function it is given",
+    ),
     (
         "Observe",
         "Format",

@@ -118,6 +118,17 @@ struct Args {
     #[cfg(feature = "http")]
     #[arg(long, value_name = "S", value_parser = non_negative_seconds)]
     startup_seconds: Option<f64>,
+    /// With --serve: answer the synthetic eval items of `servebench quality` (`Compute A +
+    /// B. …`) rightly with probability P per item (seeded: `servebench::quality::answers`),
+    /// so a quality difference between configurations can be staged.
+    #[cfg(all(feature = "http", feature = "quality"))]
+    #[arg(long, value_name = "P", value_parser = share)]
+    accuracy: Option<f64>,
+    /// With --accuracy: the seed of this server's own draws (two servers with different
+    /// seeds differ as two runs of one model do).
+    #[cfg(all(feature = "http", feature = "quality"))]
+    #[arg(long, value_name = "S", default_value_t = 0, requires = "accuracy")]
+    accuracy_seed: u64,
 }
 
 fn non_negative_seconds(v: &str) -> Result<f64, String> {
@@ -264,9 +275,19 @@ fn main() -> ExitCode {
                 (None, None) => None,
             };
             let lora_modules = args.lora_modules.clone();
+            #[cfg(feature = "quality")]
+            let answerer = args.accuracy.map(|p| {
+                let seed = args.accuracy_seed;
+                servebench::http::server::Answerer(std::sync::Arc::new(move |prompt: &str| {
+                    servebench::quality::answers::answer(prompt, p, seed)
+                }))
+            });
+            #[cfg(not(feature = "quality"))]
+            let answerer = None;
             let tune = move |o: &mut servebench::http::server::ServeOptions| {
                 o.reasoning = reasoning;
                 o.lora_modules = lora_modules;
+                o.answerer = answerer;
             };
             if let Err(e) = serve::run(
                 config,

@@ -14,6 +14,8 @@ pub mod pareto;
 pub mod production;
 mod profile;
 pub(crate) mod pyfmt;
+#[cfg(feature = "quality")]
+pub mod quality;
 pub mod shell;
 #[cfg(feature = "sim")]
 pub(crate) mod sim;

@@ -49,6 +49,8 @@ mod parse;
 mod profiles;
 #[cfg(feature = "http")]
 mod progress;
+#[cfg(all(feature = "http", feature = "quality"))]
+mod quality;
 mod render;
 mod report;
 #[cfg(feature = "http")]
@@ -119,6 +121,10 @@ enum Command {
     /// The throughput-per-GPU / interactivity trade-off of runs: the Pareto front with
     /// intervals, dominated-within-noise points marked (tables, JSON, SVG).
     Pareto(pareto::Args),
+    /// Quality beside speed: ask a server an eval set and report its accuracy with an
+    /// interval (`quality compare A.json B.json`: a paired test of two runs).
+    #[cfg(all(feature = "http", feature = "quality"))]
+    Quality(quality::Args),
     /// Draw runs as SVG charts and a self-contained DIR/index.html.
     #[cfg(feature = "plot")]
     Plot(observe::PlotArgs),
@@ -157,6 +163,8 @@ fn main() -> ExitCode {
         Command::Explain(a) => observe::run_explain(&a),
         Command::Slices(a) => observe::run_slices(&a),
         Command::Pareto(a) => pareto::run(&a),
+        #[cfg(all(feature = "http", feature = "quality"))]
+        Command::Quality(a) => quality::run(&a),
         #[cfg(feature = "plot")]
         Command::Plot(a) => observe::run_plot(&a),
     };

@@ -44,7 +44,7 @@ use super::{Endpoint, HttpError, Target};
 use crate::engine::{Engine, EngineError, EngineEvent, EngineRequest};
 use crate::record::ServerClock;
 
-use admin::{models_response, post_empty};
+use admin::{chat_answer, models_response, post_empty};
 use inbox::Inbox;
 use prompt::{encode_body, request_body};
 use stream::run_request;
@@ -217,6 +217,23 @@ impl HttpEngine {
                 }
                 tokio::time::sleep(Duration::from_millis(50)).await;
             }
+        })
+    }
+
+    /// One eval item's answer: `prompt` as a user message, not streamed, greedy
+    /// (`temperature` 0), at most `max_tokens`; the answer's text. Safe to call from
+    /// several threads at once.
+    pub fn chat_answer(&self, prompt: &str, max_tokens: u64) -> Result<String, HttpError> {
+        let shared = Arc::clone(&self.shared);
+        let rt = self.runtime()?;
+        let limit = shared
+            .config
+            .request_timeout
+            .unwrap_or(Duration::from_secs(600));
+        rt.block_on(async move {
+            tokio::time::timeout(limit, chat_answer(&shared, prompt, max_tokens))
+                .await
+                .map_err(|_| HttpError::Request("POST /v1/chat/completions timed out".into()))?
         })
     }
 

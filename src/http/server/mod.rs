@@ -39,8 +39,8 @@ mod stream;
 mod tests;
 
 pub use options::{
-    default_worker_threads, DeltaField, Fault, FaultKind, FaultParseError, ReasoningPhase,
-    ServeError, ServeOptions, DEFAULT_HANDOFF_WINDOW, MAX_COMPLETION_TOKENS,
+    default_worker_threads, Answerer, DeltaField, Fault, FaultKind, FaultParseError,
+    ReasoningPhase, ServeError, ServeOptions, DEFAULT_HANDOFF_WINDOW, MAX_COMPLETION_TOKENS,
 };
 pub use prometheus::ServeStats;
 pub use served::ServedRequest;

@@ -195,6 +195,30 @@ pub struct ServeOptions {
     /// every route but `/metrics` answers 503, as a vLLM server does until its engine is
     /// up. Zero: ready at once.
     pub ready_after: Duration,
+    /// Answers to prompts it recognizes (the example server's eval items at
+    /// `--accuracy P`): the text it returns for a prompt streams first, the filler words
+    /// after it. `None`: filler words only.
+    pub answerer: Option<Answerer>,
+}
+
+/// A function from a request's prompt text to the answer the server gives it (`None`: no
+/// answer of its own, only filler words). Compared by identity.
+#[derive(Clone)]
+pub struct Answerer(pub std::sync::Arc<AnswerFn>);
+
+/// The function an [`Answerer`] holds.
+pub type AnswerFn = dyn Fn(&str) -> Option<String> + Send + Sync;
+
+impl std::fmt::Debug for Answerer {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Answerer(..)")
+    }
+}
+
+impl PartialEq for Answerer {
+    fn eq(&self, other: &Self) -> bool {
+        std::sync::Arc::ptr_eq(&self.0, &other.0)
+    }
 }
 
 impl Default for ServeOptions {
@@ -217,6 +241,7 @@ impl Default for ServeOptions {
             header_read_timeout: Duration::from_secs(30),
             api_key: None,
             ready_after: Duration::ZERO,
+            answerer: None,
         }
     }
 }

@@ -351,6 +351,10 @@ pub(super) async fn generate(
         );
     }
     let id = ctx.next_id.fetch_add(1, Ordering::Relaxed);
+    let answer = match (&ctx.options.answerer, parsed.prompt_text.as_deref()) {
+        (Some(a), Some(prompt)) => (a.0)(prompt),
+        _ => None,
+    };
     let (tx, rx) = super::handoff::channel(&ctx.gate, ctx.options.stream_buffer);
     let request = EngineRequest {
         id,
@@ -395,6 +399,7 @@ pub(super) async fn generate(
         done: false,
         guard,
         text_index: 0,
+        answer,
         cut: None,
         cut_timer: None,
         first_write,

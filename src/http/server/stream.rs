@@ -42,6 +42,9 @@ pub(super) struct SseBody {
     pub(super) done: bool,
     pub(super) guard: CancelGuard,
     pub(super) text_index: usize,
+    /// The server's own answer to the prompt ([`super::Answerer`]), streamed as the first
+    /// token's text.
+    pub(super) answer: Option<String>,
     /// A cut to deliver once `cut_timer` fires.
     pub(super) cut: Option<BodyError>,
     pub(super) cut_timer: Option<Pin<Box<tokio::time::Sleep>>>,
@@ -56,6 +59,13 @@ impl SseBody {
 
     pub(super) fn text(&mut self, tokens: u32) -> String {
         let mut s = String::with_capacity(tokens as usize * 8);
+        let mut tokens = tokens;
+        if tokens > 0 {
+            if let Some(a) = self.answer.take() {
+                s.push_str(&a);
+                tokens -= 1;
+            }
+        }
         for _ in 0..tokens {
             s.push_str(OUT_WORDS[self.text_index % OUT_WORDS.len()]);
             self.text_index += 1;
