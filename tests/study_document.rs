@@ -255,6 +255,27 @@ fn the_main_jobs_document_has_the_seeds_sections_tables_and_step_order() {
     assert_eq!(again.markdown, doc.markdown);
 }
 
+/// `rule = "weighted"` on the main job's ladder: each step's section says the weighted
+/// change that decided it, and a step is kept exactly when that change's interval lies
+/// above the minimum effect (MTP's −13.5 % mean over the four profiles is not).
+#[test]
+fn the_weighted_rule_decides_and_says_so() {
+    let mut s = study_file("qwen3.5-h200-throughput.toml");
+    s.ladder.rule = servebench::study::LadderRule::Weighted;
+    s.ladder.tolerance = None;
+    s.ladder.weights.insert("sharegpt".into(), 3.0);
+    let doc = study::run_in_memory(&s).unwrap();
+    let md = &doc.markdown;
+    for st in &doc.json.analysis.steps {
+        let w = st.weighted.as_ref().expect("a weighted change per step");
+        assert_eq!(st.accepted, w.holds, "{}", st.name);
+    }
+    let mtp = &doc.json.analysis.steps[4];
+    assert!(!mtp.accepted && mtp.weighted.as_ref().unwrap().percent < 0.0);
+    assert!(md.contains("Skipped: weighted change over the profiles (weights sharegpt 3, throughput 1, long-context 1, generation-heavy 1): "), "{md}");
+    assert!(md.contains("| sharegpt | weight 3 | "), "{md}");
+}
+
 #[test]
 fn the_latency_study_decides_on_mean_latency_with_repetitions() {
     let mut s = study_file("qwen3.5-h200-latency.toml");

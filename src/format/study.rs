@@ -270,7 +270,8 @@ fn ladder_row(
                     verdict: Verdict::NotAvailable,
                     backend_parameters: s.config.flags.clone(),
                 };
-                let why = profiles::guard_failure(study, s)
+                let why = profiles::weighted_words(study, s)
+                    .or_else(|| profiles::guard_failure(study, s))
                     .or_else(|| s.decision.as_ref().map(|d| d.text()))
                     .unwrap_or_default();
                 return format!(
@@ -641,7 +642,10 @@ pub fn render(study: &StudyFile, o: &Outcomes, a: &Analysis, files: bool) -> Doc
     for s in &a.steps {
         let _ = writeln!(w, "### {}\n", s.name);
         cx.profile_blocks(w, &s.config);
-        let outcome = if let Some(g) = profiles::guard_failure(study, s) {
+        let outcome = if let Some(wc) = profiles::weighted_words(study, s) {
+            let verb = if s.accepted { "Kept" } else { "Skipped" };
+            format!("{verb}: {wc}, against {}", s.reference)
+        } else if let Some(g) = profiles::guard_failure(study, s) {
             format!(
                 "Skipped: better on {decision_profile} but {g}, against {}",
                 s.reference

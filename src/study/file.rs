@@ -392,12 +392,15 @@ Top level
 [ladder]
   profiles = ["sharegpt"]          required: profiles the engine selection and the steps run;
                                    the first is the target profile
-  rule = "all-profiles"|"target"   all-profiles (default): a step is kept only when better on
+  rule = "all-profiles"|"target"|"weighted"
+                                   all-profiles (default): a step is kept only when better on
                                    the target profile and shown not worse than the tolerance
                                    on every other ladder profile; target: the first profile
-                                   alone decides (the source study's method)
+                                   alone decides (the source study's method); weighted: the
+                                   weighted mean of the changes over the profiles decides
   tolerance = 2.0                  all-profiles: the most a kept step may lose on another
                                    profile, percent of the reference
+  weights = { sharegpt = 3 }       weighted: each profile's weight (default 1)
   [[ladder.steps]]                 in order
     name = "Quantization"          required: name in the document
     on = "best"                    start from: best (default) | baseline | an earlier step's name

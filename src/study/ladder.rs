@@ -39,6 +39,9 @@ pub struct LadderSpec {
     /// percent of the reference (default [`DEFAULT_TOLERANCE_PERCENT`]).
     #[serde(default)]
     pub tolerance: Option<f64>,
+    /// [`LadderRule::Weighted`]: each profile's weight (a profile not named weighs 1).
+    #[serde(default)]
+    pub weights: std::collections::BTreeMap<String, f64>,
 }
 
 /// How a ladder's profiles decide a step (see the module docs).
@@ -50,6 +53,10 @@ pub enum LadderRule {
     AllProfiles,
     /// The target profile alone decides.
     Target,
+    /// The weighted mean of the step's percent changes over the profiles decides: kept
+    /// when its interval lies above the minimum effect (each profile's interval at α/k,
+    /// Bonferroni, so the weighted interval covers at 1 − α).
+    Weighted,
 }
 
 /// One optimization step.
@@ -83,6 +90,11 @@ impl LadderSpec {
         self.tolerance.unwrap_or(DEFAULT_TOLERANCE_PERCENT)
     }
 
+    /// A profile's weight under [`LadderRule::Weighted`] (1 unless the file says).
+    pub fn weight(&self, profile: &str) -> f64 {
+        self.weights.get(profile).copied().unwrap_or(1.0)
+    }
+
     /// Whether profiles besides the target guard a step.
     pub fn guarded(&self) -> bool {
         self.rule == LadderRule::AllProfiles && self.profiles.len() > 1
@@ -99,8 +111,21 @@ impl LadderSpec {
                     "ladder.tolerance: must be a percentage >= 0, got {t}"
                 ));
             }
-            if self.rule == LadderRule::Target {
+            if self.rule != LadderRule::AllProfiles {
                 return Err("ladder.tolerance: needs rule = \"all-profiles\"".into());
+            }
+        }
+        if !self.weights.is_empty() && self.rule != LadderRule::Weighted {
+            return Err("ladder.weights: needs rule = \"weighted\"".into());
+        }
+        for (p, w) in &self.weights {
+            if !self.profiles.contains(p) {
+                return Err(format!("ladder.weights.{p}: not a ladder profile"));
+            }
+            if !(w.is_finite() && *w > 0.0) {
+                return Err(format!(
+                    "ladder.weights.{p}: must be a positive number, got {w}"
+                ));
             }
         }
         let mut seen = std::collections::BTreeSet::new();
@@ -171,6 +196,56 @@ impl ProfileVerdict {
     }
 }
 
+/// A step's weighted change over the ladder's profiles ([`LadderRule::Weighted`]), as a
+/// gain: positive is better whatever the metric's direction.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct WeightedChange {
+    /// The weighted mean gain, percent of each profile's reference.
+    pub percent: f64,
+    /// Its interval (each profile's interval at α/k); `None` when a profile has none.
+    pub interval: Option<(f64, f64)>,
+    /// Whether the interval lies above the minimum effect.
+    pub holds: bool,
+}
+
+/// The weighted gain of `parts` — `(weight, decision, reference mean)` per profile — held
+/// against `min_effect_percent`.
+pub fn weighted_change(
+    parts: &[(f64, Option<&Decision>, f64)],
+    min_effect_percent: f64,
+    higher_is_better: bool,
+) -> Option<WeightedChange> {
+    let total: f64 = parts.iter().map(|p| p.0).sum();
+    if parts.is_empty() || total <= 0.0 {
+        return None;
+    }
+    let sign = if higher_is_better { 1.0 } else { -1.0 };
+    let mut percent = 0.0;
+    let mut ends = Some((0.0, 0.0));
+    for (w, d, rm) in parts {
+        let d = (*d)?;
+        if *rm == 0.0 || !rm.is_finite() {
+            return None;
+        }
+        let pct = |v: f64| sign * 100.0 * v / rm.abs();
+        percent += w * pct(d.difference) / total;
+        let iv = match (d.interval, d.basis.as_str()) {
+            (Some((lo, hi)), _) => Some((pct(lo).min(pct(hi)), pct(lo).max(pct(hi)))),
+            (None, super::verdict::DETERMINISTIC) => Some((pct(d.difference), pct(d.difference))),
+            _ => None,
+        };
+        ends = match (ends, iv) {
+            (Some((a, b)), Some((lo, hi))) => Some((a + w * lo / total, b + w * hi / total)),
+            _ => None,
+        };
+    }
+    Some(WeightedChange {
+        percent,
+        interval: ends,
+        holds: ends.is_some_and(|(lo, _)| lo > min_effect_percent),
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -226,6 +301,7 @@ mod tests {
             steps: Vec::new(),
             rule: LadderRule::AllProfiles,
             tolerance: Some(-1.0),
+            weights: Default::default(),
         };
         assert!(l.check().unwrap_err().contains("ladder.tolerance"));
         l.tolerance = Some(2.0);
@@ -327,6 +403,38 @@ profiles = ["sharegpt", "generation-heavy"]
         let kept: Vec<bool> = t.steps.iter().map(|s| s.accepted).collect();
         assert_eq!(kept, [true, true]);
         assert_eq!(t.steps[0].profiles.len(), 2, "the other profile is shown");
+    }
+
+    /// The weighted rule: equal weights average +5 % and −15 % to −5 %: not kept; +5 % and
+    /// 0 % to +2.5 %, whose band (a third of each effect) stays above the 1 % minimum
+    /// effect: kept. A bad weight is named.
+    #[test]
+    fn the_weighted_rule_keeps_a_step_on_its_weighted_change() {
+        let s = StudyFile::parse(
+            &crate::study::ladder::tests::study(1, "weighted")
+                .ladder
+                .profiles
+                .iter()
+                .fold(String::new(), |acc, _| acc),
+            "t.toml".as_ref(),
+        );
+        assert!(s.is_err(), "an empty text is no study");
+        let tps = |c: &Configuration, p: &str, _| 1000.0 * effect(c, p, (1.05, 0.85), (1.05, 1.0));
+        let a = drive(&study(1, "weighted"), tps);
+        let kept: Vec<bool> = a.steps.iter().map(|s| s.accepted).collect();
+        assert_eq!(kept, [false, true]);
+        let w = a.steps[0].weighted.as_ref().unwrap();
+        assert!((w.percent + 5.0).abs() < 1e-9, "{w:?}");
+        let w = a.steps[1].weighted.as_ref().unwrap();
+        assert!((w.percent - 2.5).abs() < 1e-9, "{w:?}");
+        assert!(w.interval.unwrap().0 > 1.0, "{w:?}");
+        let mut bad = study(1, "weighted");
+        bad.ladder.weights.insert("latency".into(), 1.0);
+        assert!(bad
+            .ladder
+            .check()
+            .unwrap_err()
+            .contains("ladder.weights.latency"));
     }
 
     /// Seeded calibration with run-to-run noise (0.5 % log-sd per run, `reps` repetitions

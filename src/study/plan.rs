@@ -88,6 +88,8 @@ pub struct StepOutcome {
     /// The step's verdict on each ladder profile, the target first (empty for a
     /// one-profile ladder); under `rule = "all-profiles"` every guard must hold.
     pub profiles: Vec<super::ladder::ProfileVerdict>,
+    /// Under `rule = "weighted"`: the weighted change that decided the step.
+    pub weighted: Option<super::ladder::WeightedChange>,
 }
 
 /// Everything decided so far.
@@ -378,6 +380,7 @@ pub fn analyse(study: &StudyFile, o: &Outcomes) -> Analysis {
             accepted: false,
             success_rate: None,
             profiles: Vec::new(),
+            weighted: None,
         };
         if study.is_auto() {
             if let Some(f) = o.failures.get(&config.key()) {
@@ -424,12 +427,19 @@ pub fn analyse(study: &StudyFile, o: &Outcomes) -> Analysis {
                 .collect();
             step.success_rate = rates.iter().copied().reduce(f64::min);
             step.profiles = profile_verdicts(study, o, &best.0, &config, step.decision.as_ref());
-            step.accepted = step
-                .decision
-                .as_ref()
-                .is_some_and(|d| d.call == Call::Better)
-                && step.success_rate.is_none_or(|r| r >= 1.0)
-                && (!study.ladder.guarded() || step.profiles.iter().all(|v| v.holds));
+            let weighted = study.ladder.rule == super::ladder::LadderRule::Weighted;
+            if weighted {
+                step.weighted = weighted_step(study, o, &best.0, &config, step.decision.as_ref());
+            }
+            let decided = if weighted {
+                step.weighted.as_ref().is_some_and(|w| w.holds)
+            } else {
+                step.decision
+                    .as_ref()
+                    .is_some_and(|d| d.call == Call::Better)
+                    && (!study.ladder.guarded() || step.profiles.iter().all(|v| v.holds))
+            };
+            step.accepted = decided && step.success_rate.is_none_or(|r| r >= 1.0);
         }
         if step.accepted {
             best = (config.clone(), s.name.clone());
@@ -504,6 +514,50 @@ fn profile_verdicts(
         ));
     }
     out
+}
+
+/// The weighted change of a step over every ladder profile, each decided at α/k on the
+/// repetitions of the target's decision ([`super::ladder::weighted_change`]).
+fn weighted_step(
+    study: &StudyFile,
+    o: &Outcomes,
+    reference: &Configuration,
+    candidate: &Configuration,
+    decision: Option<&Decision>,
+) -> Option<super::ladder::WeightedChange> {
+    let profiles = &study.ladder.profiles;
+    let n = |d: Option<&Decision>, f: fn(&Decision) -> usize| {
+        d.map_or(study.fixed_repetitions(), |d| f(d) as u32)
+    };
+    let (nr, nc) = (
+        n(decision, |d| d.n_reference),
+        n(decision, |d| d.n_candidate),
+    );
+    let mut rule = rule(study, reference, candidate, false);
+    rule.design.alpha /= profiles.len() as f64;
+    let target = study.target_metric();
+    let decided: Vec<(f64, Option<Decision>, f64)> = profiles
+        .iter()
+        .map(|p| {
+            let r = o.runs_of(reference, p, nr);
+            let c = o.runs_of(candidate, p, nc);
+            let rm = mean(&r.iter().filter_map(|x| target.value(x)).collect::<Vec<_>>());
+            (
+                study.ladder.weight(p),
+                decide_results(&r, &c, &target, &rule),
+                rm,
+            )
+        })
+        .collect();
+    let parts: Vec<(f64, Option<&Decision>, f64)> = decided
+        .iter()
+        .map(|(w, d, rm)| (*w, d.as_ref(), *rm))
+        .collect();
+    super::ladder::weighted_change(
+        &parts,
+        study.design().min_effect_percent,
+        study.higher_is_better(),
+    )
 }
 
 /// The repetition shown for `config` on `profile`: the one with the median target value.

@@ -135,6 +135,11 @@ pub(super) fn guard_words(study: &StudyFile) -> String {
             study.ladder.profiles[1..].join(", "),
             trim(study.ladder.tolerance_percent())
         )
+    } else if study.ladder.rule == crate::study::file::LadderRule::Weighted {
+        format!(
+            ", or under rule = \"weighted\" on the weighted mean of its changes over the ladder's profiles ({}), kept when that mean's interval lies above the minimum effect",
+            study.ladder.profiles.join(", ")
+        )
     } else if study.ladder.profiles.len() > 1 {
         format!(
             ", on the target profile alone (rule = \"target\"; {} shown, not decided)",

@@ -45,6 +45,35 @@ pub(super) fn guard_failure(study: &StudyFile, s: &StepOutcome) -> Option<String
     })
 }
 
+/// Under `rule = "weighted"`, the weighted change that decided the step, in words.
+pub(super) fn weighted_words(study: &StudyFile, s: &StepOutcome) -> Option<String> {
+    let wc = s.weighted.as_ref()?;
+    let weights: Vec<String> = study
+        .ladder
+        .profiles
+        .iter()
+        .map(|p| format!("{p} {}", trim(study.ladder.weight(p))))
+        .collect();
+    let interval = wc
+        .interval
+        .map(|(lo, hi)| {
+            format!(
+                ", interval {} to {} (each profile's at α/{})",
+                pct(lo),
+                pct(hi),
+                study.ladder.profiles.len()
+            )
+        })
+        .unwrap_or_else(|| ", no interval".into());
+    Some(format!(
+        "weighted change over the profiles (weights {}): {}{interval}; {} the {}% minimum effect",
+        weights.join(", "),
+        pct(wc.percent),
+        if wc.holds { "above" } else { "not shown above" },
+        trim(study.design().min_effect_percent)
+    ))
+}
+
 /// A step's verdict on every ladder profile, as a table (nothing for a one-profile ladder).
 pub(super) fn step_details(w: &mut String, study: &StudyFile, s: &StepOutcome) {
     if !s.profiles.is_empty() {
@@ -55,7 +84,9 @@ pub(super) fn step_details(w: &mut String, study: &StudyFile, s: &StepOutcome) {
             "| Profile | Role | Verdict | Worst case | Holds |\n|---|---|---|---|---|"
         );
         for v in &s.profiles {
+            let weighted = s.weighted.is_some();
             let role = match (v.target, guarded) {
+                _ if weighted => format!("weight {}", trim(study.ladder.weight(&v.profile))),
                 (true, _) => "target: better by the minimum effect".to_string(),
                 (false, true) => format!("guard: loses at most {tol}%"),
                 (false, false) => "shown only (rule = \"target\")".to_string(),
@@ -66,7 +97,7 @@ pub(super) fn step_details(w: &mut String, study: &StudyFile, s: &StepOutcome) {
                 .map(|d| d.text())
                 .unwrap_or_else(|| "not run".into());
             let worst = v.worst_percent.map(pct).unwrap_or_else(|| "–".into());
-            let holds = match (v.target || guarded, v.holds) {
+            let holds = match (!weighted && (v.target || guarded), v.holds) {
                 (false, _) => "–",
                 (true, true) => "yes",
                 (true, false) => "no",
