@@ -4,7 +4,7 @@
 //! noise marked (`servebench::compare::pareto`); with `--against`, how the second set's
 //! front fares against the first's. `--out DIR` writes the tables (`pareto.md`), the
 //! points (`pareto.json`) and with the `plot` feature the charts (`pareto.svg`,
-//! `pareto-p99-ttft.svg`).
+//! `pareto-p99-ttft.svg`) and a self-contained page with both (`pareto.html`).
 
 use std::fmt::Write as _;
 use std::path::PathBuf;
@@ -150,14 +150,52 @@ pub fn run(args: &Args) -> Result<String, InputError> {
         write("pareto.md", &text)?;
         write("pareto.json", &json)?;
         #[cfg(feature = "plot")]
-        for (axes, points) in &all {
-            let svg = servebench::observe::pareto_chart(points, *axes)
-                .map_err(|e| InputError(e.to_string()))?;
-            write(servebench::observe::pareto_svg_name(*axes), &svg)?;
+        {
+            let mut page = String::from(
+                "<!doctype html>\n<html><head><meta charset=\"utf-8\"><title>Pareto front</title>\n<style>body{font-family:sans-serif;margin:2em}table{border-collapse:collapse}td,th{border:1px solid #ccc;padding:4px 8px}</style></head><body>\n<h1>Pareto front</h1>\n",
+            );
+            for (axes, points) in &all {
+                let svg = servebench::observe::pareto_chart(points, *axes)
+                    .map_err(|e| InputError(e.to_string()))?;
+                write(servebench::observe::pareto_svg_name(*axes), &svg)?;
+                page.push_str(&html_section(*axes, points, &svg));
+            }
+            page.push_str("</body></html>\n");
+            write("pareto.html", &page)?;
         }
     }
     Ok(match args.format {
         TextOrJson::Text => text,
         TextOrJson::Json => json,
     })
+}
+
+/// One front in the HTML page: its chart inline and its table.
+#[cfg(feature = "plot")]
+fn html_section(axes: Axes, points: &[ParetoPoint], svg: &str) -> String {
+    use servebench::observe::html::escape;
+    let cell = |e: &servebench::compare::pareto::Estimate| {
+        if e.interval {
+            format!("{:.1} [{:.1}, {:.1}]", e.value, e.lo, e.hi)
+        } else {
+            format!("{:.1} (no interval)", e.value)
+        }
+    };
+    let mut h = format!(
+        "<h2>Output tok/s per GPU against {}</h2>\n{svg}\n<table class=\"pareto\"><thead><tr><th>run</th><th>output tok/s per GPU</th><th>{}</th><th>standing</th></tr></thead><tbody>\n",
+        escape(axes.y_label()),
+        escape(axes.y_label())
+    );
+    for p in points {
+        let _ = writeln!(
+            h,
+            "<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
+            escape(&p.label),
+            cell(&p.x),
+            cell(&p.y),
+            escape(&servebench::format::pareto::standing(&p.dominance))
+        );
+    }
+    h.push_str("</tbody></table>\n");
+    h
 }
