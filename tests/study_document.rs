@@ -276,6 +276,40 @@ fn the_weighted_rule_decides_and_says_so() {
     assert!(md.contains("| sharegpt | weight 3 | "), "{md}");
 }
 
+/// A `[quality]` gate: every configuration answers the synthetic eval set; with FP8 staged
+/// 3 points less accurate, the Quantization step — 10.94 % faster on ShareGPT and better on
+/// every profile — is not kept, and its section says why with the paired figures.
+#[test]
+fn a_step_that_loses_accuracy_beyond_the_margin_is_not_kept() {
+    let mut s = study_file("qwen3.5-h200-throughput.toml");
+    let q: servebench::study::QualitySpec = toml::from_str(
+        "eval = \"synthetic:2000\"\nmargin = 1.0\nsim_accuracy = { baseline = 0.8, \"Quantization\" = -3.0 }",
+    )
+    .unwrap();
+    s.quality = Some(q);
+    let doc = study::run_in_memory(&s).unwrap();
+    let md = &doc.markdown;
+    let fp8 = &doc.json.analysis.steps[0];
+    assert_eq!(fp8.name, "Quantization");
+    assert_eq!(
+        fp8.decision.as_ref().unwrap().call,
+        servebench::study::Call::Better
+    );
+    assert!(fp8.profiles.iter().all(|v| v.holds));
+    let c = fp8.quality.as_ref().unwrap();
+    assert!(!c.non_inferior && c.difference < -0.02, "{c:?}");
+    assert!(!fp8.accepted);
+    assert!(
+        md.contains(
+            "Skipped: better on sharegpt but its accuracy is not shown within the 1-point margin ("
+        ),
+        "{md}"
+    );
+    assert!(md.contains("Quality (synthetic:2000): candidate "), "{md}");
+    let cmd = doc.json.serving_command.clone().unwrap();
+    assert!(!cmd.contains("-FP8"), "{cmd}");
+}
+
 #[test]
 fn the_latency_study_decides_on_mean_latency_with_repetitions() {
     let mut s = study_file("qwen3.5-h200-latency.toml");

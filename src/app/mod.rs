@@ -11,6 +11,8 @@ pub mod bench;
 #[cfg(feature = "http")]
 pub(crate) mod capacity;
 pub(crate) mod lint_files;
+#[cfg(all(feature = "http", feature = "quality"))]
+pub mod quality;
 pub(crate) mod report;
 #[cfg(all(feature = "sim", feature = "cli"))]
 pub mod simulate;

@@ -7,6 +7,7 @@
 
 mod capacity;
 mod launched;
+mod quality;
 mod sharded;
 mod verbs;
 
@@ -136,7 +137,7 @@ impl Runner {
             journal.failures.retain(|_, f| !f.retryable);
         }
         outcomes.failures = journal.failures.clone();
-        outcomes.startups = journal.startups.clone();
+        (outcomes.startups, outcomes.quality) = (journal.startups.clone(), journal.quality.clone());
         journal.events.push("resume".into());
         journal.write(dir)?;
         Ok(Runner {
@@ -413,7 +414,7 @@ impl Runner {
                 .insert(PREFIX_CACHE_LABEL.into(), SIM_RESTART.into());
             self.finish(session, &profile, *rep, run)?;
         }
-        Ok(())
+        self.measure_quality(session, None, log)
     }
 
     fn launch(
@@ -561,6 +562,9 @@ impl Runner {
             done.store(true, Ordering::SeqCst);
             r
         });
+        if matches!(outcome, Ok(None)) {
+            self.measure_quality(session, Some((&target, bearer)), log)?;
+        }
         self.record_startup(&key, healthy)?;
         outcome.map(|r| {
             r.or_else(|| {

@@ -677,7 +677,7 @@ pub fn render(study: &StudyFile, o: &Outcomes, a: &Analysis, files: bool) -> Doc
             .map(|d| format!(" Rule: {}.", d.rule))
             .unwrap_or_default();
         let _ = writeln!(w, "{outcome}.{rule}\n");
-        profiles::step_details(w, study, s);
+        profiles::step_details(w, study, o, a, s);
         if let Some(e) = explanations.iter().find(|e| e.step == s.name) {
             let _ = writeln!(
                 w,

@@ -34,7 +34,13 @@ pub fn is_right(prompt: &str, accuracy: f64, seed: u64) -> bool {
     let Some((a, b)) = synthetic_question(prompt) else {
         return false;
     };
-    let item = hash(&format!("{a}+{b}"));
+    draw(&format!("{a}+{b}"), accuracy, seed)
+}
+
+/// Whether a server at `accuracy` with `seed` answers the item named `item` rightly (any
+/// item: the simulator engine's answers to a study's eval set).
+pub fn draw(item: &str, accuracy: f64, seed: u64) -> bool {
+    let item = hash(item);
     let own = mix(item ^ mix(seed.wrapping_add(0x9e37_79b9)));
     let draw = if unit(own ^ 0x5348_4152) < SHARED_DIFFICULTY {
         unit(item)

@@ -94,6 +94,9 @@ pub struct StudyFile {
     /// Sentences for the document's note on what was not tested.
     #[serde(default)]
     pub notes: Vec<String>,
+    /// An eval set every configuration answers; a step must keep quality ([`super::quality`]).
+    #[serde(default)]
+    pub quality: Option<super::quality::QualitySpec>,
     /// Add a "Production Figures" section to the document: per configuration, energy per
     /// output token and tokens per joule beside throughput, speculative-decoding
     /// acceptance, and the time to the first answer token of reasoning streams (each where
@@ -419,6 +422,13 @@ Top level
   noise", "within model error", "worse", "no interval", "worse beyond the tolerance on
   generation-heavy").
 
+[quality]                          an eval set every configuration answers after its runs; a
+                                   step is kept only when its accuracy is shown non-inferior
+  eval = "synthetic:500"           synthetic:N or a JSON Lines file (servebench, GSM8K, MMLU)
+  margin = 1.0                     accuracy points a kept step may lose (95 %, one-sided)
+  sim_accuracy = { baseline = 0.8, "Quantization" = -2.0 }
+                                   simulator engines: staged accuracy and per-step change
+
 [final]
   profiles = ["sharegpt", "throughput"]  required: baseline and recommended both run these
   add = ["--async-scheduling"]     flags added to the best step without a step of their own
@@ -614,6 +624,10 @@ impl StudyFile {
                 .map_err(|m| format!("ladder.profiles[{i}]: {m}"))?;
         }
         self.ladder.check()?;
+        if let Some(q) = &self.quality {
+            let steps: Vec<&str> = self.ladder.steps.iter().map(|s| s.name.as_str()).collect();
+            q.check(&steps)?;
+        }
         for (i, p) in self.final_.profiles.iter().enumerate() {
             self.profile(p)
                 .map_err(|m| format!("final.profiles[{i}]: {m}"))?;

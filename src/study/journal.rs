@@ -128,6 +128,10 @@ pub struct Journal {
     /// Each launched configuration's start-ups, by key, in launch order.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub startups: BTreeMap<String, Vec<super::startup::Startup>>,
+    /// Each configuration's answers to the `[quality]` eval set, by key (right or not, in
+    /// the set's order).
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub quality: BTreeMap<String, Vec<bool>>,
 }
 
 impl Journal {
@@ -144,6 +148,7 @@ impl Journal {
             shard: None,
             events: Vec::new(),
             startups: BTreeMap::new(),
+            quality: BTreeMap::new(),
         }
     }
 

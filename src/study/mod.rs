@@ -49,6 +49,7 @@ pub(crate) mod merged;
 pub(crate) mod observe;
 pub(crate) mod plan;
 pub(crate) mod process;
+pub(crate) mod quality;
 pub(crate) mod repetitions;
 pub(crate) mod shards;
 pub(crate) mod startup;
@@ -69,6 +70,7 @@ pub use merged::{merge_studies, MergedStudy, StudyMergeError};
 pub use process::{
     check_placeholders, fill_command, group_alive, signal_number, Fill, RedactingCopy, Signal,
 };
+pub use quality::{QualitySpec, DEFAULT_SIM_ACCURACY};
 pub use shards::{refuse_simulators, ShardedError};
 pub use startup::Startup;
 pub use verdict::{

@@ -5,11 +5,10 @@
 //! are `servebench::quality`'s.
 
 use std::path::PathBuf;
-use std::sync::atomic::{AtomicUsize, Ordering};
 
-use servebench::quality::eval::{self, EvalItem};
+use servebench::quality::eval;
 use servebench::quality::paired::{accuracy, compare_runs};
-use servebench::quality::run::{ItemOutcome, QualityRun, QUALITY_FORMAT};
+use servebench::quality::run::{QualityRun, QUALITY_FORMAT};
 
 use crate::input::InputError;
 
@@ -101,7 +100,12 @@ pub fn run(args: &Args) -> Result<String, InputError> {
     config.model = args.model.clone();
     let engine = servebench::HttpEngine::new(config)
         .map_err(|e| InputError(format!("quality: {target}: {e}")))?;
-    let outcomes = ask_all(&engine, &items, args.max_tokens, args.concurrency as usize);
+    let outcomes = servebench::app::quality::ask_all(
+        &engine,
+        &items,
+        args.max_tokens,
+        args.concurrency as usize,
+    );
     let failed = outcomes.iter().filter(|o| o.error.is_some()).count();
     if failed == items.len() {
         let why = outcomes
@@ -141,44 +145,4 @@ pub fn run(args: &Args) -> Result<String, InputError> {
             .map_err(|e| InputError(format!("{}: {e}", path.display())))?;
     }
     Ok(out)
-}
-
-/// Asks every item with `concurrency` requests in flight; the outcomes in item order.
-fn ask_all(
-    engine: &servebench::HttpEngine,
-    items: &[EvalItem],
-    max_tokens: u64,
-    concurrency: usize,
-) -> Vec<ItemOutcome> {
-    let next = AtomicUsize::new(0);
-    let mut slots: Vec<Option<ItemOutcome>> = vec![None; items.len()];
-    let results = std::sync::Mutex::new(&mut slots);
-    std::thread::scope(|s| {
-        for _ in 0..concurrency.min(items.len()) {
-            s.spawn(|| loop {
-                let i = next.fetch_add(1, Ordering::Relaxed);
-                let Some(item) = items.get(i) else {
-                    break;
-                };
-                let outcome = match engine.chat_answer(&item.prompt, max_tokens) {
-                    Ok(text) => ItemOutcome {
-                        id: item.id.clone(),
-                        right: item.scorer.is_right(&text, &item.answer),
-                        answer: item.scorer.extract(&text),
-                        error: None,
-                    },
-                    Err(e) => ItemOutcome {
-                        id: item.id.clone(),
-                        right: false,
-                        answer: None,
-                        error: Some(e.to_string()),
-                    },
-                };
-                if let Ok(mut r) = results.lock() {
-                    r[i] = Some(outcome);
-                }
-            });
-        }
-    });
-    slots.into_iter().flatten().collect()
 }

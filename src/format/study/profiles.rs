@@ -17,32 +17,47 @@ fn pct(v: f64) -> String {
     format!("{v:+.2}%")
 }
 
-/// Why a step that was better on its target profile was not kept: `worse than the 2%
-/// tolerance on generation-heavy (worse (−34.81%, …))`. `None` when no guard stopped it.
+/// Why a step that was better on its target profile was not kept: `not shown within the
+/// 2% tolerance on generation-heavy (worse (−34.81%, …))`, or that its accuracy is not shown
+/// within the `[quality]` margin. `None` when neither stopped it.
 pub(super) fn guard_failure(study: &StudyFile, s: &StepOutcome) -> Option<String> {
-    if !study.ladder.guarded() || !s.profiles.first().is_some_and(|t| t.holds) {
+    let better = s.decision.as_ref().is_some_and(|d| d.call == Call::Better);
+    if !better || s.weighted.is_some() {
         return None;
     }
-    let failed: Vec<String> = s
-        .profiles
-        .iter()
-        .filter(|v| !v.target && !v.holds)
-        .map(|v| {
-            let why = v
-                .decision
-                .as_ref()
-                .map(|d| d.text())
-                .unwrap_or_else(|| "not run".into());
-            format!("{} ({why})", v.profile)
-        })
-        .collect();
-    (!failed.is_empty()).then(|| {
-        format!(
-            "not shown within the {}% tolerance on {}",
-            trim(study.ladder.tolerance_percent()),
-            failed.join("; ")
-        )
-    })
+    let mut why = Vec::new();
+    if study.ladder.guarded() {
+        let failed: Vec<String> = s
+            .profiles
+            .iter()
+            .filter(|v| !v.target && !v.holds)
+            .map(|v| {
+                let d = v.decision.as_ref().map(|d| d.text());
+                format!("{} ({})", v.profile, d.unwrap_or_else(|| "not run".into()))
+            })
+            .collect();
+        if !failed.is_empty() {
+            why.push(format!(
+                "not shown within the {}% tolerance on {}",
+                trim(study.ladder.tolerance_percent()),
+                failed.join("; ")
+            ));
+        }
+    }
+    if let Some(q) = study.quality.as_ref() {
+        match &s.quality {
+            Some(c) if !c.non_inferior => why.push(format!(
+                "its accuracy is not shown within the {}-point margin ({:+.2} points: {} items lost, {} gained)",
+                trim(q.margin_points()),
+                100.0 * c.difference,
+                c.lost,
+                c.gained
+            )),
+            None => why.push("its accuracy was not measured".into()),
+            Some(_) => {}
+        }
+    }
+    (!why.is_empty()).then(|| why.join(", and "))
 }
 
 /// Under `rule = "weighted"`, the weighted change that decided the step, in words.
@@ -75,7 +90,37 @@ pub(super) fn weighted_words(study: &StudyFile, s: &StepOutcome) -> Option<Strin
 }
 
 /// A step's verdict on every ladder profile, as a table (nothing for a one-profile ladder).
-pub(super) fn step_details(w: &mut String, study: &StudyFile, s: &StepOutcome) {
+pub(super) fn step_details(
+    w: &mut String,
+    study: &StudyFile,
+    o: &Outcomes,
+    a: &Analysis,
+    s: &StepOutcome,
+) {
+    if let (Some(q), Some(c)) = (&study.quality, &s.quality) {
+        let acc = |config: Option<&crate::study::journal::Configuration>| {
+            let v = o.quality.get(&config?.key())?;
+            Some(crate::quality::paired::accuracy(
+                v.iter().filter(|x| **x).count(),
+                v.len(),
+                0.95,
+            ))
+        };
+        let reference = if s.reference == "baseline" {
+            a.baseline.as_ref()
+        } else {
+            a.steps
+                .iter()
+                .find(|x| x.name == s.reference)
+                .map(|x| &x.config)
+        };
+        if let (Some(r), Some(k)) = (acc(reference), acc(Some(&s.config))) {
+            let lines = crate::format::quality::comparison_lines(c, &r, &k);
+            let text = lines.join(" ");
+            let text = text.strip_prefix("Quality: ").unwrap_or(&text);
+            let _ = writeln!(w, "Quality ({}): {text}\n", q.eval);
+        }
+    }
     if !s.profiles.is_empty() {
         let guarded = study.ladder.guarded();
         let tol = trim(study.ladder.tolerance_percent());
