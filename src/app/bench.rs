@@ -433,12 +433,23 @@ pub fn run(args: &BenchArgs, progress: &mut dyn FnMut(&Progress)) -> Result<Benc
     );
     let spooled = spool.map(Spool::finish).transpose()?;
     if let Some(sp) = &spooled {
-        // The slim records lost the chunk gaps: vLLM's ITL comes from the spool's histogram.
+        // The slim records lost the chunk gaps: vLLM's ITL comes from the spool's histogram,
+        // its 1-second peaks from the spool on disk (without one they are not known: none
+        // is printed rather than a wrong one), and the sliding peak is not known.
         if result.meta.convention == Some(Convention::Vllm) {
             result.itl = Some(crate::metrics::streaming_summary_ms(
                 &sp.itl,
                 &args.metrics.percentiles,
             ));
+            let (tokens, conc) = match &sp.path {
+                Some(path) => spool::spooled_peaks(path).map(|(t, c)| (Some(t), Some(c)))?,
+                None => (None, result.peak_concurrent_requests),
+            };
+            result.peak_output_throughput_per_s = tokens;
+            result.peak_concurrent_requests = conc;
+        }
+        if let Some(exact) = result.exact.as_mut() {
+            exact.peak_output_tokens_per_s = None;
         }
     }
     let mut file = RunFile::new(result, records, args.profile.clone(), started_at);

@@ -108,6 +108,7 @@ pub use request::{vllm_itl_gaps, vllm_success, vllm_tpot, vllm_tpot_s};
 pub(crate) use slo::meets_slo;
 pub use slo::{Slo, SloParseError};
 use vllm::compute_vllm;
+pub use vllm::vllm_peaks_streamed;
 #[cfg(test)]
 pub(crate) use vllm::{compute_vllm_reference, vllm_figures_reference};
 pub(crate) use vllm::{default_duration_from, VllmFigures};

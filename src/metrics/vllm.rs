@@ -88,6 +88,25 @@ impl VllmPeaks {
         VllmPeaks::with_mode(successes, false)
     }
 
+    /// Buckets from `min_start` to `max_end` for `events` chunks and requests (the bounds
+    /// of records seen in a first pass, [`vllm_peak_output_streamed`]).
+    fn over(min_start: Duration, max_end: Duration, events: usize) -> Self {
+        let span = nanos_u64(max_end.saturating_sub(min_start));
+        let n = span.div_ceil(NANOS_PER_S) + 1;
+        let dense_limit = DENSE_BUCKETS_MIN.max((events as u64).saturating_mul(4));
+        let (tokens, conc, sparse) = match usize::try_from(n) {
+            Ok(len) if n <= dense_limit => (vec![0; len], vec![0; len + 1], None),
+            _ => (Vec::new(), Vec::new(), Some(SparsePeaks::default())),
+        };
+        VllmPeaks {
+            min_ns: nanos_u64(min_start),
+            n,
+            tokens,
+            conc,
+            sparse,
+        }
+    }
+
     /// `force_sparse`: keep events even when dense arrays would do (tests compare both).
     fn with_mode(successes: &[&RequestRecord], force_sparse: bool) -> Self {
         let Some(min_start) = successes.iter().map(|r| r.sent_at).min() else {
@@ -104,21 +123,13 @@ impl VllmPeaks {
             .filter_map(|r| r.chunks.last().map(|c| c.at))
             .max()
             .unwrap_or(min_start);
-        let span = nanos_u64(max_end.saturating_sub(min_start));
-        let n = span.div_ceil(NANOS_PER_S) + 1;
         let events: usize = successes.iter().map(|r| r.chunks.len() + 1).sum();
-        let dense_limit = DENSE_BUCKETS_MIN.max((events as u64).saturating_mul(4));
-        let (tokens, conc, sparse) = match usize::try_from(n) {
-            Ok(len) if n <= dense_limit && !force_sparse => (vec![0; len], vec![0; len + 1], None),
-            _ => (Vec::new(), Vec::new(), Some(SparsePeaks::default())),
-        };
-        VllmPeaks {
-            min_ns: nanos_u64(min_start),
-            n,
-            tokens,
-            conc,
-            sparse,
+        let mut peaks = VllmPeaks::over(min_start, max_end, events);
+        if force_sparse {
+            (peaks.tokens, peaks.conc) = (Vec::new(), Vec::new());
+            peaks.sparse = Some(SparsePeaks::default());
         }
+        peaks
     }
 
     #[inline]
@@ -188,6 +199,31 @@ impl VllmPeaks {
         }
         (peak_tokens as f64, peak_conc as f64)
     }
+}
+
+/// vLLM's peak output throughput and peak concurrent requests (chunks and requests in the
+/// busiest 1-second bucket from the first send) over records read twice through `records`
+/// — a soak's spool on disk: memory per second of the run, not per chunk. The same figures
+/// as the whole records' [`crate::metrics::compute`].
+pub fn vllm_peaks_streamed<I: Iterator<Item = RequestRecord>>(
+    mut records: impl FnMut() -> I,
+) -> (f64, f64) {
+    let (mut min_start, mut max_end, mut events) = (None::<Duration>, None::<Duration>, 0usize);
+    for r in records().filter(super::request::vllm_success) {
+        min_start = Some(min_start.map_or(r.sent_at, |m| m.min(r.sent_at)));
+        if let Some(l) = r.chunks.last() {
+            max_end = Some(max_end.map_or(l.at, |m| m.max(l.at)));
+        }
+        events += r.chunks.len() + 1;
+    }
+    let Some(min_start) = min_start else {
+        return (0.0, 0.0);
+    };
+    let mut peaks = VllmPeaks::over(min_start, max_end.unwrap_or(min_start), events);
+    for r in records().filter(super::request::vllm_success) {
+        peaks.add(&r);
+    }
+    peaks.finish()
 }
 
 /// Everything `Convention::Vllm` reports, before the conversion to a [`BenchmarkResult`].

@@ -206,3 +206,40 @@ mod tests {
         assert_eq!(s.reasoning.unwrap().first_answer_chunk, Some(1));
     }
 }
+
+/// vLLM's peak output throughput and peak concurrency over the whole records in the spool
+/// at `path` ([`crate::metrics::vllm_peaks_streamed`]: two passes over the file, memory per
+/// second of the run). A line that does not read is an error naming the file and line.
+pub(crate) fn spooled_peaks(path: &Path) -> Result<(f64, f64), BenchError> {
+    use std::io::BufRead as _;
+    let failed: std::cell::RefCell<Option<String>> = std::cell::RefCell::new(None);
+    let fail = |m: String| {
+        failed.borrow_mut().get_or_insert(m);
+    };
+    let peaks = crate::metrics::vllm_peaks_streamed(|| {
+        let lines = File::open(path)
+            .map(|f| std::io::BufReader::new(f).lines())
+            .map_err(|e| fail(e.to_string()))
+            .into_iter()
+            .flatten();
+        lines.enumerate().filter_map(|(i, line)| {
+            match line
+                .map_err(|e| e.to_string())
+                .and_then(|l| serde_json::from_str::<RequestRecord>(&l).map_err(|e| e.to_string()))
+            {
+                Ok(r) => Some(r),
+                Err(e) => {
+                    fail(format!("line {}: {e}", i + 1));
+                    None
+                }
+            }
+        })
+    });
+    match failed.into_inner() {
+        Some(message) => Err(BenchError::Write {
+            path: path.display().to_string(),
+            message: format!("reading the spool back: {message}"),
+        }),
+        None => Ok(peaks),
+    }
+}
