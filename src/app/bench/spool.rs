@@ -173,40 +173,6 @@ pub fn slim(mut r: RequestRecord) -> RequestRecord {
     r
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::record::StreamSplit;
-    use std::time::Duration;
-
-    #[test]
-    fn a_slim_record_keeps_every_per_request_figure_but_the_gaps() {
-        let ms = Duration::from_millis;
-        let mut r = RequestRecord::new(3, ms(10));
-        for (i, t) in [30u64, 40, 45, 60, 70, 90].iter().enumerate() {
-            r.chunks.push(Chunk {
-                at: ms(*t),
-                tokens: 1 + i as u32 % 2,
-            });
-        }
-        r.ended_at = Some(ms(95));
-        r.reasoning = Some(StreamSplit {
-            first_reasoning_chunk: Some(0),
-            first_answer_chunk: Some(3),
-            reasoning_tokens: 4,
-            answer_tokens: 5,
-        });
-        let s = slim(r.clone());
-        assert_eq!(s.chunks.len(), 3);
-        assert_eq!(s.client_output_tokens(), r.client_output_tokens());
-        assert_eq!(s.ttft(), r.ttft());
-        assert_eq!(s.latency(), r.latency());
-        assert_eq!(s.time_to_first_answer(), r.time_to_first_answer());
-        assert_eq!(crate::metrics::vllm_tpot(&s), crate::metrics::vllm_tpot(&r));
-        assert_eq!(s.reasoning.unwrap().first_answer_chunk, Some(1));
-    }
-}
-
 /// vLLM's peak output throughput and peak concurrency over the whole records in the spool
 /// at `path` ([`crate::metrics::vllm_peaks_streamed`]: two passes over the file, memory per
 /// second of the run). A line that does not read is an error naming the file and line.
@@ -241,5 +207,39 @@ pub(crate) fn spooled_peaks(path: &Path) -> Result<(f64, f64), BenchError> {
             message: format!("reading the spool back: {message}"),
         }),
         None => Ok(peaks),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::record::StreamSplit;
+    use std::time::Duration;
+
+    #[test]
+    fn a_slim_record_keeps_every_per_request_figure_but_the_gaps() {
+        let ms = Duration::from_millis;
+        let mut r = RequestRecord::new(3, ms(10));
+        for (i, t) in [30u64, 40, 45, 60, 70, 90].iter().enumerate() {
+            r.chunks.push(Chunk {
+                at: ms(*t),
+                tokens: 1 + i as u32 % 2,
+            });
+        }
+        r.ended_at = Some(ms(95));
+        r.reasoning = Some(StreamSplit {
+            first_reasoning_chunk: Some(0),
+            first_answer_chunk: Some(3),
+            reasoning_tokens: 4,
+            answer_tokens: 5,
+        });
+        let s = slim(r.clone());
+        assert_eq!(s.chunks.len(), 3);
+        assert_eq!(s.client_output_tokens(), r.client_output_tokens());
+        assert_eq!(s.ttft(), r.ttft());
+        assert_eq!(s.latency(), r.latency());
+        assert_eq!(s.time_to_first_answer(), r.time_to_first_answer());
+        assert_eq!(crate::metrics::vllm_tpot(&s), crate::metrics::vllm_tpot(&r));
+        assert_eq!(s.reasoning.unwrap().first_answer_chunk, Some(1));
     }
 }
