@@ -56,6 +56,33 @@ fn report_prices_the_blocks_tokens() {
     let v: serde_json::Value = serde_json::from_str(&json).unwrap();
     assert_eq!(v[0]["cost"]["gpus"], 1);
     assert_eq!(v[0]["cost"]["usd_per_gpu_hour"], 3.5);
+    // `compare` shows the cost figures among the production figures when both have them.
+    let dir = tempfile::tempdir().unwrap();
+    let (a, b) = (dir.path().join("a.json"), dir.path().join("b.json"));
+    for (path, price) in [(&a, "3.5"), (&b, "2.0")] {
+        let (ok, json, _) =
+            servebench(&["report", &file, "--gpu-price", price, "--format", "json"]);
+        assert!(ok);
+        std::fs::write(path, json).unwrap();
+    }
+    let (_, cmp, err) = servebench(&["compare", a.to_str().unwrap(), b.to_str().unwrap()]);
+    let row = cmp
+        .lines()
+        .find(|l| l.contains("$/1M output tokens"))
+        .unwrap_or_else(|| panic!("{cmp}{err}"));
+    // $3.50 → $2.00 per GPU-hour at the same throughput: 3/7 less per token.
+    let (base, cand) = (3.5 / 3600.0 / out_tps * 1e6, 2.0 / 3600.0 / out_tps * 1e6);
+    let cells: Vec<&str> = row.split_whitespace().collect();
+    assert_eq!(
+        cells[3..6],
+        [
+            format!("{base:.2}"),
+            format!("{cand:.2}"),
+            format!("{:+.2}", cand - base)
+        ],
+        "{row}"
+    );
+    assert!(row.contains("-42.86%"), "{row}");
     // A GPU count without a price, a price of zero: usage errors naming the flag.
     let (ok, _, err) = servebench(&["report", &file, "--gpus", "2"]);
     assert!(!ok && err.contains("--gpu-price"), "{err}");
