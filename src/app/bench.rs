@@ -106,6 +106,9 @@ pub struct BenchArgs {
     /// A soak (`bench --duration`): each record streamed as it ends and kept slim in
     /// memory ([`SoakRecords`]); `None`: every record kept whole.
     pub soak: Option<SoakRecords>,
+    /// Live metrics the run feeds as it goes (`bench --metrics-listen`: the counters at
+    /// each progress report, each request as it ends).
+    pub live: Option<std::sync::Arc<crate::observe::live::LiveMetrics>>,
 }
 
 impl BenchArgs {
@@ -153,6 +156,7 @@ impl BenchArgs {
             phases: None,
             cold: None,
             soak: None,
+            live: None,
             max_concurrency: None,
             discover_model: true,
             metrics: MetricsOptions::new(Convention::Vllm),
@@ -356,7 +360,20 @@ pub fn run(args: &BenchArgs, progress: &mut dyn FnMut(&Progress)) -> Result<Benc
             .unwrap_or(DEFAULT_SCRAPE_INTERVAL);
         gpu_sampler(source, every, zero)
     });
-    let mut engine = Progressed::new(engine, progress);
+    let live = args.live.clone();
+    let mut feed = |p: &Progress| {
+        if let Some(l) = &live {
+            l.set_counts(crate::observe::live::LiveCounts {
+                done: p.done,
+                failed: p.failed,
+                in_flight: p.in_flight,
+                output_tokens: p.output_tokens,
+                elapsed: p.elapsed,
+            });
+        }
+        progress(p);
+    };
+    let mut engine = Progressed::new(engine, &mut feed);
     let mut warmup_records = Vec::new();
     if args.warmup_requests > 0 {
         let out = run_profile(&mut engine, &args.profile, &workload, |o| {
@@ -389,7 +406,17 @@ pub fn run(args: &BenchArgs, progress: &mut dyn FnMut(&Progress)) -> Result<Benc
             let start = agreed.unwrap_or_else(|| zero.elapsed());
             schedule_origin = Some(start);
             o.start_at = Some(start);
-            o.sink = spool.as_ref().map(Spool::sink);
+            o.sink = match (spool.as_ref().map(Spool::sink), args.live.clone()) {
+                (sink, None) => sink,
+                // Each record feeds the live metrics, then goes where it would have.
+                (sink, Some(live)) => Some(crate::collector::RecordSink::new(move |r| {
+                    live.record(&r);
+                    match &sink {
+                        Some(s) => s.take(r),
+                        None => Some(r),
+                    }
+                })),
+            };
             cap = o.max_concurrency;
         })?)
     };

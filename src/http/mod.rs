@@ -6,6 +6,7 @@
 //! Only plain `http://` targets are supported (no TLS in this build).
 
 pub mod client;
+pub mod listen;
 mod prepare;
 pub mod server;
 pub(crate) mod sse;

@@ -12,6 +12,7 @@ pub(crate) mod explain;
 pub(crate) mod gpu;
 #[cfg(feature = "plot")]
 pub mod html;
+pub mod live;
 #[cfg(feature = "plot")]
 pub(crate) mod pareto_plot;
 #[cfg(feature = "plot")]

@@ -94,7 +94,7 @@ pub struct StudyFile {
     /// Sentences for the document's note on what was not tested.
     #[serde(default)]
     pub notes: Vec<String>,
-    /// An eval set every configuration answers; a step must keep quality ([`super::quality`]).
+    /// An eval set every configuration answers; a step must keep quality ([`QualitySpec`](super::QualitySpec)).
     #[serde(default)]
     pub quality: Option<super::quality::QualitySpec>,
     /// Add a "Production Figures" section to the document: per configuration, energy per

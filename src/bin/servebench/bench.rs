@@ -246,7 +246,7 @@ pub struct Args {
     #[arg(long, value_name = "URL|nvidia-smi", value_parser = crate::values::gpu_source)]
     gpu_metrics: Option<String>,
     #[command(flatten)]
-    cost: crate::cost_args::CostArgs,
+    extras: crate::cost_args::RunExtras,
     /// Send the requests to these LoRA adapters (their model names, as `vllm serve
     /// --lora-modules` names them) by a seeded split; results per adapter as well as overall.
     #[arg(long, value_name = "A,B,...", value_delimiter = ',')]
@@ -659,6 +659,7 @@ fn run(args: &Args) -> Result<(String, u8), Failure> {
     };
     let watch = signals::watch(stop.clone(), args.drain_timeout)
         .map_err(|e| InputError(format!("bench: cannot watch for Ctrl-C: {e}")))?;
+    let _live = args.extras.listen(&mut bench_args)?;
     let outcome = bench::run(&bench_args, &mut report);
     drop(watch);
     bar.finish_and_clear();
@@ -693,7 +694,7 @@ fn run(args: &Args) -> Result<(String, u8), Failure> {
     if let Some(why) = &run.aborted {
         eprintln!("servebench: the run stopped early: {why}");
     }
-    args.cost.apply(&mut run.file.result);
+    args.extras.cost.apply(&mut run.file.result);
     crate::bench_notes::print(&run);
     if let Some(path) = &out_path {
         bench::save(path, &run).map_err(|e| InputError(e.to_string()))?;

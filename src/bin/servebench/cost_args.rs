@@ -1,5 +1,6 @@
 //! `--gpu-price USD_PER_HOUR --gpus N`: what a run's tokens cost on the GPUs that served
-//! them, for `bench` and `report` (kept in the result as `cost`).
+//! them, for `bench` and `report` (kept in the result as `cost`); and `bench`'s other
+//! companions of a run: `--metrics-listen ADDR`, the live metrics served while it runs.
 
 use servebench::BenchmarkResult;
 
@@ -22,5 +23,45 @@ impl CostArgs {
         if let Some(price) = self.gpu_price {
             r.cost = Some(servebench::metrics::cost_figures(r, self.gpus, price));
         }
+    }
+}
+
+/// `bench`'s companions of a run: its price and its live metrics.
+#[derive(Debug, Clone, clap::Args)]
+pub struct RunExtras {
+    #[command(flatten)]
+    pub cost: CostArgs,
+    /// Serve the run's live metrics in Prometheus' text format at http://ADDR/metrics
+    /// while it runs (requests sent/completed/failed, in flight, output tokens and tok/s,
+    /// TTFT and inter-token latency quantiles over the last 60 s); port 0 picks a free
+    /// port, printed on stderr.
+    #[cfg(feature = "http")]
+    #[arg(long, value_name = "ADDR")]
+    pub metrics_listen: Option<std::net::SocketAddr>,
+}
+
+impl RunExtras {
+    /// Starts the live-metrics listener when asked, and has the run feed it.
+    #[cfg(feature = "http")]
+    pub fn listen(
+        &self,
+        args: &mut servebench::app::bench::BenchArgs,
+    ) -> Result<Option<servebench::http::listen::TextListener>, crate::input::InputError> {
+        let Some(addr) = self.metrics_listen else {
+            return Ok(None);
+        };
+        let live = std::sync::Arc::new(servebench::observe::live::LiveMetrics::default());
+        let render = std::sync::Arc::clone(&live);
+        let listener = servebench::http::listen::TextListener::start(
+            addr,
+            std::sync::Arc::new(move || render.render()),
+        )
+        .map_err(|e| crate::input::InputError(format!("bench: --metrics-listen: {e}")))?;
+        eprintln!(
+            "servebench: live metrics at http://{}/metrics",
+            listener.local_addr()
+        );
+        args.live = Some(live);
+        Ok(Some(listener))
     }
 }
