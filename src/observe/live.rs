@@ -18,7 +18,8 @@ pub const WINDOW_S: u64 = 60;
 /// The quantiles each summary exports.
 pub const QUANTILES: [f64; 3] = [0.5, 0.9, 0.99];
 
-/// The counters a driver reports as the run goes.
+/// The counters a driver reports as the run goes (its `done`/`failed` are for the record;
+/// the exported ended counts come from [`LiveMetrics::record`]).
 #[derive(Debug, Clone, Copy, Default, PartialEq)]
 pub struct LiveCounts {
     /// Requests ended (finished or failed).
@@ -36,6 +37,11 @@ pub struct LiveCounts {
 #[derive(Default)]
 struct State {
     counts: LiveCounts,
+    /// Requests ended with their whole answer, counted as their records arrive (so the
+    /// quantiles' counts never run ahead of them).
+    completed: u64,
+    /// Requests ended otherwise.
+    failed: u64,
     /// `(second of the run, TTFT histogram, ITL histogram)`, oldest first.
     slots: VecDeque<(u64, Streaming, Streaming)>,
 }
@@ -52,7 +58,7 @@ struct State {
 /// r.chunks = vec![Chunk { at: Duration::from_millis(40), tokens: 1 }, Chunk { at: Duration::from_millis(50), tokens: 1 }];
 /// r.ended_at = Some(Duration::from_millis(50));
 /// live.record(&r);
-/// live.set_counts(LiveCounts { done: 1, output_tokens: 2, elapsed: Duration::from_secs(1), ..Default::default() });
+/// live.set_counts(LiveCounts { output_tokens: 2, elapsed: Duration::from_secs(1), ..Default::default() });
 /// let text = live.render();
 /// assert!(text.contains("servebench_requests_completed_total 1\n"));
 /// assert!(text.contains("servebench_time_to_first_token_seconds{quantile=\"0.5\"} 0.04"));
@@ -89,14 +95,16 @@ impl LiveMetrics {
     /// A finished request: its TTFT and inter-token gaps enter the slot of the second it
     /// ended in (a failed request or one without chunks adds none).
     pub fn record(&self, r: &RequestRecord) {
+        let mut s = self.state();
         if !crate::metrics::vllm_success(r) {
+            s.failed += 1;
             return;
         }
+        s.completed += 1;
         let Some(ttft) = r.ttft() else {
             return;
         };
         let second = r.ended_at.unwrap_or(r.sent_at).as_secs();
-        let mut s = self.state();
         if s.slots.back().is_none_or(|b| b.0 < second) {
             s.slots
                 .push_back((second, Streaming::new(), Streaming::new()));
@@ -126,23 +134,26 @@ impl LiveMetrics {
                 "# HELP {name} {help}\n# TYPE {name} {kind}\n{name} {value}"
             );
         };
+        // Ended requests are counted from their records; the driver's counters (every
+        // 200 ms) may lag them, never the other way round.
+        let ended = s.completed + s.failed;
         metric(
             "servebench_requests_sent_total",
             "counter",
             "Requests sent so far.",
-            (c.done + c.in_flight) as f64,
+            (c.done + c.in_flight).max(ended) as f64,
         );
         metric(
             "servebench_requests_completed_total",
             "counter",
             "Requests that ended with their whole answer.",
-            (c.done - c.failed.min(c.done)) as f64,
+            s.completed as f64,
         );
         metric(
             "servebench_requests_failed_total",
             "counter",
             "Requests that failed or were cut.",
-            c.failed as f64,
+            s.failed as f64,
         );
         metric(
             "servebench_requests_in_flight",
