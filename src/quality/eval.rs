@@ -76,111 +76,135 @@ pub fn parse(text: &str, path: &str) -> Result<Vec<EvalItem>, EvalError> {
         if line.trim().is_empty() {
             continue;
         }
-        let bad = |at: &str, message: String| EvalError::Item {
-            path: path.to_string(),
-            line: i + 1,
-            at: at.to_string(),
-            message,
-        };
-        let v: Value = serde_json::from_str(line).map_err(|e| bad("$", e.to_string()))?;
-        let text_at = |key: &str| -> Result<String, EvalError> {
-            match v.get(key) {
-                Some(Value::String(s)) => Ok(s.clone()),
-                Some(Value::Number(n)) => Ok(n.to_string()),
-                Some(_) => Err(bad(&format!("$.{key}"), "expected a string".into())),
-                None => Err(bad("$", format!("no `{key}`"))),
-            }
-        };
-        let id = v
-            .get("id")
-            .map(|x| x.as_str().map_or_else(|| x.to_string(), str::to_string))
-            .unwrap_or_else(|| format!("line {}", i + 1));
-        let item = if v.get("prompt").is_some() {
-            let scorer = match v.get("scorer") {
-                None => Scorer::Exact,
-                Some(Value::String(s)) => Scorer::parse(s).map_err(|m| bad("$.scorer", m))?,
-                Some(_) => return Err(bad("$.scorer", "expected a string".into())),
-            };
-            EvalItem {
-                id,
-                prompt: text_at("prompt")?,
-                answer: text_at("answer")?,
-                scorer,
-            }
-        } else if let Some(choices) = v.get("choices") {
-            let Value::Array(choices) = choices else {
-                return Err(bad("$.choices", "expected an array of strings".into()));
-            };
-            if choices.len() < 2 || choices.len() > LETTERS.len() {
-                return Err(bad(
-                    "$.choices",
-                    format!(
-                        "expected 2 to {} choices, got {}",
-                        LETTERS.len(),
-                        choices.len()
-                    ),
-                ));
-            }
-            let mut prompt = text_at("question")?;
-            for (k, c) in choices.iter().enumerate() {
-                let c = c
-                    .as_str()
-                    .ok_or_else(|| bad(&format!("$.choices[{k}]"), "expected a string".into()))?;
-                prompt.push_str(&format!("\n{}. {c}", &LETTERS[k..=k]));
-            }
-            prompt.push_str("\nAnswer with the letter of the correct option.");
-            let answer = match v.get("answer") {
-                Some(Value::Number(n)) => {
-                    let k = n
-                        .as_u64()
-                        .filter(|k| (*k as usize) < choices.len())
-                        .ok_or_else(|| {
-                            bad(
-                                "$.answer",
-                                format!("choice {n} is out of range ({} choices)", choices.len()),
-                            )
-                        })?;
-                    LETTERS[k as usize..=k as usize].to_string()
+        let item = serde_json::from_str::<Value>(line)
+            .map_err(|e| Bad("$".into(), e.to_string()))
+            .and_then(|v| {
+                let id = v
+                    .get("id")
+                    .map(|x| x.as_str().map_or_else(|| x.to_string(), str::to_string))
+                    .unwrap_or_else(|| format!("line {}", i + 1));
+                if v.get("prompt").is_some() {
+                    own_item(&v, id)
+                } else if v.get("choices").is_some() {
+                    mmlu_item(&v, id)
+                } else {
+                    gsm8k_item(&v, id)
                 }
-                Some(Value::String(s))
-                    if s.len() == 1 && LETTERS[..choices.len()].contains(s.as_str()) =>
-                {
-                    s.clone()
-                }
-                _ => {
-                    return Err(bad(
-                        "$.answer",
-                        "expected the right choice's index or letter".into(),
-                    ))
-                }
-            };
-            EvalItem {
-                id,
-                prompt,
-                answer,
-                scorer: Scorer::Choice,
-            }
-        } else {
-            let question = text_at("question")?;
-            let full = text_at("answer")?;
-            let answer = full
-                .rsplit_once("####")
-                .map(|(_, a)| a.trim().replace(',', ""))
-                .filter(|a| !a.is_empty())
-                .ok_or_else(|| bad("$.answer", "a GSM8K answer ends with `#### NUMBER`".into()))?;
-            EvalItem {
-                id,
-                prompt: format!("{question}\nGive the final answer as a number."),
-                answer,
-                scorer: Scorer::Numeric,
-            }
-        };
+            })
+            .map_err(|Bad(at, message)| EvalError::Item {
+                path: path.to_string(),
+                line: i + 1,
+                at,
+                message,
+            })?;
         items.push(item);
     }
     if items.is_empty() {
         return Err(EvalError::Empty(path.to_string()));
     }
     Ok(items)
+}
+
+/// What is wrong with a line: the JSON path and the message.
+struct Bad(String, String);
+
+fn bad(at: &str, message: impl Into<String>) -> Bad {
+    Bad(at.to_string(), message.into())
+}
+
+/// `v[key]` as text (a number's digits too).
+fn text_at(v: &Value, key: &str) -> Result<String, Bad> {
+    match v.get(key) {
+        Some(Value::String(s)) => Ok(s.clone()),
+        Some(Value::Number(n)) => Ok(n.to_string()),
+        Some(_) => Err(bad(&format!("$.{key}"), "expected a string")),
+        None => Err(bad("$", format!("no `{key}`"))),
+    }
+}
+
+/// servebench's own line: `prompt`, `answer`, `scorer`.
+fn own_item(v: &Value, id: String) -> Result<EvalItem, Bad> {
+    let scorer = match v.get("scorer") {
+        None => Scorer::Exact,
+        Some(Value::String(s)) => Scorer::parse(s).map_err(|m| bad("$.scorer", m))?,
+        Some(_) => return Err(bad("$.scorer", "expected a string")),
+    };
+    Ok(EvalItem {
+        id,
+        prompt: text_at(v, "prompt")?,
+        answer: text_at(v, "answer")?,
+        scorer,
+    })
+}
+
+/// An MMLU line: `question`, `choices`, `answer` (index or letter).
+fn mmlu_item(v: &Value, id: String) -> Result<EvalItem, Bad> {
+    let Some(Value::Array(choices)) = v.get("choices") else {
+        return Err(bad("$.choices", "expected an array of strings"));
+    };
+    if choices.len() < 2 || choices.len() > LETTERS.len() {
+        return Err(bad(
+            "$.choices",
+            format!(
+                "expected 2 to {} choices, got {}",
+                LETTERS.len(),
+                choices.len()
+            ),
+        ));
+    }
+    let mut prompt = text_at(v, "question")?;
+    for (k, c) in choices.iter().enumerate() {
+        let c = c
+            .as_str()
+            .ok_or_else(|| bad(&format!("$.choices[{k}]"), "expected a string"))?;
+        prompt.push_str(&format!("\n{}. {c}", &LETTERS[k..=k]));
+    }
+    prompt.push_str("\nAnswer with the letter of the correct option.");
+    let answer = match v.get("answer") {
+        Some(Value::Number(n)) => {
+            let k = n
+                .as_u64()
+                .filter(|k| (*k as usize) < choices.len())
+                .ok_or_else(|| {
+                    bad(
+                        "$.answer",
+                        format!("choice {n} is out of range ({} choices)", choices.len()),
+                    )
+                })?;
+            LETTERS[k as usize..=k as usize].to_string()
+        }
+        Some(Value::String(s)) if s.len() == 1 && LETTERS[..choices.len()].contains(s.as_str()) => {
+            s.clone()
+        }
+        _ => {
+            return Err(bad(
+                "$.answer",
+                "expected the right choice's index or letter",
+            ))
+        }
+    };
+    Ok(EvalItem {
+        id,
+        prompt,
+        answer,
+        scorer: Scorer::Choice,
+    })
+}
+
+/// A GSM8K line: `question`, `answer` ending `#### N`.
+fn gsm8k_item(v: &Value, id: String) -> Result<EvalItem, Bad> {
+    let question = text_at(v, "question")?;
+    let answer = text_at(v, "answer")?
+        .rsplit_once("####")
+        .map(|(_, a)| a.trim().replace(',', ""))
+        .filter(|a| !a.is_empty())
+        .ok_or_else(|| bad("$.answer", "a GSM8K answer ends with `#### NUMBER`"))?;
+    Ok(EvalItem {
+        id,
+        prompt: format!("{question}\nGive the final answer as a number."),
+        answer,
+        scorer: Scorer::Numeric,
+    })
 }
 
 /// Items of `spec`: `synthetic:N` (the seeded arithmetic set, seed 0) or a JSON Lines file.
