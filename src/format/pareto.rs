@@ -6,7 +6,7 @@ use std::fmt::Write as _;
 use crate::compare::pareto::{Axes, Dominance, Estimate, ParetoPoint};
 
 /// `1234.5 [1200.1, 1268.9]`, or the value alone without an interval.
-fn estimate(e: &Estimate) -> String {
+pub fn estimate(e: &Estimate) -> String {
     if e.interval {
         format!("{:.1} [{:.1}, {:.1}]", e.value, e.lo, e.hi)
     } else {

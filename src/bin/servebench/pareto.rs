@@ -174,13 +174,7 @@ pub fn run(args: &Args) -> Result<String, InputError> {
 #[cfg(feature = "plot")]
 fn html_section(axes: Axes, points: &[ParetoPoint], svg: &str) -> String {
     use servebench::observe::html::escape;
-    let cell = |e: &servebench::compare::pareto::Estimate| {
-        if e.interval {
-            format!("{:.1} [{:.1}, {:.1}]", e.value, e.lo, e.hi)
-        } else {
-            format!("{:.1} (no interval)", e.value)
-        }
-    };
+    let cell = servebench::format::pareto::estimate;
     let mut h = format!(
         "<h2>Output tok/s per GPU against {}</h2>\n{svg}\n<table class=\"pareto\"><thead><tr><th>run</th><th>output tok/s per GPU</th><th>{}</th><th>standing</th></tr></thead><tbody>\n",
         escape(axes.y_label()),
