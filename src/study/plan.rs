@@ -526,12 +526,7 @@ fn profile_verdicts(
     if profiles.len() < 2 {
         return Vec::new();
     }
-    let (nr, nc) = match decision {
-        Some(d) => (d.n_reference as u32, d.n_candidate as u32),
-        None => (study.fixed_repetitions(), study.fixed_repetitions()),
-    };
     let rule = rule(study, reference, candidate, false);
-    let target = study.target_metric();
     let higher = study.higher_is_better();
     let mut out = vec![ProfileVerdict {
         profile: profiles[0].clone(),
@@ -541,10 +536,7 @@ fn profile_verdicts(
         holds: decision.is_some_and(|d| d.call == Call::Better),
     }];
     for p in &profiles[1..] {
-        let r = o.runs_of(reference, p, nr);
-        let c = o.runs_of(candidate, p, nc);
-        let d = decide_results(&r, &c, &target, &rule);
-        let rm = mean(&r.iter().filter_map(|x| target.value(x)).collect::<Vec<_>>());
+        let (d, rm) = decide_profile(study, o, (reference, candidate), decision, p, &rule);
         out.push(ProfileVerdict::guard(
             p,
             d,
@@ -554,6 +546,27 @@ fn profile_verdicts(
         ));
     }
     out
+}
+
+/// A step's decision on `profile` by `rule`, on the repetitions its target decision used
+/// (`decision`; the fixed count without one), with the reference's mean there.
+fn decide_profile(
+    study: &StudyFile,
+    o: &Outcomes,
+    (reference, candidate): (&Configuration, &Configuration),
+    decision: Option<&Decision>,
+    profile: &str,
+    rule: &Rule,
+) -> (Option<Decision>, f64) {
+    let fixed = study.fixed_repetitions();
+    let (nr, nc) = decision.map_or((fixed, fixed), |d| {
+        (d.n_reference as u32, d.n_candidate as u32)
+    });
+    let target = study.target_metric();
+    let r = o.runs_of(reference, profile, nr);
+    let c = o.runs_of(candidate, profile, nc);
+    let rm = mean(&r.iter().filter_map(|x| target.value(x)).collect::<Vec<_>>());
+    (decide_results(&r, &c, &target, rule), rm)
 }
 
 /// The weighted change of a step over every ladder profile, each decided at α/k on the
@@ -566,27 +579,13 @@ fn weighted_step(
     decision: Option<&Decision>,
 ) -> Option<super::ladder::WeightedChange> {
     let profiles = &study.ladder.profiles;
-    let n = |d: Option<&Decision>, f: fn(&Decision) -> usize| {
-        d.map_or(study.fixed_repetitions(), |d| f(d) as u32)
-    };
-    let (nr, nc) = (
-        n(decision, |d| d.n_reference),
-        n(decision, |d| d.n_candidate),
-    );
     let mut rule = rule(study, reference, candidate, false);
     rule.design.alpha /= profiles.len() as f64;
-    let target = study.target_metric();
     let decided: Vec<(f64, Option<Decision>, f64)> = profiles
         .iter()
         .map(|p| {
-            let r = o.runs_of(reference, p, nr);
-            let c = o.runs_of(candidate, p, nc);
-            let rm = mean(&r.iter().filter_map(|x| target.value(x)).collect::<Vec<_>>());
-            (
-                study.ladder.weight(p),
-                decide_results(&r, &c, &target, &rule),
-                rm,
-            )
+            let (d, rm) = decide_profile(study, o, (reference, candidate), decision, p, &rule);
+            (study.ladder.weight(p), d, rm)
         })
         .collect();
     let parts: Vec<(f64, Option<&Decision>, f64)> = decided
