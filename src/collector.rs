@@ -60,7 +60,7 @@ use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 
-use crate::record::{Accumulator, Chunk, ErrorKind, Outcome, RequestRecord, Usage};
+use crate::record::{Accumulator, Chunk, ErrorKind, Outcome, Payload, RequestRecord, Usage};
 
 mod clock;
 mod sink;
@@ -459,6 +459,38 @@ impl<C: Clock, A: Accumulator + Clone> RequestHandle<'_, C, A> {
     pub fn set_turn(&mut self, turn: crate::record::TurnRef) {
         if let Some(r) = self.record.as_mut() {
             r.turn = Some(turn);
+        }
+    }
+
+    /// Record what the request carried and how its answer comes ([`Payload`]): a request to
+    /// a pooling endpoint (embeddings, rerank, …) is answered with one JSON body, so it is
+    /// recorded as [`ResponseForm::Whole`](crate::record::ResponseForm::Whole) and finished without chunks — its latency is its
+    /// only timing, and no TTFT, TPOT or ITL is computed for it.
+    ///
+    /// ```
+    /// use std::sync::Arc;
+    /// use std::time::Duration;
+    /// use servebench::collector::{Collector, ManualClock};
+    /// use servebench::engine::Usage;
+    /// use servebench::record::{Payload, ResponseForm};
+    ///
+    /// let clock = Arc::new(ManualClock::new());
+    /// let collector = Collector::with_clock(clock.clone());
+    /// let mut req = collector.begin();
+    /// // An embeddings request of 8 texts …
+    /// req.set_payload(Payload { response: ResponseForm::Whole, inputs: Some(8), images: None });
+    /// clock.advance(Duration::from_millis(35));
+    /// // … answered with one body after 35 ms.
+    /// req.finish(Usage { prompt_tokens: Some(1024), completion_tokens: None });
+    /// let r = &collector.records()[0];
+    /// assert_eq!(r.latency(), Some(Duration::from_millis(35)));
+    /// assert_eq!((r.response, r.inputs, r.ttft()), (ResponseForm::Whole, Some(8), None));
+    /// ```
+    pub fn set_payload(&mut self, payload: Payload) {
+        if let Some(r) = self.record.as_mut() {
+            r.response = payload.response;
+            r.inputs = payload.inputs;
+            r.images = payload.images;
         }
     }
 

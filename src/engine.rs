@@ -48,6 +48,10 @@ pub struct EngineRequest {
     /// (informational: the simulator's prefix cache finds shared blocks by hashing
     /// `prompt`, as a server does).
     pub shared_prefix_tokens: u64,
+    /// ViT patches of each image the request carries (before the vision encoder's spatial
+    /// merge; see [`crate::driver::images`]): a simulator charges the vision encoder's
+    /// forward over them before the prefill. Empty for text.
+    pub image_patches: Vec<u64>,
 }
 
 /// Token usage as reported by the server (defined with the records that keep it).
@@ -71,6 +75,16 @@ pub enum EngineEvent {
         at: Duration,
         /// Tokens in the chunk.
         tokens: u32,
+    },
+    /// What the request carried beyond one text prompt and how its answer comes (sent by
+    /// an engine that knows: the HTTP client, right after [`EngineEvent::Sent`]).
+    Carried {
+        /// Request id.
+        id: u64,
+        /// When it was known.
+        at: Duration,
+        /// Response form, inputs, images.
+        payload: crate::record::Payload,
     },
     /// How the request's stream divided into reasoning and answer: sent by an engine that
     /// tells the two apart (the HTTP client), before the event that ends the request, only
@@ -112,6 +126,7 @@ impl EngineEvent {
             EngineEvent::Sent { id, .. }
             | EngineEvent::Chunk { id, .. }
             | EngineEvent::Reasoning { id, .. }
+            | EngineEvent::Carried { id, .. }
             | EngineEvent::Finished { id, .. }
             | EngineEvent::Failed { id, .. } => *id,
         }
@@ -123,6 +138,7 @@ impl EngineEvent {
             EngineEvent::Sent { at, .. }
             | EngineEvent::Chunk { at, .. }
             | EngineEvent::Reasoning { at, .. }
+            | EngineEvent::Carried { at, .. }
             | EngineEvent::Finished { at, .. }
             | EngineEvent::Failed { at, .. } => *at,
         }

@@ -39,6 +39,8 @@ pub mod studies {}
 pub mod observe {}
 #[doc = include_str!("../docs/guide/workloads.md")]
 pub mod workloads {}
+#[doc = include_str!("../docs/guide/endpoints.md")]
+pub mod endpoints {}
 #[doc = include_str!("../docs/guide/sharding.md")]
 pub mod sharding {}
 #[doc = include_str!("../docs/guide/simulator.md")]

@@ -134,6 +134,60 @@ pub struct RequestRecord {
     /// its traffic over adapters.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub adapter: Option<String>,
+    /// How the answer came: streamed (the default, left out of the file) or as one JSON body
+    /// (the pooling endpoints: embeddings, rerank, score, …), for which the record has no
+    /// chunks and no token timing applies.
+    #[serde(default, skip_serializing_if = "ResponseForm::is_streamed")]
+    pub response: ResponseForm,
+    /// Inputs in the request when it carried several: the texts of an embeddings batch, the
+    /// documents of a rerank or score query.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub inputs: Option<u32>,
+    /// The images the request carried (chat content parts), when it carried any.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub images: Option<ImagesSent>,
+}
+
+/// How a server answered a request.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum ResponseForm {
+    /// Streamed, chunk by chunk (the generation APIs).
+    #[default]
+    Streamed,
+    /// One JSON body (the pooling APIs): the request's latency is its only timing.
+    Whole,
+}
+
+impl ResponseForm {
+    /// `true` for [`ResponseForm::Streamed`].
+    pub fn is_streamed(&self) -> bool {
+        *self == ResponseForm::Streamed
+    }
+}
+
+/// The images one request carried: how many, their encoded bytes, and the vision tokens
+/// the model's preprocessor turns them into (see [`crate::driver::images`]).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub struct ImagesSent {
+    /// Images in the request.
+    pub count: u32,
+    /// Their encoded size (PNG bytes, before base64).
+    pub bytes: u64,
+    /// Prompt tokens the images become (vision tokens and their start/end markers).
+    pub vision_tokens: u64,
+}
+
+/// What an engine tells about a request beyond its text: how its answer comes, how many
+/// inputs it carried, its images ([`crate::engine::EngineEvent::Carried`]).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Payload {
+    /// Streamed or one JSON body.
+    pub response: ResponseForm,
+    /// Inputs in the request (batch texts, documents), when several.
+    pub inputs: Option<u32>,
+    /// Its images, when it carried any.
+    pub images: Option<ImagesSent>,
 }
 
 /// How a reasoning model's stream divided into its two streams: the reasoning (vLLM's
@@ -219,6 +273,9 @@ impl RequestRecord {
             turn: None,
             reasoning: None,
             adapter: None,
+            response: ResponseForm::Streamed,
+            inputs: None,
+            images: None,
         }
     }
 
@@ -277,11 +334,17 @@ impl RequestRecord {
         Some(c.at.saturating_sub(self.sent_at))
     }
 
-    /// End-to-end latency as vLLM measures it: last chunk − send time.
+    /// End-to-end latency as vLLM measures it: last chunk − send time (an answer that came
+    /// whole: its end − send time).
     pub fn latency(&self) -> Option<Duration> {
-        self.chunks
-            .last()
-            .map(|c| c.at.saturating_sub(self.sent_at))
+        match self.response {
+            // An answer that came whole ended when its body did.
+            ResponseForm::Whole => self.ended_at.map(|e| e.saturating_sub(self.sent_at)),
+            ResponseForm::Streamed => self
+                .chunks
+                .last()
+                .map(|c| c.at.saturating_sub(self.sent_at)),
+        }
     }
 }
 

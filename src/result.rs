@@ -45,7 +45,7 @@ mod sweep;
 pub use intervals::{Interval, IntervalMethod, PercentileInterval, RunIntervals, SummaryIntervals};
 
 pub use production::{
-    AdapterFigures, CostFigures, EnergyFigures, ReasoningFigures, SpecDecodeFigures,
+    AdapterFigures, CostFigures, EnergyFigures, ImageFigures, ReasoningFigures, SpecDecodeFigures,
 };
 
 pub use capacity::{CapacityEstimate, CapacityProbe, SearchKind};
@@ -173,6 +173,10 @@ pub struct RunMeta {
     /// guidellm's *measured* maximum of concurrent requests in `max_concurrency`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub configured_concurrency: Option<u64>,
+    /// The API the run called (`completions`, `chat`, `embeddings`, `rerank`, …), when it
+    /// is known and not `completions`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub endpoint: Option<String>,
 }
 
 /// One benchmark run's figures: every row of both report styles. See the module docs for
@@ -223,6 +227,10 @@ pub struct BenchmarkResult {
     /// Peak concurrent requests, as the convention defines it.
     #[serde(default, skip_serializing_if = "Option::is_none", with = "float")]
     pub peak_concurrent_requests: Option<f64>,
+    /// Inputs per second, for runs whose requests carried several (embeddings batches,
+    /// rerank and score documents): the texts the server pooled.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub inputs_per_s: Option<f64>,
     /// Input + output tokens per second.
     #[serde(default, skip_serializing_if = "Option::is_none", with = "float")]
     pub total_token_throughput_per_s: Option<f64>,
@@ -262,6 +270,9 @@ pub struct BenchmarkResult {
     /// Results per LoRA adapter, when requests were sent to adapters.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub adapters: Vec<AdapterFigures>,
+    /// The images the requests carried, when they carried any.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub images: Option<ImageFigures>,
     /// What the tokens cost, when a GPU price was given (`bench --gpu-price`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cost: Option<CostFigures>,
@@ -285,6 +296,7 @@ impl Default for BenchmarkResult {
             output_throughput_per_s: None,
             peak_output_throughput_per_s: None,
             peak_concurrent_requests: None,
+            inputs_per_s: None,
             total_token_throughput_per_s: None,
             e2el: None,
             ttft: None,
@@ -297,6 +309,7 @@ impl Default for BenchmarkResult {
             energy: None,
             spec_decode: None,
             adapters: Vec::new(),
+            images: None,
             cost: None,
         }
     }

@@ -213,6 +213,7 @@ fn huge_token_counts_are_rejected_not_an_overflow() {
         ignore_eos: true,
         arrival: Duration::ZERO,
         shared_prefix_tokens: 0,
+        image_patches: Vec::new(),
     })
     .unwrap();
     let mut ev = Vec::new();
@@ -247,6 +248,7 @@ fn cancelled_requests_leave_the_engine_and_stay_silent() {
         ignore_eos: true,
         arrival: Duration::ZERO,
         shared_prefix_tokens: 0,
+        image_patches: Vec::new(),
     };
     for id in 0..4 {
         e.submit(req(id)).unwrap();
@@ -276,4 +278,64 @@ fn cancelled_requests_leave_the_engine_and_stay_silent() {
         .collect();
     assert_eq!(done, vec![2, 3]);
     assert!(!e.cancel(2), "finished requests cannot be cancelled");
+}
+
+/// An image costs its vision tokens' prefill and the vision encoder's forward: alone on an
+/// idle server, a 1024 x 1024 image (1026 prompt tokens, 4096 ViT patches) takes longer
+/// to its first token than a 512 x 512 one (258 tokens, 1024 patches) by the prefill of
+/// the 768 extra tokens — as the same tokens of text take — plus the larger encoder pass.
+#[test]
+fn images_cost_their_vision_tokens_and_the_encoder() {
+    use servebench::driver::images::{ImageSize, VisionPreprocessor};
+    use servebench::engine::{Engine, EngineEvent, EngineRequest};
+    use servebench::sim::{GpuSpec, ModelSpec, StepModel, Weights, EFFICIENCIES};
+    use std::time::Duration;
+    let ttft = |prompt_tokens: u64, image_patches: Vec<u64>| {
+        let mut e = H200Sim::new(config("baseline"));
+        e.submit(EngineRequest {
+            id: 1,
+            prompt_tokens,
+            prompt: None,
+            max_output_tokens: 2,
+            ignore_eos: true,
+            arrival: Duration::ZERO,
+            shared_prefix_tokens: 0,
+            image_patches,
+        })
+        .unwrap();
+        let mut ev = Vec::new();
+        while e.in_flight() > 0 {
+            e.advance(None, &mut ev).unwrap();
+        }
+        ev.iter()
+            .find_map(|x| match x {
+                EngineEvent::Chunk { at, .. } => Some(at.as_secs_f64()),
+                _ => None,
+            })
+            .unwrap()
+    };
+    let q = VisionPreprocessor::QWEN3_5;
+    let (small, big) = (ImageSize::new(512, 512), ImageSize::new(1024, 1024));
+    let text = 64;
+    let with = |s: ImageSize| ttft(text + q.prompt_tokens(s), vec![q.patches(s)]);
+    let without = |s: ImageSize| ttft(text + q.prompt_tokens(s), Vec::new());
+    let image_extra = with(big) - with(small);
+    let text_extra = without(big) - without(small);
+    let m = ModelSpec::resolve("qwen3.5-35b-a3b").unwrap();
+    let g = GpuSpec::resolve("h200").unwrap();
+    let step = StepModel::for_deployment(&m, &g, Weights::Bf16, false, &EFFICIENCIES);
+    let encoder_extra = step.vision_encoder_seconds(&[q.patches(big)])
+        - step.vision_encoder_seconds(&[q.patches(small)]);
+    assert!(text_extra > 0.0 && encoder_extra > 0.0);
+    // The image's extra time is exactly the tokens' extra prefill plus the encoder's.
+    assert!(
+        (image_extra - (text_extra + encoder_extra)).abs() < 1e-9,
+        "image +{image_extra:.4} s = text +{text_extra:.4} s + encoder +{encoder_extra:.4} s"
+    );
+    // On an A3B model the 27-block ViT over 4096 patches (~5 TFLOP) weighs about as much
+    // as the decoder's prefill of the extra 768 tokens (3 B active parameters).
+    assert!(
+        (0.5..2.0).contains(&(encoder_extra / text_extra)),
+        "{encoder_extra} vs {text_extra}"
+    );
 }

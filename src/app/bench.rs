@@ -451,6 +451,9 @@ pub fn run(args: &BenchArgs, progress: &mut dyn FnMut(&Progress)) -> Result<Benc
     let mut result = summarize(&records, Some(&args.profile), &args.metrics, cap);
     result.meta.model = model.clone();
     result.meta.source = Some(target.clone());
+    if args.http.endpoint != crate::http::Endpoint::Completions {
+        result.meta.endpoint = Some(args.http.endpoint.name().to_string());
+    }
     crate::observe::gpu::add_server_figures(
         &mut result,
         crate::metrics::production::measured_window_s(&records),
@@ -701,6 +704,7 @@ mod tests {
                 ignore_eos: true,
                 arrival: Duration::ZERO,
                 shared_prefix_tokens: 0,
+                image_patches: Vec::new(),
             })
             .unwrap();
         }

@@ -51,6 +51,7 @@ pub(crate) mod arrivals;
 pub(crate) mod conversations;
 pub(crate) mod datasets;
 pub(crate) mod gone;
+pub mod images;
 pub(crate) mod lora;
 pub(crate) mod phases;
 // Only `noise::verdict`'s tests still reach `crate::rng::Rng` by this older path.
@@ -561,6 +562,7 @@ pub fn run<E: Engine + ?Sized>(
                 EngineEvent::Sent { at, .. } => h.set_sent_at(at),
                 EngineEvent::Chunk { at, tokens, .. } => h.chunk_at(at, tokens),
                 EngineEvent::Reasoning { split, .. } => h.set_reasoning(split),
+                EngineEvent::Carried { payload, .. } => h.set_payload(payload),
                 EngineEvent::Finished { at, usage, .. } => {
                     if let Some(g) = &mut gone {
                         g.answered();
@@ -645,6 +647,7 @@ fn request_of(id: usize, w: &WorkItem, scheduled: Duration) -> EngineRequest {
         ignore_eos: true,
         arrival: scheduled,
         shared_prefix_tokens: w.shared_prefix_tokens,
+        image_patches: Vec::new(),
     }
 }
 

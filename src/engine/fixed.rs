@@ -18,6 +18,7 @@
 //!     ignore_eos: true,
 //!     arrival: Duration::ZERO,
 //!     shared_prefix_tokens: 0,
+//!     image_patches: Vec::new(),
 //! })
 //! .unwrap();
 //! let mut events = Vec::new();

@@ -193,8 +193,14 @@ pub fn steady_line(
     window: &crate::result::BenchmarkResult,
     whole: &crate::result::BenchmarkResult,
 ) -> String {
+    // Answers that came whole have no TTFT: the window is found on their latency.
+    let on = if whole.ttft.is_some() {
+        "TTFT"
+    } else {
+        "request latency"
+    };
     format!(
-        "steady state (MSER-5 on TTFT in send order): {:.1}–{:.1} s, {} requests ({} cut as \
+        "steady state (MSER-5 on {on} in send order): {:.1}–{:.1} s, {} requests ({} cut as \
          the fill, {} as the drain); over them: {}; whole run: {}",
         w.start.as_secs_f64(),
         w.end.as_secs_f64(),
@@ -215,6 +221,14 @@ fn window_figures(r: &crate::result::BenchmarkResult) -> String {
         Some(v) => format!("{v:.2} {unit}"),
         None => "-".into(),
     };
+    if r.ttft.is_none() && r.e2el.is_some() {
+        return format!(
+            "{}, mean latency {}, P99 latency {}",
+            f(r.request_throughput_per_s, "req/s"),
+            f(mean(&r.e2el), "ms"),
+            f(r.e2el.as_ref().and_then(|s| s.percentile(99.0)), "ms"),
+        );
+    }
     format!(
         "{}, output {}, mean TTFT {}, P99 TTFT {}, mean TPOT {}",
         f(r.request_throughput_per_s, "req/s"),

@@ -60,9 +60,74 @@ pub fn cost_line(c: &crate::result::CostFigures) -> String {
     )
 }
 
+/// Which API the run called and which metrics apply to it (`None`: completions).
+///
+/// ```
+/// use servebench::format::production::endpoint_line;
+/// use servebench::BenchmarkResult;
+/// let mut r = BenchmarkResult::default();
+/// assert_eq!(endpoint_line(&r), None);
+/// r.meta.endpoint = Some("embeddings".into());
+/// r.inputs_per_s = Some(812.5);
+/// assert_eq!(
+///     endpoint_line(&r).unwrap(),
+///     "Endpoint: embeddings. Answers come whole: request latency is their only timing \
+///      (no TTFT, TPOT or ITL). Inputs per second: 812.50"
+/// );
+/// ```
+pub fn endpoint_line(r: &BenchmarkResult) -> Option<String> {
+    let name = r.meta.endpoint.as_deref();
+    let whole =
+        r.inputs_per_s.is_some() || (r.ttft.is_none() && r.e2el.is_some() && name.is_some());
+    match (name, whole) {
+        (None, false) => None,
+        (name, true) => {
+            let mut line = match name {
+                Some(n) => format!("Endpoint: {n}. "),
+                None => String::new(),
+            };
+            line.push_str(
+                "Answers come whole: request latency is their only timing (no TTFT, TPOT or ITL).",
+            );
+            if let Some(x) = r.inputs_per_s {
+                line.push_str(&format!(" Inputs per second: {x:.2}"));
+            }
+            Some(line)
+        }
+        (Some(n), false) => Some(format!("Endpoint: {n}.")),
+    }
+}
+
+/// The images line: how many, their size, the prompt tokens they became.
+fn images_line(i: &crate::result::ImageFigures) -> String {
+    let share = if i.prompt_tokens > 0 {
+        format!(
+            " ({:.1} % of their {} prompt tokens)",
+            i.vision_tokens as f64 / i.prompt_tokens as f64 * 100.0,
+            i.prompt_tokens
+        )
+    } else {
+        String::new()
+    };
+    format!(
+        "Images: {} in {} requests, {:.1} KB each on average; vision tokens {}{share}, text tokens {}",
+        i.images,
+        i.requests,
+        i.bytes as f64 / i.images.max(1) as f64 / 1000.0,
+        i.vision_tokens,
+        i.prompt_tokens.saturating_sub(i.vision_tokens),
+    )
+}
+
 /// The lines of every production figure `r` carries (none: an empty list).
 pub fn lines(r: &BenchmarkResult) -> Vec<String> {
     let mut out = Vec::new();
+    if let Some(line) = endpoint_line(r) {
+        out.push(line);
+    }
+    if let Some(i) = &r.images {
+        out.push(images_line(i));
+    }
     if let Some(f) = &r.reasoning {
         out.push(format!(
             "{TTFT_COUNTS_EITHER}; {} requests streamed reasoning{}.",

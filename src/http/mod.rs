@@ -17,36 +17,134 @@ pub use client::{HttpConfig, HttpEngine};
 pub use server::{serve, spawn, ServeOptions, ServerHandle};
 pub use sse::{SseError, SseEvent, SseParser, DEFAULT_MAX_EVENT, DEFAULT_MAX_LINE};
 
-/// Which OpenAI completion API to call.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+/// Which API to call: the four generation APIs (streamed) and the five pooling APIs vLLM
+/// serves (one JSON answer each).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Hash)]
 pub enum Endpoint {
     /// `POST /v1/completions` (`prompt`, `max_tokens`, `choices[].text`).
     #[default]
     Completions,
     /// `POST /v1/chat/completions` (`messages`, `max_completion_tokens`, `choices[].delta`).
     Chat,
+    /// `POST /v1/responses`: OpenAI's Responses API (`input`, `max_output_tokens`; streamed
+    /// as typed events, `response.output_text.delta` … `response.completed`).
+    Responses,
+    /// `POST /v1/messages`: Anthropic's Messages API (`messages`, `max_tokens`; streamed as
+    /// `message_start`, `content_block_delta` … `message_stop`; `x-api-key` and
+    /// `anthropic-version` headers).
+    Messages,
+    /// `POST /v1/embeddings` (`input`: a batch of texts; `data[].embedding`).
+    Embeddings,
+    /// `POST /v1/rerank` (Jina/Cohere style: `query`, `documents`; `results[]`).
+    Rerank,
+    /// `POST /v1/score` (`text_1`, `text_2`: one query against a list; `data[].score`).
+    Score,
+    /// `POST /pooling` (vLLM's raw pooler output for `input`).
+    Pooling,
+    /// `POST /classify` (`input`; `data[].probs`).
+    Classify,
 }
 
 impl Endpoint {
+    /// Every endpoint, generation APIs first.
+    pub const ALL: [Endpoint; 9] = [
+        Endpoint::Completions,
+        Endpoint::Chat,
+        Endpoint::Responses,
+        Endpoint::Messages,
+        Endpoint::Embeddings,
+        Endpoint::Rerank,
+        Endpoint::Score,
+        Endpoint::Pooling,
+        Endpoint::Classify,
+    ];
+
     /// The request path, e.g. `/v1/completions`.
     pub fn path(self) -> &'static str {
         match self {
             Endpoint::Completions => "/v1/completions",
             Endpoint::Chat => "/v1/chat/completions",
+            Endpoint::Responses => "/v1/responses",
+            Endpoint::Messages => "/v1/messages",
+            Endpoint::Embeddings => "/v1/embeddings",
+            Endpoint::Rerank => "/v1/rerank",
+            Endpoint::Score => "/v1/score",
+            Endpoint::Pooling => "/pooling",
+            Endpoint::Classify => "/classify",
         }
+    }
+
+    /// The endpoint's name on the command line (`completions`, `chat`, `embeddings`, …).
+    pub fn name(self) -> &'static str {
+        match self {
+            Endpoint::Completions => "completions",
+            Endpoint::Chat => "chat",
+            Endpoint::Responses => "responses",
+            Endpoint::Messages => "messages",
+            Endpoint::Embeddings => "embeddings",
+            Endpoint::Rerank => "rerank",
+            Endpoint::Score => "score",
+            Endpoint::Pooling => "pooling",
+            Endpoint::Classify => "classify",
+        }
+    }
+
+    /// `true` for the generation APIs, whose answers stream token by token (so TTFT, TPOT
+    /// and ITL apply); `false` for the pooling APIs, answered with one JSON body (only the
+    /// request latency applies).
+    ///
+    /// ```
+    /// use servebench::http::Endpoint;
+    /// assert!(Endpoint::Messages.streams());
+    /// assert!(!Endpoint::Rerank.streams());
+    /// ```
+    pub fn streams(self) -> bool {
+        matches!(
+            self,
+            Endpoint::Completions | Endpoint::Chat | Endpoint::Responses | Endpoint::Messages
+        )
+    }
+
+    /// The endpoint a request path names (the paths vLLM serves, with and without `/v1`).
+    pub fn for_path(path: &str) -> Option<Endpoint> {
+        Some(match path {
+            "/v1/completions" => Endpoint::Completions,
+            "/v1/chat/completions" => Endpoint::Chat,
+            "/v1/responses" => Endpoint::Responses,
+            "/v1/messages" => Endpoint::Messages,
+            "/v1/embeddings" => Endpoint::Embeddings,
+            "/v1/rerank" | "/rerank" | "/v2/rerank" => Endpoint::Rerank,
+            "/v1/score" | "/score" => Endpoint::Score,
+            "/pooling" => Endpoint::Pooling,
+            "/classify" => Endpoint::Classify,
+            _ => return None,
+        })
+    }
+}
+
+impl std::fmt::Display for Endpoint {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name())
     }
 }
 
 impl std::str::FromStr for Endpoint {
     type Err = HttpError;
 
-    /// `completions` / `chat` (or the paths `/v1/completions`, `/v1/chat/completions`).
+    /// An endpoint's [name](Endpoint::name) or path (`chat`, `/v1/chat/completions`,
+    /// `rerank`, …).
     fn from_str(s: &str) -> Result<Self, HttpError> {
         match s {
-            "completions" | "completion" | "/v1/completions" => Ok(Endpoint::Completions),
-            "chat" | "chat-completions" | "/v1/chat/completions" => Ok(Endpoint::Chat),
-            other => Err(HttpError::BadEndpoint(other.to_string())),
+            "completion" => return Ok(Endpoint::Completions),
+            "chat-completions" => return Ok(Endpoint::Chat),
+            "embedding" => return Ok(Endpoint::Embeddings),
+            _ => {}
         }
+        Endpoint::ALL
+            .into_iter()
+            .find(|e| e.name() == s)
+            .or_else(|| Endpoint::for_path(s))
+            .ok_or_else(|| HttpError::BadEndpoint(s.to_string()))
     }
 }
 
@@ -63,7 +161,7 @@ pub enum HttpError {
         reason: String,
     },
     /// Unknown endpoint name.
-    #[error("unknown endpoint `{0}` (expected completions or chat)")]
+    #[error("unknown endpoint `{0}` (expected completions, chat, responses, messages, embeddings, rerank, score, pooling or classify)")]
     BadEndpoint(String),
     /// The tokio runtime or a socket could not be set up.
     #[error("I/O: {0}")]
@@ -173,6 +271,11 @@ mod tests {
             "/v1/completions".parse::<Endpoint>().unwrap().path(),
             "/v1/completions"
         );
-        assert!("embeddings".parse::<Endpoint>().is_err());
+        assert!("embed".parse::<Endpoint>().is_err());
+        for e in Endpoint::ALL {
+            assert_eq!(e.name().parse::<Endpoint>().unwrap(), e);
+            assert_eq!(Endpoint::for_path(e.path()), Some(e));
+        }
+        assert_eq!(Endpoint::for_path("/rerank"), Some(Endpoint::Rerank));
     }
 }

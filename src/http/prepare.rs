@@ -39,9 +39,18 @@ impl Key {
     }
 }
 
+/// A request's encoded body and what it carries.
+#[derive(Debug, Clone)]
+pub(crate) struct Encoded {
+    /// The JSON body.
+    pub(crate) body: Bytes,
+    /// Response form, inputs and images of the request ([`crate::record::Payload`]).
+    pub(crate) payload: crate::record::Payload,
+}
+
 #[derive(Default)]
 struct State {
-    ready: HashMap<u64, (Key, Bytes)>,
+    ready: HashMap<u64, (Key, Encoded)>,
     bytes: usize,
     stop: bool,
 }
@@ -63,7 +72,7 @@ impl Preparer {
     pub(crate) fn start(
         config: HttpConfig,
         upcoming: Vec<EngineRequest>,
-        encode: fn(&HttpConfig, &EngineRequest) -> Bytes,
+        encode: fn(&HttpConfig, &EngineRequest) -> Encoded,
     ) -> Preparer {
         let inner = Arc::new(Inner::default());
         let worker = Arc::clone(&inner);
@@ -75,7 +84,7 @@ impl Preparer {
                     let Ok(mut st) = worker.state.lock() else {
                         return;
                     };
-                    while !st.stop && st.bytes + body.len() > AHEAD_BYTES && st.bytes > 0 {
+                    while !st.stop && st.bytes + body.body.len() > AHEAD_BYTES && st.bytes > 0 {
                         st = match worker.room.wait(st) {
                             Ok(g) => g,
                             Err(_) => return,
@@ -84,7 +93,7 @@ impl Preparer {
                     if st.stop {
                         return;
                     }
-                    st.bytes += body.len();
+                    st.bytes += body.body.len();
                     st.ready.insert(r.id, (Key::of(&r), body));
                 }
             })
@@ -93,10 +102,10 @@ impl Preparer {
     }
 
     /// The body prepared for `request`, if it is ready and was made from the same request.
-    pub(crate) fn take(&self, request: &EngineRequest) -> Option<Bytes> {
+    pub(crate) fn take(&self, request: &EngineRequest) -> Option<Encoded> {
         let mut st = self.inner.state.lock().ok()?;
         let (key, body) = st.ready.remove(&request.id)?;
-        st.bytes -= body.len();
+        st.bytes -= body.body.len();
         self.inner.room.notify_one();
         (key == Key::of(request)).then_some(body)
     }

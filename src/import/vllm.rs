@@ -661,6 +661,9 @@ pub(crate) fn detailed_records(
             turn: None,
             reasoning: None,
             adapter: None,
+            response: Default::default(),
+            inputs: None,
+            images: None,
         });
     }
     Ok(Some(out))

@@ -96,14 +96,18 @@ mod peaks;
 pub(crate) mod production;
 pub(crate) mod request;
 mod slo;
+mod summary;
 mod vllm;
+mod whole;
 
 pub use cost::cost_figures;
 pub use guidellm::{guidellm_metrics, GuidellmMetrics, StatusCounts, StatusDistributions};
 pub use live::{from_histograms, summary_ms as streaming_summary_ms, VllmHistograms};
 pub use peaks::exact_figures;
 pub(crate) use peaks::{aligned_peak_and_candidates, cell_index, CandidateGroups};
-pub use production::{adapter_figures, measured_window_s, reasoning_figures, tokens_per_chunk};
+pub use production::{
+    adapter_figures, image_figures, measured_window_s, reasoning_figures, tokens_per_chunk,
+};
 pub use request::{vllm_itl_gaps, vllm_success, vllm_tpot, vllm_tpot_s};
 pub(crate) use slo::meets_slo;
 pub use slo::{Slo, SloParseError};
@@ -112,6 +116,7 @@ pub use vllm::vllm_peaks_streamed;
 #[cfg(test)]
 pub(crate) use vllm::{compute_vllm_reference, vllm_figures_reference};
 pub(crate) use vllm::{default_duration_from, VllmFigures};
+pub use whole::answered_whole;
 
 /// How to compute metrics from records.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -212,6 +217,14 @@ pub fn summarize(
 /// reference to one) or just a [`Convention`] for the defaults.
 pub fn compute<O: Into<MetricsOptions>>(records: &[RequestRecord], opts: O) -> BenchmarkResult {
     let opts = opts.into();
+    if whole::answered_whole(records) {
+        // Answers that do not stream have one timing, in either convention.
+        let dur_s = opts
+            .duration_s
+            .filter(|s| s.is_finite() && *s >= 0.0)
+            .unwrap_or_else(|| default_duration(records).as_secs_f64());
+        return whole::compute_whole(records, dur_s, &opts.percentiles, opts.goodput);
+    }
     let mut result = match opts.convention {
         Convention::Vllm => compute_vllm(records, &opts),
         Convention::Guidellm => guidellm::compute_guidellm(records, &opts),
@@ -241,6 +254,7 @@ pub fn with_production_figures(
         .and_then(|ms| Duration::try_from_secs_f64(ms / 1000.0).ok())
         .unwrap_or_else(|| default_duration(records));
     result.adapters = production::adapter_figures(records, duration, &opts.percentiles);
+    result.images = production::image_figures(records);
 }
 
 /// When a record ends: `ended_at`, else its last chunk, else its send time.

@@ -10,9 +10,9 @@ use std::collections::BTreeMap;
 use std::time::Duration;
 
 use super::request::vllm_success;
-use super::vllm::vllm_summary_ms;
+use super::summary::vllm_summary_ms;
 use crate::record::RequestRecord;
-use crate::result::{AdapterFigures, ReasoningFigures, Summary};
+use crate::result::{AdapterFigures, ImageFigures, ReasoningFigures, Summary};
 use crate::stats::numpy_summary;
 
 fn summary_ms(mut seconds: Vec<f64>, percentiles: &[f64]) -> Option<Summary> {
@@ -144,4 +144,32 @@ pub fn measured_window_s(records: &[RequestRecord]) -> Option<(f64, f64)> {
     let start = records.iter().map(|r| r.sent_at).min()?;
     let end = records.iter().map(super::record_end).max()?;
     Some((start.as_secs_f64(), end.as_secs_f64()))
+}
+
+/// The images the successful requests carried, when any did (see [`ImageFigures`]).
+///
+/// ```
+/// use std::time::Duration;
+/// use servebench::metrics::image_figures;
+/// use servebench::record::{ImagesSent, RequestRecord};
+/// let mut r = RequestRecord::new(0, Duration::ZERO);
+/// r.usage_prompt_tokens = Some(300);
+/// r.images = Some(ImagesSent { count: 1, bytes: 90_000, vision_tokens: 258 });
+/// let f = image_figures(&[r]).unwrap();
+/// assert_eq!((f.images, f.vision_tokens, f.prompt_tokens), (1, 258, 300));
+/// assert!(image_figures(&[RequestRecord::new(1, Duration::ZERO)]).is_none());
+/// ```
+pub fn image_figures(records: &[RequestRecord]) -> Option<ImageFigures> {
+    let mut f = ImageFigures::default();
+    for r in records.iter().filter(|r| r.outcome.is_success()) {
+        let Some(i) = r.images.filter(|i| i.count > 0) else {
+            continue;
+        };
+        f.requests += 1;
+        f.images += u64::from(i.count);
+        f.bytes += i.bytes;
+        f.vision_tokens += i.vision_tokens;
+        f.prompt_tokens += r.input_tokens().unwrap_or(0);
+    }
+    (f.requests > 0).then_some(f)
 }

@@ -7,51 +7,11 @@ use std::time::Duration;
 use super::peaks::{with_exact_figures, PARALLEL_CHUNKS};
 use super::request::{vllm_itl_gaps, vllm_success, vllm_tpot_s};
 use super::slo::goodput_count;
+use super::summary::vllm_summary_ms;
 use super::{default_duration, fast, nanos_u64, MetricsOptions, NANOS_PER_S};
 use crate::record::RequestRecord;
-use crate::result::{BenchmarkResult, Convention, ExactFigures, Percentile, Summary};
+use crate::result::{BenchmarkResult, Convention, ExactFigures};
 use crate::stats::{numpy_summary, Moments, NumpySummary};
-
-/// Convert a numpy summary in seconds (or `None` = empty → vLLM's zeros) to a [`Summary`]
-/// in ms, with the requested percentiles.
-pub(super) fn vllm_summary_ms(s: Option<NumpySummary>, percentiles: &[f64]) -> Summary {
-    let ms = |x: f64| x * 1000.0;
-    match s {
-        Some(s) => Summary {
-            mean: Some(ms(s.mean)),
-            median: Some(ms(s.median)),
-            std: Some(ms(s.std)),
-            min: Some(ms(s.min)),
-            max: Some(ms(s.max)),
-            percentiles: s
-                .percentiles
-                .iter()
-                .map(|&(p, v)| Percentile {
-                    p,
-                    value: if v.is_nan() { None } else { Some(ms(v)) },
-                })
-                .collect(),
-        },
-        None => Summary {
-            mean: Some(0.0),
-            median: Some(0.0),
-            std: Some(0.0),
-            min: Some(0.0),
-            max: Some(0.0),
-            percentiles: percentiles
-                .iter()
-                .map(|&p| Percentile {
-                    p,
-                    value: if (0.0..=100.0).contains(&p) {
-                        Some(0.0)
-                    } else {
-                        None
-                    },
-                })
-                .collect(),
-        },
-    }
-}
 
 /// vLLM's 1-second buckets, filled request by request (so the chunks are read while they are
 /// in cache for the other per-request figures).

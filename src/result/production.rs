@@ -154,3 +154,19 @@ pub struct CostFigures {
     #[serde(default, skip_serializing_if = "Option::is_none", with = "float")]
     pub total_tokens_per_s_per_gpu: Option<f64>,
 }
+
+/// The images a run's requests carried (`bench --images`): how many, their bytes, and the
+/// prompt tokens they became beside the text's (from the records' `images`).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ImageFigures {
+    /// Successful requests that carried images.
+    pub requests: u64,
+    /// Images in them.
+    pub images: u64,
+    /// Their encoded bytes.
+    pub bytes: u64,
+    /// The prompt tokens the images became (vision tokens and markers).
+    pub vision_tokens: u64,
+    /// All prompt tokens of those requests (text and images).
+    pub prompt_tokens: u64,
+}

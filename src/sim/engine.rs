@@ -47,6 +47,9 @@ struct Req {
     scheduled_s: Option<f64>,
     /// First token output (metrics).
     first_token_s: f64,
+    /// The vision encoder's forward over the request's images, s, charged to the step
+    /// that first schedules it (0 once paid, and for text).
+    encoder_s: f64,
 }
 
 /// The simulated server. See the module docs.
@@ -323,6 +326,8 @@ impl H200Sim {
         let budget_total = self.params.max_batched_tokens;
         let mut budget = budget_total;
         let mut load = StepLoad::default();
+        // The vision encoder's work for the images of requests scheduled this step.
+        let mut encoder_s = 0.0;
         self.scheduled.clear();
         let mut preempted = false;
         let mut i = 0;
@@ -397,6 +402,7 @@ impl H200Sim {
                 r.held = hit;
                 r.state_blocks = self.state_blocks_per_seq + extra_state;
                 r.computed = cached;
+                encoder_s += std::mem::take(&mut r.encoder_s);
                 if r.scheduled_s.is_none() {
                     r.scheduled_s = Some(start);
                     let queried = if self.config.prefix_caching {
@@ -424,6 +430,7 @@ impl H200Sim {
         }
         let step = &self.params.step;
         let mut step_s = step.step_seconds(&load)
+            + encoder_s
             + step.draft_seconds(
                 self.params.spec_tokens,
                 load.tokens,
@@ -614,6 +621,7 @@ impl Engine for H200Sim {
                 enter_s: enter,
                 scheduled_s: None,
                 first_token_s: 0.0,
+                encoder_s: p.step.vision_encoder_seconds(&request.image_patches),
             },
         );
         self.in_flight += 1;

@@ -137,6 +137,18 @@ pub struct StepModel {
     /// Extra cost per running sequence in a step outside a full CUDA graph on the
     /// operator-table path, s ([`MIXED_SEQ_S`]).
     pub mixed_seq_s: f64,
+    /// Vision-tower parameters (0: no vision tower); always BF16.
+    pub vision_params: f64,
+    /// Vision-tower hidden size.
+    pub vision_hidden: f64,
+    /// The decoder's hidden size (the vision merger's output).
+    pub decoder_hidden: f64,
+    /// Vision-tower blocks.
+    pub vision_depth: f64,
+    /// Achieved fraction of the BF16 peak in the vision tower's GEMMs.
+    pub eta_vision: f64,
+    /// Fixed cost per vision-tower block, s (the decoder's per-layer cost).
+    pub t_vision_block_s: f64,
 }
 
 /// The operator-table path's calibrated residual: extra seconds per running sequence in a
@@ -208,7 +220,50 @@ impl StepModel {
             max_cudagraph_tokens: 512,
             ops: None,
             mixed_seq_s: MIXED_SEQ_S,
+            vision_params: model.vision_params,
+            vision_hidden: model.vision_hidden as f64,
+            decoder_hidden: h,
+            vision_depth: model.vision_depth as f64,
+            eta_vision: e.eta_dense,
+            t_vision_block_s: e.t_layer_s,
         }
+    }
+
+    /// Seconds of the vision encoder's forward over images of `patches` ViT patches each
+    /// (vLLM runs it in the step that schedules the images' tokens, before the decoder).
+    /// Per image of `p` patches: the blocks' GEMMs, 2 · p · `vision_params` FLOPs at
+    /// `eta_vision` of the BF16 peak; full attention within the image, 4 · p² · hidden ·
+    /// depth FLOPs at `eta_att`; the 2 × 2 merger's MLP, 2 · (p / 4) · (4h · 4h + 4h · H)
+    /// FLOPs (h the tower's hidden size, H the decoder's); never faster than streaming the
+    /// tower's BF16 weights once; plus the per-block fixed cost. Not fitted to a measured
+    /// encoder: the same efficiencies as the decoder's BF16 GEMMs and attention.
+    ///
+    /// ```
+    /// use servebench::sim::{GpuSpec, ModelSpec, StepModel, Weights, EFFICIENCIES};
+    /// let m = ModelSpec::resolve("qwen3.5-35b-a3b").unwrap();
+    /// let g = GpuSpec::resolve("h200").unwrap();
+    /// let s = StepModel::for_deployment(&m, &g, Weights::Bf16, false, &EFFICIENCIES);
+    /// // A 1024 x 1024 image (4096 patches) costs more than a 512 x 512 one (1024).
+    /// let (big, small) = (s.vision_encoder_seconds(&[4096]), s.vision_encoder_seconds(&[1024]));
+    /// assert!(big > 2.0 * small && small > 0.0, "{big} {small}");
+    /// assert_eq!(s.vision_encoder_seconds(&[]), 0.0);
+    /// ```
+    pub fn vision_encoder_seconds(&self, patches: &[u64]) -> f64 {
+        if patches.is_empty() || self.vision_params <= 0.0 {
+            return 0.0;
+        }
+        let h = self.vision_hidden;
+        let (mut gemm, mut att) = (0.0, 0.0);
+        for &p in patches {
+            let p = p as f64;
+            gemm += 2.0 * p * self.vision_params
+                + 2.0 * (p / 4.0) * (16.0 * h * h + 4.0 * h * self.decoder_hidden);
+            att += 4.0 * p * p * h * self.vision_depth;
+        }
+        let compute =
+            gemm / (self.peak_bf16 * self.eta_vision) + att / (self.peak_bf16 * self.eta_att);
+        let weights = self.vision_params * 2.0 / (self.hbm_bytes_per_s * self.eta_bw);
+        compute.max(weights) + self.t_vision_block_s * self.vision_depth
     }
 
     /// This step model with the operator-table path: every step the sum of the model's

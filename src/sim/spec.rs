@@ -281,6 +281,10 @@ pub struct ModelSpec {
     pub max_position_embeddings: Option<u64>,
     /// Vision-tower parameters (0 for text-only checkpoints).
     pub vision_params: f64,
+    /// Vision-tower hidden size (`vision_config.hidden_size`; 0 without one).
+    pub vision_hidden: u64,
+    /// Vision-tower blocks (`vision_config.depth`; 0 without one).
+    pub vision_depth: u64,
 }
 
 impl ModelSpec {
@@ -399,6 +403,10 @@ impl ModelSpec {
                 return Err(invalid(field, "must be positive".into()));
             }
         }
+        let (vision_hidden, vision_depth) = raw
+            .vision_config
+            .as_ref()
+            .map_or((0, 0), |v| (v.hidden_size, v.depth));
         let vision_params = raw.vision_config.map_or(0.0, |v| {
             let h = v.hidden_size as f64;
             // Per block: qkv + out projections (4 h^2) and a two-matrix MLP.
@@ -435,6 +443,8 @@ impl ModelSpec {
             mtp_layers: t.mtp_num_hidden_layers,
             max_position_embeddings: t.max_position_embeddings,
             vision_params,
+            vision_hidden,
+            vision_depth,
         })
     }
 

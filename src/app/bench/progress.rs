@@ -119,7 +119,9 @@ impl<E: Engine> Engine for Progressed<'_, E> {
                         self.progress.failed += 1;
                         ended = true;
                     }
-                    EngineEvent::Sent { .. } | EngineEvent::Reasoning { .. } => {}
+                    EngineEvent::Sent { .. }
+                    | EngineEvent::Reasoning { .. }
+                    | EngineEvent::Carried { .. } => {}
                 }
             }
             self.tick(false);

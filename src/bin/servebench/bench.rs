@@ -16,12 +16,13 @@ use std::time::Duration;
 use servebench::app::bench::{self, BenchArgs, Progress};
 use servebench::driver::workload::WorkloadOptions;
 use servebench::driver::StopSignal;
-use servebench::http::{Endpoint, HttpConfig};
+use servebench::http::HttpConfig;
 use servebench::metrics::{MetricsOptions, Slo};
 use servebench::profile::{Dataset, Profile, PRESET_NAMES};
 use servebench::result::Convention;
 use servebench::runfile::RunStatus;
 
+use crate::endpoint_args::EndpointArgs;
 use crate::exit;
 use crate::input::InputError;
 use crate::progress::{progress_bar, progress_line, PLAIN_PROGRESS_EVERY};
@@ -31,15 +32,6 @@ use crate::signals;
 use crate::values::{percentile, positive_f64, range_ratio, rate, seconds, share};
 use crate::workload_args::{Common, Structured, WorkloadArgs};
 use servebench::format::bench::{self as bench_output, BenchFormat};
-
-/// The completion APIs, as typed on the command line.
-#[derive(Debug, Clone, Copy, clap::ValueEnum)]
-pub enum EndpointArg {
-    /// `POST /v1/completions`.
-    Completions,
-    /// `POST /v1/chat/completions`.
-    Chat,
-}
 
 /// The datasets, as typed on the command line.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
@@ -76,9 +68,8 @@ pub struct Args {
     /// Server base URL, e.g. http://127.0.0.1:8000 (plain http only).
     #[arg(long, visible_alias = "base-url")]
     target: String,
-    /// Which completion API to call.
-    #[arg(long, value_enum, default_value = "completions")]
-    endpoint: EndpointArg,
+    #[command(flatten)]
+    endpoint: EndpointArgs,
     /// A load-profile preset.
     #[arg(long, value_parser = clap::builder::PossibleValuesParser::new(PRESET_NAMES),
           conflicts_with_all = ["input_tokens", "output_tokens", "dataset"])]
@@ -306,8 +297,10 @@ fn profile(args: &Args) -> Result<Profile, clap::Error> {
     let mut p = match (&args.profile, dataset) {
         (Some(name), _) => Profile::preset(name).map_err(usage)?,
         (None, Some(DatasetArg::Random)) => {
+            // A pooling endpoint generates nothing: its input length is enough.
+            let pooled = !args.endpoint.streams();
             if args.dataset.is_none()
-                && (args.input_tokens.is_none() || args.output_tokens.is_none())
+                && (args.input_tokens.is_none() || (args.output_tokens.is_none() && !pooled))
             {
                 return Err(usage(
                     "give both --input-tokens and --output-tokens (or --dataset random for \
@@ -318,7 +311,7 @@ fn profile(args: &Args) -> Result<Profile, clap::Error> {
                 name: None,
                 dataset: Dataset::Random {
                     input_tokens: args.input_tokens.unwrap_or(1024),
-                    output_tokens: args.output_tokens.unwrap_or(128),
+                    output_tokens: args.output_tokens.unwrap_or(if pooled { 1 } else { 128 }),
                     seed: 42,
                 },
                 request_rate: 1000.0,
@@ -531,10 +524,7 @@ fn run(args: &Args) -> Result<(String, u8), Failure> {
         bench::check_output(path).map_err(|e| InputError(format!("--output: {e}")))?;
     }
     let mut http = HttpConfig::new(args.target.clone());
-    http.endpoint = match args.endpoint {
-        EndpointArg::Completions => Endpoint::Completions,
-        EndpointArg::Chat => Endpoint::Chat,
-    };
+    args.endpoint.apply(&mut http)?;
     http.model = args.model.clone();
     http.api_key = args
         .api_key

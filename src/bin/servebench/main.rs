@@ -35,6 +35,7 @@ mod bench_notes;
 mod capacity_cmd;
 mod compare;
 mod cost_args;
+mod endpoint_args;
 mod exit;
 mod flagged;
 mod input;

@@ -8,9 +8,10 @@ use http_body_util::Full;
 use hyper::Request;
 use hyper_util::rt::TokioIo;
 
-use super::stream::{fail, Failure};
+use super::failure::{fail, Failure};
 use super::{Sender, Shared, MAX_IDLE, REQUEST_ID_PREFIX};
 use crate::http::stamped::{ReadStamp, StampedTcp};
+use crate::http::Endpoint;
 use crate::record::ErrorKind;
 
 /// One keep-alive connection: the request sender and the times its reads returned data.
@@ -99,12 +100,27 @@ pub(super) fn build_request(
     body: &Bytes,
 ) -> Result<Request<Full<Bytes>>, Failure> {
     let t = &shared.target;
-    let mut builder = Request::post(format!("{}{}", t.base_path, shared.config.endpoint.path()))
+    let endpoint = shared.config.endpoint;
+    let accept = if endpoint.streams() {
+        "text/event-stream"
+    } else {
+        "application/json"
+    };
+    let mut builder = Request::post(format!("{}{}", t.base_path, endpoint.path()))
         .header(hyper::header::HOST, t.authority.as_str())
         .header(hyper::header::CONTENT_TYPE, "application/json")
-        .header(hyper::header::ACCEPT, "text/event-stream")
+        .header(hyper::header::ACCEPT, accept)
         .header("x-request-id", format!("{REQUEST_ID_PREFIX}{id}"));
-    if let Some(key) = &shared.config.api_key {
+    if endpoint == Endpoint::Messages {
+        // Anthropic's headers: the key as `x-api-key`, the API version always.
+        builder = builder.header(
+            "anthropic-version",
+            shared.config.anthropic_version.as_str(),
+        );
+        if let Some(key) = &shared.config.api_key {
+            builder = builder.header("x-api-key", key.as_str());
+        }
+    } else if let Some(key) = &shared.config.api_key {
         builder = builder.header(hyper::header::AUTHORIZATION, format!("Bearer {key}"));
     }
     builder

@@ -20,16 +20,20 @@
 
 mod admin;
 mod connection;
+mod events;
+mod failure;
 mod inbox;
 mod prompt;
 mod stream;
 #[cfg(test)]
 mod tests;
+mod whole;
 mod wire;
 
 pub use admin::model_ids;
 pub use prompt::synthetic_prompt;
-pub use wire::StreamState;
+pub use whole::interpret_whole;
+pub use wire::{Protocol, StreamState};
 
 use std::collections::{HashMap, VecDeque};
 use std::sync::{Arc, Mutex};
@@ -78,6 +82,19 @@ pub struct HttpConfig {
     /// requests due in that second, at most the concurrency cap), so that the first
     /// wave's TTFT holds no TCP handshake.
     pub preconnect: bool,
+    /// Inputs per request for the endpoints that take several: texts per embeddings,
+    /// pooling or classify request (`bench --batch-size`), documents per rerank or score
+    /// query (`bench --documents`). 1 for the others.
+    pub inputs_per_request: u32,
+    /// Tokens of each rerank or score document; `None`: the query's length.
+    pub document_tokens: Option<u64>,
+    /// Images in each chat request (`bench --images N --image-size WxH`), sent as base64
+    /// PNG data URLs.
+    pub images: Option<crate::driver::images::ImageLoad>,
+    /// The preprocessor whose rules count an image's prompt tokens (Qwen3.5's by default).
+    pub vision: crate::driver::images::VisionPreprocessor,
+    /// The `anthropic-version` header of Messages API requests.
+    pub anthropic_version: String,
 }
 
 impl HttpConfig {
@@ -97,9 +114,18 @@ impl HttpConfig {
             worker_threads: 2,
             lora: None,
             preconnect: true,
+            inputs_per_request: 1,
+            document_tokens: None,
+            images: None,
+            vision: crate::driver::images::VisionPreprocessor::QWEN3_5,
+            anthropic_version: ANTHROPIC_VERSION.to_string(),
         }
     }
 }
+
+/// The `anthropic-version` header sent by default: the Messages API's current version
+/// (Anthropic's API reference, "Versions").
+pub const ANTHROPIC_VERSION: &str = "2023-06-01";
 
 /// Prefix of the `x-request-id` header sent with each request (followed by the request id),
 /// so that server logs and timelines can be joined with the client's records.
@@ -290,7 +316,7 @@ impl HttpEngine {
 
     /// The JSON body sent for `request` (public so that its shape can be checked).
     pub fn request_body(&self, request: &EngineRequest) -> Value {
-        request_body(&self.shared.config, request)
+        request_body(&self.shared.config, request).0
     }
 }
 

@@ -1,12 +1,18 @@
-//! Request bodies: synthetic prompts from a word list and the OpenAI completions or chat
-//! JSON body sent for each request.
+//! Request bodies: synthetic prompts from a word list and the JSON body each endpoint takes
+//! (completions, chat with images, Responses, Messages, embeddings, rerank, score, pooling,
+//! classify), with what the request carries ([`Payload`]).
 
 use bytes::Bytes;
 use serde_json::{json, Value};
 
+use base64::prelude::{Engine as _, BASE64_STANDARD};
+
 use super::HttpConfig;
+use crate::driver::images::png_image;
 use crate::engine::EngineRequest;
+use crate::http::prepare::Encoded;
 use crate::http::Endpoint;
+use crate::record::{ImagesSent, Payload, ResponseForm};
 use crate::rng::SplitMix64;
 
 /// A word list for synthetic prompts: common English words, about one token each in
@@ -39,7 +45,43 @@ pub fn synthetic_prompt(seed: u64, tokens: u64) -> String {
     out
 }
 
-pub(super) fn request_body(config: &HttpConfig, request: &EngineRequest) -> Value {
+/// The text of input `i` of a request that carries several (an embeddings batch, rerank
+/// documents): input 0 is the request's prompt, the others synthetic prompts of `tokens`
+/// tokens seeded by the request and the input's place.
+fn extra_input(request: &EngineRequest, i: u32, tokens: u64) -> String {
+    synthetic_prompt(
+        request.id.wrapping_mul(0x0001_0000_0001) ^ (u64::from(i) << 48) ^ 0xd0c5,
+        tokens,
+    )
+}
+
+/// The chat message content: the prompt, then the request's images as base64 PNG data
+/// URLs (OpenAI's `image_url` content parts); the images' payload figures.
+fn chat_content(
+    config: &HttpConfig,
+    request: &EngineRequest,
+    prompt: String,
+) -> (Value, Option<ImagesSent>) {
+    let Some(load) = config.images.as_ref().filter(|l| l.per_request > 0) else {
+        return (Value::String(prompt), None);
+    };
+    let mut parts = vec![json!({"type": "text", "text": prompt})];
+    let mut sent = ImagesSent::default();
+    for (i, size) in load.sizes_of(request.id).enumerate() {
+        let png = png_image(
+            size,
+            request.id.wrapping_mul(0x9e37_79b9_7f4a_7c15) ^ i as u64,
+        );
+        sent.count += 1;
+        sent.bytes += png.len() as u64;
+        sent.vision_tokens += config.vision.prompt_tokens(size);
+        let url = format!("data:image/png;base64,{}", BASE64_STANDARD.encode(&png));
+        parts.push(json!({"type": "image_url", "image_url": {"url": url}}));
+    }
+    (Value::Array(parts), Some(sent))
+}
+
+pub(super) fn request_body(config: &HttpConfig, request: &EngineRequest) -> (Value, Payload) {
     let prompt = request
         .prompt
         .clone()
@@ -48,6 +90,18 @@ pub(super) fn request_body(config: &HttpConfig, request: &EngineRequest) -> Valu
     if config.continuous_usage {
         stream_options["continuous_usage_stats"] = Value::Bool(true);
     }
+    let mut payload = Payload::default();
+    let inputs = config.inputs_per_request.max(1);
+    let texts = |tokens: u64| -> Vec<Value> {
+        (1..inputs)
+            .map(|i| Value::String(extra_input(request, i, tokens)))
+            .collect()
+    };
+    if !config.endpoint.streams() {
+        payload.response = ResponseForm::Whole;
+        payload.inputs = Some(inputs);
+    }
+    let document_tokens = config.document_tokens.unwrap_or(request.prompt_tokens);
     let mut body = match config.endpoint {
         Endpoint::Completions => json!({
             "prompt": prompt,
@@ -55,12 +109,44 @@ pub(super) fn request_body(config: &HttpConfig, request: &EngineRequest) -> Valu
             "stream": true,
             "stream_options": stream_options,
         }),
-        Endpoint::Chat => json!({
-            "messages": [{"role": "user", "content": prompt}],
-            "max_completion_tokens": request.max_output_tokens,
+        Endpoint::Chat => {
+            let (content, images) = chat_content(config, request, prompt);
+            payload.images = images;
+            json!({
+                "messages": [{"role": "user", "content": content}],
+                "max_completion_tokens": request.max_output_tokens,
+                "stream": true,
+                "stream_options": stream_options,
+            })
+        }
+        Endpoint::Responses => json!({
+            "input": prompt,
+            "max_output_tokens": request.max_output_tokens,
             "stream": true,
-            "stream_options": stream_options,
         }),
+        Endpoint::Messages => json!({
+            "messages": [{"role": "user", "content": prompt}],
+            "max_tokens": request.max_output_tokens,
+            "stream": true,
+        }),
+        Endpoint::Embeddings | Endpoint::Pooling | Endpoint::Classify => {
+            let mut input = vec![Value::String(prompt)];
+            input.extend(texts(request.prompt_tokens));
+            json!({"input": input})
+        }
+        Endpoint::Rerank => {
+            // Every document is new text: the query is the request's prompt.
+            let documents: Vec<Value> = (0..inputs)
+                .map(|i| Value::String(extra_input(request, i + 1, document_tokens)))
+                .collect();
+            json!({"query": prompt, "documents": documents})
+        }
+        Endpoint::Score => {
+            let documents: Vec<Value> = (0..inputs)
+                .map(|i| Value::String(extra_input(request, i + 1, document_tokens)))
+                .collect();
+            json!({"text_1": prompt, "text_2": documents})
+        }
     };
     if let Value::Object(map) = &mut body {
         match (&config.lora, &config.model) {
@@ -72,17 +158,21 @@ pub(super) fn request_body(config: &HttpConfig, request: &EngineRequest) -> Valu
             }
             (None, None) => {}
         }
-        if request.ignore_eos {
+        if request.ignore_eos && config.endpoint.streams() {
             map.insert("ignore_eos".into(), Value::Bool(true));
         }
         for (k, v) in &config.extra_body {
             map.insert(k.clone(), v.clone());
         }
     }
-    body
+    (body, payload)
 }
 
-/// The bytes of the JSON body sent for `request`.
-pub(super) fn encode_body(config: &HttpConfig, request: &EngineRequest) -> Bytes {
-    Bytes::from(request_body(config, request).to_string())
+/// The bytes of the JSON body sent for `request`, and what the request carries.
+pub(crate) fn encode_body(config: &HttpConfig, request: &EngineRequest) -> Encoded {
+    let (body, payload) = request_body(config, request);
+    Encoded {
+        body: Bytes::from(body.to_string()),
+        payload,
+    }
 }

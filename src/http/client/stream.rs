@@ -4,33 +4,27 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use bytes::Bytes;
 use http_body_util::BodyExt;
 use hyper::StatusCode;
 use serde_json::Value;
 
 use super::connection::{build_request, connect, give_back, pooled};
+use super::failure::{error_message, fail, truncate, Failure};
 use super::prompt::encode_body;
-use super::wire::StreamState;
+use super::whole::MAX_WHOLE_BODY;
+use super::wire::{Protocol, StreamState};
 use super::{Shared, MAX_ERROR_BODY};
 use crate::engine::{EngineEvent, EngineRequest, Usage};
+use crate::http::prepare::Encoded;
 use crate::http::sse::{SseEvent, SseParser};
 use crate::record::ErrorKind;
+use crate::record::Payload;
 
-/// Why a request failed.
-pub(super) struct Failure {
-    pub(super) kind: ErrorKind,
-    pub(super) message: String,
-}
-
-pub(super) fn fail(kind: ErrorKind, message: impl Into<String>) -> Failure {
-    Failure {
-        kind,
-        message: message.into(),
-    }
-}
-
-pub(super) async fn run_request(shared: Arc<Shared>, request: EngineRequest, body: Option<Bytes>) {
+pub(super) async fn run_request(
+    shared: Arc<Shared>,
+    request: EngineRequest,
+    body: Option<Encoded>,
+) {
     let id = request.id;
     let result = match shared.config.request_timeout {
         Some(limit) => {
@@ -59,18 +53,25 @@ pub(super) async fn run_request(shared: Arc<Shared>, request: EngineRequest, bod
 pub(super) async fn stream_request(
     shared: &Shared,
     request: EngineRequest,
-    prepared: Option<Bytes>,
+    prepared: Option<Encoded>,
 ) -> Result<(Duration, Usage), Failure> {
     let id = request.id;
     // Stamped before the body is encoded, as vLLM takes `st` before aiohttp encodes the
     // payload: the send time is when the client decided to send.
     let sent = shared.now();
     shared.inbox.push([EngineEvent::Sent { id, at: sent }]);
-    let body = match prepared {
+    let Encoded { body, payload } = match prepared {
         Some(b) => b,
         None => encode_body(&shared.config, &request),
     };
     drop(request);
+    if payload != Payload::default() {
+        shared.inbox.push([EngineEvent::Carried {
+            id,
+            at: sent,
+            payload,
+        }]);
+    }
     // A pooled connection may have been closed by the server meanwhile: retry once on a new one.
     let (mut conn, reused) = match pooled(shared).await {
         Some(c) => (c, true),
@@ -113,7 +114,14 @@ pub(super) async fn stream_request(
             status_message(status, &message),
         ));
     }
-    let mut state = StreamState::default();
+    let endpoint = shared.config.endpoint;
+    if !endpoint.streams() {
+        let (done_at, bytes) = read_whole(shared, &mut conn, &mut body).await?;
+        give_back(shared, conn);
+        let usage = super::whole::check(endpoint, payload.inputs.unwrap_or(1), &bytes)?;
+        return Ok((done_at, usage));
+    }
+    let mut state = StreamState::for_endpoint(endpoint);
     let result = read_stream(shared, id, &mut conn, &mut body, &mut state).await;
     // The split goes before the event that ends the request, whether the stream ended well.
     if let Some(split) = state.reasoning_split() {
@@ -182,10 +190,14 @@ async fn read_stream(
                         done_at = Some(at);
                         continue;
                     }
-                    match state.on_data(&ev.data) {
+                    match super::events::on_event(state, &ev.data) {
                         Ok(Some(tokens)) => chunks.push(EngineEvent::Chunk { id, at, tokens }),
                         Ok(None) => {}
                         Err(f) => failure = Some(f),
+                    }
+                    if state.done {
+                        // The Responses and Messages APIs end with an event, not `[DONE]`.
+                        done_at = Some(at);
                     }
                 }
                 if !chunks.is_empty() {
@@ -201,11 +213,46 @@ async fn read_stream(
         fail(
             ErrorKind::StreamCut,
             format!(
-                "stream ended before [DONE] after {} token chunks",
+                "stream ended before {} after {} token chunks",
+                match state.protocol {
+                    Protocol::Chunks => "[DONE]",
+                    Protocol::Responses => "response.completed",
+                    Protocol::Messages => "message_stop",
+                },
                 state.token_chunks
             ),
         )
     })
+}
+
+/// Read a whole (non-streamed) answer; when its last bytes arrived, and the bytes.
+async fn read_whole(
+    shared: &Shared,
+    conn: &mut super::connection::Conn,
+    body: &mut hyper::body::Incoming,
+) -> Result<(Duration, Vec<u8>), Failure> {
+    let mut buf = Vec::new();
+    let mut last = shared.now();
+    while let Some(frame) = body.frame().await {
+        let frame = frame.map_err(|e| {
+            fail(
+                ErrorKind::StreamCut,
+                format!("answer cut after {} bytes: {e}", buf.len()),
+            )
+        })?;
+        let Ok(data) = frame.into_data() else {
+            continue;
+        };
+        last = conn.stamp.claim(shared.now());
+        if buf.len() + data.len() > MAX_WHOLE_BODY {
+            return Err(fail(
+                ErrorKind::Protocol,
+                format!("the answer is larger than {MAX_WHOLE_BODY} bytes"),
+            ));
+        }
+        buf.extend_from_slice(&data);
+    }
+    Ok((last, buf))
 }
 
 pub(super) fn status_message(status: StatusCode, message: &str) -> String {
@@ -234,31 +281,4 @@ pub(super) async fn error_body_message(body: &mut hyper::body::Incoming) -> Stri
         Ok(v) => error_message(&v).unwrap_or_else(|| truncate(&text)),
         Err(_) => truncate(text.trim()),
     }
-}
-
-pub(super) fn truncate(s: &str) -> String {
-    s.chars().take(300).collect()
-}
-
-/// The message of an OpenAI-style error object (`{"error": {"message": …}}`, or vLLM's
-/// older flat `{"object": "error", "message": …}`), or `None` if `v` is not an error.
-pub(super) fn error_message(v: &Value) -> Option<String> {
-    if let Some(err) = v.get("error").filter(|e| !e.is_null()) {
-        return Some(match err.get("message").and_then(Value::as_str) {
-            Some(m) => m.to_string(),
-            None => match err.as_str() {
-                Some(s) => s.to_string(),
-                None => err.to_string(),
-            },
-        });
-    }
-    if v.get("object").and_then(Value::as_str) == Some("error") {
-        return Some(
-            v.get("message")
-                .and_then(Value::as_str)
-                .unwrap_or("server error")
-                .to_string(),
-        );
-    }
-    None
 }

@@ -121,8 +121,10 @@ fn request_bodies_match_the_openai_shapes() {
         ignore_eos: true,
         arrival: Duration::ZERO,
         shared_prefix_tokens: 0,
+        image_patches: Vec::new(),
     };
-    let b = request_body(&cfg, &req);
+    let (b, payload) = request_body(&cfg, &req);
+    assert_eq!(payload, crate::record::Payload::default());
     assert_eq!(b["model"], "m");
     assert_eq!(b["max_tokens"], 7);
     assert_eq!(b["stream"], true);
@@ -132,12 +134,12 @@ fn request_bodies_match_the_openai_shapes() {
     assert_eq!(b["prompt"].as_str().unwrap().split(' ').count(), 4);
     cfg.endpoint = Endpoint::Chat;
     cfg.continuous_usage = false;
-    let b = request_body(
+    let (b, _) = request_body(
         &cfg,
         &EngineRequest {
             ignore_eos: false,
             prompt: Some("hi there".into()),
-            ..req
+            ..req.clone()
         },
     );
     assert_eq!(b["max_completion_tokens"], 7);
@@ -145,4 +147,73 @@ fn request_bodies_match_the_openai_shapes() {
     assert_eq!(b["messages"][0]["role"], "user");
     assert!(b.get("ignore_eos").is_none());
     assert!(b["stream_options"].get("continuous_usage_stats").is_none());
+}
+
+/// The body of every other endpoint, as its API documents it.
+#[test]
+fn bodies_of_every_endpoint() {
+    let mut cfg = HttpConfig::new("http://127.0.0.1:1");
+    let req = EngineRequest {
+        id: 3,
+        prompt_tokens: 5,
+        prompt: None,
+        max_output_tokens: 9,
+        ignore_eos: true,
+        arrival: Duration::ZERO,
+        shared_prefix_tokens: 0,
+        image_patches: Vec::new(),
+    };
+    cfg.endpoint = Endpoint::Responses;
+    let (b, p) = request_body(&cfg, &req);
+    assert_eq!(
+        (b["max_output_tokens"].as_u64(), b["stream"].as_bool()),
+        (Some(9), Some(true))
+    );
+    assert!(b["input"].is_string() && p.response == crate::record::ResponseForm::Streamed);
+    cfg.endpoint = Endpoint::Messages;
+    let (b, _) = request_body(&cfg, &req);
+    assert_eq!(b["max_tokens"], 9);
+    assert_eq!(b["messages"][0]["role"], "user");
+    cfg.endpoint = Endpoint::Embeddings;
+    cfg.inputs_per_request = 4;
+    let (b, p) = request_body(&cfg, &req);
+    let inputs = b["input"].as_array().unwrap();
+    assert_eq!(inputs.len(), 4);
+    // Every input is its own text of the workload's length.
+    assert!(inputs
+        .iter()
+        .all(|i| i.as_str().unwrap().split(' ').count() == 5));
+    assert_ne!(inputs[1], inputs[2]);
+    assert_eq!(
+        (p.response, p.inputs),
+        (crate::record::ResponseForm::Whole, Some(4))
+    );
+    assert!(b.get("ignore_eos").is_none() && b.get("stream").is_none());
+    cfg.endpoint = Endpoint::Rerank;
+    cfg.inputs_per_request = 3;
+    cfg.document_tokens = Some(7);
+    let (b, _) = request_body(&cfg, &req);
+    assert_eq!(b["query"].as_str().unwrap().split(' ').count(), 5);
+    let docs = b["documents"].as_array().unwrap();
+    assert_eq!(docs.len(), 3);
+    assert!(docs
+        .iter()
+        .all(|d| d.as_str().unwrap().split(' ').count() == 7));
+    cfg.endpoint = Endpoint::Score;
+    let (b, _) = request_body(&cfg, &req);
+    assert_eq!(b["text_2"].as_array().unwrap().len(), 3);
+    cfg.endpoint = Endpoint::Chat;
+    cfg.inputs_per_request = 1;
+    cfg.images = Some(crate::driver::images::ImageLoad::parse(2, "64x64").unwrap());
+    let (b, p) = request_body(&cfg, &req);
+    let parts = b["messages"][0]["content"].as_array().unwrap();
+    assert_eq!(parts.len(), 3);
+    assert_eq!(parts[1]["type"], "image_url");
+    assert!(parts[1]["image_url"]["url"]
+        .as_str()
+        .unwrap()
+        .starts_with("data:image/png;base64,"));
+    let images = p.images.unwrap();
+    // 64 x 64 is under min_pixels: 256 x 256, 64 tokens and 2 markers each.
+    assert_eq!((images.count, images.vision_tokens), (2, 132));
 }

@@ -6,7 +6,7 @@ use std::borrow::Cow;
 use serde::Deserialize;
 use serde_json::Value;
 
-use super::stream::{error_message, fail, truncate, Failure};
+use super::failure::{error_message, fail, truncate, Failure};
 use crate::record::{ErrorKind, StreamSplit};
 
 #[derive(Deserialize)]
@@ -83,10 +83,53 @@ pub struct StreamState {
     pub completion_tokens: Option<u64>,
     /// How the token chunks divided into reasoning and answer so far.
     pub split: StreamSplit,
+    /// Which API's events the stream carries.
+    pub protocol: Protocol,
+    /// The event that ends the stream came (`response.completed`, `message_stop`; the
+    /// OpenAI chunk APIs end with `data: [DONE]` instead, which never reaches the state).
+    pub done: bool,
+}
+
+/// The event vocabularies of the streamed APIs.
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+pub enum Protocol {
+    /// OpenAI's chunk objects (`/v1/completions`, `/v1/chat/completions`), ended by
+    /// `data: [DONE]`.
+    #[default]
+    Chunks,
+    /// OpenAI's Responses API events (`response.output_text.delta`, …,
+    /// `response.completed`).
+    Responses,
+    /// Anthropic's Messages API events (`message_start`, `content_block_delta`, …,
+    /// `message_stop`).
+    Messages,
 }
 
 impl StreamState {
-    /// Interpret one SSE `data` payload (not `[DONE]`): `Ok(Some(tokens))` for a token chunk,
+    /// A fresh state for a stream of `endpoint`'s events.
+    pub fn for_endpoint(endpoint: crate::http::Endpoint) -> StreamState {
+        let protocol = match endpoint {
+            crate::http::Endpoint::Responses => Protocol::Responses,
+            crate::http::Endpoint::Messages => Protocol::Messages,
+            _ => Protocol::Chunks,
+        };
+        StreamState {
+            protocol,
+            ..StreamState::default()
+        }
+    }
+
+    /// Account one token chunk of `tokens` tokens that carried reasoning and/or answer
+    /// text; its index among the stream's token chunks.
+    pub(super) fn count_chunk(&mut self, tokens: u32, reasoning: bool, answer: bool) {
+        let index = u32::try_from(self.token_chunks).unwrap_or(u32::MAX);
+        self.token_chunks += 1;
+        self.counted_tokens = self.counted_tokens.saturating_add(u64::from(tokens));
+        self.split.add_chunk(index, tokens, reasoning, answer);
+    }
+
+    /// Interpret one SSE `data` payload of OpenAI's chunk APIs (not `[DONE]`; the Responses
+    /// and Messages events go to [`super::events::on_event`]): `Ok(Some(tokens))` for a token chunk,
     /// `Ok(None)` for anything else (role-only, usage-only, empty), `Err` for an in-stream
     /// error object or a payload that is not JSON.
     pub(super) fn on_data(&mut self, data: &str) -> Result<Option<u32>, Failure> {
@@ -130,23 +173,6 @@ impl StreamState {
             }
         }
         Ok(tokens)
-    }
-
-    /// Like the private parser the engine uses, with the failure as `(kind, message)`:
-    /// exposed for tests and for tools that replay captured streams.
-    ///
-    /// ```
-    /// use servebench::http::client::StreamState;
-    /// let mut s = StreamState::default();
-    /// // vLLM >= 0.11 streams a reasoning model's thinking as `delta.reasoning`.
-    /// let role = r#"{"choices":[{"index":0,"delta":{"role":"assistant","content":""}}]}"#;
-    /// let think = r#"{"choices":[{"index":0,"delta":{"reasoning":"Hmm"}}],"usage":{"prompt_tokens":5,"completion_tokens":2}}"#;
-    /// assert_eq!(s.interpret(role).unwrap(), None);
-    /// assert_eq!(s.interpret(think).unwrap(), Some(2));
-    /// assert_eq!(s.completion_tokens, Some(2));
-    /// ```
-    pub fn interpret(&mut self, data: &str) -> Result<Option<u32>, (ErrorKind, String)> {
-        self.on_data(data).map_err(|f| (f.kind, f.message))
     }
 
     /// The stream's reasoning split, when any chunk carried reasoning (`None` for a stream

@@ -235,7 +235,7 @@ impl<E: Engine> EngineLoop<E> {
             return;
         };
         match ev {
-            EngineEvent::Sent { .. } => return,
+            EngineEvent::Sent { .. } | EngineEvent::Carried { .. } => return,
             EngineEvent::Reasoning { split, .. } => {
                 if let Some(r) = &mut slot.record {
                     r.reasoning = Some(split);

@@ -28,9 +28,11 @@
 //! short word) or the length of a token-id array; every generated token is one short word.
 
 mod engine_loop;
+mod events;
 mod handoff;
 mod openai;
 mod options;
+mod pooling;
 mod prometheus;
 mod routes;
 mod served;

@@ -1,10 +1,14 @@
-//! OpenAI request bodies: validating a completions or chat request into a [`Parsed`]
-//! request (prompt length, `max_tokens`, stream options), or a 4xx [`ApiError`].
+//! Generation request bodies: validating a completions, chat, Responses or Messages request
+//! into a [`Parsed`] request (prompt length with its images' vision tokens, `max_tokens`,
+//! stream options), or a 4xx [`ApiError`].
 
 use hyper::StatusCode;
 use serde_json::Value;
 
+use base64::prelude::{Engine as _, BASE64_STANDARD};
+
 use super::options::{ServeOptions, MAX_COMPLETION_TOKENS};
+use crate::driver::images::{image_size, VisionPreprocessor};
 use crate::driver::workload::approx_tokens;
 use crate::http::Endpoint;
 
@@ -20,9 +24,12 @@ pub(super) struct Parsed {
     pub(super) include_usage: bool,
     pub(super) continuous_usage: bool,
     pub(super) ignore_eos: bool,
+    /// ViT patches of each image in the prompt (its vision tokens are in `prompt_tokens`).
+    pub(super) image_patches: Vec<u64>,
 }
 
 /// A 4xx answer.
+#[derive(Debug)]
 pub(super) struct ApiError(pub(super) StatusCode, pub(super) String);
 
 pub(super) fn bad(message: impl Into<String>) -> ApiError {
@@ -47,56 +54,160 @@ pub(super) fn prompt_tokens_of(prompt: &Value) -> Result<u64, ApiError> {
     }
 }
 
-pub(super) fn content_tokens(content: &Value) -> Result<u64, ApiError> {
-    match content {
-        Value::String(s) => Ok(words(s)),
-        Value::Null => Ok(0),
-        Value::Array(parts) => {
-            let mut n = 0;
-            for p in parts {
-                match p.get("text") {
-                    Some(Value::String(s)) => n += words(s),
-                    Some(_) => return Err(bad("message content part `text` must be a string")),
-                    None => {} // images etc.: no text tokens
+/// What a prompt holds: its texts (for engines that hash prompt blocks), its tokens (the
+/// texts' words and the images' vision tokens), the images' ViT patches.
+#[derive(Debug, Default)]
+pub(super) struct Prompt {
+    pub(super) texts: Vec<String>,
+    pub(super) tokens: u64,
+    pub(super) image_patches: Vec<u64>,
+}
+
+impl Prompt {
+    pub(super) fn text(&mut self, s: &str) {
+        self.tokens += words(s);
+        self.texts.push(s.to_string());
+    }
+
+    /// An image given as bytes: its vision tokens by Qwen3.5's preprocessor rules.
+    fn image(&mut self, bytes: &[u8]) -> Result<(), ApiError> {
+        let size = image_size(bytes)
+            .ok_or_else(|| bad("the image is neither a PNG nor a JPEG this server can size"))?;
+        let q = VisionPreprocessor::QWEN3_5;
+        self.tokens += q.prompt_tokens(size);
+        self.image_patches.push(q.patches(size));
+        Ok(())
+    }
+
+    fn base64_image(&mut self, data: &str) -> Result<(), ApiError> {
+        let bytes = BASE64_STANDARD
+            .decode(data.trim())
+            .map_err(|e| bad(format!("the image's base64 data is invalid: {e}")))?;
+        self.image(&bytes)
+    }
+
+    /// An image given as a URL: only `data:` URLs (the example server fetches nothing).
+    fn image_url(&mut self, url: &str) -> Result<(), ApiError> {
+        let data = url
+            .strip_prefix("data:")
+            .and_then(|rest| rest.split_once(";base64,"))
+            .map(|(_, data)| data)
+            .ok_or_else(|| bad("image URLs must be base64 `data:` URLs on this server"))?;
+        self.base64_image(data)
+    }
+
+    /// One message's `content`: a string, or parts of chat (`text`, `image_url`),
+    /// Responses (`input_text`, `input_image`) or Messages (`text`, `image`) shape.
+    pub(super) fn content(&mut self, content: &Value) -> Result<(), ApiError> {
+        match content {
+            Value::String(s) => self.text(s),
+            Value::Null => {}
+            Value::Array(parts) => {
+                for p in parts {
+                    self.part(p)?;
                 }
             }
-            Ok(n)
+            _ => {
+                return Err(bad(
+                    "message `content` must be a string or an array of parts",
+                ))
+            }
         }
-        _ => Err(bad(
-            "message `content` must be a string or an array of parts",
-        )),
+        Ok(())
+    }
+
+    fn part(&mut self, p: &Value) -> Result<(), ApiError> {
+        match p.get("text") {
+            Some(Value::String(s)) => {
+                self.text(s);
+                return Ok(());
+            }
+            Some(_) => return Err(bad("message content part `text` must be a string")),
+            None => {}
+        }
+        match p.get("type").and_then(Value::as_str) {
+            // Chat: {"type": "image_url", "image_url": {"url": …}}; Responses:
+            // {"type": "input_image", "image_url": "…"}.
+            Some("image_url" | "input_image") => {
+                let url = match p.get("image_url") {
+                    Some(Value::String(u)) => Some(u.as_str()),
+                    Some(v) => v.get("url").and_then(Value::as_str),
+                    None => None,
+                };
+                self.image_url(url.ok_or_else(|| bad("an image part needs its `image_url`"))?)
+            }
+            // Messages: {"type": "image", "source": {"type": "base64", "data": …}}.
+            Some("image") => {
+                let data = p
+                    .pointer("/source/data")
+                    .and_then(Value::as_str)
+                    .ok_or_else(|| bad("an image block needs `source.data` (base64)"))?;
+                self.base64_image(data)
+            }
+            _ => Ok(()), // audio, files, …: no tokens counted
+        }
+    }
+
+    /// A list of messages, each with a string `role`.
+    fn messages(&mut self, messages: Option<&Value>) -> Result<(), ApiError> {
+        let messages = messages
+            .and_then(Value::as_array)
+            .filter(|m| !m.is_empty())
+            .ok_or_else(|| bad("`messages` must be a non-empty array"))?;
+        for m in messages {
+            if !m.is_object() || m.get("role").and_then(Value::as_str).is_none() {
+                return Err(bad("each message needs a string `role`"));
+            }
+            self.content(m.get("content").unwrap_or(&Value::Null))?;
+        }
+        Ok(())
     }
 }
 
-/// The prompt's text: a completion's `prompt` string, or a chat's message texts joined by
-/// spaces (validated by the token counts computed next to it).
-pub(super) fn prompt_text_of(v: &Value, endpoint: Endpoint) -> Option<String> {
-    fn text_of(content: &Value, out: &mut Vec<String>) {
-        match content {
-            Value::String(s) => out.push(s.clone()),
-            Value::Array(parts) => {
-                for p in parts {
-                    if let Some(Value::String(s)) = p.get("text") {
-                        out.push(s.clone());
+/// The prompt of a generation request of `endpoint`.
+pub(super) fn prompt_of(v: &Value, endpoint: Endpoint) -> Result<Prompt, ApiError> {
+    let mut p = Prompt::default();
+    match endpoint {
+        Endpoint::Completions => {
+            let prompt = v.get("prompt").ok_or_else(|| bad("`prompt` is required"))?;
+            p.tokens = prompt_tokens_of(prompt)?;
+            match prompt {
+                Value::Array(items) if items.len() == 1 => {
+                    if let Value::String(s) = &items[0] {
+                        p.texts.push(s.clone());
                     }
                 }
-            }
-            _ => {}
-        }
-    }
-    let mut parts = Vec::new();
-    match endpoint {
-        Endpoint::Completions => match v.get("prompt")? {
-            Value::Array(items) if items.len() == 1 => text_of(&items[0], &mut parts),
-            p => text_of(p, &mut parts),
-        },
-        Endpoint::Chat => {
-            for m in v.get("messages")?.as_array()? {
-                text_of(m.get("content").unwrap_or(&Value::Null), &mut parts);
+                Value::String(s) => p.texts.push(s.clone()),
+                _ => {}
             }
         }
+        Endpoint::Chat => p.messages(v.get("messages"))?,
+        Endpoint::Messages => {
+            if let Some(system) = v.get("system") {
+                p.content(system)?;
+            }
+            p.messages(v.get("messages"))?;
+        }
+        Endpoint::Responses => {
+            if let Some(Value::String(s)) = v.get("instructions") {
+                p.text(s);
+            }
+            match v.get("input") {
+                Some(Value::String(s)) => p.text(s),
+                Some(Value::Array(items)) => {
+                    for item in items {
+                        match item.get("content") {
+                            Some(c) => p.content(c)?,
+                            None => p.part(item)?,
+                        }
+                    }
+                }
+                _ => return Err(bad("`input` must be a string or an array of items")),
+            }
+        }
+        other => return Err(bad(format!("{other} is not a generation endpoint"))),
     }
-    (!parts.is_empty()).then(|| parts.join(" "))
+    Ok(p)
 }
 
 pub(super) fn opt_bool(v: &Value, key: &str) -> Result<Option<bool>, ApiError> {
@@ -122,57 +233,32 @@ pub(super) fn parse_request(
     endpoint: Endpoint,
     opts: &ServeOptions,
 ) -> Result<Parsed, ApiError> {
-    let v: Value =
-        serde_json::from_slice(body).map_err(|e| bad(format!("invalid JSON body: {e}")))?;
-    if !v.is_object() {
-        return Err(bad("request body must be a JSON object"));
-    }
-    match v.get("model") {
-        None | Some(Value::Null) => {}
-        Some(Value::String(m)) if *m == opts.model || opts.lora_modules.contains(m) => {}
-        Some(Value::String(m)) => {
-            return Err(ApiError(
-                StatusCode::NOT_FOUND,
-                format!("The model `{m}` does not exist."),
-            ))
-        }
-        Some(_) => return Err(bad("`model` must be a string")),
-    }
+    let v = super::pooling::request_object(body, |m| {
+        m == opts.model || opts.lora_modules.iter().any(|l| l == m)
+    })
+    .map_err(|super::pooling::PoolError(status, message)| ApiError(status, message))?;
     if let Some(n) = opt_count(&v, "n")? {
         if n != 1 {
             return Err(bad("only n = 1 is supported"));
         }
     }
-    let prompt_text = prompt_text_of(&v, endpoint);
-    let prompt_tokens = match endpoint {
-        Endpoint::Completions => {
-            prompt_tokens_of(v.get("prompt").ok_or_else(|| bad("`prompt` is required"))?)?
-        }
-        Endpoint::Chat => {
-            let messages = v
-                .get("messages")
-                .and_then(Value::as_array)
-                .filter(|m| !m.is_empty())
-                .ok_or_else(|| bad("`messages` must be a non-empty array"))?;
-            let mut n = 0;
-            for m in messages {
-                if !m.is_object() || m.get("role").and_then(Value::as_str).is_none() {
-                    return Err(bad("each message needs a string `role`"));
-                }
-                n += content_tokens(m.get("content").unwrap_or(&Value::Null))?;
-            }
-            n
-        }
-    };
+    let prompt = prompt_of(&v, endpoint)?;
+    let prompt_tokens = prompt.tokens;
+    let prompt_text = (!prompt.texts.is_empty()).then(|| prompt.texts.join(" "));
     if prompt_tokens == 0 {
         return Err(bad("the prompt is empty"));
     }
     let max_tokens = match endpoint {
-        Endpoint::Completions => opt_count(&v, "max_tokens")?,
         Endpoint::Chat => match opt_count(&v, "max_completion_tokens")? {
             Some(n) => Some(n),
             None => opt_count(&v, "max_tokens")?,
         },
+        Endpoint::Responses => opt_count(&v, "max_output_tokens")?,
+        // Anthropic's API requires it.
+        Endpoint::Messages => {
+            Some(opt_count(&v, "max_tokens")?.ok_or_else(|| bad("`max_tokens` is required"))?)
+        }
+        _ => opt_count(&v, "max_tokens")?,
     }
     .unwrap_or(opts.default_max_tokens);
     if let Some(limit) = opts.max_model_len {
@@ -202,5 +288,6 @@ pub(super) fn parse_request(
         include_usage: opt_bool(&so, "include_usage")?.unwrap_or(false),
         continuous_usage: opt_bool(&so, "continuous_usage_stats")?.unwrap_or(false),
         ignore_eos: opt_bool(&v, "ignore_eos")?.unwrap_or(false),
+        image_patches: prompt.image_patches,
     })
 }

@@ -232,7 +232,7 @@ impl Default for ServeOptions {
             tick: Duration::from_micros(500),
             stream_buffer: 32,
             handoff_window: DEFAULT_HANDOFF_WINDOW,
-            max_body_bytes: 8 << 20,
+            max_body_bytes: 64 << 20,
             default_max_tokens: 16,
             max_model_len: None,
             record_timeline: false,

@@ -1,5 +1,7 @@
 //! The HTTP side: the accept loop, routing of each request, error bodies, the API-key
-//! check, and `POST /v1/completions` / `/v1/chat/completions` handing work to the engine.
+//! check, and the generation endpoints (`/v1/completions`, `/v1/chat/completions`,
+//! `/v1/responses`, `/v1/messages`) handing work to the engine; the pooling endpoints go
+//! to [`super::pooling`].
 
 use std::convert::Infallible;
 use std::pin::Pin;
@@ -16,9 +18,10 @@ use hyper::{Method, Request, Response, StatusCode};
 use hyper_util::rt::TokioIo;
 use serde_json::json;
 
-use super::engine_loop::{Control, FirstWrite};
+use super::engine_loop::{Control, End, FirstWrite};
 use super::openai::{parse_request, ApiError};
 use super::options::{FaultKind, ServeOptions};
+use super::pooling;
 use super::prometheus::{clock_speed_text, inc, metrics_text, Counters};
 use super::stream::{BodyError, SseBody};
 use crate::engine::EngineRequest;
@@ -164,18 +167,25 @@ pub(super) fn error_response(ctx: &Ctx, status: StatusCode, message: &str) -> Re
     full(status, "application/json", error_json(status, message))
 }
 
-/// Whether `req` carries `Authorization: Bearer KEY` for the configured key (always true
-/// without one). The scheme is matched case-insensitively, the key exactly.
+/// Whether `req` carries `Authorization: Bearer KEY` or `x-api-key: KEY` for the configured
+/// key (always true without one). The scheme is matched case-insensitively, the key exactly.
 pub(super) fn authorized(headers: &hyper::HeaderMap, key: Option<&str>) -> bool {
     let Some(key) = key else {
         return true;
     };
-    headers
+    let bearer = headers
         .get_all(hyper::header::AUTHORIZATION)
         .iter()
         .filter_map(|v| v.to_str().ok())
         .filter_map(|v| v.split_once(' '))
-        .any(|(scheme, k)| scheme.eq_ignore_ascii_case("bearer") && k.trim() == key)
+        .any(|(scheme, k)| scheme.eq_ignore_ascii_case("bearer") && k.trim() == key);
+    // Anthropic's clients send the key as `x-api-key`.
+    bearer
+        || headers
+            .get_all("x-api-key")
+            .iter()
+            .filter_map(|v| v.to_str().ok())
+            .any(|k| k.trim() == key)
 }
 
 /// `arrivals`: the connection's read stamps; the request arrived with the first read not
@@ -188,11 +198,13 @@ pub(super) async fn handle(
     let arrived = arrivals.claim_instant();
     let path = req.uri().path().to_string();
     let method = req.method().clone();
-    if path.starts_with("/v1/") && !authorized(req.headers(), ctx.options.api_key.as_deref()) {
+    let guarded =
+        path.starts_with("/v1/") || Endpoint::for_path(&path).is_some_and(|e| !e.streams());
+    if guarded && !authorized(req.headers(), ctx.options.api_key.as_deref()) {
         return error_response(
             &ctx,
             StatusCode::UNAUTHORIZED,
-            "missing or wrong API key: send `Authorization: Bearer KEY`",
+            "missing or wrong API key: send `Authorization: Bearer KEY` (or `x-api-key: KEY`)",
         );
     }
     if path != "/metrics" && ctx.origin.elapsed() < ctx.options.ready_after {
@@ -257,22 +269,16 @@ pub(super) async fn handle(
             )
         }
         (Method::POST, "/reset_prefix_cache" | "/flush_cache") => reset_prefix_cache(&ctx).await,
-        (Method::POST, "/v1/completions") => {
-            generate(req, ctx, Endpoint::Completions, arrived, &arrivals).await
+        (Method::POST, p) if Endpoint::for_path(p).is_some() => {
+            let endpoint = Endpoint::for_path(p).unwrap_or_default();
+            generate(req, ctx, endpoint, arrived, &arrivals).await
         }
-        (Method::POST, "/v1/chat/completions") => {
-            generate(req, ctx, Endpoint::Chat, arrived, &arrivals).await
+        (_, p) if Endpoint::for_path(p).is_some() => {
+            error_response(&ctx, StatusCode::METHOD_NOT_ALLOWED, "method not allowed")
         }
-        (
-            _,
-            "/health"
-            | "/metrics"
-            | "/v1/models"
-            | "/v1/completions"
-            | "/v1/chat/completions"
-            | "/reset_prefix_cache"
-            | "/flush_cache",
-        ) => error_response(&ctx, StatusCode::METHOD_NOT_ALLOWED, "method not allowed"),
+        (_, "/health" | "/metrics" | "/v1/models" | "/reset_prefix_cache" | "/flush_cache") => {
+            error_response(&ctx, StatusCode::METHOD_NOT_ALLOWED, "method not allowed")
+        }
         (_, other) => error_response(&ctx, StatusCode::NOT_FOUND, &format!("no route {other}")),
     }
 }
@@ -328,6 +334,9 @@ pub(super) async fn generate(
             return error_response(&ctx, StatusCode::BAD_REQUEST, &format!("reading body: {e}"))
         }
     };
+    if !endpoint.streams() {
+        return pool(ctx, endpoint, &body, tag, received).await;
+    }
     let mut parsed = match parse_request(&body, endpoint, &ctx.options) {
         Ok(p) => p,
         Err(ApiError(status, message)) => return error_response(&ctx, status, &message),
@@ -364,10 +373,13 @@ pub(super) async fn generate(
         ignore_eos: parsed.ignore_eos,
         arrival: Duration::ZERO,
         shared_prefix_tokens: 0,
+        image_patches: std::mem::take(&mut parsed.image_patches),
     };
     let response_id = match endpoint {
         Endpoint::Completions => format!("cmpl-{id}"),
-        Endpoint::Chat => format!("chatcmpl-{id}"),
+        Endpoint::Responses => format!("resp_{id}"),
+        Endpoint::Messages => format!("msg_{id}"),
+        _ => format!("chatcmpl-{id}"),
     };
     let first_write = FirstWrite::default();
     if !ctx.send(Control::Submit {
@@ -403,6 +415,15 @@ pub(super) async fn generate(
         cut: None,
         cut_timer: None,
         first_write,
+        typed: super::events::TypedEvents {
+            endpoint,
+            id,
+            model: ctx.options.model.clone(),
+            created: ctx.created,
+            prompt_tokens: parsed.prompt_tokens,
+            phase: Default::default(),
+            reasoned: false,
+        },
     };
     inc(&ctx.counters.open_streams, 1);
     let mut resp = if parsed.stream {
@@ -427,6 +448,101 @@ pub(super) async fn generate(
             ),
         }
     };
+    if let Some(tag) = tag.and_then(|t| hyper::header::HeaderValue::from_str(&t).ok()) {
+        resp.headers_mut().insert("x-request-id", tag);
+    }
+    resp
+}
+
+/// Serves one pooling request whose body was read ([`super::pooling`]): one prefill-only
+/// engine sequence per input, the answer when all are done.
+pub(super) async fn pool(
+    ctx: Arc<Ctx>,
+    endpoint: Endpoint,
+    body: &[u8],
+    tag: Option<String>,
+    received: Instant,
+) -> Response<ServerBody> {
+    let (seqs, top_n) = match pooling::sequences(body, endpoint, &ctx.options.model) {
+        Ok(s) => s,
+        Err(pooling::PoolError(status, message)) => return error_response(&ctx, status, &message),
+    };
+    if let Some(limit) = ctx.options.max_model_len {
+        if let Some(s) = seqs.iter().find(|s| s.tokens > limit) {
+            return error_response(
+                &ctx,
+                StatusCode::BAD_REQUEST,
+                &format!(
+                    "This model's maximum context length is {limit} tokens. However, an input has {} tokens.",
+                    s.tokens
+                ),
+            );
+        }
+    }
+    inc(&ctx.counters.requests, 1);
+    let first = ctx.next_id.load(Ordering::Relaxed);
+    let mut waits = Vec::with_capacity(seqs.len());
+    for s in &seqs {
+        let id = ctx.next_id.fetch_add(1, Ordering::Relaxed);
+        let (tx, rx) = super::handoff::channel(&ctx.gate, ctx.options.stream_buffer);
+        let request = EngineRequest {
+            id,
+            prompt_tokens: s.tokens,
+            prompt: (!s.text.is_empty()).then(|| s.text.clone()),
+            max_output_tokens: 1,
+            ignore_eos: true,
+            arrival: Duration::ZERO,
+            shared_prefix_tokens: 0,
+            image_patches: Vec::new(),
+        };
+        if !ctx.send(Control::Submit {
+            request,
+            tx,
+            tag: tag.clone(),
+            response_id: format!("{}-{id}", endpoint.name()),
+            received,
+            first_write: FirstWrite::default(),
+        }) {
+            return error_response(&ctx, StatusCode::SERVICE_UNAVAILABLE, "engine stopped");
+        }
+        inc(&ctx.counters.open_streams, 1);
+        let guard = CancelGuard {
+            id,
+            ctx: Arc::clone(&ctx),
+            armed: true,
+        };
+        waits.push((rx, guard));
+    }
+    for (rx, guard) in &mut waits {
+        loop {
+            match rx.recv().await.and_then(|item| item.end) {
+                None => continue,
+                Some(End::Finished(_)) => {
+                    guard.armed = false;
+                    break;
+                }
+                Some(End::Failed { message, .. }) => {
+                    guard.armed = false;
+                    inc(&ctx.counters.failed, 1);
+                    return full(
+                        StatusCode::INTERNAL_SERVER_ERROR,
+                        "application/json",
+                        error_json(StatusCode::INTERNAL_SERVER_ERROR, &message),
+                    );
+                }
+            }
+        }
+    }
+    inc(&ctx.counters.completed, 1);
+    let body = pooling::answer(
+        endpoint,
+        first,
+        ctx.created,
+        &ctx.options.model,
+        &seqs,
+        top_n,
+    );
+    let mut resp = full(StatusCode::OK, "application/json", body);
     if let Some(tag) = tag.and_then(|t| hyper::header::HeaderValue::from_str(&t).ok()) {
         resp.headers_mut().insert("x-request-id", tag);
     }

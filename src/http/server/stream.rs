@@ -13,6 +13,7 @@ use hyper::StatusCode;
 use serde_json::{json, Value};
 
 use super::engine_loop::{End, FirstWrite, Item};
+use super::events::TypedEvents;
 use super::handoff::ItemRx;
 use super::openai::Parsed;
 use super::options::{DeltaField, FaultKind};
@@ -50,6 +51,8 @@ pub(super) struct SseBody {
     pub(super) cut_timer: Option<Pin<Box<tokio::time::Sleep>>>,
     /// Set when the first frame holding a token chunk goes to hyper.
     pub(super) first_write: FirstWrite,
+    /// The Responses and Messages streams' events.
+    pub(super) typed: TypedEvents,
 }
 
 impl SseBody {
@@ -85,7 +88,7 @@ impl SseBody {
         let ctx = self.ctx();
         let (prefix, object) = match self.endpoint {
             Endpoint::Completions => ("cmpl", "text_completion"),
-            Endpoint::Chat => ("chatcmpl", "chat.completion.chunk"),
+            _ => ("chatcmpl", "chat.completion.chunk"),
         };
         let _ = write!(
             out,
@@ -120,7 +123,7 @@ impl SseBody {
                 push_finish(out);
                 out.push_str(r#","stop_reason":null}]"#);
             }
-            Endpoint::Chat => {
+            _ => {
                 out.push_str(r#"[{"index":0,"delta":"#);
                 match text {
                     None => out.push_str(r#"{"role":"assistant","content":""}"#),
@@ -149,7 +152,10 @@ impl SseBody {
     /// reasoning phase and this is a chat stream (`None`: every token in the delta field).
     pub(super) fn reasoning_left(&self, sent: u64) -> Option<u64> {
         let phase = self.ctx().options.reasoning?;
-        if self.endpoint != Endpoint::Chat {
+        if !matches!(
+            self.endpoint,
+            Endpoint::Chat | Endpoint::Responses | Endpoint::Messages
+        ) {
             return None;
         }
         Some(phase.budget(self.parsed.max_tokens).saturating_sub(sent))
@@ -227,39 +233,18 @@ impl SseBody {
 
     /// Format one item; `Err` cuts the connection.
     pub(super) fn render(&mut self, item: Item, out: &mut String) -> Result<(), BodyError> {
-        let counters = Arc::clone(&self.guard.ctx.counters);
+        if matches!(self.endpoint, Endpoint::Responses | Endpoint::Messages) {
+            return self.render_events(item, out);
+        }
         if item.tokens > 0 {
-            match self.fault {
-                Some(FaultKind::CutStream { after_chunks })
-                    if self.token_chunks >= after_chunks =>
-                {
-                    inc(&counters.injected_faults, 1);
-                    self.done = true;
-                    return Err(BodyError(format!(
-                        "injected fault: stream cut after {after_chunks} chunks"
-                    )));
-                }
-                Some(FaultKind::StreamError { after_chunks })
-                    if self.token_chunks >= after_chunks =>
-                {
-                    inc(&counters.injected_faults, 1);
-                    self.done = true;
-                    Self::error_chunk(
-                        out,
-                        ErrorKind::Other,
-                        &format!("injected fault: error after {after_chunks} chunks"),
-                    );
-                    return Ok(());
-                }
-                _ => {}
+            if let Some(message) = self.injected_fault(out)? {
+                Self::error_chunk(out, ErrorKind::Other, &message);
+                return Ok(());
             }
             if self.token_chunks == 0 && self.endpoint == Endpoint::Chat {
                 self.chunk(out, None, None, self.parsed.continuous_usage);
             }
-            self.completion += u64::from(item.tokens);
-            self.token_chunks += 1;
-            inc(&counters.token_chunks_sent, 1);
-            inc(&counters.tokens_sent, u64::from(item.tokens));
+            self.count_tokens(item.tokens);
             let finish = match &item.end {
                 Some(End::Finished(_)) => Some(self.finish_reason()),
                 _ => None,
@@ -304,18 +289,95 @@ impl SseBody {
                     out.push_str("}\n\n");
                 }
                 out.push_str("data: [DONE]\n\n");
-                inc(&counters.completed, 1);
-                self.guard.armed = false;
-                self.done = true;
+                self.ended(true);
             }
             Some(End::Failed { kind, message }) => {
                 Self::error_chunk(out, kind, &message);
-                inc(&counters.failed, 1);
-                self.guard.armed = false;
-                self.done = true;
+                self.ended(false);
             }
         }
         Ok(())
+    }
+
+    /// One engine item as Responses or Messages events.
+    pub(super) fn render_events(&mut self, item: Item, out: &mut String) -> Result<(), BodyError> {
+        if item.tokens > 0 {
+            if let Some(e) = self.injected_fault(out)? {
+                self.typed.error_event(out, &e);
+                return Ok(());
+            }
+            let before = self.completion;
+            self.count_tokens(item.tokens);
+            let r = self.reasoning_left(before).map_or(0, |left| {
+                u32::try_from(left.min(u64::from(item.tokens))).unwrap_or(0)
+            });
+            let reasoning = self.text(r);
+            let answer = self.text(item.tokens - r);
+            self.typed.delta(out, &reasoning, true);
+            self.typed.delta(out, &answer, false);
+        }
+        match item.end {
+            None => {}
+            Some(End::Finished(usage)) => {
+                let input = usage.prompt_tokens.unwrap_or(self.parsed.prompt_tokens);
+                let output = usage.completion_tokens.unwrap_or(self.completion);
+                let length = self.finish_reason() == "length";
+                self.typed.finish(out, input, output, length);
+                self.ended(true);
+            }
+            Some(End::Failed { message, .. }) => {
+                self.typed.error_event(out, &message);
+                self.ended(false);
+            }
+        }
+        Ok(())
+    }
+
+    /// The fault injected before this token chunk, if one is due: `Err` cuts the stream,
+    /// `Ok(Some(message))` ends it with an error the caller writes in its vocabulary.
+    pub(super) fn injected_fault(
+        &mut self,
+        _out: &mut String,
+    ) -> Result<Option<String>, BodyError> {
+        let counters = Arc::clone(&self.guard.ctx.counters);
+        match self.fault {
+            Some(FaultKind::CutStream { after_chunks }) if self.token_chunks >= after_chunks => {
+                inc(&counters.injected_faults, 1);
+                self.done = true;
+                Err(BodyError(format!(
+                    "injected fault: stream cut after {after_chunks} chunks"
+                )))
+            }
+            Some(FaultKind::StreamError { after_chunks }) if self.token_chunks >= after_chunks => {
+                inc(&counters.injected_faults, 1);
+                self.done = true;
+                Ok(Some(format!(
+                    "injected fault: error after {after_chunks} chunks"
+                )))
+            }
+            _ => Ok(None),
+        }
+    }
+
+    /// Count a token chunk of `tokens` tokens as sent.
+    pub(super) fn count_tokens(&mut self, tokens: u32) {
+        let counters = &self.guard.ctx.counters;
+        self.completion += u64::from(tokens);
+        self.token_chunks += 1;
+        inc(&counters.token_chunks_sent, 1);
+        inc(&counters.tokens_sent, u64::from(tokens));
+    }
+
+    /// The stream ended (completed or failed).
+    pub(super) fn ended(&mut self, completed: bool) {
+        let counters = &self.guard.ctx.counters;
+        if completed {
+            inc(&counters.completed, 1);
+        } else {
+            inc(&counters.failed, 1);
+        }
+        self.guard.armed = false;
+        self.done = true;
     }
 
     pub(super) fn poll_next(
@@ -391,6 +453,12 @@ impl SseBody {
                     let counters = Arc::clone(&self.ctx().counters);
                     inc(&counters.completed, 1);
                     let text = self.text(u32::try_from(self.completion).unwrap_or(u32::MAX));
+                    if matches!(self.endpoint, Endpoint::Responses | Endpoint::Messages) {
+                        let input = usage.prompt_tokens.unwrap_or(self.parsed.prompt_tokens);
+                        let output = usage.completion_tokens.unwrap_or(self.completion);
+                        let length = self.finish_reason() == "length";
+                        return Ok(self.typed.whole_answer(text, input, output, length));
+                    }
                     let prompt = usage.prompt_tokens.unwrap_or(self.parsed.prompt_tokens);
                     let completion = usage.completion_tokens.unwrap_or(self.completion);
                     let usage = json!({"prompt_tokens": prompt, "total_tokens": prompt + completion, "completion_tokens": completion});
@@ -399,7 +467,7 @@ impl SseBody {
                         Endpoint::Completions => {
                             json!({"index": 0, "text": text, "logprobs": null, "finish_reason": self.finish_reason()})
                         }
-                        Endpoint::Chat => {
+                        _ => {
                             let mut message = json!({"role": "assistant", "content": null});
                             match ctx.options.reasoning {
                                 Some(phase) => {
@@ -423,7 +491,7 @@ impl SseBody {
                     };
                     let (prefix, object) = match self.endpoint {
                         Endpoint::Completions => ("cmpl", "text_completion"),
-                        Endpoint::Chat => ("chatcmpl", "chat.completion"),
+                        _ => ("chatcmpl", "chat.completion"),
                     };
                     return Ok(json!({
                         "id": format!("{prefix}-{}", self.guard.id),

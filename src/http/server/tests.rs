@@ -40,18 +40,66 @@ fn valid_requests() {
             stream: true,
             include_usage: true,
             continuous_usage: true,
-            ignore_eos: true
+            ignore_eos: true,
+            image_patches: Vec::new(),
         }
     );
     let p = parse(r#"{"prompt":[1,2,3,4]}"#, Endpoint::Completions).unwrap();
     assert_eq!((p.prompt_tokens, p.max_tokens, p.stream), (4, 16, false));
     let p = parse(
-        r#"{"messages":[{"role":"system","content":"be brief"},{"role":"user","content":[{"type":"text","text":"hi there"},{"type":"image_url","image_url":{"url":"x"}}]}],"max_completion_tokens":9,"max_tokens":3}"#,
+        r#"{"messages":[{"role":"system","content":"be brief"},{"role":"user","content":[{"type":"text","text":"hi there"}]}],"max_completion_tokens":9,"max_tokens":3}"#,
         Endpoint::Chat,
     )
     .unwrap();
     assert_eq!((p.prompt_tokens, p.max_tokens), (4, 9));
     assert_eq!(p.prompt_text.as_deref(), Some("be brief hi there"));
+}
+
+/// Images in each API's shape count their vision tokens (Qwen3.5's preprocessor: a 256 x
+/// 256 PNG becomes 16 x 16 patches, 8 x 8 tokens and 2 markers); the Responses and
+/// Messages APIs read their own fields.
+#[test]
+fn images_and_the_other_generation_apis_parse() {
+    use base64::prelude::{Engine as _, BASE64_STANDARD};
+    let png = crate::driver::images::png_image(crate::driver::images::ImageSize::new(256, 256), 1);
+    let data = BASE64_STANDARD.encode(&png);
+    let chat = format!(
+        r#"{{"messages":[{{"role":"user","content":[{{"type":"text","text":"what is it"}},{{"type":"image_url","image_url":{{"url":"data:image/png;base64,{data}"}}}}]}}]}}"#
+    );
+    let p = parse(&chat, Endpoint::Chat).unwrap();
+    assert_eq!(p.prompt_tokens, 3 + 8 * 8 + 2);
+    assert_eq!(p.image_patches, vec![16 * 16]);
+    let responses = format!(
+        r#"{{"input":[{{"role":"user","content":[{{"type":"input_text","text":"what is it"}},{{"type":"input_image","image_url":"data:image/png;base64,{data}"}}]}}],"max_output_tokens":7}}"#
+    );
+    let p = parse(&responses, Endpoint::Responses).unwrap();
+    assert_eq!((p.prompt_tokens, p.max_tokens), (3 + 66, 7));
+    let messages = format!(
+        r#"{{"system":"be brief","messages":[{{"role":"user","content":[{{"type":"image","source":{{"type":"base64","media_type":"image/png","data":"{data}"}}}},{{"type":"text","text":"what"}}]}}],"max_tokens":5}}"#
+    );
+    let p = parse(&messages, Endpoint::Messages).unwrap();
+    assert_eq!((p.prompt_tokens, p.max_tokens), (2 + 66 + 1, 5));
+    for (body, endpoint, want) in [
+        (
+            r#"{"messages":[{"role":"user","content":[{"type":"image_url","image_url":{"url":"https://x/y.png"}}]}]}"#,
+            Endpoint::Chat,
+            "data:",
+        ),
+        (
+            r#"{"messages":[{"role":"user","content":[{"type":"image_url","image_url":{"url":"data:image/png;base64,AAAA"}}]}]}"#,
+            Endpoint::Chat,
+            "neither a PNG",
+        ),
+        (
+            r#"{"messages":[{"role":"user","content":"hi"}]}"#,
+            Endpoint::Messages,
+            "`max_tokens` is required",
+        ),
+        (r#"{"input":7}"#, Endpoint::Responses, "`input`"),
+    ] {
+        let (status, e) = parse(body, endpoint).unwrap_err();
+        assert!(status == 400 && e.contains(want), "{body}: {e}");
+    }
 }
 
 #[test]

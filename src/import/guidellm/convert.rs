@@ -384,6 +384,9 @@ fn convert_benchmark<L: RequestList>(
             turn: None,
             reasoning: None,
             adapter: None,
+            response: Default::default(),
+            inputs: None,
+            images: None,
         };
         // guidellm's get_within_range.
         let inside = match (w_start, w_end, t.end_for_window) {

@@ -1,0 +1,202 @@
+//! Every endpoint against the example server (the simulator served over HTTP), driven by the
+//! real `servebench bench`: embeddings, rerank and score answer whole (request latency
+//! only, one result per input, inputs counted); the Responses and Messages APIs stream
+//! their own events (TTFT, ITL and usage from them); chat requests with images of two sizes
+//! count their vision tokens, and the larger image costs more time to the first token.
+#![cfg(all(feature = "http", feature = "cli", feature = "sim"))]
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use servebench::record::ResponseForm;
+use servebench::runfile::RunFile;
+use servebench::sim::serve::{self, ServeArgs};
+use servebench::sim::Config;
+
+fn server() -> servebench::http::ServerHandle {
+    let args = ServeArgs {
+        addr: "127.0.0.1:0".parse().unwrap(),
+        speed: 1.0,
+        delta: None,
+        fault: None,
+        max_connections: 256,
+        api_key: None,
+        handoff_window: servebench::http::server::DEFAULT_HANDOFF_WINDOW,
+        worker_threads: servebench::http::server::default_worker_threads(),
+        startup_s: None,
+    };
+    serve::spawn(&Config::named("baseline").unwrap(), &args).unwrap()
+}
+
+fn dir() -> PathBuf {
+    let d = std::env::temp_dir().join(format!("servebench-endpoints-{}", std::process::id()));
+    std::fs::create_dir_all(&d).unwrap();
+    d
+}
+
+/// Runs `bench` with `args` against `target`; the run file it wrote.
+fn bench(target: &str, out: &Path, args: &[&str]) -> RunFile {
+    let o = Command::new(env!("CARGO_BIN_EXE_servebench"))
+        .args(["bench", "--target", target, "--quiet", "--output"])
+        .arg(out)
+        .args(args)
+        .output()
+        .unwrap();
+    assert!(
+        o.status.success(),
+        "{args:?}: {}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    RunFile::read(out).unwrap()
+}
+
+fn median_ttft_ms(run: &RunFile) -> f64 {
+    run.result.ttft.as_ref().and_then(|s| s.median).unwrap()
+}
+
+#[test]
+fn pooling_endpoints_answer_whole_and_count_their_inputs() {
+    let server = server();
+    let target = format!("http://{}", server.local_addr());
+    let d = dir();
+    for (endpoint, shape, inputs, tokens_per_input) in [
+        ("embeddings", ["--batch-size", "8"], 8, 64),
+        // A rerank or score pair is read as one sequence: query + document.
+        ("rerank", ["--documents", "4"], 4, 128),
+        ("score", ["--documents", "3"], 3, 128),
+    ] {
+        let out = d.join(format!("{endpoint}.json"));
+        let mut args = vec!["--endpoint", endpoint, "--input-tokens", "64"];
+        args.extend(shape);
+        args.extend(["--num-prompts", "12", "--request-rate", "8"]);
+        let run = bench(&target, &out, &args);
+        let r = &run.result;
+        assert_eq!(r.successful_requests, Some(12), "{endpoint}");
+        assert!(run.records.iter().all(|x| x.response == ResponseForm::Whole
+            && x.inputs == Some(inputs)
+            && x.chunks.is_empty()));
+        // Only the request latency applies: nothing streamed, nothing invented.
+        assert!(
+            r.ttft.is_none() && r.tpot.is_none() && r.itl.is_none(),
+            "{endpoint}"
+        );
+        assert!(r.e2el.as_ref().and_then(|s| s.median).unwrap() > 0.0);
+        assert_eq!(r.meta.endpoint.as_deref(), Some(endpoint));
+        // The server counted every input's tokens (its word tokenizer: one per word).
+        assert_eq!(
+            r.total_input_tokens,
+            Some(12 * u64::from(inputs) * tokens_per_input),
+            "{endpoint}"
+        );
+        let per_s = r.inputs_per_s.unwrap() / r.request_throughput_per_s.unwrap();
+        assert!(
+            (per_s - f64::from(inputs)).abs() < 1e-9,
+            "{endpoint}: {per_s}"
+        );
+        // The report says which metrics apply.
+        let report = Command::new(env!("CARGO_BIN_EXE_servebench"))
+            .arg("report")
+            .arg(&out)
+            .output()
+            .unwrap();
+        let text = String::from_utf8_lossy(&report.stdout).to_string()
+            + &String::from_utf8_lossy(&report.stderr);
+        assert!(
+            text.contains(&format!("Endpoint: {endpoint}. Answers come whole")),
+            "{text}"
+        );
+        assert!(!text.contains("TTFT (ms)"), "{text}");
+    }
+}
+
+#[test]
+fn responses_and_messages_stream_their_own_events() {
+    let server = server();
+    let target = format!("http://{}", server.local_addr());
+    let d = dir();
+    for endpoint in ["responses", "messages"] {
+        let out = d.join(format!("{endpoint}.json"));
+        let run = bench(
+            &target,
+            &out,
+            &[
+                "--endpoint",
+                endpoint,
+                "--input-tokens",
+                "64",
+                "--output-tokens",
+                "24",
+                "--num-prompts",
+                "10",
+                "--request-rate",
+                "8",
+            ],
+        );
+        let r = &run.result;
+        assert_eq!(r.successful_requests, Some(10), "{endpoint}");
+        assert!(median_ttft_ms(&run) > 0.0);
+        assert!(r.itl.as_ref().and_then(|s| s.mean).unwrap() > 0.0);
+        for rec in &run.records {
+            // One chunk per delta event; usage from the API's own fields.
+            assert_eq!(rec.chunks.len(), 24, "{endpoint}");
+            assert_eq!(rec.usage_output_tokens, Some(24), "{endpoint}");
+            assert!(rec.usage_prompt_tokens.unwrap() >= 64, "{endpoint}");
+        }
+    }
+}
+
+#[test]
+fn images_count_their_vision_tokens_and_cost_their_prefill() {
+    let server = server();
+    let target = format!("http://{}", server.local_addr());
+    let d = dir();
+    let run = |name: &str, args: &[&str]| {
+        let mut all = vec!["--endpoint", "chat", "--output-tokens", "4"];
+        all.extend(args);
+        all.extend(["--num-prompts", "12", "--request-rate", "3"]);
+        bench(&target, &d.join(name), &all)
+    };
+    let small = run(
+        "small.json",
+        &[
+            "--input-tokens",
+            "64",
+            "--images",
+            "1",
+            "--image-size",
+            "512x512",
+        ],
+    );
+    let big = run(
+        "big.json",
+        &[
+            "--input-tokens",
+            "64",
+            "--images",
+            "1",
+            "--image-size",
+            "1024x1024",
+        ],
+    );
+    // Qwen3.5's preprocessor: 256 and 1024 vision tokens, each with its two markers.
+    for (run, vision) in [(&small, 258), (&big, 1026)] {
+        for r in &run.records {
+            let images = r.images.unwrap();
+            assert_eq!((images.count, images.vision_tokens), (1, vision));
+            assert!(images.bytes > 10_000);
+        }
+        let f = run.result.images.unwrap();
+        assert_eq!(f.vision_tokens, 12 * vision);
+        // The server's usage counts the image's tokens beside the text's.
+        let text = run.records[0].usage_prompt_tokens.unwrap() - vision;
+        assert_eq!(f.prompt_tokens, 12 * (vision + text));
+    }
+    // The larger image costs more time to the first token (how much more is the
+    // simulator's, checked without the HTTP path in `tests/sim_fidelity.rs`).
+    assert!(
+        median_ttft_ms(&big) > median_ttft_ms(&small),
+        "{} vs {}",
+        median_ttft_ms(&big),
+        median_ttft_ms(&small)
+    );
+}
