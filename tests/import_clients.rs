@@ -338,3 +338,71 @@ fn sglang_records_recompute_and_a_run_without_records_is_named() {
     let err = report_run(&runs[0], &opts(Convention::Guidellm)).unwrap_err();
     assert!(matches!(err, ImportError::CannotRecompute { .. }), "{err}");
 }
+
+/// aiperf 0.13 against the example server on `/v1/embeddings` (4 texts per request): its
+/// records carry no first token, so they import as whole answers; recomputed, they give
+/// aiperf's own request-latency summary to 1e-9, its request count and input tokens, and
+/// its benchmark duration to 1 µs — and no TTFT, TPOT or ITL on either side.
+#[test]
+fn aiperf_embeddings_records_recompute_to_aiperfs_aggregates() {
+    let theirs = &load("aiperf-embeddings/profile_export_aiperf.json")[0].result;
+    let runs = load("aiperf-embeddings/profile_export.jsonl");
+    let records = &runs[0].records.as_ref().unwrap().all;
+    assert_eq!(records.len(), 40);
+    assert!(records
+        .iter()
+        .all(|r| r.response == servebench::record::ResponseForm::Whole && r.chunks.is_empty()));
+    let ps = [1.0, 5.0, 10.0, 25.0, 50.0, 75.0, 90.0, 95.0, 99.0];
+    let ours = recompute(&runs[0], Convention::Vllm, &ps);
+    assert_eq!(ours.successful_requests, theirs.successful_requests);
+    assert_eq!(ours.successful_requests, Some(40));
+    assert_eq!(ours.total_input_tokens, theirs.total_input_tokens);
+    close_summary(
+        "E2EL",
+        ours.e2el.as_ref().unwrap(),
+        theirs.e2el.as_ref().unwrap(),
+        &ps,
+        1e-9,
+    );
+    assert!(ours.ttft.is_none() && ours.tpot.is_none() && ours.itl.is_none());
+    assert!(theirs.ttft.is_none() && theirs.itl.is_none());
+    let raw: serde_json::Value = serde_json::from_slice(
+        &std::fs::read(fixture("aiperf-embeddings/profile_export_aiperf.json")).unwrap(),
+    )
+    .unwrap();
+    let bench_s = raw["benchmark_duration"]["avg"].as_f64().unwrap();
+    close("duration (s)", ours.duration_s(), Some(bench_s), 1e-6 / bench_s);
+    // aiperf's input token throughput is its total over its observation window.
+    close(
+        "input tok/s × window",
+        Some(theirs.input_throughput_per_s.unwrap() * theirs.duration_ms.unwrap() / 1000.0),
+        ours.total_input_tokens.map(|t| t as f64),
+        1e-9,
+    );
+}
+
+/// aiperf 0.13 against the example server with one 512 × 512 JPEG per chat request
+/// (`--image-batch-size 1`, server token counts): the server counted each image's vision
+/// tokens, and the records recompute to aiperf's TTFT, E2EL, TPOT and ITL to 1e-9 and its
+/// input tokens exactly.
+#[test]
+fn aiperf_image_records_recompute_to_aiperfs_aggregates() {
+    let theirs = &load("aiperf-images/profile_export_aiperf.json")[0].result;
+    let runs = load("aiperf-images/profile_export.jsonl");
+    let ps = [1.0, 5.0, 10.0, 25.0, 50.0, 75.0, 90.0, 95.0, 99.0];
+    let ours = recompute(&runs[0], Convention::Vllm, &ps);
+    assert_eq!(ours.successful_requests, Some(40));
+    assert_eq!(ours.total_input_tokens, theirs.total_input_tokens);
+    // 64 words of text, 10 template tokens, 258 for the image (aiperf resizes its source
+    // images near 512 × 512, so a few requests' images round to other token counts).
+    let per = ours.total_input_tokens.unwrap() as f64 / 40.0;
+    assert!((300.0..350.0).contains(&per), "{per}");
+    for (what, a, b) in [
+        ("TTFT", &ours.ttft, &theirs.ttft),
+        ("E2EL", &ours.e2el, &theirs.e2el),
+        ("TPOT", &ours.tpot, &theirs.tpot),
+        ("ITL", &ours.itl, &theirs.itl),
+    ] {
+        close_summary(what, a.as_ref().unwrap(), b.as_ref().unwrap(), &ps, 1e-9);
+    }
+}

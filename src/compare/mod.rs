@@ -300,6 +300,11 @@ metric!(
     |r| r.energy.as_ref()?.output_tokens_per_joule
 );
 metric!(
+    /// Inputs per second (embeddings texts, rerank and score documents).
+    INPUTS_PER_S, "inputs_per_s", "Inputs per second", HigherIsBetter,
+    |r| r.inputs_per_s
+);
+metric!(
     /// Speculative-decoding acceptance rate, 0–1.
     SPEC_ACCEPTANCE_RATE, "spec_decode_acceptance_rate", "Spec-decode acceptance rate", HigherIsBetter,
     |r| r.spec_decode.as_ref()?.acceptance_rate
@@ -312,8 +317,8 @@ metric!(
 
 /// The production figures a comparison adds after [`METRICS`] when both results have them:
 /// time to first answer token, energy per token, cost per token and per GPU,
-/// speculative-decoding acceptance.
-pub const PRODUCTION_METRICS: [Metric; 8] = [
+/// speculative-decoding acceptance, inputs per second of pooling runs.
+pub const PRODUCTION_METRICS: [Metric; 9] = [
     MEAN_TTFA,
     P99_TTFA,
     JOULES_PER_OUTPUT_TOKEN,
@@ -322,6 +327,7 @@ pub const PRODUCTION_METRICS: [Metric; 8] = [
     OUTPUT_TOKENS_PER_S_PER_GPU,
     SPEC_ACCEPTANCE_RATE,
     SPEC_MEAN_ACCEPTED_LENGTH,
+    INPUTS_PER_S,
 ];
 
 /// One metric of a [`Comparison`]: both values and their [`Delta`].

@@ -38,7 +38,7 @@ use serde_json::Value;
 
 use super::json;
 use super::{json_lines, ImportError};
-use crate::record::{Chunk, ErrorKind, Outcome, RequestRecord};
+use crate::record::{Chunk, ErrorKind, Outcome, RequestRecord, ResponseForm};
 use crate::result::{BenchmarkResult, Convention, Percentile, RunMeta, Summary};
 
 /// The percentiles aiperf writes, in its order.
@@ -265,6 +265,14 @@ fn record(id: u64, line: usize, l: &Line, origin_ns: u64) -> Result<RequestRecor
         }
         if r.ended_at.is_none() {
             r.ended_at = Some(t);
+        }
+    } else if let Some(v) = get("request_latency").filter(|_| r.outcome.is_success()) {
+        // No first token, yet an answer: a non-streamed endpoint (embeddings, rankings),
+        // whose latency is its only timing.
+        r.response = ResponseForm::Whole;
+        if r.ended_at.is_none() {
+            let latency = ms_duration(&at("request_latency"), number(&at("request_latency"), v)?)?;
+            r.ended_at = sent_at.checked_add(latency);
         }
     }
     Ok(r)

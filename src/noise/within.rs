@@ -279,7 +279,9 @@ impl Walker<'_> {
 
     fn success(&self, r: &RequestRecord) -> bool {
         match self.conv {
-            Convention::Vllm => r.outcome.is_success() && !r.chunks.is_empty(),
+            Convention::Vllm => {
+                r.outcome.is_success() && (!r.chunks.is_empty() || !r.response.is_streamed())
+            }
             Convention::Guidellm => r.outcome.is_success(),
         }
     }
@@ -358,6 +360,8 @@ impl Walker<'_> {
         let mut below = vec![0u64; itl_cols.as_ref().map_or(0, |c| c.thresholds_ns.len())];
         for r in records.iter().filter(|r| self.success(r)) {
             let end = match self.conv {
+                // An answer that came whole ends with its body, as its latency does.
+                Convention::Vllm if !r.response.is_streamed() => record_end(r),
                 Convention::Vllm => r.chunks.last().map_or(r.sent_at, |c| c.at),
                 Convention::Guidellm => record_end(r),
             };
