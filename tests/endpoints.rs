@@ -14,6 +14,10 @@ use servebench::sim::serve::{self, ServeArgs};
 use servebench::sim::Config;
 
 fn server() -> servebench::http::ServerHandle {
+    server_with(Config::named("baseline").unwrap())
+}
+
+fn server_with(config: Config) -> servebench::http::ServerHandle {
     let args = ServeArgs {
         addr: "127.0.0.1:0".parse().unwrap(),
         speed: 1.0,
@@ -25,7 +29,7 @@ fn server() -> servebench::http::ServerHandle {
         worker_threads: servebench::http::server::default_worker_threads(),
         startup_s: None,
     };
-    serve::spawn(&Config::named("baseline").unwrap(), &args).unwrap()
+    serve::spawn(&config, &args).unwrap()
 }
 
 fn dir() -> PathBuf {
@@ -198,5 +202,48 @@ fn images_count_their_vision_tokens_and_cost_their_prefill() {
         "{} vs {}",
         median_ttft_ms(&big),
         median_ttft_ms(&small)
+    );
+}
+
+/// A rerank run whose query and documents do not fit the server's context: every request
+/// is refused, and `lint` says why instead of leaving a run of refusals to be read as
+/// figures.
+#[test]
+fn lint_names_documents_that_exceed_the_context() {
+    let mut config = Config::named("baseline").unwrap();
+    config.args.max_model_len = Some(512);
+    let server = server_with(config);
+    let target = format!("http://{}", server.local_addr());
+    let out = dir().join("too-long.json");
+    let o = Command::new(env!("CARGO_BIN_EXE_servebench"))
+        .args(["bench", "--target", &target, "--quiet", "--output"])
+        .arg(&out)
+        .args([
+            "--endpoint",
+            "rerank",
+            "--documents",
+            "2",
+            "--input-tokens",
+            "200",
+            "--document-tokens",
+            "400",
+            "--num-prompts",
+            "6",
+            "--request-rate",
+            "10",
+        ])
+        .output()
+        .unwrap();
+    assert!(!o.status.success());
+    let lint = Command::new(env!("CARGO_BIN_EXE_servebench"))
+        .arg("lint")
+        .arg(&out)
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&lint.stdout);
+    assert_eq!(lint.status.code(), Some(3), "{text}");
+    assert!(
+        text.contains("error[context-exceeded]: 6 requests (100.0%) were refused"),
+        "{text}"
     );
 }

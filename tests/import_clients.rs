@@ -371,7 +371,12 @@ fn aiperf_embeddings_records_recompute_to_aiperfs_aggregates() {
     )
     .unwrap();
     let bench_s = raw["benchmark_duration"]["avg"].as_f64().unwrap();
-    close("duration (s)", ours.duration_s(), Some(bench_s), 1e-6 / bench_s);
+    close(
+        "duration (s)",
+        ours.duration_s(),
+        Some(bench_s),
+        1e-6 / bench_s,
+    );
     // aiperf's input token throughput is its total over its observation window.
     close(
         "input tok/s × window",

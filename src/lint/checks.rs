@@ -5,7 +5,7 @@ use super::finding::{
     ev, finding, fmt_num, is_zero_ms, rel_diff, total_requests, Code, Evidence, Finding,
     LintOptions, Severity, GUIDELLM_DEFAULT_MAX_CONCURRENCY, TOLERANCE,
 };
-use crate::record::RequestRecord;
+use crate::record::{Outcome, RequestRecord};
 use crate::result::{BenchmarkResult, Convention, Summary};
 
 /// Negative or non-finite figures ([`Code::InvalidValue`]); NaN only where some request
@@ -539,4 +539,37 @@ pub(super) fn zero_latency(r: &BenchmarkResult, out: &mut Vec<Finding>) {
             }
         }
     }
+}
+
+/// `context-exceeded`: requests refused because they do not fit the model's context.
+pub(super) fn context_exceeded(records: &[RequestRecord], out: &mut Vec<Finding>) {
+    let refused = records
+        .iter()
+        .filter(|r| match &r.outcome {
+            Outcome::Error { message, .. } => message
+                .to_ascii_lowercase()
+                .contains("maximum context length"),
+            _ => false,
+        })
+        .count();
+    if refused == 0 {
+        return;
+    }
+    let share = refused as f64 / records.len().max(1) as f64;
+    let whole = records.iter().any(|r| !r.response.is_streamed());
+    let what = if whole {
+        "an input (a rerank or score query with its document, an embeddings text)"
+    } else {
+        "a prompt with its output budget"
+    };
+    out.push(finding(
+        Code::ContextExceeded,
+        Severity::Error,
+        format!(
+            "{refused} requests ({:.1}%) were refused for exceeding the model's context: {what} \
+             is longer than the server's max-model-len; the run measured refusals, not the workload",
+            share * 100.0
+        ),
+        vec![ev("refused_requests", refused as f64), ev("share", share)],
+    ));
 }

@@ -43,11 +43,14 @@ pub enum Code {
     PeakBelowMean,
     /// A record whose times are out of order (a chunk before the send, an end before it).
     ImpossibleTiming,
+    /// Requests refused for exceeding the model's context (a rerank query and document,
+    /// an embeddings input, a prompt and its output budget).
+    ContextExceeded,
 }
 
 impl Code {
     /// Every code, in documentation order.
-    pub const ALL: [Code; 14] = [
+    pub const ALL: [Code; 15] = [
         Code::SingleIterationStreams,
         Code::TpotFromTtft,
         Code::ImpossiblePeak,
@@ -62,6 +65,7 @@ impl Code {
         Code::InvalidValue,
         Code::PeakBelowMean,
         Code::ImpossibleTiming,
+        Code::ContextExceeded,
     ];
 
     /// The stable kebab-case name (`single-iteration-streams`).
@@ -81,6 +85,7 @@ impl Code {
             Code::InvalidValue => "invalid-value",
             Code::PeakBelowMean => "peak-below-mean",
             Code::ImpossibleTiming => "impossible-timing",
+            Code::ContextExceeded => "context-exceeded",
         }
     }
 }

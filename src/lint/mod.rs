@@ -30,6 +30,7 @@
 //! | `invalid-value` | error | A latency statistic, the duration or a throughput that is negative or infinite, or NaN although requests succeeded (a text report can print `nan`/`inf`, a Python client writes `NaN`). |
 //! | `peak-below-mean` | error | Peak output token throughput below the mean output throughput (beyond what a run shorter than its last whole second allows: peak ≥ mean × d / ⌈d⌉): the peak counted something else than tokens, e.g. stream events carrying several tokens each (speculative decoding). |
 //! | `impossible-timing` | error | Records whose times are out of order: a chunk before the request was sent, or an end before the send or before the last chunk. |
+//! | `context-exceeded` | error | Requests the server refused for exceeding the model's context (vLLM's "maximum context length" 400): a rerank or score query with a document, an embeddings input, or a prompt with its output budget is longer than `--max-model-len`. The run measured refusals, not the workload. |
 //!
 //! [`lint_bytes`](crate::app::lint_bytes) / [`lint_path`](crate::app::lint_path) lint whole files as `servebench lint` does (text reports
 //! with the metadata written around each block, servebench JSON results, guidellm, vLLM and
@@ -69,9 +70,9 @@ pub use finding::{
 };
 
 use checks::{
-    concurrency, impossible_peak, impossible_timing, inconsistent_totals, invalid_values,
-    partial_success, peak_below_mean, percentile_order, single_iteration_from_result,
-    tpot_from_ttft, zero_latency,
+    concurrency, context_exceeded, impossible_peak, impossible_timing, inconsistent_totals,
+    invalid_values, partial_success, peak_below_mean, percentile_order,
+    single_iteration_from_result, tpot_from_ttft, zero_latency,
 };
 
 /// The findings of one run (one block of a text report, one benchmark of a file).
@@ -138,6 +139,7 @@ pub fn lint_records(records: &[RequestRecord]) -> Vec<Finding> {
         }
     }
     impossible_timing(records, &mut out);
+    context_exceeded(records, &mut out);
     out
 }
 
