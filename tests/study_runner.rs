@@ -945,3 +945,64 @@ profiles = ["a"]
     assert_eq!(json["startups"].as_object().unwrap().len(), 2);
     assert_no_server_left(&out);
 }
+
+/// A study of an embeddings tier (`[endpoint] name = "embeddings"`, 4 texts per request)
+/// against the example server launched as a command: every run calls `/v1/embeddings`, its
+/// records are whole answers with 4 inputs, no run has a TTFT, and the document is written
+/// with the request latency as the only timing. A simulator engine is refused for it.
+#[test]
+fn a_study_of_an_embeddings_tier_calls_the_endpoint_in_every_run() {
+    let dir = tmp("embeddings");
+    let text = study_text(&good_engine("vLLM", 50)).replace(
+        "[ladder]",
+        "[endpoint]\nname = \"embeddings\"\nbatch_size = 4\n\n[ladder]",
+    );
+    let file = write_study(&dir, &text);
+    let out = dir.join("out");
+    let o = run_cli(&[
+        "study",
+        "run",
+        file.to_str().unwrap(),
+        "--out",
+        out.to_str().unwrap(),
+        "-q",
+    ]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let j = Journal::read(&out).unwrap();
+    assert_eq!(j.runs.len(), 8);
+    assert!(j.failures.is_empty(), "{:?}", j.failures);
+    let mut seen = 0;
+    for (path, _, _) in run_files(&out) {
+        let run = servebench::runfile::RunFile::read(&path).unwrap();
+        assert_eq!(run.result.meta.endpoint.as_deref(), Some("embeddings"));
+        assert!(run.result.ttft.is_none(), "{}", path.display());
+        assert!(run.records.iter().all(|r| {
+            r.response == servebench::record::ResponseForm::Whole && r.inputs == Some(4)
+        }));
+        seen += 1;
+    }
+    assert_eq!(seen, 8);
+    let md = std::fs::read_to_string(out.join("STUDY.md")).unwrap();
+    // The method says where the figures come from; the blocks print no TTFT figure.
+    assert!(
+        md.contains("the embeddings endpoint answers whole: request latency is its only timing"),
+        "{md}"
+    );
+    assert!(
+        md.contains("Mean Latency(s):")
+            && md.contains("Mean TTFT (ms):                          N/A"),
+        "{md}"
+    );
+    // The simulator serves completions only: such a study is refused before any run.
+    let sim = text.replace(
+        &good_engine("vLLM", 50),
+        "[[engines]]\nname = \"vLLM\"\nkind = \"simulator\"\n",
+    );
+    let file = write_study(&dir, &sim);
+    let o = run_cli(&["study", "plan", file.to_str().unwrap()]);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        !o.status.success() && err.contains("needs command engines"),
+        "{err}"
+    );
+}

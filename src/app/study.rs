@@ -5,6 +5,7 @@
 //! finished run is written as a run file and entered in the journal at once; a failed
 //! configuration is recorded and the study goes on.
 
+mod bench_args;
 mod capacity;
 mod launched;
 mod quality;
@@ -30,6 +31,7 @@ use crate::study::journal::{run_key, Failure, Journal, LiveServer, RunEntry};
 use crate::study::plan::{analyse, Analysis, Outcomes, Session};
 use crate::study::process::{self, Fill, NotReady, Server};
 use crate::study::StudyError;
+use bench_args::{bench_args, reset_prefix_cache};
 use launched::stop_leftover;
 
 /// How long a failed run waits for a crashed server's exit to show before the failure is put
@@ -527,8 +529,9 @@ impl Runner {
         let target = format!("http://{}:{port}", spec.host);
         self.publish_server(&target, &models_json)?;
         let gpu_metrics = self.study.gpu_metrics.clone();
+        let endpoint = self.study.endpoint.clone();
         let http = |profile: Profile| {
-            let mut args = bench_args(spec, &target, bearer, profile);
+            let mut args = bench_args(spec, endpoint.as_ref(), &target, bearer, profile);
             args.gpu_metrics = gpu_metrics.clone();
             args
         };
@@ -689,20 +692,6 @@ fn run_path(config: &str, profile: &str, rep: u32) -> String {
     format!("runs/{config}/{profile}-r{rep}.json")
 }
 
-/// The `bench` arguments of a study's runs against the server at `target`.
-fn bench_args(
-    spec: &EngineSpec,
-    target: &str,
-    bearer: Option<&str>,
-    profile: Profile,
-) -> crate::app::bench::BenchArgs {
-    let mut args = crate::app::bench::BenchArgs::new(target.to_string(), profile);
-    args.http.api_key = bearer.map(str::to_string);
-    args.http.request_timeout = Some(Duration::from_secs_f64(spec.request_timeout_s));
-    args.scrape_interval = Some(crate::study::observe::SCRAPE_INTERVAL);
-    args
-}
-
 /// The run-file label saying whether and how the prefix cache was emptied before the run
 /// (as `bench --reset-prefix-cache` records it).
 pub const PREFIX_CACHE_LABEL: &str = "prefix_cache_reset";
@@ -713,17 +702,6 @@ pub const SIM_NOISE_LABEL: &str = "simulator_noise";
 
 /// [`PREFIX_CACHE_LABEL`] of simulator runs: each runs on a fresh simulator.
 pub const SIM_RESTART: &str = "restart (a fresh simulator per run)";
-
-/// Empties the server's prefix cache before a run; what happened, for the run file:
-/// `reset: POST /reset_prefix_cache` (or `/flush_cache`), or `not reset: WHY`.
-fn reset_prefix_cache(args: &crate::app::bench::BenchArgs) -> String {
-    let done = crate::http::HttpEngine::new(args.http.clone())
-        .and_then(|e| e.reset_prefix_cache().map(str::to_string));
-    match done {
-        Ok(path) => format!("reset: POST {path}"),
-        Err(e) => format!("not reset: {e}"),
-    }
-}
 
 /// Runs `profile` on the simulator as the seed's runs were made (see
 /// [`crate::sim::run::simulate`]), with explicit parameters.

@@ -41,6 +41,8 @@
 //! assert!(doc.markdown.contains("vllm serve Qwen/Qwen3.5-35B-A3B"));
 //! ```
 
+pub(crate) mod endpoint;
+pub(crate) mod explain;
 pub(crate) mod file;
 pub(crate) mod flags;
 pub(crate) mod journal;
@@ -57,9 +59,11 @@ pub(crate) mod verdict;
 
 use std::path::PathBuf;
 
+pub use endpoint::{EndpointSpec, ENDPOINT_NAMES};
+pub use explain::EXPLAIN;
 pub use file::{
     CapacitySpec, EngineKind, EngineSpec, FinalSpec, Goal, LadderRule, LadderSpec, NoiseMode,
-    NoiseSpec, Order, Repetitions, StepSpec, StudyFile, EXPLAIN,
+    NoiseSpec, Order, Repetitions, StepSpec, StudyFile,
 };
 pub use file::{FORMAT as STUDY_FORMAT, VERSION as STUDY_VERSION};
 pub use flags::{sim_config, SIM_GPU};

@@ -7,7 +7,8 @@ use std::path::Path;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, SystemTime};
 
-use super::{bench_args, run_key, run_path, Finish, Runner};
+use super::bench_args::bench_args;
+use super::{run_key, run_path, Finish, Runner};
 use crate::app::bench::{BenchArgs, BenchError, BenchRun};
 use crate::driver::shard::Shard;
 use crate::driver::stop::StopSignal;
@@ -153,7 +154,9 @@ impl Runner {
         log(&format!("  loading shard 1's server {}", note.url));
         let api_key = spec.api_key()?.unwrap_or_default();
         let bearer = (!api_key.is_empty()).then_some(api_key.as_str());
-        let http = |profile: Profile| bench_args(spec, &note.url, bearer, profile);
+        let endpoint = self.study.endpoint.clone();
+        let http =
+            |profile: Profile| bench_args(spec, endpoint.as_ref(), &note.url, bearer, profile);
         let outcome = self.session_runs(
             session,
             None,

@@ -185,5 +185,10 @@ pub(super) fn method_sentence(study: &StudyFile, ladder: &[&Decision]) -> String
     } else {
         format!(" The simulator ran as a deterministic simulation: no run-to-run noise, so a repetition would replay the same run and a difference between configurations is the model's effect — known only as well as the model: on the seed study's measured change the simulator's predicted gains were off by {}% of their size on average, so each difference is decided with that band around it.", trim(100.0 * crate::sim::EFFECT_ERROR_FRACTION))
     };
-    format!("servebench ran this study with `servebench study run`: each configuration on a freshly started server, {runs}, the figures computed by servebench from every request's streamed chunks and labelled by metric convention. Each step is decided on {}.{noise}", study.target_metric().label)
+    // A pooling endpoint's answers come whole: their latency is their only timing.
+    let source = match study.endpoint.as_ref().filter(|e| !e.streams()) {
+        Some(e) => format!("every request's answer (the {} endpoint answers whole: request latency is its only timing, so no TTFT, TPOT or ITL is reported)", e.name),
+        None => "every request's streamed chunks".to_string(),
+    };
+    format!("servebench ran this study with `servebench study run`: each configuration on a freshly started server, {runs}, the figures computed by servebench from {source} and labelled by metric convention. Each step is decided on {}.{noise}", study.target_metric().label)
 }
