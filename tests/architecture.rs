@@ -1237,7 +1237,7 @@ fn no_library_string_names_a_cli_flag() {
         ("src/sim/engine_args.rs", "vLLM's engine arguments"),
         ("src/observe/gpu.rs", "nvidia-smi's arguments"),
         (
-            "src/study/file.rs",
+            "src/study/explain.rs",
             "the study file's documentation, which names `servebench` flags",
         ),
     ];
