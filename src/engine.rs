@@ -52,6 +52,10 @@ pub struct EngineRequest {
     /// merge; see [`crate::driver::images`]): a simulator charges the vision encoder's
     /// forward over them before the prefill. Empty for text.
     pub image_patches: Vec<u64>,
+    /// A later input of a request that carries several (an embeddings batch, a rerank
+    /// query's documents): the API server rendered and tokenized it with the request's first
+    /// input, so a simulator charges it no admission work of its own.
+    pub shares_admission: bool,
 }
 
 /// Token usage as reported by the server (defined with the records that keep it).

@@ -234,6 +234,7 @@ fn energy_from_the_example_servers_dcgm_metrics_equals_the_simulators() {
             arrival: r.sent_at,
             shared_prefix_tokens: 0,
             image_patches: Vec::new(),
+            shares_admission: false,
         })
         .unwrap();
     }

@@ -705,6 +705,7 @@ mod tests {
                 arrival: Duration::ZERO,
                 shared_prefix_tokens: 0,
                 image_patches: Vec::new(),
+                shares_admission: false,
             })
             .unwrap();
         }

@@ -63,7 +63,7 @@ pub enum FilterArg {
 /// The simulator's flags.
 #[derive(Debug, Clone, Args)]
 pub struct SimArgs {
-    /// Model: a shipped name (qwen3.5-35b-a3b, qwen3.5-9b), a Hugging Face id
+    /// Model: a shipped name (qwen3.5-35b-a3b, qwen3.5-9b, qwen3-embedding-0.6b), a Hugging Face id
     /// (Qwen/Qwen3.5-35B-A3B-FP8; case-insensitive; -FP8 selects FP8 weights) or a path to
     /// a config.json.
     #[arg(long, default_value = "qwen3.5-35b-a3b")]

@@ -648,6 +648,7 @@ fn request_of(id: usize, w: &WorkItem, scheduled: Duration) -> EngineRequest {
         arrival: scheduled,
         shared_prefix_tokens: w.shared_prefix_tokens,
         image_patches: Vec::new(),
+        shares_admission: false,
     }
 }
 

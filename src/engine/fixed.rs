@@ -19,6 +19,7 @@
 //!     arrival: Duration::ZERO,
 //!     shared_prefix_tokens: 0,
 //!     image_patches: Vec::new(),
+//!     shares_admission: false,
 //! })
 //! .unwrap();
 //! let mut events = Vec::new();

@@ -414,6 +414,10 @@ pub fn charts(runs: &[PlotRun]) -> Result<Vec<Chart>, PlotError> {
                 )
             })
             .collect();
+        // Runs whose answers came whole (pooling endpoints) have no TTFT or TPOT to draw.
+        if which != Latency::E2e && lines.iter().all(|(_, points)| points.is_empty()) {
+            continue;
+        }
         let title = format!("{} CDF", which.name());
         out.push(Chart {
             file: which.file().into(),

@@ -588,7 +588,11 @@ impl Engine for H200Sim {
         let p = &self.params;
         let prompt = request.prompt_tokens + p.chat_template_tokens;
         let in_engine = (self.running.len() + self.waiting.len()) as f64;
-        let work = p.admission_s * (1.0 + p.admission_load * in_engine);
+        let work = if request.shares_admission {
+            0.0
+        } else {
+            p.admission_s * (1.0 + p.admission_load * in_engine)
+        };
         let mut enter = self.now_s + p.net_in_s;
         if let Some(n) = &mut self.noise {
             enter = n.enter_s(enter);

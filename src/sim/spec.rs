@@ -22,7 +22,7 @@ use std::path::{Path, PathBuf};
 use serde::Deserialize;
 
 /// Shipped model descriptions: (short name, Hugging Face id, config JSON).
-pub const SHIPPED_MODELS: [(&str, &str, &str); 2] = [
+pub const SHIPPED_MODELS: [(&str, &str, &str); 3] = [
     (
         "qwen3.5-35b-a3b",
         "Qwen/Qwen3.5-35B-A3B",
@@ -32,6 +32,11 @@ pub const SHIPPED_MODELS: [(&str, &str, &str); 2] = [
         "qwen3.5-9b",
         "Qwen/Qwen3.5-9B",
         include_str!("data/qwen3.5-9b.json"),
+    ),
+    (
+        "qwen3-embedding-0.6b",
+        "Qwen/Qwen3-Embedding-0.6B",
+        include_str!("data/qwen3-embedding-0.6b.json"),
     ),
 ];
 
@@ -288,7 +293,7 @@ pub struct ModelSpec {
 }
 
 impl ModelSpec {
-    /// A shipped short name (`qwen3.5-35b-a3b`, `qwen3.5-9b`), a Hugging Face id of one
+    /// A shipped short name (`qwen3.5-35b-a3b`, `qwen3.5-9b`, `qwen3-embedding-0.6b`), a Hugging Face id of one
     /// (case-insensitive; a `-FP8` suffix selects the FP8 checkpoint), or a path to a
     /// `config.json`.
     pub fn resolve(name: &str) -> Result<ModelSpec, SpecError> {

@@ -122,6 +122,7 @@ fn request_bodies_match_the_openai_shapes() {
         arrival: Duration::ZERO,
         shared_prefix_tokens: 0,
         image_patches: Vec::new(),
+        shares_admission: false,
     };
     let (b, payload) = request_body(&cfg, &req);
     assert_eq!(payload, crate::record::Payload::default());
@@ -162,6 +163,7 @@ fn bodies_of_every_endpoint() {
         arrival: Duration::ZERO,
         shared_prefix_tokens: 0,
         image_patches: Vec::new(),
+        shares_admission: false,
     };
     cfg.endpoint = Endpoint::Responses;
     let (b, p) = request_body(&cfg, &req);

@@ -163,13 +163,18 @@ pub(super) fn sequences(
     }
 }
 
-/// A number in [0, 1) seeded by `text` and `salt`.
-fn unit(text: &str, salt: u64) -> f64 {
-    let mut h: u64 = 0xcbf2_9ce4_8422_2325 ^ salt;
+/// A seed from `text` (FNV-1a), hashed once per sequence.
+fn seed_of(text: &str) -> u64 {
+    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
     for b in text.bytes() {
         h = (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3);
     }
-    crate::rng::SplitMix64::new(h).next_u64() as f64 / 2f64.powi(64)
+    h
+}
+
+/// A number in [0, 1) seeded by `text` and `salt`.
+fn unit(text: &str, salt: u64) -> f64 {
+    crate::rng::SplitMix64::new(seed_of(text) ^ salt).next_u64() as f64 / 2f64.powi(64)
 }
 
 /// The answer to a pooling request whose sequences all finished.
@@ -184,7 +189,10 @@ pub(super) fn answer(
     let tokens: u64 = seqs.iter().map(|s| s.tokens).sum();
     let usage = json!({"prompt_tokens": tokens, "total_tokens": tokens, "completion_tokens": 0});
     let vector = |s: &Sequence, dim: usize| -> Vec<f64> {
-        let raw: Vec<f64> = (0..dim).map(|k| unit(&s.text, k as u64) - 0.5).collect();
+        let mut rng = crate::rng::SplitMix64::new(seed_of(&s.text));
+        let raw: Vec<f64> = (0..dim)
+            .map(|_| rng.next_u64() as f64 / 2f64.powi(64) - 0.5)
+            .collect();
         let norm = raw
             .iter()
             .map(|x| x * x)

@@ -374,6 +374,7 @@ pub(super) async fn generate(
         arrival: Duration::ZERO,
         shared_prefix_tokens: 0,
         image_patches: std::mem::take(&mut parsed.image_patches),
+        shares_admission: false,
     };
     let response_id = match endpoint {
         Endpoint::Completions => format!("cmpl-{id}"),
@@ -482,7 +483,7 @@ pub(super) async fn pool(
     inc(&ctx.counters.requests, 1);
     let first = ctx.next_id.load(Ordering::Relaxed);
     let mut waits = Vec::with_capacity(seqs.len());
-    for s in &seqs {
+    for (i, s) in seqs.iter().enumerate() {
         let id = ctx.next_id.fetch_add(1, Ordering::Relaxed);
         let (tx, rx) = super::handoff::channel(&ctx.gate, ctx.options.stream_buffer);
         let request = EngineRequest {
@@ -494,6 +495,8 @@ pub(super) async fn pool(
             arrival: Duration::ZERO,
             shared_prefix_tokens: 0,
             image_patches: Vec::new(),
+            // The request's inputs are rendered and tokenized together, with the first.
+            shares_admission: i > 0,
         };
         if !ctx.send(Control::Submit {
             request,
