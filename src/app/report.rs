@@ -228,7 +228,9 @@ pub fn report_run(run: &Run, opts: &ReportOptions) -> Result<ReportBlock, Import
             // measured window; a tool that saves its own duration is divided by it.
             m.duration = window_len;
             m.duration_s = records.tool_duration_s;
-            if !records.send_times {
+            if !records.send_times && crate::metrics::answered_whole(&records.all) {
+                // Whole answers have no tokens over time: no peak to speak of.
+            } else if !records.send_times {
                 notes.push(format!(
                     "Peak output token throughput and Peak concurrent requests: the file has no \
                      send times ({} saves none), so the buckets are not the run's",

@@ -313,7 +313,16 @@ const KNOWN: [&str; 40] = [
 
 fn convert(obj: &OrderedObject, c: Ctx) -> Result<VllmRun, ImportError> {
     let completed = c.u64(obj, "completed")?;
-    let failed = c.u64(obj, "failed")?;
+    let pooled = is_pooling(c_backend(obj), obj);
+    let failed = match c.u64(obj, "failed")? {
+        // A pooling run's file has no `failed`; its `errors` list one entry per request.
+        None if pooled => obj.get("errors").and_then(Value::as_array).map(|e| {
+            e.iter()
+                .filter(|v| v.as_str().is_some_and(|s| !s.is_empty()))
+                .count() as u64
+        }),
+        f => f,
+    };
     if completed.is_none() && obj.get("duration").is_none() {
         return Err(ImportError::UnknownFormat(format!(
             "{}: no `completed` or `duration`: not a vLLM result",
@@ -390,10 +399,20 @@ fn convert(obj: &OrderedObject, c: Ctx) -> Result<VllmRun, ImportError> {
         request_rate_configured: rate,
         duration_ms: duration_s.map(|d| d * 1000.0),
         request_goodput_per_s: goodput,
+        inputs_per_s: c.non_negative(obj, "input_sequence_throughput")?,
         ..bench_serve_figures(&c, obj, &summaries, "total_token_throughput")?
     };
-    let layout = vllm_layout(obj, &result, &summaries);
-    let records = detailed_records(&c, obj)?;
+    let (layout, records) = if pooled {
+        (
+            pooling_layout(&result, &summaries),
+            pooling_records(&c, obj, completed)?,
+        )
+    } else {
+        (
+            vllm_layout(obj, &result, &summaries),
+            detailed_records(&c, obj)?,
+        )
+    };
     let base = label
         .clone()
         .or_else(|| backend.clone())
@@ -536,6 +555,137 @@ pub(crate) fn bench_serve_figures(
         itl: take("itl"),
         ..BenchmarkResult::default()
     })
+}
+
+/// The backend a file names (`openai-embeddings`, `openai-chat`, …).
+fn c_backend(obj: &OrderedObject) -> &str {
+    obj.get("backend").and_then(Value::as_str).unwrap_or("")
+}
+
+/// Whether the file is a pooling run's (`--backend openai-embeddings` and the other pooling
+/// backends): vLLM saves `total_input_sequences` and no token timings for them.
+fn is_pooling(backend: &str, obj: &OrderedObject) -> bool {
+    obj.get("total_input_sequences").is_some()
+        || ["embeddings", "rerank", "score", "pooling", "classify"]
+            .iter()
+            .any(|k| backend.contains(k))
+}
+
+/// The block `vllm bench serve` prints for a pooling run (0.33): requests, failures, the
+/// concurrency cap and a finite rate when set, duration, input tokens, request throughput,
+/// inputs per second, total token throughput, then the E2E latency.
+fn pooling_layout(r: &BenchmarkResult, summaries: &[(String, Summary)]) -> Layout {
+    let mut rows = vec![Row::Field(Field::SuccessfulRequests)];
+    let fields = [
+        (r.failed_requests.is_some(), Field::FailedRequests),
+        (r.max_concurrency.is_some(), Field::MaxConcurrency),
+        (
+            r.request_rate_configured.is_some(),
+            Field::RequestRateConfigured,
+        ),
+        (true, Field::Duration),
+        (true, Field::TotalInputTokens),
+        (true, Field::RequestThroughput),
+        (r.inputs_per_s.is_some(), Field::InputThroughput),
+        (
+            r.total_token_throughput_per_s.is_some(),
+            Field::TotalTokenThroughput,
+        ),
+    ];
+    rows.extend(
+        fields
+            .into_iter()
+            .filter(|(on, _)| *on)
+            .map(|(_, f)| Row::Field(f)),
+    );
+    for (_, s) in summaries {
+        rows.push(Row::Header(Section::E2el));
+        if s.mean.is_some() {
+            rows.push(Row::Stat(Section::E2el, Stat::Mean));
+        }
+        if s.median.is_some() {
+            rows.push(Row::Stat(Section::E2el, Stat::Median));
+        }
+        for p in &s.percentiles {
+            rows.push(Row::Stat(Section::E2el, Stat::Percentile(p.p)));
+        }
+    }
+    Layout {
+        style: Style::Vllm,
+        rows,
+        ..Layout::default()
+    }
+}
+
+/// A pooling run's per-request records: its `latencies` (sent at zero without
+/// `start_times`), `input_lens` and `errors`, each a whole answer carrying the run's
+/// inputs per request (`total_input_sequences` ÷ `completed`, when it divides).
+fn pooling_records(
+    c: &Ctx,
+    obj: &OrderedObject,
+    completed: Option<u64>,
+) -> Result<Option<Vec<RequestRecord>>, ImportError> {
+    let Some(latencies) = c.f64_list(obj, "latencies")? else {
+        return Ok(None);
+    };
+    let n = latencies.len();
+    let input_lens = c.f64_list(obj, "input_lens")?;
+    let start_times = c.f64_list(obj, "start_times")?;
+    for (key, len) in [
+        ("input_lens", input_lens.as_ref().map(Vec::len)),
+        ("start_times", start_times.as_ref().map(Vec::len)),
+    ] {
+        if let Some(l) = len.filter(|&l| l != n) {
+            return Err(ImportError::invalid(
+                c.path(key),
+                format!("{l} entries but `latencies` has {n}"),
+            ));
+        }
+    }
+    let errors = obj.get("errors").and_then(Value::as_array);
+    let inputs = match (c.u64(obj, "total_input_sequences")?, completed) {
+        (Some(seqs), Some(done)) if done > 0 && seqs % done == 0 => u32::try_from(seqs / done).ok(),
+        _ => None,
+    };
+    let origin = start_times
+        .as_ref()
+        .and_then(|s| s.iter().copied().filter(|v| v.is_finite()).reduce(f64::min))
+        .unwrap_or(0.0);
+    let secs = |v: f64, key: String| {
+        Duration::try_from_secs_f64(v).map_err(|_| {
+            ImportError::invalid(c.path(&key), format!("negative or non-finite time {v}"))
+        })
+    };
+    let mut out = Vec::with_capacity(n);
+    for (i, &latency) in latencies.iter().enumerate() {
+        let sent_at = match &start_times {
+            Some(s) => secs(s[i] - origin, format!("start_times[{i}]"))?,
+            None => Duration::ZERO,
+        };
+        let mut r = RequestRecord::new(i as u64, sent_at);
+        r.response = crate::record::ResponseForm::Whole;
+        r.inputs = inputs;
+        r.prompt_tokens = input_lens.as_ref().and_then(|l| super::round_count(l[i]));
+        let error = errors
+            .and_then(|e| e.get(i))
+            .and_then(Value::as_str)
+            .unwrap_or("");
+        if error.is_empty() {
+            let end = sent_at
+                .checked_add(secs(latency, format!("latencies[{i}]"))?)
+                .ok_or_else(|| {
+                    ImportError::invalid(c.path("latencies"), "a time overflows the run's clock")
+                })?;
+            r.ended_at = Some(end);
+        } else {
+            r.outcome = Outcome::Error {
+                kind: ErrorKind::Other,
+                message: error.to_string(),
+            };
+        }
+        out.push(r);
+    }
+    Ok(Some(out))
 }
 
 pub(crate) fn detailed_records(

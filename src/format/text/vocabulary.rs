@@ -245,6 +245,8 @@ pub enum Field {
     RequestThroughput,
     /// `Request goodput (req/s):` (vLLM with `--goodput`).
     RequestGoodput,
+    /// `Input throughput (inputs/s):` (vLLM's pooling runs: texts, documents per second).
+    InputThroughput,
     /// `Input token throughput (tok/s):` (2024-era vLLM script).
     InputTokenThroughput,
     /// `Output token throughput (tok/s):`.
@@ -260,7 +262,7 @@ pub enum Field {
 }
 
 impl Field {
-    pub(super) const ALL: [Field; 15] = [
+    pub(super) const ALL: [Field; 16] = [
         Field::SuccessfulRequests,
         Field::FailedRequests,
         Field::MaxConcurrency,
@@ -270,6 +272,7 @@ impl Field {
         Field::TotalGeneratedTokens,
         Field::RequestThroughput,
         Field::RequestGoodput,
+        Field::InputThroughput,
         Field::InputTokenThroughput,
         Field::OutputTokenThroughput,
         Field::PeakOutputThroughput,
@@ -290,6 +293,7 @@ impl Field {
             Field::TotalGeneratedTokens => "Total generated tokens:",
             Field::RequestThroughput => "Request throughput (req/s):",
             Field::RequestGoodput => "Request goodput (req/s):",
+            Field::InputThroughput => "Input throughput (inputs/s):",
             Field::InputTokenThroughput => "Input token throughput (tok/s):",
             Field::OutputTokenThroughput => "Output token throughput (tok/s):",
             Field::PeakOutputThroughput => "Peak output token throughput (tok/s):",
