@@ -21,7 +21,7 @@ pub const FORMAT: &str = "servebench-study";
 /// The study-file version this crate reads.
 pub const VERSION: u32 = 1;
 
-/// A study file. See [`EXPLAIN`] for every field.
+/// A study file. See [`EXPLAIN`](super::EXPLAIN) for every field.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct StudyFile {
