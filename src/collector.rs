@@ -494,6 +494,13 @@ impl<C: Clock, A: Accumulator + Clone> RequestHandle<'_, C, A> {
         }
     }
 
+    /// Record what was checked in the answer (tool calls, structured output).
+    pub fn set_checks(&mut self, checks: crate::record::OutputChecks) {
+        if let Some(r) = self.record.as_mut() {
+            r.checks = Some(checks);
+        }
+    }
+
     /// Pre-allocate room for `n` chunks (avoids regrowing the Vec on the hot path).
     pub fn reserve_chunks(&mut self, n: usize) {
         if let Some(r) = self.record.as_mut() {

@@ -90,6 +90,17 @@ pub enum EngineEvent {
         /// Response form, inputs, images.
         payload: crate::record::Payload,
     },
+    /// What the engine checked in the answer (tool calls, structured output): sent by an
+    /// engine that checks them (the HTTP client, with tools or a response format), before
+    /// the event that ends the request.
+    Checked {
+        /// Request id.
+        id: u64,
+        /// When the checks were done (the stream's end).
+        at: Duration,
+        /// The checks.
+        checks: crate::record::OutputChecks,
+    },
     /// How the request's stream divided into reasoning and answer: sent by an engine that
     /// tells the two apart (the HTTP client), before the event that ends the request, only
     /// for a stream that carried reasoning.
@@ -131,6 +142,7 @@ impl EngineEvent {
             | EngineEvent::Chunk { id, .. }
             | EngineEvent::Reasoning { id, .. }
             | EngineEvent::Carried { id, .. }
+            | EngineEvent::Checked { id, .. }
             | EngineEvent::Finished { id, .. }
             | EngineEvent::Failed { id, .. } => *id,
         }
@@ -143,6 +155,7 @@ impl EngineEvent {
             | EngineEvent::Chunk { at, .. }
             | EngineEvent::Reasoning { at, .. }
             | EngineEvent::Carried { at, .. }
+            | EngineEvent::Checked { at, .. }
             | EngineEvent::Finished { at, .. }
             | EngineEvent::Failed { at, .. } => *at,
         }

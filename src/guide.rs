@@ -41,6 +41,8 @@ pub mod observe {}
 pub mod workloads {}
 #[doc = include_str!("../docs/guide/endpoints.md")]
 pub mod endpoints {}
+#[doc = include_str!("../docs/guide/agentic.md")]
+pub mod agentic {}
 #[doc = include_str!("../docs/guide/sharding.md")]
 pub mod sharding {}
 #[doc = include_str!("../docs/guide/simulator.md")]

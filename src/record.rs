@@ -146,6 +146,37 @@ pub struct RequestRecord {
     /// The images the request carried (chat content parts), when it carried any.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub images: Option<ImagesSent>,
+    /// What was checked in the answer (its tool calls, its structured output), when the
+    /// request offered tools or asked for a response format.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub checks: Option<OutputChecks>,
+}
+
+/// What servebench checked in one answer: its tool calls — each one's arguments parsed as
+/// JSON and validated against the named tool's `parameters` schema — and, when a response
+/// format was asked for, whether the answer parsed and matched its schema.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub struct OutputChecks {
+    /// Tool calls in the answer.
+    #[serde(default)]
+    pub tool_calls: u32,
+    /// Tool calls whose arguments parse and match their tool's schema.
+    #[serde(default)]
+    pub valid_tool_calls: u32,
+    /// Index of the first chunk that carried a tool call (its time is the time to the first
+    /// tool-call token), if any did.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub first_tool_chunk: Option<u32>,
+    /// Tokens of the chunks that carried tool calls.
+    #[serde(default)]
+    pub tool_tokens: u64,
+    /// With a response format: whether the answer parsed as JSON and matched the schema.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub structured_valid: Option<bool>,
+    /// Why the first failed check failed (`tool get_weather: "city" is a required
+    /// property`), for the report.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub failure: Option<String>,
 }
 
 /// How a server answered a request.
@@ -276,6 +307,7 @@ impl RequestRecord {
             response: ResponseForm::Streamed,
             inputs: None,
             images: None,
+            checks: None,
         }
     }
 

@@ -45,7 +45,8 @@ mod sweep;
 pub use intervals::{Interval, IntervalMethod, PercentileInterval, RunIntervals, SummaryIntervals};
 
 pub use production::{
-    AdapterFigures, CostFigures, EnergyFigures, ImageFigures, ReasoningFigures, SpecDecodeFigures,
+    AdapterFigures, CheckFigures, CostFigures, EnergyFigures, ImageFigures, Rate, ReasoningFigures,
+    SpecDecodeFigures,
 };
 
 pub use capacity::{CapacityEstimate, CapacityProbe, SearchKind};
@@ -273,6 +274,9 @@ pub struct BenchmarkResult {
     /// The images the requests carried, when they carried any.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub images: Option<ImageFigures>,
+    /// What the answers' checks found (tool calls, structured outputs), when checked.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub checks: Option<CheckFigures>,
     /// What the tokens cost, when a GPU price was given (`bench --gpu-price`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cost: Option<CostFigures>,
@@ -310,6 +314,7 @@ impl Default for BenchmarkResult {
             spec_decode: None,
             adapters: Vec::new(),
             images: None,
+            checks: None,
             cost: None,
         }
     }

@@ -129,6 +129,20 @@ struct Args {
     #[cfg(all(feature = "http", feature = "quality"))]
     #[arg(long, value_name = "S", default_value_t = 0, requires = "accuracy")]
     accuracy_seed: u64,
+    /// With --serve: the share of tool calls (requests that offer `tools`) whose arguments
+    /// break their tool's schema, drawn per request.
+    #[cfg(feature = "http")]
+    #[arg(long, value_name = "SHARE", value_parser = share, default_value_t = 0.0)]
+    invalid_tool_calls: f64,
+    /// With --serve: the share of structured answers (a `json_schema` response format) that
+    /// break their schema, drawn per request.
+    #[cfg(feature = "http")]
+    #[arg(long, value_name = "SHARE", value_parser = share, default_value_t = 0.0)]
+    invalid_json: f64,
+    /// With --serve: the seed of those draws.
+    #[cfg(feature = "http")]
+    #[arg(long, value_name = "S", default_value_t = 0)]
+    checks_seed: u64,
 }
 
 fn non_negative_seconds(v: &str) -> Result<f64, String> {
@@ -284,7 +298,12 @@ fn main() -> ExitCode {
             });
             #[cfg(not(feature = "quality"))]
             let answerer = None;
+            let (invalid_tool_calls, invalid_json, checks_seed) =
+                (args.invalid_tool_calls, args.invalid_json, args.checks_seed);
             let tune = move |o: &mut servebench::http::server::ServeOptions| {
+                o.invalid_tool_calls = invalid_tool_calls;
+                o.invalid_json = invalid_json;
+                o.checks_seed = checks_seed;
                 o.reasoning = reasoning;
                 o.lora_modules = lora_modules;
                 o.answerer = answerer;

@@ -563,6 +563,7 @@ pub fn run<E: Engine + ?Sized>(
                 EngineEvent::Chunk { at, tokens, .. } => h.chunk_at(at, tokens),
                 EngineEvent::Reasoning { split, .. } => h.set_reasoning(split),
                 EngineEvent::Carried { payload, .. } => h.set_payload(payload),
+                EngineEvent::Checked { checks, .. } => h.set_checks(checks),
                 EngineEvent::Finished { at, usage, .. } => {
                     if let Some(g) = &mut gone {
                         g.answered();

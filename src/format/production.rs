@@ -98,6 +98,66 @@ pub fn endpoint_line(r: &BenchmarkResult) -> Option<String> {
     }
 }
 
+/// `91.0 % [84.5, 95.0]`: a rate in percent with its 95 % interval.
+fn rate_text(r: &crate::result::Rate) -> String {
+    format!(
+        "{:.1} % [{:.1}, {:.1}]",
+        r.value * 100.0,
+        r.lo * 100.0,
+        r.hi * 100.0
+    )
+}
+
+/// The checks' lines: the tool-call validity rate, the time to the first tool-call token,
+/// the structured-output correct rate, an example failure.
+///
+/// ```
+/// use servebench::format::production::check_lines;
+/// use servebench::result::{CheckFigures, Rate};
+/// let c = CheckFigures { requests: 100, tool_calls: 100, valid_tool_calls: 90,
+///     tool_call_validity: Some(Rate { value: 0.9, lo: 0.8256, hi: 0.9448 }), ..Default::default() };
+/// assert_eq!(check_lines(&c)[0], "Tool-call validity rate: 90.0 % [82.6, 94.5] (90 of 100 \
+///     tool calls in 100 requests parse and match their tool's schema)");
+/// ```
+pub fn check_lines(c: &crate::result::CheckFigures) -> Vec<String> {
+    let mut out = Vec::new();
+    if let Some(v) = &c.tool_call_validity {
+        out.push(format!(
+            "Tool-call validity rate: {} ({} of {} tool calls in {} requests parse and match their tool's schema)",
+            rate_text(v),
+            c.valid_tool_calls,
+            c.tool_calls,
+            c.requests
+        ));
+    } else if c.structured == 0 {
+        out.push(format!(
+            "Tool-call validity rate: no tool call in {} requests that offered tools",
+            c.requests
+        ));
+    }
+    if c.requests_without_tool_call > 0 && c.tool_calls > 0 {
+        out.push(format!(
+            "{} requests offered tools answered without calling one",
+            c.requests_without_tool_call
+        ));
+    }
+    if let Some(s) = &c.time_to_first_tool_call {
+        out.push(format!("Time to first tool-call token (ms): {}", stats(s)));
+    }
+    if let Some(r) = &c.structured_correct_rate {
+        out.push(format!(
+            "Structured-output correct rate: {} ({} of {} answers parse and match the response format's schema)",
+            rate_text(r),
+            c.structured_valid,
+            c.structured
+        ));
+    }
+    if let Some(f) = &c.example_failure {
+        out.push(format!("First failed check: {f}"));
+    }
+    out
+}
+
 /// The images line: how many, their size, the prompt tokens they became.
 fn images_line(i: &crate::result::ImageFigures) -> String {
     let share = if i.prompt_tokens > 0 {
@@ -127,6 +187,9 @@ pub fn lines(r: &BenchmarkResult) -> Vec<String> {
     }
     if let Some(i) = &r.images {
         out.push(images_line(i));
+    }
+    if let Some(c) = &r.checks {
+        out.extend(check_lines(c));
     }
     if let Some(f) = &r.reasoning {
         out.push(format!(

@@ -8,6 +8,7 @@
 pub mod client;
 pub mod listen;
 mod prepare;
+pub mod schema;
 pub mod server;
 pub(crate) mod sse;
 mod stamped;

@@ -39,10 +39,12 @@
 use std::path::Path;
 
 pub mod aiperf;
+mod ctx;
 pub mod guidellm;
 pub(crate) mod json;
 pub mod sglang;
 pub mod vllm;
+mod vllm_pooling;
 
 mod error;
 pub use error::{ImportError, JsonErrorKind};

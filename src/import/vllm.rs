@@ -31,11 +31,13 @@ use std::time::Duration;
 
 use serde_json::Value;
 
-use super::json::{self, OrderedObject};
+pub(crate) use super::ctx::Ctx;
+use super::json::OrderedObject;
+use super::vllm_pooling::{c_backend, is_pooling, pooling_layout, pooling_records};
 use super::{read_file, ImportError};
 use crate::format::text::{Field, Layout, Row, Section, Stat, Style};
 use crate::record::{Chunk, ErrorKind, Outcome, RequestRecord};
-use crate::result::{BenchmarkResult, Convention, Percentile, RunMeta, Summary};
+use crate::result::{BenchmarkResult, Convention, RunMeta, Summary};
 
 /// One run from a vLLM result file.
 #[derive(Debug, Clone, PartialEq)]
@@ -86,180 +88,6 @@ pub fn from_slice(bytes: &[u8]) -> Result<Vec<VllmRun>, ImportError> {
 
 /// The metrics vLLM summarises, with their key names.
 pub const METRICS: [&str; 4] = ["ttft", "tpot", "itl", "e2el"];
-
-pub(crate) struct Ctx {
-    line: Option<usize>,
-    /// Top-level keys whose value was a bare `NaN`/`Infinity`/`-Infinity` (read as `null`
-    /// by the JSON filter), with that value.
-    non_finite: Vec<(String, f64)>,
-}
-
-impl Ctx {
-    /// A context for the object at `line`, knowing which top-level keys of the object's
-    /// text held a bare non-finite token (see [`crate::import::bare_non_finite_keys`]): a latency
-    /// statistic that Python wrote as `NaN` is kept as NaN (and printed `nan`, as vLLM
-    /// printed it), an infinite one is an error; neither is dropped.
-    pub(crate) fn with_non_finite(line: Option<usize>, text: &[u8]) -> Self {
-        Ctx {
-            line,
-            non_finite: json::bare_non_finite_keys(text),
-        }
-    }
-
-    pub(crate) fn path(&self, key: &str) -> String {
-        match self.line {
-            Some(n) => format!("line {n}: $.{key}"),
-            None => format!("$.{key}"),
-        }
-    }
-
-    fn type_error(&self, key: &str, expected: &str, v: &Value) -> ImportError {
-        let found = match v {
-            Value::Null => "null",
-            Value::Bool(_) => "a boolean",
-            Value::Number(_) => "a number",
-            Value::String(_) => "a string",
-            Value::Array(_) => "an array",
-            Value::Object(_) => "an object",
-        };
-        ImportError::invalid(
-            self.path(key),
-            format!("expected {expected}, found {found}"),
-        )
-    }
-
-    pub(crate) fn f64(&self, obj: &OrderedObject, key: &str) -> Result<Option<f64>, ImportError> {
-        match obj.get(key) {
-            None | Some(Value::Null) => Ok(None),
-            Some(Value::Number(n)) => Ok(n.as_f64()),
-            Some(v) => Err(self.type_error(key, "a number", v)),
-        }
-    }
-
-    pub(crate) fn non_negative(
-        &self,
-        obj: &OrderedObject,
-        key: &str,
-    ) -> Result<Option<f64>, ImportError> {
-        match self.f64(obj, key)? {
-            Some(x) if x < 0.0 => Err(ImportError::invalid(
-                self.path(key),
-                format!("negative value {x}"),
-            )),
-            other => Ok(other),
-        }
-    }
-
-    pub(crate) fn u64(&self, obj: &OrderedObject, key: &str) -> Result<Option<u64>, ImportError> {
-        match obj.get(key) {
-            None | Some(Value::Null) => Ok(None),
-            Some(Value::Number(n)) => match n.as_u64() {
-                Some(v) => Ok(Some(v)),
-                None => match n.as_f64() {
-                    Some(f) if f >= 0.0 && f.fract() == 0.0 && f < 1e18 => Ok(Some(f as u64)),
-                    _ => Err(ImportError::invalid(
-                        self.path(key),
-                        format!("expected a count, found {n}"),
-                    )),
-                },
-            },
-            Some(v) => Err(self.type_error(key, "an integer", v)),
-        }
-    }
-
-    pub(crate) fn string(
-        &self,
-        obj: &OrderedObject,
-        key: &str,
-    ) -> Result<Option<String>, ImportError> {
-        match obj.get(key) {
-            None | Some(Value::Null) => Ok(None),
-            Some(Value::String(s)) => Ok(Some(s.clone())),
-            Some(v) => Err(self.type_error(key, "a string", v)),
-        }
-    }
-
-    pub(crate) fn f64_list(
-        &self,
-        obj: &OrderedObject,
-        key: &str,
-    ) -> Result<Option<Vec<f64>>, ImportError> {
-        match obj.get(key) {
-            None | Some(Value::Null) => Ok(None),
-            Some(Value::Array(a)) => a
-                .iter()
-                .enumerate()
-                .map(|(i, v)| match v {
-                    Value::Number(n) => n
-                        .as_f64()
-                        .ok_or_else(|| self.type_error(&format!("{key}[{i}]"), "a number", v)),
-                    Value::Null => Ok(0.0),
-                    other => Err(self.type_error(&format!("{key}[{i}]"), "a number", other)),
-                })
-                .collect::<Result<Vec<_>, _>>()
-                .map(Some),
-            Some(v) => Err(self.type_error(key, "a list", v)),
-        }
-    }
-
-    /// Summaries for every metric with `mean_/median_/std_/p*_{m}_ms` keys, in key order.
-    pub(crate) fn summaries(
-        &self,
-        obj: &OrderedObject,
-        names: &[(&str, &str)],
-    ) -> Result<Vec<(String, Summary)>, ImportError> {
-        let mut out: Vec<(String, Summary)> = Vec::new();
-        for (key, value) in &obj.0 {
-            let Some(body) = key.strip_suffix("_ms") else {
-                continue;
-            };
-            for (metric, suffix) in names {
-                let Some(stat) = body.strip_suffix(suffix).and_then(|s| s.strip_suffix('_')) else {
-                    continue;
-                };
-                let v = match value {
-                    Value::Number(n) => n.as_f64(),
-                    Value::Null => self
-                        .non_finite
-                        .iter()
-                        .find(|(k, _)| k == key)
-                        .map(|&(_, v)| v),
-                    other => return Err(self.type_error(key, "a number", other)),
-                };
-                if let Some(x) = v.filter(|x| !x.is_nan()) {
-                    if !x.is_finite() || x < 0.0 {
-                        return Err(ImportError::invalid(
-                            self.path(key),
-                            format!("negative or non-finite latency {x}"),
-                        ));
-                    }
-                }
-                let idx = match out.iter().position(|(m, _)| m == metric) {
-                    Some(i) => i,
-                    None => {
-                        out.push((metric.to_string(), Summary::default()));
-                        out.len() - 1
-                    }
-                };
-                let s = &mut out[idx].1;
-                match stat {
-                    "mean" => s.mean = v,
-                    "median" => s.median = v,
-                    "std" => s.std = v,
-                    "min" => s.min = v,
-                    "max" => s.max = v,
-                    p => {
-                        if let Some(rank) = p.strip_prefix('p').and_then(|r| r.parse::<f64>().ok())
-                        {
-                            s.percentiles.push(Percentile { p: rank, value: v });
-                        }
-                    }
-                }
-            }
-        }
-        Ok(out)
-    }
-}
 
 /// vLLM's `date` (`%Y%m%d-%H%M%S`, the benchmarking machine's local time, no zone): kept
 /// as +00:00 since the zone is unknown; an unreadable date is left out, not an error.
@@ -557,137 +385,6 @@ pub(crate) fn bench_serve_figures(
     })
 }
 
-/// The backend a file names (`openai-embeddings`, `openai-chat`, …).
-fn c_backend(obj: &OrderedObject) -> &str {
-    obj.get("backend").and_then(Value::as_str).unwrap_or("")
-}
-
-/// Whether the file is a pooling run's (`--backend openai-embeddings` and the other pooling
-/// backends): vLLM saves `total_input_sequences` and no token timings for them.
-fn is_pooling(backend: &str, obj: &OrderedObject) -> bool {
-    obj.get("total_input_sequences").is_some()
-        || ["embeddings", "rerank", "score", "pooling", "classify"]
-            .iter()
-            .any(|k| backend.contains(k))
-}
-
-/// The block `vllm bench serve` prints for a pooling run (0.33): requests, failures, the
-/// concurrency cap and a finite rate when set, duration, input tokens, request throughput,
-/// inputs per second, total token throughput, then the E2E latency.
-fn pooling_layout(r: &BenchmarkResult, summaries: &[(String, Summary)]) -> Layout {
-    let mut rows = vec![Row::Field(Field::SuccessfulRequests)];
-    let fields = [
-        (r.failed_requests.is_some(), Field::FailedRequests),
-        (r.max_concurrency.is_some(), Field::MaxConcurrency),
-        (
-            r.request_rate_configured.is_some(),
-            Field::RequestRateConfigured,
-        ),
-        (true, Field::Duration),
-        (true, Field::TotalInputTokens),
-        (true, Field::RequestThroughput),
-        (r.inputs_per_s.is_some(), Field::InputThroughput),
-        (
-            r.total_token_throughput_per_s.is_some(),
-            Field::TotalTokenThroughput,
-        ),
-    ];
-    rows.extend(
-        fields
-            .into_iter()
-            .filter(|(on, _)| *on)
-            .map(|(_, f)| Row::Field(f)),
-    );
-    for (_, s) in summaries {
-        rows.push(Row::Header(Section::E2el));
-        if s.mean.is_some() {
-            rows.push(Row::Stat(Section::E2el, Stat::Mean));
-        }
-        if s.median.is_some() {
-            rows.push(Row::Stat(Section::E2el, Stat::Median));
-        }
-        for p in &s.percentiles {
-            rows.push(Row::Stat(Section::E2el, Stat::Percentile(p.p)));
-        }
-    }
-    Layout {
-        style: Style::Vllm,
-        rows,
-        ..Layout::default()
-    }
-}
-
-/// A pooling run's per-request records: its `latencies` (sent at zero without
-/// `start_times`), `input_lens` and `errors`, each a whole answer carrying the run's
-/// inputs per request (`total_input_sequences` ÷ `completed`, when it divides).
-fn pooling_records(
-    c: &Ctx,
-    obj: &OrderedObject,
-    completed: Option<u64>,
-) -> Result<Option<Vec<RequestRecord>>, ImportError> {
-    let Some(latencies) = c.f64_list(obj, "latencies")? else {
-        return Ok(None);
-    };
-    let n = latencies.len();
-    let input_lens = c.f64_list(obj, "input_lens")?;
-    let start_times = c.f64_list(obj, "start_times")?;
-    for (key, len) in [
-        ("input_lens", input_lens.as_ref().map(Vec::len)),
-        ("start_times", start_times.as_ref().map(Vec::len)),
-    ] {
-        if let Some(l) = len.filter(|&l| l != n) {
-            return Err(ImportError::invalid(
-                c.path(key),
-                format!("{l} entries but `latencies` has {n}"),
-            ));
-        }
-    }
-    let errors = obj.get("errors").and_then(Value::as_array);
-    let inputs = match (c.u64(obj, "total_input_sequences")?, completed) {
-        (Some(seqs), Some(done)) if done > 0 && seqs % done == 0 => u32::try_from(seqs / done).ok(),
-        _ => None,
-    };
-    let origin = start_times
-        .as_ref()
-        .and_then(|s| s.iter().copied().filter(|v| v.is_finite()).reduce(f64::min))
-        .unwrap_or(0.0);
-    let secs = |v: f64, key: String| {
-        Duration::try_from_secs_f64(v).map_err(|_| {
-            ImportError::invalid(c.path(&key), format!("negative or non-finite time {v}"))
-        })
-    };
-    let mut out = Vec::with_capacity(n);
-    for (i, &latency) in latencies.iter().enumerate() {
-        let sent_at = match &start_times {
-            Some(s) => secs(s[i] - origin, format!("start_times[{i}]"))?,
-            None => Duration::ZERO,
-        };
-        let mut r = RequestRecord::new(i as u64, sent_at);
-        r.response = crate::record::ResponseForm::Whole;
-        r.inputs = inputs;
-        r.prompt_tokens = input_lens.as_ref().and_then(|l| super::round_count(l[i]));
-        let error = errors
-            .and_then(|e| e.get(i))
-            .and_then(Value::as_str)
-            .unwrap_or("");
-        if error.is_empty() {
-            let end = sent_at
-                .checked_add(secs(latency, format!("latencies[{i}]"))?)
-                .ok_or_else(|| {
-                    ImportError::invalid(c.path("latencies"), "a time overflows the run's clock")
-                })?;
-            r.ended_at = Some(end);
-        } else {
-            r.outcome = Outcome::Error {
-                kind: ErrorKind::Other,
-                message: error.to_string(),
-            };
-        }
-        out.push(r);
-    }
-    Ok(Some(out))
-}
-
 pub(crate) fn detailed_records(
     c: &Ctx,
     obj: &OrderedObject,
@@ -814,6 +511,7 @@ pub(crate) fn detailed_records(
             response: Default::default(),
             inputs: None,
             images: None,
+            checks: None,
         });
     }
     Ok(Some(out))

@@ -573,3 +573,51 @@ pub(super) fn context_exceeded(records: &[RequestRecord], out: &mut Vec<Finding>
         vec![ev("refused_requests", refused as f64), ev("share", share)],
     ));
 }
+
+/// `invalid-tool-calls` and `invalid-structured-output`: answers that fail their checks.
+pub(super) fn invalid_outputs(r: &BenchmarkResult, out: &mut Vec<Finding>) {
+    let Some(c) = &r.checks else {
+        return;
+    };
+    for (code, what, valid, total) in [
+        (
+            Code::InvalidToolCalls,
+            "tool calls parse and match their tool's schema",
+            c.valid_tool_calls,
+            c.tool_calls,
+        ),
+        (
+            Code::InvalidStructuredOutput,
+            "structured answers parse and match the response format's schema",
+            c.structured_valid,
+            c.structured,
+        ),
+    ] {
+        if total == 0 {
+            continue;
+        }
+        let share = valid as f64 / total as f64;
+        let severity = if valid == 0 {
+            Severity::Error
+        } else if share < 0.9 {
+            Severity::Warning
+        } else {
+            continue;
+        };
+        let example = c
+            .example_failure
+            .as_deref()
+            .map(|f| format!(" (first failure: {f})"))
+            .unwrap_or_default();
+        out.push(finding(
+            code,
+            severity,
+            format!("only {valid} of {total} {what}{example}"),
+            vec![
+                ev("valid", valid as f64),
+                ev("checked", total as f64),
+                ev("share", share),
+            ],
+        ));
+    }
+}

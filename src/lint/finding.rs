@@ -46,11 +46,15 @@ pub enum Code {
     /// Requests refused for exceeding the model's context (a rerank query and document,
     /// an embeddings input, a prompt and its output budget).
     ContextExceeded,
+    /// Tool calls that never (or seldom) parse and match their tool's schema.
+    InvalidToolCalls,
+    /// Structured answers that never (or seldom) follow the response format's schema.
+    InvalidStructuredOutput,
 }
 
 impl Code {
     /// Every code, in documentation order.
-    pub const ALL: [Code; 15] = [
+    pub const ALL: [Code; 17] = [
         Code::SingleIterationStreams,
         Code::TpotFromTtft,
         Code::ImpossiblePeak,
@@ -66,6 +70,8 @@ impl Code {
         Code::PeakBelowMean,
         Code::ImpossibleTiming,
         Code::ContextExceeded,
+        Code::InvalidToolCalls,
+        Code::InvalidStructuredOutput,
     ];
 
     /// The stable kebab-case name (`single-iteration-streams`).
@@ -86,6 +92,8 @@ impl Code {
             Code::PeakBelowMean => "peak-below-mean",
             Code::ImpossibleTiming => "impossible-timing",
             Code::ContextExceeded => "context-exceeded",
+            Code::InvalidToolCalls => "invalid-tool-calls",
+            Code::InvalidStructuredOutput => "invalid-structured-output",
         }
     }
 }

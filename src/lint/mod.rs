@@ -30,6 +30,8 @@
 //! | `invalid-value` | error | A latency statistic, the duration or a throughput that is negative or infinite, or NaN although requests succeeded (a text report can print `nan`/`inf`, a Python client writes `NaN`). |
 //! | `peak-below-mean` | error | Peak output token throughput below the mean output throughput (beyond what a run shorter than its last whole second allows: peak ≥ mean × d / ⌈d⌉): the peak counted something else than tokens, e.g. stream events carrying several tokens each (speculative decoding). |
 //! | `impossible-timing` | error | Records whose times are out of order: a chunk before the request was sent, or an end before the send or before the last chunk. |
+//! | `invalid-tool-calls` | error when no tool call is valid, warning below 90 % | Tool calls whose arguments do not parse or do not match their tool's schema: a run whose calls would fail in the agent is not a measurement of agentic serving (a parser, a template or a model without tool support). |
+//! | `invalid-structured-output` | error when no answer is valid, warning below 90 % | Answers that do not follow the requested response format's schema (structured decoding off or broken). |
 //! | `context-exceeded` | error | Requests the server refused for exceeding the model's context (vLLM's "maximum context length" 400): a rerank or score query with a document, an embeddings input, or a prompt with its output budget is longer than `--max-model-len`. The run measured refusals, not the workload. |
 //!
 //! [`lint_bytes`](crate::app::lint_bytes) / [`lint_path`](crate::app::lint_path) lint whole files as `servebench lint` does (text reports
@@ -71,7 +73,7 @@ pub use finding::{
 
 use checks::{
     concurrency, context_exceeded, impossible_peak, impossible_timing, inconsistent_totals,
-    invalid_values, partial_success, peak_below_mean, percentile_order,
+    invalid_outputs, invalid_values, partial_success, peak_below_mean, percentile_order,
     single_iteration_from_result, tpot_from_ttft, zero_latency,
 };
 
@@ -108,6 +110,7 @@ pub fn lint_result(r: &BenchmarkResult, opts: &LintOptions) -> Vec<Finding> {
     }
     zero_latency(r, &mut out);
     invalid_values(r, &mut out);
+    invalid_outputs(r, &mut out);
     out
 }
 

@@ -12,7 +12,7 @@ use std::time::Duration;
 use super::request::vllm_success;
 use super::summary::vllm_summary_ms;
 use crate::record::RequestRecord;
-use crate::result::{AdapterFigures, ImageFigures, ReasoningFigures, Summary};
+use crate::result::{AdapterFigures, CheckFigures, ImageFigures, Rate, ReasoningFigures, Summary};
 use crate::stats::numpy_summary;
 
 fn summary_ms(mut seconds: Vec<f64>, percentiles: &[f64]) -> Option<Summary> {
@@ -172,4 +172,70 @@ pub fn image_figures(records: &[RequestRecord]) -> Option<ImageFigures> {
         f.prompt_tokens += r.input_tokens().unwrap_or(0);
     }
     (f.requests > 0).then_some(f)
+}
+
+/// What the answers' checks found, when any was checked (see [`CheckFigures`]).
+///
+/// ```
+/// use std::time::Duration;
+/// use servebench::metrics::check_figures;
+/// use servebench::record::{Chunk, OutputChecks, RequestRecord};
+/// let rec = |valid: u32| {
+///     let mut r = RequestRecord::new(0, Duration::ZERO);
+///     r.chunks.push(Chunk { at: Duration::from_millis(30), tokens: 1 });
+///     r.checks = Some(OutputChecks { tool_calls: 1, valid_tool_calls: valid,
+///         first_tool_chunk: Some(0), ..Default::default() });
+///     r
+/// };
+/// let records: Vec<_> = (0..10).map(|i| rec(u32::from(i != 0))).collect();
+/// let f = check_figures(&records, &[99.0]).unwrap();
+/// assert_eq!((f.tool_calls, f.valid_tool_calls), (10, 9));
+/// let v = f.tool_call_validity.unwrap();
+/// assert!(v.value == 0.9 && v.lo < 0.9 && v.hi > 0.9);
+/// assert_eq!(f.time_to_first_tool_call.unwrap().median, Some(30.0));
+/// ```
+pub fn check_figures(records: &[RequestRecord], percentiles: &[f64]) -> Option<CheckFigures> {
+    let mut f = CheckFigures::default();
+    let mut ttft_tool = Vec::new();
+    for r in records.iter().filter(|r| r.outcome.is_success()) {
+        let Some(c) = &r.checks else {
+            continue;
+        };
+        f.requests += 1;
+        f.tool_calls += u64::from(c.tool_calls);
+        f.valid_tool_calls += u64::from(c.valid_tool_calls);
+        if let Some(v) = c.structured_valid {
+            f.structured += 1;
+            f.structured_valid += u64::from(v);
+        }
+        if let Some(chunk) = c.first_tool_chunk.and_then(|i| r.chunks.get(i as usize)) {
+            ttft_tool.push(chunk.at.saturating_sub(r.sent_at).as_secs_f64());
+        }
+        if f.example_failure.is_none() {
+            f.example_failure = c.failure.clone();
+        }
+    }
+    if f.requests == 0 {
+        return None;
+    }
+    let rate = |k: u64, n: u64| {
+        (n > 0).then(|| {
+            let (lo, hi) = crate::stats::wilson_interval(k, n, crate::stats::Z_95);
+            Rate {
+                value: k as f64 / n as f64,
+                lo,
+                hi,
+            }
+        })
+    };
+    f.tool_call_validity = rate(f.valid_tool_calls, f.tool_calls);
+    f.structured_correct_rate = rate(f.structured_valid, f.structured);
+    f.requests_without_tool_call = records
+        .iter()
+        .filter(|r| r.outcome.is_success())
+        .filter_map(|r| r.checks.as_ref())
+        .filter(|c| c.tool_calls == 0 && c.structured_valid.is_none())
+        .count() as u64;
+    f.time_to_first_tool_call = summary_ms(ttft_tool, percentiles);
+    Some(f)
 }

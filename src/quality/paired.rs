@@ -41,17 +41,13 @@ pub struct Accuracy {
 /// assert!((a.lo - 0.7112).abs() < 1e-4 && (a.hi - 0.8666).abs() < 1e-4);
 /// ```
 pub fn accuracy(right: usize, items: usize, confidence: f64) -> Accuracy {
-    let n = items as f64;
-    let p = if items == 0 { 0.0 } else { right as f64 / n };
-    let z = normal_quantile(1.0 - (1.0 - confidence) / 2.0);
-    let (lo, hi) = if items == 0 {
-        (0.0, 1.0)
+    let p = if items == 0 {
+        0.0
     } else {
-        let d = 1.0 + z * z / n;
-        let centre = (p + z * z / (2.0 * n)) / d;
-        let half = z * (p * (1.0 - p) / n + z * z / (4.0 * n * n)).sqrt() / d;
-        ((centre - half).max(0.0), (centre + half).min(1.0))
+        right as f64 / items as f64
     };
+    let z = normal_quantile(1.0 - (1.0 - confidence) / 2.0);
+    let (lo, hi) = crate::stats::wilson_interval(right as u64, items as u64, z);
     Accuracy {
         right,
         items,

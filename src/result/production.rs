@@ -170,3 +170,46 @@ pub struct ImageFigures {
     /// All prompt tokens of those requests (text and images).
     pub prompt_tokens: u64,
 }
+
+/// What the answers' checks found (`bench --tools`, `--response-format`): how many tool
+/// calls were valid and how many structured answers followed their schema, each with its
+/// 95 % Wilson interval, and the time to the first tool-call token.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct CheckFigures {
+    /// Successful requests whose answers were checked.
+    pub requests: u64,
+    /// Tool calls in them.
+    pub tool_calls: u64,
+    /// Tool calls whose arguments parsed and matched their tool's schema.
+    pub valid_tool_calls: u64,
+    /// `valid_tool_calls / tool_calls` and its 95 % Wilson interval, when there were calls.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tool_call_validity: Option<Rate>,
+    /// Requests that called no tool although tools were offered.
+    pub requests_without_tool_call: u64,
+    /// Time to the first tool-call token (the first chunk carrying a tool call − send), ms.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub time_to_first_tool_call: Option<Summary>,
+    /// Structured answers checked (a response format was asked for).
+    pub structured: u64,
+    /// Of them, those that parsed and matched the schema.
+    pub structured_valid: u64,
+    /// `structured_valid / structured` and its 95 % Wilson interval (vLLM's structured-output
+    /// benchmark's "correct rate"), when there were structured answers.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub structured_correct_rate: Option<Rate>,
+    /// The first failed check's reason, as an example.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub example_failure: Option<String>,
+}
+
+/// A share with its 95 % Wilson interval.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
+pub struct Rate {
+    /// The share, 0–1.
+    pub value: f64,
+    /// The interval's lower end.
+    pub lo: f64,
+    /// Its upper end.
+    pub hi: f64,
+}

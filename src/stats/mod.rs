@@ -37,6 +37,7 @@ mod exact;
 mod numpy;
 mod order;
 mod pair_sort;
+mod proportion;
 mod streaming;
 mod weighted;
 
@@ -53,6 +54,7 @@ pub use numpy::{
 pub use order::order_statistics;
 pub(crate) use pair_sort::pair_order;
 pub(crate) use pair_sort::{insertion_sort, sort_pairs};
+pub use proportion::{wilson_interval, Z_95};
 pub(crate) use streaming::nanos_u64;
 pub use streaming::{StatsError, Streaming};
 pub(crate) use weighted::{rate_mean_max, TimeMerger};

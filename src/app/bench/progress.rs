@@ -121,7 +121,8 @@ impl<E: Engine> Engine for Progressed<'_, E> {
                     }
                     EngineEvent::Sent { .. }
                     | EngineEvent::Reasoning { .. }
-                    | EngineEvent::Carried { .. } => {}
+                    | EngineEvent::Carried { .. }
+                    | EngineEvent::Checked { .. } => {}
                 }
             }
             self.tick(false);

@@ -3,6 +3,7 @@
 
 use clap::builder::TypedValueParser as _;
 use servebench::driver::images::ImageLoad;
+use servebench::http::schema::{JsonSchema, Tools};
 use servebench::http::{Endpoint, HttpConfig};
 
 use crate::input::InputError;
@@ -34,6 +35,17 @@ pub struct EndpointArgs {
     /// semantics, frames always 1).
     #[arg(long, value_name = "WxH[:WEIGHT],…", requires = "images")]
     pub image_size: Option<String>,
+    /// An OpenAI `tools` array (JSON file) offered with every chat request; each tool call
+    /// in an answer is checked against its tool's parameters schema.
+    #[arg(long, value_name = "TOOLS.json")]
+    pub tools: Option<std::path::PathBuf>,
+    /// `tool_choice` with --tools: auto, required, none, or a tool's name.
+    #[arg(long, value_name = "CHOICE", requires = "tools")]
+    pub tool_choice: Option<String>,
+    /// A JSON Schema (file) every chat answer must follow, sent as `response_format`
+    /// (`json_schema`) and checked on each answer.
+    #[arg(long, value_name = "SCHEMA.json")]
+    pub response_format: Option<std::path::PathBuf>,
 }
 
 impl EndpointArgs {
@@ -70,6 +82,48 @@ impl EndpointArgs {
         }
         if self.images.is_some() && endpoint != Endpoint::Chat {
             return refuse("images", "--endpoint chat");
+        }
+        if (self.tools.is_some() || self.response_format.is_some()) && endpoint != Endpoint::Chat {
+            let flag = if self.tools.is_some() {
+                "tools"
+            } else {
+                "response-format"
+            };
+            return refuse(flag, "--endpoint chat");
+        }
+        let read_json =
+            |flag: &str, path: &std::path::Path| -> Result<serde_json::Value, InputError> {
+                let text = std::fs::read_to_string(path)
+                    .map_err(|e| InputError(format!("--{flag} {}: {e}", path.display())))?;
+                serde_json::from_str(&text)
+                    .map_err(|e| InputError(format!("--{flag} {}: not JSON: {e}", path.display())))
+            };
+        if let Some(path) = &self.tools {
+            let tools = Tools::from_json(read_json("tools", path)?)
+                .map_err(|e| InputError(format!("--tools {}: {e}", path.display())))?;
+            http.tool_choice = match self.tool_choice.as_deref() {
+                None => None,
+                Some(c @ ("auto" | "required" | "none")) => Some(serde_json::json!(c)),
+                Some(name) if tools.functions().iter().any(|(n, _)| n == name) => {
+                    Some(serde_json::json!({"type": "function", "function": {"name": name}}))
+                }
+                Some(other) => {
+                    return Err(InputError(format!(
+                        "--tool-choice {other}: not auto, required, none or a tool in --tools"
+                    )))
+                }
+            };
+            http.tools = Some(tools);
+        }
+        if let Some(path) = &self.response_format {
+            http.response_format = Some(
+                JsonSchema::new(read_json("response-format", path)?).map_err(|e| {
+                    InputError(format!(
+                        "--response-format {}: not a JSON Schema: {e}",
+                        path.display()
+                    ))
+                })?,
+            );
         }
         http.inputs_per_request = self.batch_size.or(self.documents).unwrap_or(1);
         http.document_tokens = self.document_tokens;

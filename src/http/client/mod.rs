@@ -19,6 +19,7 @@
 //! before `[DONE]`, in-stream `error` objects and timeouts become [`EngineEvent::Failed`].
 
 mod admin;
+mod checks;
 mod connection;
 mod events;
 mod failure;
@@ -95,6 +96,14 @@ pub struct HttpConfig {
     pub vision: crate::driver::images::VisionPreprocessor,
     /// The `anthropic-version` header of Messages API requests.
     pub anthropic_version: String,
+    /// Tools offered with every chat request (`bench --tools`): each call in an answer is
+    /// checked against its tool's parameters schema.
+    pub tools: Option<crate::http::schema::Tools>,
+    /// `tool_choice` sent with the tools (`"auto"` when `None`).
+    pub tool_choice: Option<Value>,
+    /// A JSON Schema every chat answer must follow (`bench --response-format`), sent as
+    /// `response_format: {"type": "json_schema", …}` and checked on the answer.
+    pub response_format: Option<crate::http::schema::JsonSchema>,
 }
 
 impl HttpConfig {
@@ -119,6 +128,9 @@ impl HttpConfig {
             images: None,
             vision: crate::driver::images::VisionPreprocessor::QWEN3_5,
             anthropic_version: ANTHROPIC_VERSION.to_string(),
+            tools: None,
+            tool_choice: None,
+            response_format: None,
         }
     }
 }

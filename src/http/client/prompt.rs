@@ -112,12 +112,22 @@ pub(super) fn request_body(config: &HttpConfig, request: &EngineRequest) -> (Val
         Endpoint::Chat => {
             let (content, images) = chat_content(config, request, prompt);
             payload.images = images;
-            json!({
+            let mut body = json!({
                 "messages": [{"role": "user", "content": content}],
                 "max_completion_tokens": request.max_output_tokens,
                 "stream": true,
                 "stream_options": stream_options,
-            })
+            });
+            if let Some(tools) = &config.tools {
+                body["tools"] = tools.json().clone();
+                body["tool_choice"] = config.tool_choice.clone().unwrap_or(json!("auto"));
+            }
+            if let Some(schema) = &config.response_format {
+                // OpenAI's structured outputs; vLLM reads the same field (its guided decoding).
+                body["response_format"] = json!({"type": "json_schema", "json_schema":
+                    {"name": "answer", "schema": schema.source(), "strict": true}});
+            }
+            body
         }
         Endpoint::Responses => json!({
             "input": prompt,

@@ -122,6 +122,7 @@ pub(super) async fn stream_request(
         return Ok((done_at, usage));
     }
     let mut state = StreamState::for_endpoint(endpoint);
+    state.keep_content = shared.config.response_format.is_some();
     let result = read_stream(shared, id, &mut conn, &mut body, &mut state).await;
     // The split goes before the event that ends the request, whether the stream ended well.
     if let Some(split) = state.reasoning_split() {
@@ -132,6 +133,20 @@ pub(super) async fn stream_request(
         shared
             .inbox
             .push([EngineEvent::Reasoning { id, at, split }]);
+    }
+    if let (Ok(at), Some(checks)) = (
+        &result,
+        super::checks::output_checks(
+            shared.config.tools.as_ref(),
+            shared.config.response_format.as_ref(),
+            &state,
+        ),
+    ) {
+        shared.inbox.push([EngineEvent::Checked {
+            id,
+            at: *at,
+            checks,
+        }]);
     }
     let done_at = result?;
     give_back(shared, conn);

@@ -219,3 +219,46 @@ fn bodies_of_every_endpoint() {
     // 64 x 64 is under min_pixels: 256 x 256, 64 tokens and 2 markers each.
     assert_eq!((images.count, images.vision_tokens), (2, 132));
 }
+
+/// A streamed tool call as OpenAI's function-calling guide shows it ("Streaming"): the first
+/// delta names the function with empty arguments, the next ones carry argument pieces, the
+/// last has `finish_reason: "tool_calls"`. The state keeps the call and which chunk first
+/// carried it; the check finds the arguments valid for the tool.
+#[test]
+fn streamed_tool_calls_are_collected_and_checked() {
+    let mut s = StreamState::default();
+    let stream = [
+        r#"{"choices":[{"index":0,"delta":{"role":"assistant","content":null,"tool_calls":[{"index":0,"id":"call_DdmO9pD3xa9XTPNJ32zg2hcA","type":"function","function":{"name":"get_weather","arguments":""}}]},"finish_reason":null}]}"#,
+        r#"{"choices":[{"index":0,"delta":{"tool_calls":[{"index":0,"function":{"arguments":"{\"ci"}}]},"finish_reason":null}]}"#,
+        r#"{"choices":[{"index":0,"delta":{"tool_calls":[{"index":0,"function":{"arguments":"ty\": \"Paris\"}"}}]},"finish_reason":null}]}"#,
+        r#"{"choices":[{"index":0,"delta":{},"finish_reason":"tool_calls"}]}"#,
+    ];
+    let chunks: Vec<_> = stream.iter().map(|d| s.interpret(d).unwrap()).collect();
+    assert_eq!(chunks, vec![Some(1), Some(1), Some(1), None]);
+    assert_eq!(
+        s.tool_calls,
+        vec![(
+            "get_weather".to_string(),
+            r#"{"city": "Paris"}"#.to_string()
+        )]
+    );
+    assert_eq!((s.first_tool_chunk, s.tool_tokens), (Some(0), 3));
+    let mut cfg = HttpConfig::new("http://127.0.0.1:1");
+    cfg.tools = Some(
+        crate::http::schema::Tools::from_json(
+            serde_json::from_str(include_str!("../../../tests/fixtures/agentic/tools.json"))
+                .unwrap(),
+        )
+        .unwrap(),
+    );
+    let c = super::checks::output_checks(cfg.tools.as_ref(), None, &s).unwrap();
+    assert_eq!((c.tool_calls, c.valid_tool_calls, c.failure), (1, 1, None));
+    // The same call without its required argument fails, saying why.
+    s.tool_calls[0].1 = r#"{"unit": "celsius"}"#.into();
+    let c = super::checks::output_checks(cfg.tools.as_ref(), None, &s).unwrap();
+    assert_eq!(c.valid_tool_calls, 0);
+    assert!(c
+        .failure
+        .unwrap()
+        .contains("\"city\" is a required property"));
+}

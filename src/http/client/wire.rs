@@ -37,8 +37,26 @@ pub(super) struct WireDelta<'a> {
     pub(super) reasoning: Option<Cow<'a, str>>,
     #[serde(default, borrow)]
     pub(super) reasoning_content: Option<Cow<'a, str>>,
+    #[serde(default, borrow)]
+    pub(super) tool_calls: Option<Vec<WireToolCall<'a>>>,
+}
+
+/// One entry of a streamed `delta.tool_calls`: which call it continues, and a piece of its
+/// function's name or arguments.
+#[derive(Deserialize)]
+pub(super) struct WireToolCall<'a> {
     #[serde(default)]
-    pub(super) tool_calls: Option<Vec<serde::de::IgnoredAny>>,
+    pub(super) index: Option<u32>,
+    #[serde(default, borrow)]
+    pub(super) function: Option<WireFunction<'a>>,
+}
+
+#[derive(Deserialize)]
+pub(super) struct WireFunction<'a> {
+    #[serde(default, borrow)]
+    pub(super) name: Option<Cow<'a, str>>,
+    #[serde(default, borrow)]
+    pub(super) arguments: Option<Cow<'a, str>>,
 }
 
 #[derive(Deserialize, Clone, Copy)]
@@ -88,6 +106,17 @@ pub struct StreamState {
     /// The event that ends the stream came (`response.completed`, `message_stop`; the
     /// OpenAI chunk APIs end with `data: [DONE]` instead, which never reaches the state).
     pub done: bool,
+    /// The tool calls streamed so far: each one's function name and arguments text, by
+    /// the call's `index`.
+    pub tool_calls: Vec<(String, String)>,
+    /// Index of the first token chunk that carried a tool call.
+    pub first_tool_chunk: Option<u32>,
+    /// Tokens of the chunks that carried tool calls.
+    pub tool_tokens: u64,
+    /// Keep the answer's text in `content` (set when a response format must be checked).
+    pub keep_content: bool,
+    /// The answer's text, when `keep_content`.
+    pub content: String,
 }
 
 /// The event vocabularies of the streamed APIs.
@@ -117,6 +146,47 @@ impl StreamState {
             protocol,
             ..StreamState::default()
         }
+    }
+
+    /// Keeps the pieces of tool calls (and, when asked, the answer's text) a chunk carries;
+    /// whether it carried a tool call.
+    fn collect(&mut self, msg: &WireMessage<'_>) -> bool {
+        let mut tool = false;
+        for choice in &msg.choices {
+            let Some(d) = &choice.delta else {
+                if self.keep_content {
+                    if let Some(t) = &choice.text {
+                        self.content.push_str(t);
+                    }
+                }
+                continue;
+            };
+            if self.keep_content {
+                if let Some(c) = &d.content {
+                    self.content.push_str(c);
+                }
+            }
+            for (pos, call) in d.tool_calls.iter().flatten().enumerate() {
+                tool = true;
+                let i = call.index.map_or(pos, |i| i as usize);
+                // A hostile index must not size the list: calls come one after another.
+                if i > self.tool_calls.len() {
+                    continue;
+                }
+                if i == self.tool_calls.len() {
+                    self.tool_calls.push((String::new(), String::new()));
+                }
+                if let Some(f) = &call.function {
+                    if let Some(n) = &f.name {
+                        self.tool_calls[i].0.push_str(n);
+                    }
+                    if let Some(a) = &f.arguments {
+                        self.tool_calls[i].1.push_str(a);
+                    }
+                }
+            }
+        }
+        tool
     }
 
     /// Account one token chunk of `tokens` tokens that carried reasoning and/or answer
@@ -150,6 +220,11 @@ impl StreamState {
         let answer = msg.choices.iter().any(WireChoice::carries_answer);
         let is_token = reasoning || answer;
         let mut tokens = None;
+        let tool_chunk = self.collect(&msg);
+        if tool_chunk {
+            self.first_tool_chunk
+                .get_or_insert(u32::try_from(self.token_chunks).unwrap_or(u32::MAX));
+        }
         if is_token {
             let index = u32::try_from(self.token_chunks).unwrap_or(u32::MAX);
             self.token_chunks += 1;
@@ -162,6 +237,9 @@ impl StreamState {
             let t = u32::try_from(n).unwrap_or(u32::MAX);
             self.counted_tokens = self.counted_tokens.saturating_add(u64::from(t));
             self.split.add_chunk(index, t, reasoning, answer);
+            if tool_chunk {
+                self.tool_tokens = self.tool_tokens.saturating_add(u64::from(t));
+            }
             tokens = Some(t);
         }
         if let Some(u) = msg.usage {

@@ -235,7 +235,9 @@ impl<E: Engine> EngineLoop<E> {
             return;
         };
         match ev {
-            EngineEvent::Sent { .. } | EngineEvent::Carried { .. } => return,
+            EngineEvent::Sent { .. }
+            | EngineEvent::Carried { .. }
+            | EngineEvent::Checked { .. } => return,
             EngineEvent::Reasoning { split, .. } => {
                 if let Some(r) = &mut slot.record {
                     r.reasoning = Some(split);

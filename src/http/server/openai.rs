@@ -26,6 +26,65 @@ pub(super) struct Parsed {
     pub(super) ignore_eos: bool,
     /// ViT patches of each image in the prompt (its vision tokens are in `prompt_tokens`).
     pub(super) image_patches: Vec<u64>,
+    /// The tool the answer calls (a chat request with `tools`, unless `tool_choice` is
+    /// `"none"`): its name and parameters schema.
+    pub(super) tool: Option<(String, Value)>,
+    /// The schema a structured answer follows (`response_format` of type `json_schema`).
+    pub(super) response_schema: Option<Value>,
+}
+
+/// The tool a chat request's answer calls: the one `tool_choice` names, else the first of
+/// `tools`; none without tools or with `tool_choice: "none"`.
+fn tool_of(v: &Value) -> Result<Option<(String, Value)>, ApiError> {
+    let Some(tools) = v.get("tools").filter(|t| !t.is_null()) else {
+        return Ok(None);
+    };
+    let tools = tools
+        .as_array()
+        .filter(|t| !t.is_empty())
+        .ok_or_else(|| bad("`tools` must be a non-empty array"))?;
+    let named = match v.get("tool_choice") {
+        Some(Value::String(c)) if c == "none" => return Ok(None),
+        Some(c) => c.pointer("/function/name").and_then(Value::as_str),
+        None => None,
+    };
+    let mut first = None;
+    for (i, t) in tools.iter().enumerate() {
+        let name = t
+            .pointer("/function/name")
+            .and_then(Value::as_str)
+            .ok_or_else(|| bad(format!("tools[{i}] needs `function.name`")))?;
+        let params = t
+            .pointer("/function/parameters")
+            .cloned()
+            .unwrap_or_else(|| serde_json::json!({"type": "object"}));
+        if named.is_none_or(|n| n == name) && first.is_none() {
+            first = Some((name.to_string(), params));
+        }
+    }
+    match (first, named) {
+        (None, Some(n)) => Err(bad(format!(
+            "`tool_choice` names `{n}`, which is not in `tools`"
+        ))),
+        (f, _) => Ok(f),
+    }
+}
+
+/// The schema of a `response_format: {"type": "json_schema", "json_schema": {"schema": …}}`.
+fn response_schema_of(v: &Value) -> Result<Option<Value>, ApiError> {
+    let Some(f) = v.get("response_format").filter(|f| !f.is_null()) else {
+        return Ok(None);
+    };
+    match f.get("type").and_then(Value::as_str) {
+        Some("json_schema") => f
+            .pointer("/json_schema/schema")
+            .cloned()
+            .map(Some)
+            .ok_or_else(|| bad("`response_format.json_schema.schema` is required")),
+        Some("json_object") => Ok(Some(serde_json::json!({"type": "object"}))),
+        Some("text") | None => Ok(None),
+        Some(other) => Err(bad(format!("unknown `response_format.type` `{other}`"))),
+    }
 }
 
 /// A 4xx answer.
@@ -289,5 +348,15 @@ pub(super) fn parse_request(
         continuous_usage: opt_bool(&so, "continuous_usage_stats")?.unwrap_or(false),
         ignore_eos: opt_bool(&v, "ignore_eos")?.unwrap_or(false),
         image_patches: prompt.image_patches,
+        tool: if endpoint == Endpoint::Chat {
+            tool_of(&v)?
+        } else {
+            None
+        },
+        response_schema: if endpoint == Endpoint::Chat {
+            response_schema_of(&v)?
+        } else {
+            None
+        },
     })
 }

@@ -199,6 +199,14 @@ pub struct ServeOptions {
     /// `--accuracy P`): the text it returns for a prompt streams first, the filler words
     /// after it. `None`: filler words only.
     pub answerer: Option<Answerer>,
+    /// Share of tool calls (requests that offer `tools`) whose arguments break their tool's
+    /// schema (the example server's `--invalid-tool-calls`), drawn per request, seeded.
+    pub invalid_tool_calls: f64,
+    /// Share of structured answers (requests with a `json_schema` response format) that
+    /// break the schema (`--invalid-json`), drawn per request, seeded.
+    pub invalid_json: f64,
+    /// Seed of those draws.
+    pub checks_seed: u64,
 }
 
 /// A function from a request's prompt text to the answer the server gives it (`None`: no
@@ -242,6 +250,9 @@ impl Default for ServeOptions {
             api_key: None,
             ready_after: Duration::ZERO,
             answerer: None,
+            invalid_tool_calls: 0.0,
+            invalid_json: 0.0,
+            checks_seed: 0,
         }
     }
 }

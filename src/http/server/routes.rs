@@ -416,6 +416,7 @@ pub(super) async fn generate(
         cut: None,
         cut_timer: None,
         first_write,
+        script: script_for(&ctx, n, &parsed),
         typed: super::events::TypedEvents {
             endpoint,
             id,
@@ -550,6 +551,39 @@ pub(super) async fn pool(
         resp.headers_mut().insert("x-request-id", tag);
     }
     resp
+}
+
+/// The scripted answer of request `n`, when it offered tools or asked for a response format:
+/// an example that follows the schema, or, drawn at the server's invalid shares (seeded by
+/// the request's number), one that breaks it.
+fn script_for(ctx: &Ctx, n: u64, parsed: &super::openai::Parsed) -> Option<super::stream::Script> {
+    let o = &ctx.options;
+    let draw = |share: f64, salt: u64| {
+        let u = crate::rng::SplitMix64::new(o.checks_seed ^ n.wrapping_mul(0x9e37_79b9) ^ salt)
+            .next_u64() as f64
+            / 2f64.powi(64);
+        u < share
+    };
+    let text = |schema: &serde_json::Value, invalid: bool| {
+        if invalid {
+            crate::http::schema::broken(schema)
+        } else {
+            crate::http::schema::example(schema).to_string()
+        }
+    };
+    match (&parsed.tool, &parsed.response_schema) {
+        (Some((name, schema)), _) => Some(super::stream::Script::new(
+            Some(name.clone()),
+            text(schema, draw(o.invalid_tool_calls, 1)),
+            parsed.max_tokens,
+        )),
+        (None, Some(schema)) => Some(super::stream::Script::new(
+            None,
+            text(schema, draw(o.invalid_json, 2)),
+            parsed.max_tokens,
+        )),
+        (None, None) => None,
+    }
 }
 
 /// Cancels the engine request when the response is dropped before its end was delivered.

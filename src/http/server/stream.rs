@@ -53,6 +53,50 @@ pub(super) struct SseBody {
     pub(super) first_write: FirstWrite,
     /// The Responses and Messages streams' events.
     pub(super) typed: TypedEvents,
+    /// A scripted answer (a tool call's arguments, a structured answer) instead of filler
+    /// words.
+    pub(super) script: Option<Script>,
+}
+
+/// A scripted answer: a tool call's arguments or a structured answer's JSON text, written
+/// piece by piece as the engine's tokens come (the last piece holds whatever is left).
+#[derive(Debug, Clone)]
+pub(super) struct Script {
+    /// The function called (`None`: the text is the answer's content).
+    pub(super) tool: Option<String>,
+    pub(super) text: String,
+    pos: usize,
+    tokens_left: u64,
+    started: bool,
+}
+
+impl Script {
+    pub(super) fn new(tool: Option<String>, text: String, tokens: u64) -> Script {
+        Script {
+            tool,
+            text,
+            pos: 0,
+            tokens_left: tokens.max(1),
+            started: false,
+        }
+    }
+
+    /// The next piece for `tokens` tokens (all that is left when `last`).
+    fn take(&mut self, tokens: u64, last: bool) -> &str {
+        let left = self.text.len() - self.pos;
+        let mut n = if last || tokens >= self.tokens_left {
+            left
+        } else {
+            (left as u64 * tokens).div_ceil(self.tokens_left) as usize
+        };
+        while !self.text.is_char_boundary(self.pos + n) {
+            n += 1;
+        }
+        self.tokens_left = self.tokens_left.saturating_sub(tokens);
+        let piece = &self.text[self.pos..self.pos + n];
+        self.pos += n;
+        piece
+    }
 }
 
 impl SseBody {
@@ -245,6 +289,9 @@ impl SseBody {
                 self.chunk(out, None, None, self.parsed.continuous_usage);
             }
             self.count_tokens(item.tokens);
+            if self.script.is_some() {
+                return self.render_script(item, out);
+            }
             let finish = match &item.end {
                 Some(End::Finished(_)) => Some(self.finish_reason()),
                 _ => None,
@@ -268,6 +315,9 @@ impl SseBody {
                 }
             }
         }
+        if self.script.is_some() && item.tokens == 0 {
+            return self.render_script(item, out);
+        }
         match item.end {
             None => {}
             Some(End::Finished(usage)) => {
@@ -279,17 +329,7 @@ impl SseBody {
                         self.parsed.continuous_usage,
                     );
                 }
-                if self.parsed.include_usage {
-                    self.head(out);
-                    out.push_str("[],\"usage\":");
-                    out.push_str(&self.usage_json(
-                        usage.prompt_tokens.unwrap_or(self.parsed.prompt_tokens),
-                        usage.completion_tokens.unwrap_or(self.completion),
-                    ));
-                    out.push_str("}\n\n");
-                }
-                out.push_str("data: [DONE]\n\n");
-                self.ended(true);
+                self.close_stream(out, usage);
             }
             Some(End::Failed { kind, message }) => {
                 Self::error_chunk(out, kind, &message);
@@ -327,6 +367,71 @@ impl SseBody {
             }
             Some(End::Failed { message, .. }) => {
                 self.typed.error_event(out, &message);
+                self.ended(false);
+            }
+        }
+        Ok(())
+    }
+
+    /// The stream's end: the usage chunk when asked for, `[DONE]`.
+    fn close_stream(&mut self, out: &mut String, usage: crate::record::Usage) {
+        if self.parsed.include_usage {
+            self.head(out);
+            out.push_str("[],\"usage\":");
+            out.push_str(&self.usage_json(
+                usage.prompt_tokens.unwrap_or(self.parsed.prompt_tokens),
+                usage.completion_tokens.unwrap_or(self.completion),
+            ));
+            out.push_str("}\n\n");
+        }
+        out.push_str("data: [DONE]\n\n");
+        self.ended(true);
+    }
+
+    /// One engine item of a scripted answer: the script's next piece as a `tool_calls` or
+    /// `content` delta, and the stream's end when the item ends it.
+    fn render_script(&mut self, item: Item, out: &mut String) -> Result<(), BodyError> {
+        let finished = matches!(item.end, Some(End::Finished(_)));
+        let Some(script) = &mut self.script else {
+            return Ok(());
+        };
+        let first = !script.started;
+        script.started = true;
+        let piece = script.take(u64::from(item.tokens), finished).to_string();
+        let tool = script.tool.clone();
+        let finish = finished.then(|| match &tool {
+            Some(_) => "tool_calls",
+            None => self.finish_reason(),
+        });
+        if item.tokens > 0 || !piece.is_empty() || finished {
+            self.head(out);
+            out.push_str(r#"[{"index":0,"delta":"#);
+            let delta = match (&tool, first) {
+                (Some(name), true) => json!({"tool_calls": [{"index": 0,
+                    "id": format!("call_{}", self.guard.id), "type": "function",
+                    "function": {"name": name, "arguments": piece}}]}),
+                (Some(_), false) => {
+                    json!({"tool_calls": [{"index": 0, "function": {"arguments": piece}}]})
+                }
+                (None, _) => json!({"content": piece}),
+            };
+            out.push_str(&delta.to_string());
+            out.push_str(r#","logprobs":null,"finish_reason":"#);
+            out.push_str(&finish.map_or("null".to_string(), |f| format!("\"{f}\"")));
+            out.push_str("}]");
+            if self.parsed.continuous_usage {
+                out.push_str(",\"usage\":");
+                out.push_str(&self.usage_json(self.parsed.prompt_tokens, self.completion));
+            }
+            out.push_str("}\n\n");
+        }
+        match item.end {
+            None => {}
+            Some(End::Finished(usage)) => {
+                self.close_stream(out, usage);
+            }
+            Some(End::Failed { kind, message }) => {
+                Self::error_chunk(out, kind, &message);
                 self.ended(false);
             }
         }
@@ -452,7 +557,19 @@ impl SseBody {
                     self.guard.armed = false;
                     let counters = Arc::clone(&self.ctx().counters);
                     inc(&counters.completed, 1);
-                    let text = self.text(u32::try_from(self.completion).unwrap_or(u32::MAX));
+                    let mut text = self.text(u32::try_from(self.completion).unwrap_or(u32::MAX));
+                    let mut tool_call = None;
+                    if let Some(script) = self.script.take() {
+                        match script.tool {
+                            Some(name) => {
+                                tool_call = Some(json!([{"id": format!("call_{}", self.guard.id),
+                                    "type": "function", "function": {"name": name,
+                                    "arguments": script.text}}]));
+                                text = String::new();
+                            }
+                            None => text = script.text,
+                        }
+                    }
                     if matches!(self.endpoint, Endpoint::Responses | Endpoint::Messages) {
                         let input = usage.prompt_tokens.unwrap_or(self.parsed.prompt_tokens);
                         let output = usage.completion_tokens.unwrap_or(self.completion);
@@ -485,6 +602,18 @@ impl SseBody {
                                 None => {
                                     message[ctx.options.delta_field.key()] = Value::String(text)
                                 }
+                            }
+                            if let Some(calls) = tool_call {
+                                message = json!({"role": "assistant", "content": null, "tool_calls": calls});
+                                return Ok(json!({
+                                    "id": format!("chatcmpl-{}", self.guard.id),
+                                    "object": "chat.completion", "created": ctx.created,
+                                    "model": ctx.options.model,
+                                    "choices": [{"index": 0, "message": message, "logprobs": null,
+                                        "finish_reason": "tool_calls"}],
+                                    "usage": usage,
+                                })
+                                .to_string());
                             }
                             json!({"index": 0, "message": message, "logprobs": null, "finish_reason": self.finish_reason()})
                         }

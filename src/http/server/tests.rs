@@ -42,6 +42,8 @@ fn valid_requests() {
             continuous_usage: true,
             ignore_eos: true,
             image_patches: Vec::new(),
+            tool: None,
+            response_schema: None,
         }
     );
     let p = parse(r#"{"prompt":[1,2,3,4]}"#, Endpoint::Completions).unwrap();

@@ -387,6 +387,7 @@ fn convert_benchmark<L: RequestList>(
             response: Default::default(),
             inputs: None,
             images: None,
+            checks: None,
         };
         // guidellm's get_within_range.
         let inside = match (w_start, w_end, t.end_for_window) {
