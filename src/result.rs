@@ -45,8 +45,8 @@ mod sweep;
 pub use intervals::{Interval, IntervalMethod, PercentileInterval, RunIntervals, SummaryIntervals};
 
 pub use production::{
-    AdapterFigures, CheckFigures, CostFigures, EnergyFigures, ImageFigures, Rate, ReasoningFigures,
-    SpecDecodeFigures,
+    AdapterFigures, CheckFigures, CostFigures, EnergyFigures, ImageFigures, PrefixCacheFigures,
+    Rate, ReasoningFigures, SpecDecodeFigures,
 };
 
 pub use capacity::{CapacityEstimate, CapacityProbe, SearchKind};
@@ -277,6 +277,10 @@ pub struct BenchmarkResult {
     /// What the answers' checks found (tool calls, structured outputs), when checked.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub checks: Option<CheckFigures>,
+    /// The prefix-cache hit rate implied by the workload beside the server's, when the
+    /// server reported prefix-cache counters.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub prefix_cache: Option<PrefixCacheFigures>,
     /// What the tokens cost, when a GPU price was given (`bench --gpu-price`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cost: Option<CostFigures>,
@@ -315,6 +319,7 @@ impl Default for BenchmarkResult {
             adapters: Vec::new(),
             images: None,
             checks: None,
+            prefix_cache: None,
             cost: None,
         }
     }

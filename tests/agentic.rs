@@ -158,3 +158,84 @@ fn structured_outputs_are_checked_and_a_run_of_broken_tool_calls_is_linted() {
         "{text}"
     );
 }
+
+/// The prefix-cache hit rate the workload implies, beside the server's: on the example
+/// server with prefix caching (Qwen3.5's hybrid cache: 544-token blocks, the Gated DeltaNet
+/// state saved at block boundaries) they agree; with a KV pool too small for the
+/// workload's 20 prefixes, the cache evicts, the measured rate falls, and the report says
+/// they disagree.
+#[test]
+fn implied_and_measured_prefix_hits_agree_until_the_cache_is_too_small() {
+    let run = |utilization: Option<f64>, name: &str| {
+        let args = ServeArgs {
+            addr: "127.0.0.1:0".parse().unwrap(),
+            speed: 10.0,
+            delta: None,
+            fault: None,
+            max_connections: 256,
+            api_key: None,
+            handoff_window: server::DEFAULT_HANDOFF_WINDOW,
+            worker_threads: server::default_worker_threads(),
+            startup_s: None,
+        };
+        let mut config = Config::named("prefix-cache").unwrap();
+        config.args.gpu_memory_utilization = utilization;
+        let opts = sim_serve::options(&config, &args);
+        let s = server::spawn(
+            sim_serve::engine(H200Sim::new(config), &args),
+            args.addr,
+            args.speed,
+            opts,
+        )
+        .unwrap();
+        let target = format!("http://{}", s.local_addr());
+        let o = Command::new(env!("CARGO_BIN_EXE_servebench"))
+            .args([
+                "bench",
+                "--target",
+                &target,
+                "--quiet",
+                "--dataset",
+                "shared-prefix",
+            ])
+            .args(["--prefix-groups", "20", "--prompts-per-group", "4"])
+            .args([
+                "--prefix-tokens",
+                "2000",
+                "--prefix-repetition-suffix-len",
+                "200",
+            ])
+            .args([
+                "--output-tokens",
+                "16",
+                "--max-requests",
+                "80",
+                "--rate",
+                "20",
+            ])
+            .args(["--prefix-block-tokens", "544", "--output"])
+            .arg(tmp(name))
+            .output()
+            .unwrap();
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        let stderr = String::from_utf8_lossy(&o.stderr).to_string();
+        let p = RunFile::read(tmp(name))
+            .unwrap()
+            .result
+            .prefix_cache
+            .unwrap();
+        (p, stderr)
+    };
+    let (ok, _) = run(None, "prefix-ok.json");
+    // 80 prompts of 2200 words, 20 prefixes of 2000 each sent 4 times: each repeat finds
+    // 3 whole 544-token blocks (1632 tokens; a 16-token-block cache would find 2000).
+    assert_eq!(ok.queried_tokens, 80 * 2200);
+    assert_eq!(ok.implied_hit_tokens, 60 * 3 * 544);
+    let measured = ok.measured_hit_rate.unwrap();
+    assert!((measured - ok.implied_hit_rate).abs() < 0.02, "{ok:?}");
+    assert!(!ok.disagree);
+    let (small, stderr) = run(Some(0.509), "prefix-small.json");
+    assert!(small.disagree, "{small:?}");
+    assert!(small.measured_hit_rate.unwrap() < small.implied_hit_rate - 0.1);
+    assert!(stderr.contains("they disagree"), "{stderr}");
+}

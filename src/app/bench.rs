@@ -23,6 +23,7 @@ use crate::result::Convention;
 use crate::runfile::{check_writable, RunFile, RunStatus};
 
 mod error;
+mod prefix;
 mod progress;
 mod shape;
 pub use error::BenchError;
@@ -109,6 +110,9 @@ pub struct BenchArgs {
     /// Live metrics the run feeds as it goes (`bench --metrics-listen`: the counters at
     /// each progress report, each request as it ends).
     pub live: Option<std::sync::Arc<crate::observe::live::LiveMetrics>>,
+    /// The server's prefix-cache block size, tokens, for the hit rate the workload implies
+    /// (`bench --prefix-block-tokens`; vLLM's default 16, Qwen3.5's hybrid cache 544).
+    pub prefix_block_tokens: u64,
 }
 
 impl BenchArgs {
@@ -157,6 +161,7 @@ impl BenchArgs {
             cold: None,
             soak: None,
             live: None,
+            prefix_block_tokens: 16,
             max_concurrency: None,
             discover_model: true,
             metrics: MetricsOptions::new(Convention::Vllm),
@@ -424,8 +429,8 @@ pub fn run(args: &BenchArgs, progress: &mut dyn FnMut(&Progress)) -> Result<Benc
     let server_metrics = scraper.map(|s| s.stop());
     let gpu_metrics = gpu_scraper.map(|s| s.stop());
     let server_clock = engine.into_inner().server_clock();
-    let (records, aborted, stopped) = match out {
-        Some(o) => (o.records, o.aborted, o.stopped),
+    let (records, aborted, stopped, work) = match out {
+        Some(o) => (o.records, o.aborted, o.stopped, o.work),
         None => (
             Vec::new(),
             None,
@@ -433,6 +438,7 @@ pub fn run(args: &BenchArgs, progress: &mut dyn FnMut(&Progress)) -> Result<Benc
                 .as_ref()
                 .and_then(|s| s.reason())
                 .map(|r| format!("{r} during the warm-up")),
+            Vec::new(),
         ),
     };
     let mut records = records;
@@ -461,6 +467,13 @@ pub fn run(args: &BenchArgs, progress: &mut dyn FnMut(&Progress)) -> Result<Benc
         gpu_metrics.as_ref(),
         crate::metrics::production::tokens_per_chunk(&records),
     );
+    result.prefix_cache = prefix::figures(
+        &records,
+        &work,
+        args.prefix_block_tokens,
+        server_metrics.as_ref(),
+    );
+    drop(work);
     let spooled = spool.map(Spool::finish).transpose()?;
     if let Some(sp) = &spooled {
         // The slim records lost the chunk gaps: vLLM's ITL comes from the spool's histogram,

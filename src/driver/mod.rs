@@ -219,6 +219,9 @@ pub struct RunOutput {
     /// Set when [`RunOptions::stop`] or the over-saturation detector
     /// ([`RunOptions::over_saturation`]) stopped the run: the reason.
     pub stopped: Option<String>,
+    /// The workload that was sent ([`run_profile`]; empty for [`run`], whose caller holds
+    /// it): request `id`'s item is `work[id]`.
+    pub work: Vec<WorkItem>,
 }
 
 /// The driver could not run.
@@ -268,6 +271,7 @@ pub fn run_profile<E: Engine + ?Sized>(
     adjust(&mut opts);
     let mut out = run(engine, &work, &opts)?;
     out.profile = Some(profile.clone());
+    out.work = work;
     Ok(out)
 }
 
@@ -632,6 +636,7 @@ pub fn run<E: Engine + ?Sized>(
         profile: None,
         aborted,
         stopped,
+        work: Vec::new(),
     })
 }
 

@@ -98,6 +98,36 @@ pub fn endpoint_line(r: &BenchmarkResult) -> Option<String> {
     }
 }
 
+/// The prefix-cache line: the hit rate implied by the workload beside the server's.
+///
+/// ```
+/// use servebench::format::production::prefix_cache_line;
+/// use servebench::result::PrefixCacheFigures;
+/// let p = PrefixCacheFigures { block_tokens: 544, queried_tokens: 100_000, implied_hit_tokens: 60_000,
+///     implied_hit_rate: 0.6, measured_hit_rate: Some(0.2), disagree: true };
+/// assert_eq!(prefix_cache_line(&p), "Prefix-cache hit rate: implied by the workload 60.0 % \
+///     (in 544-token blocks), measured by the server 20.0 %: they disagree (a cache too small \
+///     for the workload's prefixes evicts them, caching is off, or the server's blocks are \
+///     another size)");
+/// ```
+pub fn prefix_cache_line(p: &crate::result::PrefixCacheFigures) -> String {
+    let mut line = format!(
+        "Prefix-cache hit rate: implied by the workload {:.1} % (in {}-token blocks)",
+        p.implied_hit_rate * 100.0,
+        p.block_tokens
+    );
+    if let Some(m) = p.measured_hit_rate {
+        line.push_str(&format!(", measured by the server {:.1} %", m * 100.0));
+        if p.disagree {
+            line.push_str(
+                ": they disagree (a cache too small for the workload's prefixes evicts them, \
+                 caching is off, or the server's blocks are another size)",
+            );
+        }
+    }
+    line
+}
+
 /// `91.0 % [84.5, 95.0]`: a rate in percent with its 95 % interval.
 fn rate_text(r: &crate::result::Rate) -> String {
     format!(
@@ -190,6 +220,9 @@ pub fn lines(r: &BenchmarkResult) -> Vec<String> {
     }
     if let Some(c) = &r.checks {
         out.extend(check_lines(c));
+    }
+    if let Some(p) = &r.prefix_cache {
+        out.push(prefix_cache_line(p));
     }
     if let Some(f) = &r.reasoning {
         out.push(format!(

@@ -93,6 +93,7 @@ mod fast;
 pub(crate) mod guidellm;
 mod live;
 mod peaks;
+pub mod prefix;
 pub(crate) mod production;
 pub(crate) mod request;
 mod slo;

@@ -213,3 +213,25 @@ pub struct Rate {
     /// Its upper end.
     pub hi: f64,
 }
+
+/// The prefix-cache hit rate the workload implies beside the one the server measured
+/// (`vllm:prefix_cache_hits` ÷ `vllm:prefix_cache_queries` over the run; see
+/// `crate::metrics::prefix`).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
+pub struct PrefixCacheFigures {
+    /// The block size the implied hits were counted in, tokens.
+    pub block_tokens: u64,
+    /// Prompt tokens the workload sent (the measured requests).
+    pub queried_tokens: u64,
+    /// Of them, in whole blocks an earlier prompt had sent.
+    pub implied_hit_tokens: u64,
+    /// `implied_hit_tokens / queried_tokens`.
+    pub implied_hit_rate: f64,
+    /// The server's own rate over the run, when it reported one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub measured_hit_rate: Option<f64>,
+    /// The two disagree beyond noise (by more than 5 points and a quarter of the implied
+    /// rate): a cache too small for the workload's prefixes (evictions), prefix caching
+    /// off, or another block size than assumed.
+    pub disagree: bool,
+}

@@ -36,41 +36,7 @@
 
 use std::collections::{BTreeMap, HashMap};
 
-const FNV_OFFSET: u64 = 0xcbf2_9ce4_8422_2325;
-const FNV_PRIME: u64 = 0x0000_0100_0000_01b3;
-
-fn fnv(bytes: &[u8]) -> u64 {
-    bytes.iter().fold(FNV_OFFSET, |h, &b| {
-        (h ^ u64::from(b)).wrapping_mul(FNV_PRIME)
-    })
-}
-
-fn mix(mut h: u64, v: u64) -> u64 {
-    h ^= v
-        .wrapping_add(0x9e37_79b9_7f4a_7c15)
-        .wrapping_add(h << 6)
-        .wrapping_add(h >> 2);
-    h.wrapping_mul(FNV_PRIME).rotate_left(29)
-}
-
-/// Chained hashes of the full blocks of `template_tokens` template tokens followed by the
-/// words of `text`, `block_tokens` tokens a block (a trailing partial block has no hash).
-pub fn block_hashes(template_tokens: u64, text: &str, block_tokens: u64) -> Vec<u64> {
-    let block_tokens = block_tokens.max(1);
-    let mut out = Vec::new();
-    let mut h = FNV_OFFSET;
-    let mut in_block = 0;
-    let template = (0..template_tokens).map(|i| mix(0x7465_6d70_6c61_7465, i));
-    for unit in template.chain(text.split_whitespace().map(|w| fnv(w.as_bytes()))) {
-        h = mix(h, unit);
-        in_block += 1;
-        if in_block == block_tokens {
-            out.push(h);
-            in_block = 0;
-        }
-    }
-    out
-}
+pub use crate::metrics::prefix::block_hashes;
 
 #[derive(Debug, Clone, Copy)]
 struct Entry {

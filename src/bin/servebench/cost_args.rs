@@ -38,6 +38,12 @@ pub struct RunExtras {
     #[cfg(feature = "http")]
     #[arg(long, value_name = "ADDR")]
     pub metrics_listen: Option<std::net::SocketAddr>,
+    /// The server's prefix-cache block size, tokens, for the prefix-cache hit rate the
+    /// workload implies (shown beside the server's measured rate): vLLM's default 16; a
+    /// hybrid model's cache uses its unified page (Qwen3.5-35B-A3B on one GPU: 544).
+    #[arg(long, value_name = "TOKENS", default_value_t = 16,
+          value_parser = clap::value_parser!(u64).range(1..))]
+    pub prefix_block_tokens: u64,
 }
 
 impl RunExtras {
@@ -47,6 +53,7 @@ impl RunExtras {
         &self,
         args: &mut servebench::app::bench::BenchArgs,
     ) -> Result<Option<servebench::http::listen::TextListener>, crate::input::InputError> {
+        args.prefix_block_tokens = self.prefix_block_tokens;
         let Some(addr) = self.metrics_listen else {
             return Ok(None);
         };
