@@ -400,3 +400,102 @@ fn pooling_batches_share_their_admission_and_a_small_model_prefills_faster() {
         "0.6B {small_done:.4} s vs 35B {together:.4} s"
     );
 }
+
+/// Prefix caching on Qwen3.5's hybrid cache gains less than on a pure-attention model of
+/// the same size, by what the checkpoint floor implies. Eight prompts, one after another,
+/// each a 10-token template, a shared 2000-word prefix and its own 200-word suffix (2210
+/// tokens, 2010 shared). The hybrid model's blocks are its unified page, 544 tokens (the
+/// Gated DeltaNet state is saved only at their boundaries): a repeat finds
+/// ⌊2010 / 544⌋ = 3 blocks = 1632 tokens and computes 578. The same model with every layer
+/// full attention has 16-token blocks: ⌊2010 / 16⌋ = 125 blocks = 2000 tokens, computing
+/// 210. The hits are exactly these, and the time to first token saved by caching is
+/// smaller on the hybrid model.
+#[test]
+fn a_hybrid_models_prefix_hits_are_floored_to_its_checkpoints() {
+    use servebench::engine::{Engine, EngineEvent, EngineRequest};
+    use servebench::sim::{EngineArgs, GpuSpec, ModelSpec};
+    let shipped = servebench::sim::SHIPPED_MODELS[0].2;
+    let mut json: serde_json::Value = serde_json::from_str(shipped).unwrap();
+    let hybrid = ModelSpec::from_json(shipped, "qwen3.5-35b-a3b").unwrap();
+    json["text_config"]["full_attention_interval"] = serde_json::json!(1);
+    let pure = ModelSpec::from_json(&json.to_string(), "qwen3.5-35b-a3b, all attention").unwrap();
+    assert_eq!(
+        (pure.full_attention_layers, pure.linear_attention_layers),
+        (40, 0)
+    );
+    let words = |seed: u64, n: usize| -> String {
+        (0..n)
+            .map(|i| format!("w{}", seed * 100_000 + i as u64))
+            .collect::<Vec<_>>()
+            .join(" ")
+    };
+    let prefix = words(0, 2000);
+    // (mean TTFT of the seven repeats, their hit tokens).
+    let run = |model: &ModelSpec, caching: bool| {
+        let flags = if caching {
+            "--enable-prefix-caching"
+        } else {
+            ""
+        };
+        let config = Config::from_parts(
+            "custom",
+            model.clone(),
+            GpuSpec::resolve("h200").unwrap(),
+            EngineArgs::parse_str(flags).unwrap(),
+        )
+        .unwrap();
+        let mut e = H200Sim::new(config).warmed_up();
+        let (mut ttft, mut hits_before) = (0.0, 0);
+        for id in 0..8u64 {
+            if id == 1 {
+                hits_before = e.prefix_cache_counts().hits_tokens;
+            }
+            let start = e.now();
+            e.submit(EngineRequest {
+                id,
+                prompt_tokens: 2200,
+                prompt: Some(format!("{prefix} {}", words(id + 1, 200))),
+                max_output_tokens: 2,
+                ignore_eos: true,
+                arrival: start,
+                shared_prefix_tokens: 2000,
+                image_patches: Vec::new(),
+                shares_admission: false,
+            })
+            .unwrap();
+            let mut ev = Vec::new();
+            while e.in_flight() > 0 {
+                e.advance(None, &mut ev).unwrap();
+            }
+            if id > 0 {
+                let first = ev
+                    .iter()
+                    .find_map(|x| match x {
+                        EngineEvent::Chunk { at, .. } => Some(*at),
+                        _ => None,
+                    })
+                    .unwrap();
+                ttft += (first - start).as_secs_f64() / 7.0;
+            }
+        }
+        (ttft, e.prefix_cache_counts().hits_tokens - hits_before)
+    };
+    let block_h = hybrid.hybrid_layout().block_tokens;
+    let block_p = pure.hybrid_layout().block_tokens;
+    assert_eq!((block_h, block_p), (544, 16));
+    let (h_off, _) = run(&hybrid, false);
+    let (h_on, h_hits) = run(&hybrid, true);
+    let (p_off, _) = run(&pure, false);
+    let (p_on, p_hits) = run(&pure, true);
+    assert_eq!(h_hits, 7 * (2010 / block_h) * block_h, "hybrid: 7 x 1632");
+    assert_eq!(
+        p_hits,
+        7 * (2010 / block_p) * block_p,
+        "pure attention: 7 x 2000"
+    );
+    let (h_gain, p_gain) = (h_off - h_on, p_off - p_on);
+    assert!(
+        h_gain > 0.0 && p_gain > h_gain,
+        "hybrid saves {h_gain} s, pure {p_gain} s"
+    );
+}
