@@ -46,7 +46,7 @@ pub use intervals::{Interval, IntervalMethod, PercentileInterval, RunIntervals, 
 
 pub use production::{
     AdapterFigures, CheckFigures, CostFigures, EnergyFigures, ImageFigures, PrefixCacheFigures,
-    Rate, ReasoningFigures, SpecDecodeFigures,
+    Rate, ReasoningFigures, SessionFigures, SpecDecodeFigures,
 };
 
 pub use capacity::{CapacityEstimate, CapacityProbe, SearchKind};
@@ -281,6 +281,9 @@ pub struct BenchmarkResult {
     /// server reported prefix-cache counters.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub prefix_cache: Option<PrefixCacheFigures>,
+    /// Multi-turn sessions, when the requests were turns of sessions.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sessions: Option<SessionFigures>,
     /// What the tokens cost, when a GPU price was given (`bench --gpu-price`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cost: Option<CostFigures>,
@@ -320,6 +323,7 @@ impl Default for BenchmarkResult {
             images: None,
             checks: None,
             prefix_cache: None,
+            sessions: None,
             cost: None,
         }
     }

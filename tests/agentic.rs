@@ -239,3 +239,64 @@ fn implied_and_measured_prefix_hits_agree_until_the_cache_is_too_small() {
     assert!(small.measured_hit_rate.unwrap() < small.implied_hit_rate - 0.1);
     assert!(stderr.contains("they disagree"), "{stderr}");
 }
+
+/// Sessions of four turns with a think time between a turn's answer and the next turn,
+/// against a server that fails every 7th request: each session is counted complete or
+/// failed mid-way (at its first failed turn), complete sessions take at least their three
+/// think times to finish, and the figures round-trip through the run file.
+#[test]
+fn sessions_are_counted_whole_and_a_failed_turn_fails_its_session() {
+    let s = server(|o| {
+        o.fault = Some(servebench::http::server::Fault {
+            every: 7,
+            kind: servebench::http::server::FaultKind::Status500,
+        })
+    });
+    let target = format!("http://{}", s.local_addr());
+    let out = tmp("sessions.json");
+    let o = Command::new(env!("CARGO_BIN_EXE_servebench"))
+        .args([
+            "bench",
+            "--target",
+            &target,
+            "--quiet",
+            "--dataset",
+            "multi-turn",
+        ])
+        .args([
+            "--conversations",
+            "12",
+            "--turns",
+            "4",
+            "--think-time",
+            "0.2",
+        ])
+        .args([
+            "--input-tokens",
+            "64",
+            "--output-tokens",
+            "8",
+            "--rate",
+            "20",
+            "--output",
+        ])
+        .arg(&out)
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&o.stderr);
+    let run = RunFile::read(&out).unwrap();
+    let f = run.result.sessions.as_ref().expect("sessions");
+    assert_eq!((f.sessions, f.turns), (12, 48));
+    // The server fails requests 7, 14, …, 42: six failed turns.
+    let failed_turns = run
+        .records
+        .iter()
+        .filter(|r| !r.outcome.is_success())
+        .count();
+    assert_eq!(failed_turns, 6);
+    assert!(f.failed >= 1 && f.failed <= 6, "{f:?}");
+    assert_eq!(f.complete + f.failed + f.cut_off, 12);
+    // Three think times of 0.2 s in every complete session.
+    assert!(f.duration.as_ref().unwrap().min.unwrap() >= 600.0, "{f:?}");
+    assert!(stderr.contains("Sessions: 12 ("), "{stderr}");
+}

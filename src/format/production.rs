@@ -98,6 +98,25 @@ pub fn endpoint_line(r: &BenchmarkResult) -> Option<String> {
     }
 }
 
+/// The sessions line: how many finished, failed mid-way (and at which turn), were cut off;
+/// the time to finish one; the turn rate.
+pub fn session_line(s: &crate::result::SessionFigures) -> String {
+    let mut line = format!(
+        "Sessions: {} ({} complete, {} failed mid-way, {} cut off; {} turns)",
+        s.sessions, s.complete, s.failed, s.cut_off, s.turns
+    );
+    if let Some((turn, n)) = s.failed_at_turn.first() {
+        line.push_str(&format!("; most failures at turn {turn} ({n})"));
+    }
+    if let Some(d) = &s.duration {
+        line.push_str(&format!("; time to finish a session (ms): {}", stats(d)));
+    }
+    if let Some(t) = s.turns_per_s {
+        line.push_str(&format!("; {t:.2} turns/s"));
+    }
+    line
+}
+
 /// The prefix-cache line: the hit rate implied by the workload beside the server's.
 ///
 /// ```
@@ -223,6 +242,9 @@ pub fn lines(r: &BenchmarkResult) -> Vec<String> {
     }
     if let Some(p) = &r.prefix_cache {
         out.push(prefix_cache_line(p));
+    }
+    if let Some(s) = &r.sessions {
+        out.push(session_line(s));
     }
     if let Some(f) = &r.reasoning {
         out.push(format!(

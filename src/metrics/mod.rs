@@ -108,7 +108,7 @@ pub use peaks::exact_figures;
 pub(crate) use peaks::{aligned_peak_and_candidates, cell_index, CandidateGroups};
 pub use production::{
     adapter_figures, check_figures, image_figures, measured_window_s, reasoning_figures,
-    tokens_per_chunk,
+    session_figures, tokens_per_chunk,
 };
 pub use request::{vllm_itl_gaps, vllm_success, vllm_tpot, vllm_tpot_s};
 pub(crate) use slo::meets_slo;
@@ -258,6 +258,7 @@ pub fn with_production_figures(
     result.adapters = production::adapter_figures(records, duration, &opts.percentiles);
     result.images = production::image_figures(records);
     result.checks = production::check_figures(records, &opts.percentiles);
+    result.sessions = production::session_figures(records, duration, &opts.percentiles);
 }
 
 /// When a record ends: `ended_at`, else its last chunk, else its send time.

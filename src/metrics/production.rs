@@ -12,7 +12,9 @@ use std::time::Duration;
 use super::request::vllm_success;
 use super::summary::vllm_summary_ms;
 use crate::record::RequestRecord;
-use crate::result::{AdapterFigures, CheckFigures, ImageFigures, Rate, ReasoningFigures, Summary};
+use crate::result::{
+    AdapterFigures, CheckFigures, ImageFigures, Rate, ReasoningFigures, SessionFigures, Summary,
+};
 use crate::stats::numpy_summary;
 
 fn summary_ms(mut seconds: Vec<f64>, percentiles: &[f64]) -> Option<Summary> {
@@ -237,5 +239,87 @@ pub fn check_figures(records: &[RequestRecord], percentiles: &[f64]) -> Option<C
         .filter(|c| c.tool_calls == 0 && c.structured_valid.is_none())
         .count() as u64;
     f.time_to_first_tool_call = summary_ms(ttft_tool, percentiles);
+    Some(f)
+}
+
+/// The sessions the records' turns belong to (see [`SessionFigures`]); `None` when no
+/// record is a turn of a session. `duration` is the run's, for the turn rate.
+///
+/// ```
+/// use std::time::Duration;
+/// use servebench::metrics::session_figures;
+/// use servebench::record::{Chunk, ErrorKind, Outcome, RequestRecord, TurnRef};
+/// let ms = Duration::from_millis;
+/// let turn = |id: u64, conversation: u64, turn: u32, ok: bool| {
+///     let mut r = RequestRecord::new(id, ms(1000 * id));
+///     r.turn = Some(TurnRef { conversation, turn });
+///     r.chunks.push(Chunk { at: ms(1000 * id + 500), tokens: 1 });
+///     r.ended_at = Some(ms(1000 * id + 500));
+///     if !ok {
+///         r.outcome = Outcome::Error { kind: ErrorKind::HttpStatus, message: "500".into() };
+///     }
+///     r
+/// };
+/// let records = [turn(0, 0, 1, true), turn(1, 0, 2, true), turn(2, 1, 1, true), turn(3, 1, 2, false)];
+/// let f = session_figures(&records, Duration::from_secs(4), &[99.0]).unwrap();
+/// assert_eq!((f.sessions, f.complete, f.failed, f.turns), (2, 1, 1, 4));
+/// assert_eq!(f.failed_at_turn, vec![(2, 1)]);
+/// // Session 0: sent at 0 s, its last turn ended at 1.5 s.
+/// assert_eq!(f.duration.unwrap().median, Some(1500.0));
+/// ```
+pub fn session_figures(
+    records: &[RequestRecord],
+    duration: Duration,
+    percentiles: &[f64],
+) -> Option<SessionFigures> {
+    use std::collections::BTreeMap;
+    // Per session: first send, last end, first failed turn, any turn cut off.
+    let mut by: BTreeMap<u64, (Duration, Duration, Option<u32>, bool)> = BTreeMap::new();
+    let mut f = SessionFigures::default();
+    let mut ok_turns = 0u64;
+    for r in records {
+        let Some(t) = r.turn else {
+            continue;
+        };
+        f.turns += 1;
+        let end = r.ended_at.unwrap_or(r.sent_at);
+        let e = by
+            .entry(t.conversation)
+            .or_insert((r.sent_at, end, None, false));
+        e.0 = e.0.min(r.sent_at);
+        e.1 = e.1.max(end);
+        match &r.outcome {
+            crate::record::Outcome::Success => ok_turns += 1,
+            crate::record::Outcome::Error { .. } => {
+                e.2 = Some(e.2.map_or(t.turn, |x| x.min(t.turn)));
+            }
+            crate::record::Outcome::Incomplete { .. } => e.3 = true,
+        }
+    }
+    if by.is_empty() {
+        return None;
+    }
+    let mut failed_at: BTreeMap<u32, u64> = BTreeMap::new();
+    let mut durations = Vec::new();
+    for (first, last, failed, cut) in by.values() {
+        f.sessions += 1;
+        match (failed, cut) {
+            (Some(t), _) => {
+                f.failed += 1;
+                *failed_at.entry(*t).or_default() += 1;
+            }
+            (None, true) => f.cut_off += 1,
+            (None, false) => {
+                f.complete += 1;
+                durations.push(last.saturating_sub(*first).as_secs_f64());
+            }
+        }
+    }
+    f.failed_at_turn = failed_at.into_iter().collect();
+    f.failed_at_turn
+        .sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(&b.0)));
+    f.duration = summary_ms(durations, percentiles);
+    let secs = duration.as_secs_f64();
+    f.turns_per_s = (secs > 0.0).then(|| ok_turns as f64 / secs);
     Some(f)
 }

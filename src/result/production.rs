@@ -235,3 +235,29 @@ pub struct PrefixCacheFigures {
     /// off, or another block size than assumed.
     pub disagree: bool,
 }
+
+/// Multi-turn sessions (conversations, agent sessions): how many finished every turn, how
+/// many failed mid-way or were cut off, and how long a whole session took.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct SessionFigures {
+    /// Sessions with at least one turn in the run.
+    pub sessions: u64,
+    /// Sessions whose every turn succeeded.
+    pub complete: u64,
+    /// Sessions with a failed turn (an error answer).
+    pub failed: u64,
+    /// Sessions with a turn that never finished (cut off by the run's end), none failed.
+    pub cut_off: u64,
+    /// Turns sent.
+    pub turns: u64,
+    /// The first failed turn of each failed session, most common first: `(turn, sessions)`.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub failed_at_turn: Vec<(u32, u64)>,
+    /// Time to finish a session (its first send to its last turn's end), complete sessions
+    /// only, ms.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub duration: Option<Summary>,
+    /// Successful turns per second of the run.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub turns_per_s: Option<f64>,
+}
