@@ -411,3 +411,37 @@ fn aiperf_image_records_recompute_to_aiperfs_aggregates() {
         close_summary(what, a.as_ref().unwrap(), b.as_ref().unwrap(), &ps, 1e-9);
     }
 }
+
+/// guidellm 0.8.1 against the example server on `/v1/embeddings`
+/// (`request_format=/v1/embeddings`): its requests have no token iteration, so they import
+/// as whole answers; recomputed, their latency gives guidellm's own request-latency mean
+/// (1e-6: guidellm's float epoch seconds; its median is its own percentile definition, not
+/// numpy's, so within 2 %), and no TTFT is computed — where guidellm printed a TTFT of 0,
+/// which `lint` reports as impossible.
+#[test]
+fn guidellm_embeddings_import_as_whole_answers_without_its_zero_ttft() {
+    let run = &load("guidellm-embeddings/benchmarks.json")[0];
+    let records = &run.records.as_ref().unwrap().all;
+    assert_eq!(records.len(), 40);
+    assert!(records
+        .iter()
+        .all(|r| r.response == servebench::record::ResponseForm::Whole && r.chunks.is_empty()));
+    let theirs = &run.result;
+    assert_eq!(theirs.ttft.as_ref().unwrap().mean, Some(0.0));
+    let ours = recompute(run, Convention::Vllm, &[50.0, 99.0]);
+    assert_eq!(ours.successful_requests, Some(40));
+    assert!(ours.ttft.is_none() && ours.tpot.is_none() && ours.itl.is_none());
+    let (a, b) = (ours.e2el.as_ref().unwrap(), theirs.e2el.as_ref().unwrap());
+    close("E2EL mean", a.mean, b.mean, 1e-6);
+    close("E2EL median", a.median, b.median, 0.02);
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_servebench"))
+        .arg("lint")
+        .arg(fixture("guidellm-embeddings/benchmarks.json"))
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        text.contains("error[zero-latency]: mean TTFT is 0"),
+        "{text}"
+    );
+}

@@ -255,7 +255,10 @@ pub fn report_run(run: &Run, opts: &ReportOptions) -> Result<ReportBlock, Import
                 );
             }
             if guidellm_file {
-                notes.extend(GUIDELLM_VLLM_NOTES.iter().map(|n| n.to_string()));
+                // Whole answers have no token iterations to reconstruct.
+                if !crate::metrics::answered_whole(&records.all) {
+                    notes.extend(GUIDELLM_VLLM_NOTES.iter().map(|n| n.to_string()));
+                }
                 let no_cap = run.result.meta.configured_concurrency.is_none();
                 match (no_cap, opts.goodput.is_some()) {
                     (true, true) => notes.push(

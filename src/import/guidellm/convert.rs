@@ -12,7 +12,7 @@ use super::report::{
 };
 use super::request::{classify_error, offset, reconstruct_chunks, times, Times};
 use crate::import::{round_count, ImportError};
-use crate::record::{Outcome, RequestRecord};
+use crate::record::{Outcome, RequestRecord, ResponseForm};
 use crate::result::{BenchmarkResult, Convention, Percentile, RunMeta, Summary};
 
 /// Convert the parsed report, using up to `threads` threads for large benchmarks.
@@ -346,7 +346,18 @@ fn convert_benchmark<L: RequestList>(
             None => None,
         };
         let output_tokens = l.raw.output_tokens;
-        let chunks = reconstruct_chunks(t, output_tokens, at, &tp)?;
+        // A completed request with no token iteration at all: an answer that came whole
+        // (guidellm's `/v1/embeddings` requests, `stream: false`); its latency is its only
+        // timing, and no chunk is made up for it.
+        let whole = matches!(l.status, Status::Successful)
+            && t.iterations == Some(0)
+            && t.first.is_none()
+            && ended_at.is_some();
+        let chunks = if whole {
+            Vec::new()
+        } else {
+            reconstruct_chunks(t, output_tokens, at, &tp)?
+        };
         let message = l
             .raw
             .info
@@ -384,7 +395,11 @@ fn convert_benchmark<L: RequestList>(
             turn: None,
             reasoning: None,
             adapter: None,
-            response: Default::default(),
+            response: if whole {
+                ResponseForm::Whole
+            } else {
+                ResponseForm::Streamed
+            },
             inputs: None,
             images: None,
             checks: None,
