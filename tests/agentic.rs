@@ -300,3 +300,64 @@ fn sessions_are_counted_whole_and_a_failed_turn_fails_its_session() {
     assert!(f.duration.as_ref().unwrap().min.unwrap() >= 600.0, "{f:?}");
     assert!(stderr.contains("Sessions: 12 ("), "{stderr}");
 }
+
+/// A trace in SGLang's agentic format (`{"conversations": [[{"messages": […]}, …], …]}`,
+/// each turn its new user and tool messages) replays as sessions against the example
+/// server: one request per turn, each turn's prompt the session's history, tool results
+/// included; the sessions and their turns are counted.
+#[test]
+fn an_agentic_trace_replays_as_sessions() {
+    let s = server(|_| {});
+    let target = format!("http://{}", s.local_addr());
+    let out = tmp("trace.json");
+    let trace = fixture("sglang-agentic-trace.json");
+    let o = Command::new(env!("CARGO_BIN_EXE_servebench"))
+        .args([
+            "bench",
+            "--target",
+            &target,
+            "--quiet",
+            "--dataset",
+            "multi-turn",
+        ])
+        .arg("--dataset-path")
+        .arg(&trace)
+        .args([
+            "--conversations",
+            "10",
+            "--turns",
+            "10",
+            "--output-tokens",
+            "12",
+        ])
+        .args(["--rate", "10", "--output"])
+        .arg(&out)
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let run = RunFile::read(&out).unwrap();
+    assert_eq!(run.records.len(), 5);
+    let f = run.result.sessions.as_ref().unwrap();
+    assert_eq!((f.sessions, f.complete, f.turns), (2, 2, 5));
+    // Conversation 0, turn 3: its three turns' messages (the system and user messages, two
+    // tool results) and the two 12-token answers between them.
+    let json: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&trace).unwrap()).unwrap();
+    let texts: Vec<String> = json["conversations"][0]
+        .as_array()
+        .unwrap()
+        .iter()
+        .flat_map(|t| t["messages"].as_array().unwrap().clone())
+        .map(|m| match &m["content"] {
+            serde_json::Value::String(s) => s.clone(),
+            parts => parts[0]["text"].as_str().unwrap().to_string(),
+        })
+        .collect();
+    let words = servebench::driver::workload::approx_tokens(&texts.join(" "));
+    let t3 = run
+        .records
+        .iter()
+        .find(|r| r.turn.is_some_and(|t| t.conversation == 0 && t.turn == 3))
+        .unwrap();
+    assert_eq!(t3.prompt_tokens, Some(words + 2 * 12));
+}

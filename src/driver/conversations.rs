@@ -86,6 +86,90 @@ pub fn multi_turn(
     })
 }
 
+/// The first `conversations` of SGLang's agentic trace at `path` (in the file's order),
+/// each cut at `turns` turns, every answer `output_tokens` long: turn `k` sends the history
+/// and its new user and tool messages (see [`super::agentic`]).
+///
+/// ```
+/// use servebench::driver::workload::approx_tokens;
+/// # let dir = std::env::temp_dir().join("servebench-agentic-doc");
+/// # std::fs::create_dir_all(&dir).unwrap();
+/// let path = dir.join("trace.json");
+/// std::fs::write(&path, r#"{"conversations": [[
+///     {"messages": [{"role": "system", "content": "be terse"}, {"role": "user", "content": "fix the bug"}]},
+///     {"messages": [{"role": "tool", "content": "test output: 3 failed"}]}]]}"#).unwrap();
+/// let plan = servebench::driver::agentic_trace(&path, 10, 10, 5, std::time::Duration::ZERO, 1).unwrap();
+/// assert_eq!(plan.items.len(), 2);
+/// // Turn 2: turn 1's messages, a 5-token answer, the tool's result.
+/// let turn1 = approx_tokens("be terse fix the bug");
+/// assert_eq!(plan.items[1].prompt_tokens, turn1 + 5 + approx_tokens("test output: 3 failed"));
+/// assert!(plan.items[1].prompt.as_ref().unwrap().starts_with("be terse fix the bug"));
+/// ```
+pub fn agentic_trace(
+    path: &Path,
+    conversations: u64,
+    turns: u32,
+    output_tokens: u64,
+    think_time: Duration,
+    seed: u64,
+) -> Result<Plan, DatasetError> {
+    let invalid = |line: usize, message: String| DatasetError::Invalid {
+        path: path.to_path_buf(),
+        line,
+        message,
+    };
+    let convs = super::agentic::read_trace(path).map_err(|e| match e {
+        super::agentic::TraceError::Io(source) => DatasetError::Io {
+            path: path.to_path_buf(),
+            source,
+        },
+        super::agentic::TraceError::Invalid(line, message) => invalid(line, message),
+    })?;
+    let mut rng = Rng::new(seed ^ 0x4147_454e_5449_4321);
+    let (mut items, mut plan_turns) = (Vec::new(), Vec::new());
+    let out = output_tokens.max(1);
+    for (c, conv) in convs
+        .iter()
+        .take(usize::try_from(conversations).unwrap_or(usize::MAX))
+        .enumerate()
+    {
+        let mut history = String::new();
+        for (t, new) in conv.iter().take(turns as usize).enumerate() {
+            let prompt = join(&history, new);
+            let prompt_tokens = approx_tokens(&prompt);
+            if prompt_tokens > MAX_TEXT_TOKENS {
+                return Err(DatasetError::TooLarge(format!(
+                    "conversation {c} turn {}: {prompt_tokens} tokens",
+                    t + 1
+                )));
+            }
+            items.push(WorkItem {
+                prompt_tokens: prompt_tokens.max(1),
+                output_tokens: out,
+                prompt: Some(prompt.clone()),
+                shared_prefix_tokens: approx_tokens(&history),
+            });
+            plan_turns.push(TurnPlan {
+                conversation: c as u64,
+                turn: t as u32 + 1,
+                think_time,
+            });
+            history = join(&prompt, &synthetic_text(out, &mut rng));
+        }
+    }
+    if items.is_empty() {
+        return Err(invalid(
+            0,
+            "no conversation has a turn with messages".into(),
+        ));
+    }
+    Ok(Plan {
+        items,
+        send_at: None,
+        turns: Some(plan_turns),
+    })
+}
+
 fn join(a: &str, b: &str) -> String {
     if a.is_empty() {
         b.to_string()

@@ -166,6 +166,17 @@ impl DatasetSpec {
                     ))
                 })?;
                 match path {
+                    // An object with `conversations`: SGLang's agentic trace format.
+                    Some(p) if super::agentic::is_trace_file(p) => {
+                        super::conversations::agentic_trace(
+                            p,
+                            *conversations,
+                            *turns,
+                            *output_tokens,
+                            think,
+                            *seed,
+                        )?
+                    }
                     Some(p) => super::conversations::sharegpt_multi_turn(
                         p,
                         *conversations,

@@ -47,6 +47,7 @@
 //! assert_eq!(result.successful_requests, Some(10));
 //! ```
 
+pub(crate) mod agentic;
 pub(crate) mod arrivals;
 pub(crate) mod conversations;
 pub(crate) mod datasets;
@@ -67,7 +68,7 @@ pub mod tokenized;
 pub mod workload;
 
 pub use arrivals::{rate_schedule, Arrivals, ArrivalsError, RampStrategy};
-pub use conversations::{multi_turn, sharegpt_multi_turn};
+pub use conversations::{agentic_trace, multi_turn, sharegpt_multi_turn};
 pub use datasets::{mooncake_block_text, DatasetError, DatasetSpec, MOONCAKE_BLOCK_TOKENS};
 pub use gone::{GoneWatch, DEFAULT_SERVER_GONE, GONE_MIN_FAILURES};
 pub use lora::{LoraError, LoraSplit};
