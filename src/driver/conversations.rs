@@ -88,7 +88,7 @@ pub fn multi_turn(
 
 /// The first `conversations` of SGLang's agentic trace at `path` (in the file's order),
 /// each cut at `turns` turns, every answer `output_tokens` long: turn `k` sends the history
-/// and its new user and tool messages (see [`super::agentic`]).
+/// and its new user and tool messages (the format: `{"conversations": [[{"messages": […]}, …], …]}`).
 ///
 /// ```
 /// use servebench::driver::workload::approx_tokens;
