@@ -19,8 +19,13 @@ fn fixture(rel: &str) -> PathBuf {
         .join(rel)
 }
 
-/// The example server (speed 10) with `tune` applied to its options.
+/// The example server (speed 10, baseline configuration) with `tune` applied to its options.
 fn server(tune: impl FnOnce(&mut ServeOptions)) -> server::ServerHandle {
+    serve(Config::named("baseline").unwrap(), tune)
+}
+
+/// `config` served by the example server (speed 10) with `tune` applied to its options.
+fn serve(config: Config, tune: impl FnOnce(&mut ServeOptions)) -> server::ServerHandle {
     let args = ServeArgs {
         addr: "127.0.0.1:0".parse().unwrap(),
         speed: 10.0,
@@ -32,7 +37,6 @@ fn server(tune: impl FnOnce(&mut ServeOptions)) -> server::ServerHandle {
         worker_threads: server::default_worker_threads(),
         startup_s: None,
     };
-    let config = Config::named("baseline").unwrap();
     let mut opts = sim_serve::options(&config, &args);
     tune(&mut opts);
     server::spawn(
@@ -167,27 +171,9 @@ fn structured_outputs_are_checked_and_a_run_of_broken_tool_calls_is_linted() {
 #[test]
 fn implied_and_measured_prefix_hits_agree_until_the_cache_is_too_small() {
     let run = |utilization: Option<f64>, name: &str| {
-        let args = ServeArgs {
-            addr: "127.0.0.1:0".parse().unwrap(),
-            speed: 10.0,
-            delta: None,
-            fault: None,
-            max_connections: 256,
-            api_key: None,
-            handoff_window: server::DEFAULT_HANDOFF_WINDOW,
-            worker_threads: server::default_worker_threads(),
-            startup_s: None,
-        };
         let mut config = Config::named("prefix-cache").unwrap();
         config.args.gpu_memory_utilization = utilization;
-        let opts = sim_serve::options(&config, &args);
-        let s = server::spawn(
-            sim_serve::engine(H200Sim::new(config), &args),
-            args.addr,
-            args.speed,
-            opts,
-        )
-        .unwrap();
+        let s = serve(config, |_| {});
         let target = format!("http://{}", s.local_addr());
         let o = Command::new(env!("CARGO_BIN_EXE_servebench"))
             .args([

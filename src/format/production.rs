@@ -60,6 +60,19 @@ pub fn cost_line(c: &crate::result::CostFigures) -> String {
     )
 }
 
+/// The lines about what the traffic was: the endpoint, images, the answers' checks, the
+/// prefix cache, sessions (each when the run has it).
+fn traffic_lines(r: &BenchmarkResult) -> Vec<String> {
+    let mut out: Vec<String> = endpoint_line(r).into_iter().collect();
+    out.extend(r.images.as_ref().map(images_line));
+    if let Some(c) = &r.checks {
+        out.extend(check_lines(c));
+    }
+    out.extend(r.prefix_cache.as_ref().map(prefix_cache_line));
+    out.extend(r.sessions.as_ref().map(session_line));
+    out
+}
+
 /// Which API the run called and which metrics apply to it (`None`: completions).
 ///
 /// ```
@@ -230,22 +243,7 @@ fn images_line(i: &crate::result::ImageFigures) -> String {
 
 /// The lines of every production figure `r` carries (none: an empty list).
 pub fn lines(r: &BenchmarkResult) -> Vec<String> {
-    let mut out = Vec::new();
-    if let Some(line) = endpoint_line(r) {
-        out.push(line);
-    }
-    if let Some(i) = &r.images {
-        out.push(images_line(i));
-    }
-    if let Some(c) = &r.checks {
-        out.extend(check_lines(c));
-    }
-    if let Some(p) = &r.prefix_cache {
-        out.push(prefix_cache_line(p));
-    }
-    if let Some(s) = &r.sessions {
-        out.push(session_line(s));
-    }
+    let mut out = traffic_lines(r);
     if let Some(f) = &r.reasoning {
         out.push(format!(
             "{TTFT_COUNTS_EITHER}; {} requests streamed reasoning{}.",

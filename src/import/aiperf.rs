@@ -267,15 +267,20 @@ fn record(id: u64, line: usize, l: &Line, origin_ns: u64) -> Result<RequestRecor
             r.ended_at = Some(t);
         }
     } else if let Some(v) = get("request_latency").filter(|_| r.outcome.is_success()) {
-        // No first token, yet an answer: a non-streamed endpoint (embeddings, rankings),
-        // whose latency is its only timing.
-        r.response = ResponseForm::Whole;
-        if r.ended_at.is_none() {
-            let latency = ms_duration(&at("request_latency"), number(&at("request_latency"), v)?)?;
-            r.ended_at = sent_at.checked_add(latency);
-        }
+        whole_answer(&mut r, &at("request_latency"), v)?;
     }
     Ok(r)
+}
+
+/// No first token, yet an answer: a non-streamed endpoint (embeddings, rankings), whose
+/// latency (`v` ms, at JSON path `path`) is its only timing.
+fn whole_answer(r: &mut RequestRecord, path: &str, v: &Value) -> Result<(), ImportError> {
+    r.response = ResponseForm::Whole;
+    if r.ended_at.is_none() {
+        let latency = ms_duration(path, number(path, v)?)?;
+        r.ended_at = r.sent_at.checked_add(latency);
+    }
+    Ok(())
 }
 
 fn summary(

@@ -116,10 +116,7 @@ pub(super) async fn stream_request(
     }
     let endpoint = shared.config.endpoint;
     if !endpoint.streams() {
-        let (done_at, bytes) = read_whole(shared, &mut conn, &mut body).await?;
-        give_back(shared, conn);
-        let usage = super::whole::check(endpoint, payload.inputs.unwrap_or(1), &bytes)?;
-        return Ok((done_at, usage));
+        return whole_answer(shared, conn, &mut body, payload.inputs.unwrap_or(1)).await;
     }
     let mut state = StreamState::for_endpoint(endpoint);
     state.keep_content = shared.config.response_format.is_some();
@@ -238,6 +235,20 @@ async fn read_stream(
             ),
         )
     })
+}
+
+/// A whole (non-streamed) answer to a request of `inputs` inputs, read and checked: when
+/// its last bytes arrived and the usage it reports.
+async fn whole_answer(
+    shared: &Shared,
+    mut conn: super::connection::Conn,
+    body: &mut hyper::body::Incoming,
+    inputs: u32,
+) -> Result<(Duration, Usage), Failure> {
+    let (done_at, bytes) = read_whole(shared, &mut conn, body).await?;
+    give_back(shared, conn);
+    let usage = super::whole::check(shared.config.endpoint, inputs, &bytes)?;
+    Ok((done_at, usage))
 }
 
 /// Read a whole (non-streamed) answer; when its last bytes arrived, and the bytes.
