@@ -246,8 +246,8 @@ fn sessions_are_counted_whole_and_a_failed_turn_fails_its_session() {
             "--target",
             &target,
             "--quiet",
-            "--dataset",
-            "multi-turn",
+            "--sessions",
+            "synthetic",
         ])
         .args([
             "--conversations",
@@ -255,7 +255,7 @@ fn sessions_are_counted_whole_and_a_failed_turn_fails_its_session() {
             "--turns",
             "4",
             "--think-time",
-            "0.2",
+            "200ms",
         ])
         .args([
             "--input-tokens",

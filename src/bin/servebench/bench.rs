@@ -291,9 +291,15 @@ pub(crate) fn usage(msg: impl std::fmt::Display) -> clap::Error {
 }
 
 fn profile(args: &Args) -> Result<Profile, clap::Error> {
-    let dataset = args.dataset.or_else(|| {
-        (args.input_tokens.is_some() || args.output_tokens.is_some()).then_some(DatasetArg::Random)
-    });
+    let sessions = args.workload.sessions.as_deref();
+    let session_file = sessions.filter(|s| *s != "synthetic").map(PathBuf::from);
+    let dataset = args
+        .dataset
+        .or(sessions.map(|_| DatasetArg::MultiTurn))
+        .or_else(|| {
+            (args.input_tokens.is_some() || args.output_tokens.is_some())
+                .then_some(DatasetArg::Random)
+        });
     let mut p = match (&args.profile, dataset) {
         (Some(name), _) => Profile::preset(name).map_err(usage)?,
         (None, Some(DatasetArg::Random)) => {
@@ -344,7 +350,7 @@ fn profile(args: &Args) -> Result<Profile, clap::Error> {
                 _ => Structured::Jsonl,
             };
             let common = Common {
-                path: args.dataset_path.as_ref(),
+                path: args.dataset_path.as_ref().or(session_file.as_ref()),
                 input_tokens: args.input_tokens,
                 output_tokens: args.output_tokens,
                 max_requests: args.max_requests,

@@ -37,10 +37,14 @@ pub struct WorkloadArgs {
     /// Multi-turn: turns per conversation (at most, with a ShareGPT file).
     #[arg(long, value_parser = clap::value_parser!(u32).range(1..))]
     pub turns: Option<u32>,
-    /// Multi-turn: seconds between an answer's end and the next turn.
-    #[arg(long, default_value_t = 0.0, allow_negative_numbers = true,
-          value_parser = non_negative("--think-time"))]
+    /// Multi-turn: time between an answer's end and the next turn (`2s`, `500ms`, or seconds).
+    #[arg(long, default_value = "0", allow_negative_numbers = true, value_parser = think_time)]
     pub think_time: f64,
+    /// Sessions: `synthetic` (generated turns; --turns, --conversations or --max-requests)
+    /// or a trace FILE (SGLang's agentic trace or a multi-turn ShareGPT file): the same as
+    /// `--dataset multi-turn [--dataset-path FILE]`.
+    #[arg(long, value_name = "synthetic|FILE", conflicts_with = "dataset")]
+    pub sessions: Option<String>,
     /// Empty the server's prefix cache before the run (vLLM `POST /reset_prefix_cache`,
     /// else SGLang `POST /flush_cache`); the run file says whether it was reset.
     #[arg(long)]
@@ -130,12 +134,19 @@ impl WorkloadArgs {
                 }
             }
             Structured::MultiTurn => DatasetSpec::MultiTurn {
-                conversations: self
-                    .conversations
-                    .ok_or("--dataset-name multi-turn needs --conversations C")?,
-                turns: self
-                    .turns
-                    .ok_or("--dataset-name multi-turn needs --turns T")?,
+                // A trace's sessions and turns default to all of them; generated ones to
+                // --max-requests spread over --turns.
+                conversations: match (self.conversations, c.path, self.turns, c.max_requests) {
+                    (Some(n), _, _, _) => n,
+                    (None, Some(_), _, _) => u64::MAX,
+                    (None, None, Some(t), Some(m)) => m.div_ceil(u64::from(t)),
+                    _ => return Err("--dataset-name multi-turn needs --conversations C".into()),
+                },
+                turns: match (self.turns, c.path) {
+                    (Some(t), _) => t,
+                    (None, Some(_)) => u32::MAX,
+                    (None, None) => return Err("--dataset-name multi-turn needs --turns T".into()),
+                },
                 input_tokens: c.input_tokens.unwrap_or(128),
                 output_tokens: c.output_tokens.unwrap_or(128),
                 think_time_s: self.think_time,
@@ -148,4 +159,14 @@ impl WorkloadArgs {
             },
         })
     }
+}
+
+/// `--think-time`: `2s`, `500ms`, `1m` or a bare number of seconds, zero or more.
+fn think_time(v: &str) -> Result<f64, String> {
+    if v.trim().parse::<f64>() == Ok(0.0) {
+        return Ok(0.0);
+    }
+    crate::values::duration_in(v, &[("ms", 1e-3), ("s", 1.0), ("m", 60.0)])
+        .map(|d| d.as_secs_f64())
+        .ok_or_else(|| format!("`{v}` is not a time (2s, 500ms, or seconds)"))
 }
