@@ -209,6 +209,8 @@ pub fn check_figures(records: &[RequestRecord], percentiles: &[f64]) -> Option<C
         if let Some(v) = c.structured_valid {
             f.structured += 1;
             f.structured_valid += u64::from(v);
+        } else if c.tool_calls == 0 {
+            f.requests_without_tool_call += 1;
         }
         if let Some(chunk) = c.first_tool_chunk.and_then(|i| r.chunks.get(i as usize)) {
             ttft_tool.push(chunk.at.saturating_sub(r.sent_at).as_secs_f64());
@@ -232,12 +234,6 @@ pub fn check_figures(records: &[RequestRecord], percentiles: &[f64]) -> Option<C
     };
     f.tool_call_validity = rate(f.valid_tool_calls, f.tool_calls);
     f.structured_correct_rate = rate(f.structured_valid, f.structured);
-    f.requests_without_tool_call = records
-        .iter()
-        .filter(|r| r.outcome.is_success())
-        .filter_map(|r| r.checks.as_ref())
-        .filter(|c| c.tool_calls == 0 && c.structured_valid.is_none())
-        .count() as u64;
     f.time_to_first_tool_call = summary_ms(ttft_tool, percentiles);
     Some(f)
 }
