@@ -281,7 +281,15 @@ impl TryFrom<ProfileWire> for Profile {
                         kind: spec.name(),
                     })
                 }
-                None if ["mooncake", "shared-prefix", "multi-turn", "jsonl"].contains(&name) => {
+                None if [
+                    "mooncake",
+                    "shared-prefix",
+                    "multi-turn",
+                    "sessions",
+                    "jsonl",
+                ]
+                .contains(&name) =>
+                {
                     return Err(ProfileError::MissingField("dataset"))
                 }
                 None => return Err(ProfileError::UnknownDataset(w.dataset_name)),
@@ -354,6 +362,9 @@ pub enum DatasetSpec {
         #[serde(default, skip_serializing_if = "Option::is_none")]
         path: Option<PathBuf>,
     },
+    /// Generated agent sessions ([`SessionSpec`]): tool results after think times,
+    /// sub-agents forked in parallel.
+    Sessions(SessionSpec),
     /// One prompt per line: `{"prompt": "…", "output_tokens": N}` (`output_tokens`
     /// optional; `default_output_tokens` otherwise).
     Jsonl {
@@ -364,6 +375,66 @@ pub enum DatasetSpec {
     },
 }
 
+/// Generated agent sessions, from a seeded profile with these distributions:
+///
+/// - the main agent's turn 1 sends a task of `input_tokens` tokens;
+/// - each later turn sends the whole history (every earlier message and answer, verbatim)
+///   plus a tool result of `tool_result_tokens` tokens — log-normal with that median and
+///   log-space σ `tool_result_sigma` (0: exactly that many), clamped to `[1, 16 × median]` —
+///   after a think/tool time of mean `think_time_s`, fixed or exponential ([`ThinkTime`]);
+/// - every answer is `output_tokens` long;
+/// - with `fanout = K`, turn 1's end forks K sub-agents at once; each one's first prompt is
+///   the main agent's turn-1 prompt and answer (the parent's prefix) plus a task of its own
+///   (`input_tokens`), and it runs `subagent_turns` turns as above; the main agent's turn 2
+///   waits for every sub-agent to finish and carries their last answers as its tool
+///   results (`K × output_tokens` tokens).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SessionSpec {
+    /// Sessions.
+    pub sessions: u64,
+    /// Turns of each session's main agent.
+    pub turns: u32,
+    /// Tokens of each task (the first turn's message, each sub-agent's own task).
+    pub input_tokens: u64,
+    /// Tokens of every answer.
+    pub output_tokens: u64,
+    /// Median tokens of a tool result.
+    pub tool_result_tokens: u64,
+    /// Log-space σ of the tool results' sizes (0: every result has the median size).
+    #[serde(default)]
+    pub tool_result_sigma: f64,
+    /// Mean seconds between what a turn waits for ending and its send.
+    #[serde(default)]
+    pub think_time_s: f64,
+    /// How think times are drawn around their mean.
+    #[serde(default)]
+    pub think_time: ThinkTime,
+    /// Sub-agents forked after the main agent's first turn (0: none).
+    #[serde(default)]
+    pub fanout: u32,
+    /// Turns of each sub-agent.
+    #[serde(default = "two")]
+    pub subagent_turns: u32,
+    /// Seed of the text, the tool-result sizes and the think times.
+    pub seed: u64,
+}
+
+fn two() -> u32 {
+    2
+}
+
+/// How a [`SessionSpec`]'s think times are drawn.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum ThinkTime {
+    /// Every think time is the mean.
+    #[default]
+    Fixed,
+    /// Exponential with the mean (a memoryless user or tool).
+    Exponential,
+}
+
 impl DatasetSpec {
     /// vLLM's `--dataset-name` for the dataset (`mooncake`, `shared-prefix`, `multi-turn`,
     /// `jsonl`).
@@ -372,6 +443,7 @@ impl DatasetSpec {
             DatasetSpec::Mooncake { .. } => "mooncake",
             DatasetSpec::SharedPrefix { .. } => "shared-prefix",
             DatasetSpec::MultiTurn { .. } => "multi-turn",
+            DatasetSpec::Sessions(_) => "sessions",
             DatasetSpec::Jsonl { .. } => "jsonl",
         }
     }

@@ -284,8 +284,16 @@ impl StreamSplit {
 pub struct TurnRef {
     /// Conversation id, unique within a run.
     pub conversation: u64,
-    /// 1-based turn number within the conversation.
+    /// 1-based turn number within the conversation (within its agent, for a session
+    /// with sub-agents).
     pub turn: u32,
+    /// 0: the session's main agent; `k ≥ 1`: its `k`-th sub-agent (absent in the file: 0).
+    #[serde(default, skip_serializing_if = "is_zero_u32")]
+    pub agent: u32,
+}
+
+fn is_zero_u32(v: &u32) -> bool {
+    *v == 0
 }
 
 impl RequestRecord {

@@ -347,3 +347,148 @@ fn an_agentic_trace_replays_as_sessions() {
         .unwrap();
     assert_eq!(t3.prompt_tokens, Some(words + 2 * 12));
 }
+
+/// Sessions whose first turn forks two sub-agents of two turns each, with a think time:
+/// every sub-agent's first turn goes out after its parent's first turn ended plus the think
+/// time, both sub-agents run at once, the parent's second turn waits for both to end and
+/// carries their answers (its prompt is turn 1's prompt and answer plus two answers); the
+/// figures count the sub-agents, and a session SLO with validity gives session goodput.
+#[test]
+fn a_session_forks_sub_agents_and_waits_for_them() {
+    let s = server(|_| {});
+    let target = format!("http://{}", s.local_addr());
+    let out = tmp("fanout.json");
+    let o = Command::new(env!("CARGO_BIN_EXE_servebench"))
+        .args(["bench", "--target", &target, "--sessions", "synthetic"])
+        .args(["--conversations", "3", "--turns", "3", "--fanout", "2"])
+        .args(["--subagent-turns", "2", "--think-time", "100ms"])
+        .args(["--tool-result-tokens", "40", "--tool-result-sigma", "0.5"])
+        .args([
+            "--input-tokens",
+            "64",
+            "--output-tokens",
+            "8",
+            "--rate",
+            "20",
+        ])
+        .args(["--goodput", "session:60000 valid", "--output"])
+        .arg(&out)
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&o.stderr);
+    assert!(o.status.success(), "{stderr}");
+    let run = RunFile::read(&out).unwrap();
+    assert_eq!(run.records.len(), 3 * (3 + 2 * 2));
+    let think = std::time::Duration::from_millis(100);
+    for c in 0..3 {
+        let turn = |agent: u32, t: u32| {
+            run.records
+                .iter()
+                .find(|r| {
+                    r.turn
+                        .is_some_and(|x| (x.conversation, x.agent, x.turn) == (c, agent, t))
+                })
+                .unwrap_or_else(|| panic!("session {c} agent {agent} turn {t}"))
+        };
+        let main1 = turn(0, 1);
+        let main2 = turn(0, 2);
+        let subs = [turn(1, 1), turn(2, 1)];
+        let sub_ends = [turn(1, 2), turn(2, 2)];
+        for s in &subs {
+            assert!(s.sent_at >= main1.ended_at.unwrap() + think, "session {c}");
+        }
+        // Forked together: sent within 50 ms of each other, each before the other's end.
+        let gap = subs[0].sent_at.abs_diff(subs[1].sent_at);
+        assert!(gap < std::time::Duration::from_millis(50), "{gap:?}");
+        assert!(subs[0].sent_at < subs[1].ended_at.unwrap());
+        let last = sub_ends.iter().map(|r| r.ended_at.unwrap()).max().unwrap();
+        assert!(
+            main2.sent_at >= last + think,
+            "session {c}: the join went early"
+        );
+        // Turn 2: turn 1 (64) + its answer (8) + two sub-agents' answers (2 × 8).
+        assert_eq!(main2.prompt_tokens, Some(64 + 8 + 16));
+        // A sub-agent's first prompt: the parent's 72 tokens + its own 64-token task.
+        assert_eq!(subs[0].prompt_tokens, Some(72 + 64));
+    }
+    let f = run.result.sessions.as_ref().unwrap();
+    assert_eq!(
+        (f.sessions, f.complete, f.subagents, f.turns),
+        (3, 3, 6, 21)
+    );
+    assert_eq!((f.slo_ms, f.within_slo), (Some(60000.0), Some(3)));
+    assert!(f.goodput_per_s.unwrap() > 0.0);
+    assert!(stderr.contains("6 sub-agents forked"), "{stderr}");
+    assert!(
+        stderr.contains("within the session SLO (60000 ms): 3 of 3"),
+        "{stderr}"
+    );
+    // `valid` judges requests: no checks were asked for, so every success is good.
+    assert_eq!(
+        run.result.request_goodput_per_s,
+        run.result.request_throughput_per_s
+    );
+}
+
+/// A session run stopped by Ctrl-C keeps what ran: the file is saved marked interrupted,
+/// with every turn sent so far (finished turns succeeded) and the sessions they belong to.
+#[test]
+fn a_session_run_stopped_by_ctrl_c_keeps_what_ran() {
+    let s = server(|_| {});
+    let target = format!("http://{}", s.local_addr());
+    let out = tmp("sessions-sigint.json");
+    let child = Command::new(env!("CARGO_BIN_EXE_servebench"))
+        .args([
+            "bench",
+            "--target",
+            &target,
+            "--quiet",
+            "--sessions",
+            "synthetic",
+        ])
+        .args(["--conversations", "8", "--turns", "6", "--think-time", "1s"])
+        .args([
+            "--input-tokens",
+            "32",
+            "--output-tokens",
+            "8",
+            "--rate",
+            "4",
+        ])
+        .arg("--output")
+        .arg(&out)
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(std::time::Duration::from_millis(2500));
+    let st = Command::new("kill")
+        .args(["-INT", &child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(st.success());
+    let o = child.wait_with_output().unwrap();
+    assert_eq!(
+        o.status.code(),
+        Some(130),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    let run = RunFile::read(&out).unwrap();
+    assert!(matches!(
+        run.status,
+        servebench::runfile::RunStatus::Interrupted { .. }
+    ));
+    // 2.5 s of 6-turn sessions with 1 s think times: some turns, far from all 48.
+    let n = run.records.len();
+    assert!((4..48).contains(&n), "{n} records");
+    let ok = run
+        .records
+        .iter()
+        .filter(|r| r.outcome.is_success())
+        .count();
+    assert!(ok >= 4, "{ok} finished turns");
+    let f = run.result.sessions.as_ref().unwrap();
+    assert_eq!(f.turns, n as u64);
+    assert!(f.sessions >= 2, "{f:?}");
+}

@@ -141,6 +141,7 @@ fn goodput_is_inclusive_and_counts_tpot_zero_for_single_token() {
         ttft_ms: Some(100.0),
         tpot_ms: Some(60.0),
         e2el_ms: Some(1000.0),
+        ..Slo::default()
     });
     close(g, 1.0 / 1.3);
     // E2EL 1000 ms: r2's latency is exactly 1000 ms → still good (inclusive): 3 good.

@@ -83,6 +83,68 @@ fn the_seeds_prefix_caching_step_beats_the_noise_on_a_shared_prefix_profile() {
     assert!(files >= 4, "{files} run files");
 }
 
+/// Agent sessions (6 sessions: a 1500-token task, 3 main turns, 2 sub-agents of 2 turns
+/// forked after turn 1, 200-token tool results): every later turn and every sub-agent
+/// re-sends a long history, which a prefix cache serves.
+fn agent_sessions() -> Profile {
+    let spec = servebench::driver::SessionSpec {
+        sessions: 6,
+        turns: 3,
+        input_tokens: 1500,
+        output_tokens: 32,
+        tool_result_tokens: 200,
+        tool_result_sigma: 0.0,
+        think_time_s: 0.0,
+        think_time: servebench::driver::ThinkTime::Fixed,
+        fanout: 2,
+        subagent_turns: 2,
+        seed: 3,
+    };
+    Profile {
+        name: Some("agents".into()),
+        dataset: Dataset::Structured(DatasetSpec::Sessions(spec)),
+        request_rate: 1000.0,
+        total_requests: 6 * (3 + 2 * 2),
+        max_concurrency: None,
+    }
+}
+
+/// The prefix-caching step judged on an agent-session workload on the simulator: better
+/// beyond the noise, and each run a session run (its sub-agents counted, every session
+/// complete).
+#[test]
+fn the_prefix_caching_step_is_judged_on_agent_sessions() {
+    let text = std::fs::read_to_string(SEED_STUDY).unwrap();
+    let mut study = StudyFile::parse(&text, Path::new(SEED_STUDY)).unwrap();
+    study.profiles.insert("agents".into(), agent_sessions());
+    study.ladder.profiles = vec!["agents".into()];
+    study
+        .ladder
+        .steps
+        .retain(|s| s.name == "Quantization" || s.name == STEP);
+    study.final_.profiles = vec!["agents".into()];
+    study.repetitions = servebench::study::Repetitions::Fixed(2);
+    let dir = tempfile::tempdir().unwrap();
+    let mut runner = Runner::create(study, &text, dir.path()).unwrap();
+    let finish = runner.run(&AtomicBool::new(false), &mut |_| {}).unwrap();
+    assert_eq!(finish, Finish::Complete);
+    let a = runner.analysis();
+    let step = a.steps.iter().find(|s| s.name == STEP).unwrap();
+    let d = step.decision.as_ref().expect("both sides ran");
+    eprintln!("{STEP} on agent sessions: {}", d.text());
+    assert_eq!(d.call, Call::Better, "{}", d.text());
+    for path in walk(&dir.path().join("runs")) {
+        let run = RunFile::read(&path).unwrap();
+        let f = run.result.sessions.as_ref().expect("a session run");
+        assert_eq!(
+            (f.sessions, f.complete, f.subagents),
+            (6, 6, 12),
+            "{}",
+            path.display()
+        );
+    }
+}
+
 fn walk(dir: &Path) -> Vec<std::path::PathBuf> {
     let mut out = Vec::new();
     for e in std::fs::read_dir(dir).unwrap() {

@@ -1006,3 +1006,67 @@ fn a_study_of_an_embeddings_tier_calls_the_endpoint_in_every_run() {
         "{err}"
     );
 }
+
+/// A study judged on agent sessions against the example server launched as a command:
+/// the prefix-caching step (`--enable-prefix-caching` through `--engine-args`) on a
+/// session profile with sub-agents (long shared histories). Every run is a session run —
+/// its sessions complete, its sub-agents counted, the server's measured prefix hits
+/// present once caching is on — and the step is judged better.
+#[test]
+fn a_study_judges_prefix_caching_on_agent_sessions_against_launched_servers() {
+    let dir = tmp("sessions");
+    // Speed 2: a run lasts about a second of wall time, long enough for the loopback
+    // client's timing noise to stay small beside the step's effect.
+    let text = study_text(&good_engine("vLLM", 2))
+        .replace(
+            "[profiles.a]",
+            "[profiles.s]\ndataset_name = \"sessions\"\nrequest_rate = 1000\ntotal_requests = 28\n\
+             [profiles.s.dataset]\nkind = \"sessions\"\nsessions = 4\nturns = 3\ninput_tokens = 1500\n\
+             output_tokens = 16\ntool_result_tokens = 200\nfanout = 2\nsubagent_turns = 2\nseed = 5\n\n\
+             [profiles.a]",
+        )
+        .replace("profiles = [\"a\", \"b\"]", "profiles = [\"s\"]")
+        .replace("add = [\"--config=optimized\"]", "add = [\"--engine-args=--enable-prefix-caching\"]")
+        .replace("name = \"Optimized\"", "name = \"Prefix Cache\"");
+    let file = write_study(&dir, &text);
+    let out = dir.join("out");
+    let o = run_cli(&[
+        "study",
+        "run",
+        file.to_str().unwrap(),
+        "--out",
+        out.to_str().unwrap(),
+        "-q",
+    ]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let j = Journal::read(&out).unwrap();
+    assert!(j.failures.is_empty(), "{:?}", j.failures);
+    let mut cached = 0;
+    for (path, _, _) in run_files(&out) {
+        let run = servebench::runfile::RunFile::read(&path).unwrap();
+        let f = run.result.sessions.as_ref().expect("a session run");
+        assert_eq!(
+            (f.sessions, f.complete, f.subagents),
+            (4, 4, 8),
+            "{}",
+            path.display()
+        );
+        // Figures only where the server counts prefix-cache lookups (caching on).
+        if let Some(p) = run.result.prefix_cache.as_ref() {
+            assert!(p.implied_hit_rate > 0.5, "{p:?}");
+            if p.measured_hit_rate.is_some_and(|m| m > 0.3) {
+                cached += 1;
+            }
+        }
+    }
+    // The step's runs and the final configuration's: caching on, hits measured.
+    assert!(cached >= 2, "{cached} runs with measured prefix hits");
+    let md = std::fs::read_to_string(out.join("STUDY.md")).unwrap();
+    let verdict = md
+        .lines()
+        .find(|l| l.starts_with("Kept:") || l.starts_with("Skipped:"))
+        .unwrap_or_else(|| panic!("{md}"));
+    eprintln!("{verdict}");
+    assert!(verdict.starts_with("Kept: better"), "{verdict}");
+    assert_no_server_left(&out);
+}

@@ -526,6 +526,7 @@ pub fn run(args: &BenchArgs, progress: &mut dyn FnMut(&Progress)) -> Result<Benc
             DatasetSpec::SharedPrefix { seed, .. } | DatasetSpec::MultiTurn { seed, .. } => {
                 Some(*seed)
             }
+            DatasetSpec::Sessions(s) => Some(s.seed),
             DatasetSpec::Mooncake { .. } | DatasetSpec::Jsonl { .. } => None,
         },
     };

@@ -594,7 +594,7 @@ mod tests {
             Slo {
                 ttft_ms: Some(300.0),
                 tpot_ms: Some(20.0),
-                e2el_ms: None
+                ..Slo::default()
             }
         );
     }

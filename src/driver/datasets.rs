@@ -28,7 +28,7 @@ use std::time::Duration;
 
 use serde::Deserialize;
 
-pub use crate::profile::DatasetSpec;
+pub use crate::profile::{DatasetSpec, SessionSpec, ThinkTime};
 
 use super::workload::{approx_tokens, synthetic_text, WorkItem, MAX_REQUESTS, MAX_TEXT_TOKENS};
 use crate::rng::Rng;
@@ -36,17 +36,7 @@ use crate::rng::Rng;
 /// Tokens per `hash_ids` block in the Mooncake trace format.
 pub const MOONCAKE_BLOCK_TOKENS: u64 = 512;
 
-/// Where a request sits in a conversation, and how long the user "thinks" before sending it.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct TurnPlan {
-    /// Conversation id (0-based, unique within the plan).
-    pub conversation: u64,
-    /// 1-based turn number. Turn `k > 1` is sent after turn `k − 1` of the same
-    /// conversation ended, plus [`TurnPlan::think_time`].
-    pub turn: u32,
-    /// Wait between the previous turn's end and this turn's send.
-    pub think_time: Duration,
-}
+pub use super::turns::TurnPlan;
 
 /// A built dataset: the requests and how the driver must schedule them.
 #[derive(Debug, Clone, PartialEq, Default)]
@@ -194,6 +184,7 @@ impl DatasetSpec {
                     )?,
                 }
             }
+            DatasetSpec::Sessions(spec) => super::conversations::agent_sessions(spec)?,
             DatasetSpec::Jsonl {
                 path,
                 default_output_tokens,

@@ -65,11 +65,14 @@ pub(crate) mod start;
 pub(crate) mod stop;
 pub(crate) mod sweep;
 pub mod tokenized;
+pub(crate) mod turns;
 pub mod workload;
 
 pub use arrivals::{rate_schedule, Arrivals, ArrivalsError, RampStrategy};
-pub use conversations::{agentic_trace, multi_turn, sharegpt_multi_turn};
-pub use datasets::{mooncake_block_text, DatasetError, DatasetSpec, MOONCAKE_BLOCK_TOKENS};
+pub use conversations::{agent_sessions, agentic_trace, multi_turn, sharegpt_multi_turn};
+pub use datasets::{
+    mooncake_block_text, DatasetError, DatasetSpec, SessionSpec, ThinkTime, MOONCAKE_BLOCK_TOKENS,
+};
 pub use gone::{GoneWatch, DEFAULT_SERVER_GONE, GONE_MIN_FAILURES};
 pub use lora::{LoraError, LoraSplit};
 pub use phases::{Phase, PhaseArrivals, Phases, PhasesError};
@@ -80,6 +83,7 @@ pub use start::{
 };
 pub use stop::StopSignal;
 pub use sweep::{sweep, SweepOptions, SweepStep};
+pub use turns::TurnPlan;
 // The sweep's data (defined with the result schema), beside `sweep` that returns it.
 pub use crate::result::{sweep_to_file_bytes, Strategy, Sweep, SweepRun, SWEEP_FORMAT};
 
@@ -91,7 +95,7 @@ use crate::collector::{Collector, ManualClock, RequestHandle};
 use crate::engine::{Engine, EngineError, EngineEvent, EngineRequest};
 use crate::profile::Profile;
 use crate::record::{ErrorKind, RequestRecord, TurnRef};
-use datasets::TurnPlan;
+use turns::Sessions;
 use workload::{WorkItem, WorkloadError, WorkloadOptions};
 
 /// guidellm's default cap on requests in flight (`settings.max_concurrency`); the seed's
@@ -303,9 +307,9 @@ pub fn run<E: Engine + ?Sized>(
         .max_requests
         .and_then(|m| usize::try_from(m).ok())
         .map_or(work.len(), |m| m.min(work.len()));
-    let links = Links::new(n, opts.turns.as_deref())?;
-    // First turns (every request without conversations) arrive by the schedule.
-    let all_roots: Vec<usize> = (0..n).filter(|&i| links.prev[i].is_none()).collect();
+    let mut conv = Sessions::new(n, opts.turns.as_deref()).map_err(DriverError::BadPlan)?;
+    // First turns (every request without sessions) arrive by the schedule.
+    let all_roots: Vec<usize> = (0..n).filter(|&i| conv.is_root(i)).collect();
     // The whole run's schedule; this shard sends its own part of it.
     let all_at = match &opts.send_at {
         Some(s) if s.len() < n => {
@@ -408,13 +412,7 @@ pub fn run<E: Engine + ?Sized>(
     // Handles of the requests in flight, by id (= index in the workload).
     let mut open: HashMap<u64, RequestHandle<'_, ManualClock>> = HashMap::new();
     let mut roots_sent = 0usize;
-    let mut conv = Conversations {
-        links,
-        turns: opts.turns.as_deref(),
-        follow: BinaryHeap::new(),
-        scheduled,
-        active: 0,
-    };
+    conv.scheduled = scheduled;
     let mut stop_sending = false;
     let mut events = Vec::new();
     let mut aborted = None;
@@ -678,6 +676,7 @@ fn send_one<'c, E: Engine + ?Sized>(
         h.set_turn(TurnRef {
             conversation: t.conversation,
             turn: t.turn,
+            agent: t.agent,
         });
     }
     h.reserve_chunks(usize::try_from(w.output_tokens).unwrap_or(0).min(1 << 16));
@@ -689,90 +688,6 @@ fn send_one<'c, E: Engine + ?Sized>(
         Err(EngineError::Fatal(message)) => {
             h.fail_at(now, ErrorKind::Connect, message);
             false
-        }
-    }
-}
-
-/// Each request's previous and next turn in its conversation.
-struct Links {
-    prev: Vec<Option<usize>>,
-    next: Vec<Option<usize>>,
-}
-
-impl Links {
-    fn new(n: usize, turns: Option<&[TurnPlan]>) -> Result<Links, DriverError> {
-        let mut links = Links {
-            prev: vec![None; n],
-            next: vec![None; n],
-        };
-        let Some(turns) = turns else {
-            return Ok(links);
-        };
-        if turns.len() < n {
-            return Err(DriverError::BadPlan(format!(
-                "{} turn entries for {n} requests",
-                turns.len()
-            )));
-        }
-        let mut last: HashMap<u64, usize> = HashMap::new();
-        for (i, t) in turns.iter().take(n).enumerate() {
-            let prev = last.get(&t.conversation).copied();
-            let want = prev.map_or(1, |p| turns[p].turn.saturating_add(1));
-            if t.turn != want {
-                return Err(DriverError::BadPlan(format!(
-                    "request {i}: conversation {} turn {} follows turn {} (turns must come in \
-                     order, starting at 1)",
-                    t.conversation,
-                    t.turn,
-                    want - 1
-                )));
-            }
-            if let Some(p) = prev {
-                links.prev[i] = Some(p);
-                links.next[p] = Some(i);
-            }
-            last.insert(t.conversation, i);
-        }
-        Ok(links)
-    }
-}
-
-/// The run's conversations: each request's previous and next turn, the later turns
-/// released so far and their send times, the conversations under way.
-struct Conversations<'a> {
-    links: Links,
-    turns: Option<&'a [TurnPlan]>,
-    /// Later turns whose previous turn ended: (send time, id).
-    follow: BinaryHeap<Reverse<(Duration, usize)>>,
-    /// When each request is (or was) due.
-    scheduled: Vec<Duration>,
-    /// Conversations started and not yet finished.
-    active: usize,
-}
-
-impl Conversations<'_> {
-    /// What the concurrency cap counts: conversations under way in a multi-turn run, else
-    /// the `open` requests in flight.
-    fn in_use(&self, open: usize) -> usize {
-        if self.turns.is_some() {
-            self.active
-        } else {
-            open
-        }
-    }
-
-    /// Releases what the requests in `ended` (emptied) lead to: each one's next turn
-    /// after its think time, or the end of its conversation.
-    fn release_ended(&mut self, ended: &mut Vec<(usize, Duration)>) {
-        for (id, at) in ended.drain(..) {
-            match (self.links.next.get(id).copied().flatten(), self.turns) {
-                (Some(next), Some(t)) => {
-                    let when = at.saturating_add(t[next].think_time);
-                    self.scheduled[next] = when;
-                    self.follow.push(Reverse((when, next)));
-                }
-                _ => self.active = self.active.saturating_sub(1),
-            }
         }
     }
 }

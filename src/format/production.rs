@@ -127,6 +127,21 @@ pub fn session_line(s: &crate::result::SessionFigures) -> String {
     if let Some(t) = s.turns_per_s {
         line.push_str(&format!("; {t:.2} turns/s"));
     }
+    if s.subagents > 0 {
+        line.push_str(&format!(
+            "; {} sub-agents forked ({} sessions failed in one)",
+            s.subagents, s.failed_in_subagent
+        ));
+    }
+    if let (Some(limit), Some(n)) = (s.slo_ms, s.within_slo) {
+        line.push_str(&format!(
+            "; finished within the session SLO ({limit:.0} ms): {n} of {}",
+            s.sessions
+        ));
+        if let Some(g) = s.goodput_per_s {
+            line.push_str(&format!(", session goodput {g:.3} sessions/s"));
+        }
+    }
     line
 }
 

@@ -139,6 +139,8 @@ struct Stats {
     output_tokens: Option<u64>,
     prompt_tokens: Option<u64>,
     scheduled: Option<f64>,
+    /// Its output checks passed (or none were asked for).
+    checks_ok: bool,
 }
 
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -170,6 +172,7 @@ impl Stats {
             output_tokens,
             prompt_tokens: r.input_tokens(),
             scheduled: r.scheduled_at.map(at),
+            checks_ok: super::slo::checks_pass(r),
         }
     }
 
@@ -401,7 +404,9 @@ fn conforming(successful: &[&Stats], slo: &super::Slo) -> Vec<(f64, f64)> {
                 ok(slo.tpot_ms, s.itl_ms()),
                 ok(slo.e2el_ms, s.latency().map(|l| l * 1000.0)),
             ];
-            !verdicts.contains(&None) && verdicts.iter().all(|v| *v == Some(true))
+            !verdicts.contains(&None)
+                && verdicts.iter().all(|v| *v == Some(true))
+                && (!slo.valid || s.checks_ok)
         })
         .map(|s| (s.end_time, 1.0))
         .collect()
@@ -447,15 +452,18 @@ pub fn guidellm_metrics(records: &[RequestRecord], opts: &MetricsOptions) -> Gui
         total: n.successful + n.incomplete + n.errored,
     };
 
-    let goodput = opts.goodput.map(|slo| {
-        let conforming = conforming(&main.successful, &slo);
-        StatusDistributions {
-            successful: rate(&conforming),
-            errored: rate(&[]),
-            incomplete: rate(&[]),
-            total: rate(&conforming),
-        }
-    });
+    let goodput = opts
+        .goodput
+        .filter(crate::metrics::slo::Slo::judges_requests)
+        .map(|slo| {
+            let conforming = conforming(&main.successful, &slo);
+            StatusDistributions {
+                successful: rate(&conforming),
+                errored: rate(&[]),
+                incomplete: rate(&[]),
+                total: rate(&conforming),
+            }
+        });
 
     GuidellmMetrics {
         window_start_s: ws,

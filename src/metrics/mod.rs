@@ -111,7 +111,7 @@ pub use production::{
     session_figures, tokens_per_chunk,
 };
 pub use request::{vllm_itl_gaps, vllm_success, vllm_tpot, vllm_tpot_s};
-pub(crate) use slo::meets_slo;
+pub(crate) use slo::{checks_pass, meets_slo};
 pub use slo::{Slo, SloParseError};
 use vllm::compute_vllm;
 pub use vllm::vllm_peaks_streamed;
@@ -225,7 +225,12 @@ pub fn compute<O: Into<MetricsOptions>>(records: &[RequestRecord], opts: O) -> B
             .duration_s
             .filter(|s| s.is_finite() && *s >= 0.0)
             .unwrap_or_else(|| default_duration(records).as_secs_f64());
-        return whole::compute_whole(records, dur_s, &opts.percentiles, opts.goodput);
+        return whole::compute_whole(
+            records,
+            dur_s,
+            &opts.percentiles,
+            opts.goodput.filter(Slo::judges_requests),
+        );
     }
     let mut result = match opts.convention {
         Convention::Vllm => compute_vllm(records, &opts),
@@ -258,7 +263,12 @@ pub fn with_production_figures(
     result.adapters = production::adapter_figures(records, duration, &opts.percentiles);
     result.images = production::image_figures(records);
     result.checks = production::check_figures(records, &opts.percentiles);
-    result.sessions = production::session_figures(records, duration, &opts.percentiles);
+    result.sessions = production::session_figures(
+        records,
+        duration,
+        &opts.percentiles,
+        opts.goodput.and_then(|s| s.session_ms),
+    );
 }
 
 /// When a record ends: `ended_at`, else its last chunk, else its send time.

@@ -239,7 +239,10 @@ pub fn check_figures(records: &[RequestRecord], percentiles: &[f64]) -> Option<C
 }
 
 /// The sessions the records' turns belong to (see [`SessionFigures`]); `None` when no
-/// record is a turn of a session. `duration` is the run's, for the turn rate.
+/// record is a turn of a session. `duration` is the run's, for the turn rate;
+/// `session_slo_ms`, a time to finish a session, adds the sessions within it and their
+/// rate (session goodput). A session's sub-agents belong to it: it is complete when every
+/// agent's turns succeeded, and it lasts from its first send to its last agent's end.
 ///
 /// ```
 /// use std::time::Duration;
@@ -248,7 +251,7 @@ pub fn check_figures(records: &[RequestRecord], percentiles: &[f64]) -> Option<C
 /// let ms = Duration::from_millis;
 /// let turn = |id: u64, conversation: u64, turn: u32, ok: bool| {
 ///     let mut r = RequestRecord::new(id, ms(1000 * id));
-///     r.turn = Some(TurnRef { conversation, turn });
+///     r.turn = Some(TurnRef { conversation, turn, agent: 0 });
 ///     r.chunks.push(Chunk { at: ms(1000 * id + 500), tokens: 1 });
 ///     r.ended_at = Some(ms(1000 * id + 500));
 ///     if !ok {
@@ -257,20 +260,30 @@ pub fn check_figures(records: &[RequestRecord], percentiles: &[f64]) -> Option<C
 ///     r
 /// };
 /// let records = [turn(0, 0, 1, true), turn(1, 0, 2, true), turn(2, 1, 1, true), turn(3, 1, 2, false)];
-/// let f = session_figures(&records, Duration::from_secs(4), &[99.0]).unwrap();
+/// let f = session_figures(&records, Duration::from_secs(4), &[99.0], Some(1200.0)).unwrap();
 /// assert_eq!((f.sessions, f.complete, f.failed, f.turns), (2, 1, 1, 4));
 /// assert_eq!(f.failed_at_turn, vec![(2, 1)]);
-/// // Session 0: sent at 0 s, its last turn ended at 1.5 s.
+/// // Session 0: sent at 0 s, its last turn ended at 1.5 s — over a 1.2 s SLO.
 /// assert_eq!(f.duration.unwrap().median, Some(1500.0));
+/// assert_eq!((f.within_slo, f.goodput_per_s), (Some(0), Some(0.0)));
 /// ```
 pub fn session_figures(
     records: &[RequestRecord],
     duration: Duration,
     percentiles: &[f64],
+    session_slo_ms: Option<f64>,
 ) -> Option<SessionFigures> {
-    use std::collections::BTreeMap;
-    // Per session: first send, last end, first failed turn, any turn cut off.
-    let mut by: BTreeMap<u64, (Duration, Duration, Option<u32>, bool)> = BTreeMap::new();
+    use std::collections::{BTreeMap, BTreeSet};
+    /// One session: first send, last end, the first failed (sub-agent, turn) — sub-agent
+    /// 0 is the main agent, so its failures sort first —, any turn cut off.
+    struct Seen {
+        first: Duration,
+        last: Duration,
+        failed: Option<(bool, u32)>,
+        cut: bool,
+    }
+    let mut by: BTreeMap<u64, Seen> = BTreeMap::new();
+    let mut agents = BTreeSet::new();
     let mut f = SessionFigures::default();
     let mut ok_turns = 0u64;
     for r in records {
@@ -278,44 +291,63 @@ pub fn session_figures(
             continue;
         };
         f.turns += 1;
+        if t.agent > 0 {
+            agents.insert((t.conversation, t.agent));
+        }
         let end = r.ended_at.unwrap_or(r.sent_at);
-        let e = by
-            .entry(t.conversation)
-            .or_insert((r.sent_at, end, None, false));
-        e.0 = e.0.min(r.sent_at);
-        e.1 = e.1.max(end);
+        let e = by.entry(t.conversation).or_insert(Seen {
+            first: r.sent_at,
+            last: end,
+            failed: None,
+            cut: false,
+        });
+        e.first = e.first.min(r.sent_at);
+        e.last = e.last.max(end);
         match &r.outcome {
             crate::record::Outcome::Success => ok_turns += 1,
             crate::record::Outcome::Error { .. } => {
-                e.2 = Some(e.2.map_or(t.turn, |x| x.min(t.turn)));
+                let this = (t.agent > 0, t.turn);
+                e.failed = Some(e.failed.map_or(this, |x| x.min(this)));
             }
-            crate::record::Outcome::Incomplete { .. } => e.3 = true,
+            crate::record::Outcome::Incomplete { .. } => e.cut = true,
         }
     }
     if by.is_empty() {
         return None;
     }
+    f.subagents = agents.len() as u64;
     let mut failed_at: BTreeMap<u32, u64> = BTreeMap::new();
     let mut durations = Vec::new();
-    for (first, last, failed, cut) in by.values() {
+    for s in by.values() {
         f.sessions += 1;
-        match (failed, cut) {
-            (Some(t), _) => {
+        match (s.failed, s.cut) {
+            (Some((true, _)), _) => {
                 f.failed += 1;
-                *failed_at.entry(*t).or_default() += 1;
+                f.failed_in_subagent += 1;
+            }
+            (Some((false, t)), _) => {
+                f.failed += 1;
+                *failed_at.entry(t).or_default() += 1;
             }
             (None, true) => f.cut_off += 1,
             (None, false) => {
                 f.complete += 1;
-                durations.push(last.saturating_sub(*first).as_secs_f64());
+                durations.push(s.last.saturating_sub(s.first).as_secs_f64());
             }
         }
+    }
+    let secs = duration.as_secs_f64();
+    if let Some(limit) = session_slo_ms {
+        // Inclusive, as vLLM's goodput compares: `limit / 1000 >= seconds`.
+        let within = durations.iter().filter(|&&d| limit / 1000.0 >= d).count() as u64;
+        f.slo_ms = Some(limit);
+        f.within_slo = Some(within);
+        f.goodput_per_s = (secs > 0.0).then(|| within as f64 / secs);
     }
     f.failed_at_turn = failed_at.into_iter().collect();
     f.failed_at_turn
         .sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(&b.0)));
     f.duration = summary_ms(durations, percentiles);
-    let secs = duration.as_secs_f64();
     f.turns_per_s = (secs > 0.0).then(|| ok_turns as f64 / secs);
     Some(f)
 }

@@ -16,6 +16,31 @@ pub struct Slo {
     /// Maximum end-to-end latency, ms.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub e2el_ms: Option<f64>,
+    /// Maximum time to finish a session (its first send to its last turn's end), ms:
+    /// judged per session ([`SessionFigures`](crate::result::SessionFigures)), not per
+    /// request.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub session_ms: Option<f64>,
+    /// A request is good only when its output checks passed: every tool call's arguments
+    /// and the structured output validate (requests asked for neither pass).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub valid: bool,
+}
+
+impl Slo {
+    /// Whether the SLO judges requests (a latency limit, or validity) — an SLO of a session
+    /// time alone gives no request goodput.
+    pub fn judges_requests(&self) -> bool {
+        self.ttft_ms.is_some() || self.tpot_ms.is_some() || self.e2el_ms.is_some() || self.valid
+    }
+}
+
+/// Whether a record's output checks passed: its tool calls all validated and its
+/// structured output (if asked for) too; `true` when nothing was checked.
+pub(crate) fn checks_pass(r: &crate::record::RequestRecord) -> bool {
+    r.checks
+        .as_ref()
+        .is_none_or(|c| c.valid_tool_calls == c.tool_calls && c.structured_valid != Some(false))
 }
 
 /// A goodput SLO string could not be read (see [`Slo`]'s `FromStr`).
@@ -27,8 +52,8 @@ pub enum SloParseError {
     /// An item without a `:`.
     #[error("`{0}` is not KEY:VALUE (e.g. `ttft:500`)")]
     NotAPair(String),
-    /// A key other than `ttft`, `tpot`, `e2el`.
-    #[error("unknown SLO `{0}` (valid: ttft, tpot, e2el)")]
+    /// A key other than `ttft`, `tpot`, `e2el`, `session`, `valid`.
+    #[error("unknown SLO `{0}` (known: ttft, tpot, e2el, session, valid)")]
     UnknownKey(String),
     /// A value that is not a finite, non-negative number of milliseconds.
     #[error("SLO `{key}`: `{value}` is not a non-negative number of milliseconds")]
@@ -47,7 +72,8 @@ impl std::str::FromStr for Slo {
     type Err = SloParseError;
 
     /// vLLM's `--goodput` syntax: `KEY:VALUE` items in milliseconds, separated by spaces
-    /// (or commas), keys `ttft`, `tpot`, `e2el`.
+    /// (or commas), keys `ttft`, `tpot`, `e2el`; and servebench's `session:MS` (time to
+    /// finish a session) and `valid` (output checks must pass).
     ///
     /// ```
     /// use servebench::metrics::Slo;
@@ -55,12 +81,22 @@ impl std::str::FromStr for Slo {
     /// assert_eq!((slo.ttft_ms, slo.tpot_ms, slo.e2el_ms), (Some(500.0), Some(50.0), Some(2000.0)));
     /// assert!("ttft=500".parse::<Slo>().is_err());
     /// assert!("itl:5".parse::<Slo>().is_err());
+    /// let agent: Slo = "session:60000 valid".parse().unwrap();
+    /// assert_eq!((agent.session_ms, agent.valid, agent.judges_requests()), (Some(60000.0), true, true));
     /// ```
     fn from_str(s: &str) -> Result<Slo, SloParseError> {
         let mut slo = Slo::default();
         let mut any = false;
         for item in s.split(|c: char| c.is_whitespace() || c == ',') {
             if item.is_empty() {
+                continue;
+            }
+            if item == "valid" {
+                if slo.valid {
+                    return Err(SloParseError::Duplicate("valid".into()));
+                }
+                slo.valid = true;
+                any = true;
                 continue;
             }
             let (key, value) = item
@@ -70,6 +106,7 @@ impl std::str::FromStr for Slo {
                 "ttft" => &mut slo.ttft_ms,
                 "tpot" => &mut slo.tpot_ms,
                 "e2el" => &mut slo.e2el_ms,
+                "session" => &mut slo.session_ms,
                 other => return Err(SloParseError::UnknownKey(other.to_string())),
             };
             let v: f64 = value
@@ -100,13 +137,17 @@ pub(crate) fn goodput_count(
     ttfts: &[f64],
     all_tpots: &[f64],
     e2els: &[f64],
+    valid: &[bool],
 ) -> Option<u64> {
-    slo.map(|slo| {
+    slo.filter(Slo::judges_requests).map(|slo| {
         ttfts
             .iter()
             .zip(all_tpots)
             .zip(e2els)
-            .filter(|((&ttft, &tpot), &e2el)| meets_slo(&slo, ttft, tpot, e2el))
+            .zip(valid)
+            .filter(|(((&ttft, &tpot), &e2el), &ok)| {
+                meets_slo(&slo, ttft, tpot, e2el) && (ok || !slo.valid)
+            })
             .count() as u64
     })
 }

@@ -308,6 +308,7 @@ fn vllm_stats_reference(records: &[RequestRecord], opts: &MetricsOptions) -> Vll
     let mut e2els = Vec::with_capacity(successes.len());
     let mut tpots = Vec::with_capacity(successes.len());
     let mut all_tpots = Vec::with_capacity(successes.len());
+    let mut valid = Vec::with_capacity(successes.len());
     let n_gaps: usize = successes
         .iter()
         .map(|r| r.chunks.len().saturating_sub(1))
@@ -329,6 +330,7 @@ fn vllm_stats_reference(records: &[RequestRecord], opts: &MetricsOptions) -> Vll
         all_tpots.push(tpot.unwrap_or(0.0));
         ttfts.push(ttft);
         e2els.push(latency);
+        valid.push(super::slo::checks_pass(r));
         for gap in vllm_itl_gaps(r) {
             itls.push(gap.as_secs_f64());
             match u64::try_from(gap.as_nanos()) {
@@ -338,7 +340,7 @@ fn vllm_stats_reference(records: &[RequestRecord], opts: &MetricsOptions) -> Vll
         }
     }
 
-    let good = goodput_count(opts.goodput, &ttfts, &all_tpots, &e2els);
+    let good = goodput_count(opts.goodput, &ttfts, &all_tpots, &e2els, &valid);
 
     let (peak_tokens, peak_conc) = peaks.finish();
 

@@ -94,7 +94,7 @@
 
 use std::time::Duration;
 
-use crate::metrics::{default_duration, meets_slo, record_end, Slo};
+use crate::metrics::{checks_pass, default_duration, meets_slo, record_end, Slo};
 use crate::noise::bootstrap::{self, quantile_linear, BlockSums};
 use crate::noise::dist::normal_quantile;
 use crate::record::RequestRecord;
@@ -390,7 +390,7 @@ impl Walker<'_> {
             let good = self.slo.is_some_and(|slo| {
                 let t = ttft.unwrap_or(0.0) / 1000.0;
                 let tp = tpot.map_or(0.0, |x| x.0) / 1000.0;
-                meets_slo(slo, t, tp, e2el / 1000.0)
+                meets_slo(slo, t, tp, e2el / 1000.0) && (!slo.valid || checks_pass(r))
             });
             self.credit(&mut part.sums, r, b, out, input, good);
             if let Some(t) = ttft {
@@ -498,7 +498,7 @@ pub fn run_intervals(
     let mut walker = Walker {
         conv,
         cols: Default::default(),
-        slo: opts.goodput.as_ref(),
+        slo: opts.goodput.as_ref().filter(|s| s.judges_requests()),
         t0_ns: records.iter().map(|r| nanos(r.sent_at)).min().unwrap_or(0),
         block_ns: 1,
         blocks: 1,
@@ -649,7 +649,7 @@ pub fn run_intervals(
     out.output_throughput_per_s = throughput(&[OUT], result.output_throughput_per_s);
     out.input_throughput_per_s = throughput(&[IN], result.input_throughput_per_s);
     out.total_token_throughput_per_s = throughput(&[IN, OUT], result.total_token_throughput_per_s);
-    if opts.goodput.is_some() {
+    if opts.goodput.is_some_and(|s| s.judges_requests()) {
         out.request_goodput_per_s = throughput(&[GOOD], result.request_goodput_per_s);
     }
 

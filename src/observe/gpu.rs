@@ -220,9 +220,15 @@ pub fn energy_figures(
         .collect();
     let enough = inside.len() >= MIN_WINDOW_SAMPLES;
     if !enough {
+        // With energy, mean power is energy ÷ time and stands; the samples give the rest.
+        let what = if energy_j.is_some() {
+            "no peak power, utilization or clock"
+        } else {
+            "no mean or peak power, utilization or clock"
+        };
         notes.push(format!(
-            "no mean power, utilization or clock: {} GPU sample(s) inside the {span:.2} s run, \
-             at least {MIN_WINDOW_SAMPLES} needed (sample more often: --scrape-interval)",
+            "{what}: {} GPU sample(s) inside the {span:.2} s run, at least \
+             {MIN_WINDOW_SAMPLES} needed (sample more often: --scrape-interval)",
             inside.len()
         ));
     }
@@ -241,19 +247,39 @@ pub fn energy_figures(
     };
     let total = |v: Vec<f64>| (!v.is_empty()).then(|| v.iter().sum::<f64>());
     let average = |v: Vec<f64>| (!v.is_empty()).then(|| v.iter().sum::<f64>() / v.len() as f64);
+    // Energy ÷ the window's server seconds (a sped-up simulator's joules are its own, its
+    // span wall-clock), so that energy, span and power agree as printed; the power
+    // samples' own time-weighted mean only without an energy figure.
+    let mean_power_w = energy_j
+        .filter(|_| span > 0.0)
+        .map(|j| j / (span * speed))
+        .or_else(|| total(means(POWER)));
+    // The peak of the samples inside the window (the scrapes before and after a run are
+    // idle); one below the mean missed the run's busiest moments and is no peak.
+    let peak_power_w = match (enough, s.metric(&[POWER])) {
+        (true, Some(col)) => inside
+            .iter()
+            .filter_map(|&i| col.get(i).copied().flatten())
+            .reduce(f64::max),
+        _ => None,
+    };
+    let peak_power_w = match (peak_power_w, mean_power_w) {
+        (Some(p), Some(m)) if p < m => {
+            notes.push(format!(
+                "no peak power: the highest sample inside the run ({p:.1} W) is below its mean \
+                 power ({m:.1} W), so the samples missed its busiest moments"
+            ));
+            None
+        }
+        (p, _) => p,
+    };
     Some(EnergyFigures {
         source: format!("dcgm:{}", s.target),
         gpus,
         span_s: Some(span),
         energy_j,
-        // Energy ÷ the window's server seconds (a sped-up simulator's joules are its own,
-        // its span wall-clock), so that energy, span and power agree as printed; the power
-        // samples' own time-weighted mean only without an energy figure.
-        mean_power_w: energy_j
-            .filter(|_| span > 0.0)
-            .map(|j| j / (span * speed))
-            .or_else(|| total(means(POWER))),
-        peak_power_w: s.peak(&[POWER]),
+        mean_power_w,
+        peak_power_w,
         joules_per_output_token: per_token,
         output_tokens_per_joule: per_token.map(|j| 1.0 / j),
         gpu_util_mean_pct: average(means(GPU_UTIL)),
@@ -487,8 +513,8 @@ mod tests {
     }
 
     /// A 0.25-s run between two 1-s samples: no energy (most of it would be
-    /// interpolated) and no means (the only samples are outside it: the idle one before it
-    /// was printed as the run's power); notes say why.
+    /// interpolated), no means and no peak (the only samples are outside it: the idle one
+    /// before it was printed as the run's power); notes say why.
     #[test]
     fn a_run_shorter_than_the_sampling_gets_no_figures_but_notes() {
         let e = energy_figures(
@@ -504,7 +530,7 @@ mod tests {
         let lines = line(e);
         assert_eq!(
             lines[0],
-            "Energy (dcgm:http://gpu:9400/metrics, 1 GPU): peak 400.0 W"
+            "Energy (dcgm:http://gpu:9400/metrics, 1 GPU): no figures"
         );
         let text = lines.join("\n");
         assert!(
@@ -515,6 +541,32 @@ mod tests {
         );
         assert!(
             text.contains("0 GPU sample(s) inside the 0.25 s run"),
+            "{text}"
+        );
+    }
+
+    /// A half-second run at 10× between scrapes 0.25 s apart, whose energy counter says 180 W
+    /// while the two power samples inside it read 120 W: the mean stands (energy ÷ time),
+    /// the peak is withheld — it printed "mean power 180.0 W, peak 120.0 W".
+    #[test]
+    fn a_peak_below_the_mean_is_no_peak() {
+        let mut s = ServerSeries::new("http://gpu:9400/metrics", 1.0);
+        for (i, t) in [0.0, 0.25, 0.5, 0.75].into_iter().enumerate() {
+            let power = if i == 0 || i == 3 { 100.0 } else { 120.0 };
+            s.push(
+                t,
+                vec![
+                    Sample::new(ENERGY, 180.0 * t * 1000.0),
+                    Sample::new(POWER, power),
+                ],
+            );
+        }
+        let e = energy_figures(&s, Some((0.2, 0.6)), Some(100)).unwrap();
+        assert!((e.mean_power_w.unwrap() - 180.0).abs() < 1e-9, "{e:?}");
+        assert_eq!(e.peak_power_w, None);
+        let text = line(e).join("\n");
+        assert!(
+            text.contains("no peak power: the highest sample inside the run (120.0 W) is below its mean power (180.0 W)"),
             "{text}"
         );
     }

@@ -260,4 +260,24 @@ pub struct SessionFigures {
     /// Successful turns per second of the run.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub turns_per_s: Option<f64>,
+    /// Sub-agents forked (each a session's agent `k ≥ 1` with a turn in the run).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub subagents: u64,
+    /// Failed sessions whose first failed turn was a sub-agent's (the others are counted
+    /// by their main agent's turn in `failed_at_turn`).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub failed_in_subagent: u64,
+    /// The session SLO (goodput's `session:MS`): the time to finish a session, ms.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub slo_ms: Option<f64>,
+    /// Complete sessions finished within `slo_ms`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub within_slo: Option<u64>,
+    /// Sessions finished within `slo_ms` per second of the run (session goodput).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub goodput_per_s: Option<f64>,
+}
+
+fn is_zero(v: &u64) -> bool {
+    *v == 0
 }

@@ -346,6 +346,7 @@ fn profile(args: &Args) -> Result<Profile, clap::Error> {
             let kind = match d {
                 DatasetArg::Mooncake => Structured::Mooncake,
                 DatasetArg::SharedPrefix => Structured::SharedPrefix,
+                DatasetArg::MultiTurn if sessions == Some("synthetic") => Structured::Sessions,
                 DatasetArg::MultiTurn => Structured::MultiTurn,
                 _ => Structured::Jsonl,
             };

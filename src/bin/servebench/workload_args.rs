@@ -4,7 +4,7 @@
 
 use std::path::PathBuf;
 
-use servebench::driver::DatasetSpec;
+use servebench::driver::{DatasetSpec, SessionSpec, ThinkTime};
 
 /// Flags of the structured datasets, `--reset-prefix-cache` and `--sweep`.
 #[derive(Debug, Clone, clap::Args)]
@@ -37,9 +37,29 @@ pub struct WorkloadArgs {
     /// Multi-turn: turns per conversation (at most, with a ShareGPT file).
     #[arg(long, value_parser = clap::value_parser!(u32).range(1..))]
     pub turns: Option<u32>,
-    /// Multi-turn: time between an answer's end and the next turn (`2s`, `500ms`, or seconds).
+    /// Multi-turn and sessions: time between an answer's end and the next turn (`2s`,
+    /// `500ms`, or seconds); `exp:2s` draws each from an exponential of that mean
+    /// (`--sessions synthetic` only).
     #[arg(long, default_value = "0", allow_negative_numbers = true, value_parser = think_time)]
-    pub think_time: f64,
+    pub think_time: Think,
+    /// Sessions: sub-agents forked after each session's first turn, run in parallel; the
+    /// session's turn 2 waits for them all and carries their answers.
+    #[arg(long, value_name = "K", default_value_t = 0, requires = "sessions")]
+    pub fanout: u32,
+    /// Sessions: turns of each sub-agent.
+    #[arg(long, value_name = "N", default_value_t = 2, requires = "fanout",
+          value_parser = clap::value_parser!(u32).range(1..))]
+    pub subagent_turns: u32,
+    /// Sessions: median tokens of a tool result (what later turns send) [default:
+    /// --input-tokens].
+    #[arg(long, value_name = "TOKENS", requires = "sessions",
+          value_parser = clap::value_parser!(u64).range(1..))]
+    pub tool_result_tokens: Option<u64>,
+    /// Sessions: log-space sigma of the tool results' sizes (log-normal around the median,
+    /// clamped to 16 × the median; 0: every result the median).
+    #[arg(long, value_name = "SIGMA", default_value_t = 0.0, requires = "sessions",
+          value_parser = non_negative("--tool-result-sigma"))]
+    pub tool_result_sigma: f64,
     /// Sessions: `synthetic` (generated turns; --turns, --conversations or --max-requests)
     /// or a trace FILE (SGLang's agentic trace or a multi-turn ShareGPT file): the same as
     /// `--dataset multi-turn [--dataset-path FILE]`.
@@ -74,6 +94,17 @@ pub enum Structured {
     MultiTurn,
     /// `jsonl` (vLLM's `custom`).
     Jsonl,
+    /// `--sessions synthetic`: generated agent sessions.
+    Sessions,
+}
+
+/// `--think-time`: a mean in seconds and how times are drawn around it.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Think {
+    /// Seconds (the mean, for an exponential).
+    pub seconds: f64,
+    /// Fixed or exponential.
+    pub kind: ThinkTime,
 }
 
 /// What the common flags say, for [`WorkloadArgs::spec`].
@@ -133,6 +164,13 @@ impl WorkloadArgs {
                     seed: c.seed,
                 }
             }
+            Structured::MultiTurn if self.fanout > 0 || self.tool_result_tokens.is_some() => {
+                return Err(
+                    "--fanout and --tool-result-tokens are for --sessions synthetic (a \
+                            trace's sessions carry their own tool results)"
+                        .into(),
+                )
+            }
             Structured::MultiTurn => DatasetSpec::MultiTurn {
                 // A trace's sessions and turns default to all of them; generated ones to
                 // --max-requests spread over --turns.
@@ -149,10 +187,44 @@ impl WorkloadArgs {
                 },
                 input_tokens: c.input_tokens.unwrap_or(128),
                 output_tokens: c.output_tokens.unwrap_or(128),
-                think_time_s: self.think_time,
+                think_time_s: match self.think_time.kind {
+                    ThinkTime::Fixed => self.think_time.seconds,
+                    ThinkTime::Exponential => {
+                        return Err("--think-time exp:… is for --sessions synthetic; a \
+                                    multi-turn run waits a fixed time"
+                            .into())
+                    }
+                },
                 seed: c.seed,
                 path: c.path.cloned(),
             },
+            Structured::Sessions => {
+                let turns = self.turns.ok_or("--sessions synthetic needs --turns T")?;
+                let per =
+                    u64::from(turns) + u64::from(self.fanout) * u64::from(self.subagent_turns);
+                let input_tokens = c.input_tokens.unwrap_or(128);
+                DatasetSpec::Sessions(SessionSpec {
+                    sessions: match (self.conversations, c.max_requests) {
+                        (Some(n), _) => n,
+                        (None, Some(m)) => m.div_ceil(per),
+                        _ => {
+                            return Err("--sessions synthetic needs --conversations C (or \
+                                        --max-requests N)"
+                                .into())
+                        }
+                    },
+                    turns,
+                    input_tokens,
+                    output_tokens: c.output_tokens.unwrap_or(128),
+                    tool_result_tokens: self.tool_result_tokens.unwrap_or(input_tokens),
+                    tool_result_sigma: self.tool_result_sigma,
+                    think_time_s: self.think_time.seconds,
+                    think_time: self.think_time.kind,
+                    fanout: self.fanout,
+                    subagent_turns: self.subagent_turns,
+                    seed: c.seed,
+                })
+            }
             Structured::Jsonl => DatasetSpec::Jsonl {
                 path: need_path("jsonl")?,
                 default_output_tokens: c.output_tokens.unwrap_or(128),
@@ -161,12 +233,19 @@ impl WorkloadArgs {
     }
 }
 
-/// `--think-time`: `2s`, `500ms`, `1m` or a bare number of seconds, zero or more.
-fn think_time(v: &str) -> Result<f64, String> {
-    if v.trim().parse::<f64>() == Ok(0.0) {
-        return Ok(0.0);
-    }
-    crate::values::duration_in(v, &[("ms", 1e-3), ("s", 1.0), ("m", 60.0)])
-        .map(|d| d.as_secs_f64())
-        .ok_or_else(|| format!("`{v}` is not a time (2s, 500ms, or seconds)"))
+/// `--think-time`: `2s`, `500ms`, `1m` or a bare number of seconds, zero or more;
+/// `exp:2s` for an exponential of that mean.
+fn think_time(v: &str) -> Result<Think, String> {
+    let (kind, time) = match v.strip_prefix("exp:") {
+        Some(t) => (ThinkTime::Exponential, t),
+        None => (ThinkTime::Fixed, v),
+    };
+    let seconds = if time.trim().parse::<f64>() == Ok(0.0) {
+        0.0
+    } else {
+        crate::values::duration_in(time, &[("ms", 1e-3), ("s", 1.0), ("m", 60.0)])
+            .map(|d| d.as_secs_f64())
+            .ok_or_else(|| format!("`{v}` is not a time (2s, 500ms, seconds, or exp:2s)"))?
+    };
+    Ok(Think { seconds, kind })
 }

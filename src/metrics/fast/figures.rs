@@ -66,7 +66,9 @@ pub(super) fn vllm_figures_with(
         init_cells,
         max_cells: dense_limit.max(init_cells.saturating_mul(2)),
         groups,
-        slo: opts.goodput,
+        slo: opts
+            .goodput
+            .filter(crate::metrics::slo::Slo::judges_requests),
     };
 
     // Contiguous record ranges of about equal work (a record, and its gaps), one per worker.
@@ -217,6 +219,7 @@ pub(super) fn vllm_figures_with(
     tpots.truncate(to);
     let good = opts
         .goodput
+        .filter(crate::metrics::slo::Slo::judges_requests)
         .map(|_| workers.iter().map(|w| w.good).sum::<u64>());
 
     let ((ttft, e2el, exact_tokens), (tpot, peak_in_flight)) = join(

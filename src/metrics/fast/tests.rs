@@ -103,7 +103,7 @@ fn options(pct: Vec<f64>, slo: bool) -> MetricsOptions {
         o.goodput = Some(Slo {
             ttft_ms: Some(250.0),
             tpot_ms: Some(20.0),
-            e2el_ms: None,
+            ..Slo::default()
         });
     }
     o

@@ -205,7 +205,8 @@ impl<'a> Worker<'a> {
         }
         if let Some(slo) = &self.setup.slo {
             let tpot = tpot.unwrap_or(0.0);
-            self.good += u64::from(super::super::meets_slo(slo, ttft, tpot, latency));
+            let valid = !slo.valid || super::super::slo::checks_pass(r);
+            self.good += u64::from(valid && super::super::meets_slo(slo, ttft, tpot, latency));
         }
         let i = self.successes as usize;
         match (out.ttfts.get_mut(i), out.e2els.get_mut(i)) {

@@ -261,6 +261,7 @@ mod tests {
             output_tokens: n,
             prompt_tokens: Some(10),
             scheduled: None,
+            checks_ok: true,
         }
     }
 

@@ -71,7 +71,10 @@ pub(super) fn successful(
             prompt_count: WeightedDistribution::from_values(&collect(ok, prompt_counts)),
             output_count: WeightedDistribution::from_values(&collect(ok, output_counts)),
             requests_per_second: rate(&collect(ok, completions)),
-            goodput: opts.goodput.map(|slo| rate(&conforming(ok, &slo))),
+            goodput: opts
+                .goodput
+                .filter(crate::metrics::slo::Slo::judges_requests)
+                .map(|slo| rate(&conforming(ok, &slo))),
             latency_s: WeightedDistribution::from_values(&collect(ok, latencies_s)),
             ttft_ms: WeightedDistribution::from_values(&collect(&first_token.successful, ttfts_ms)),
             tpot_ms: WeightedDistribution::from_weighted(&collect(ok, tpots_ms), None),
@@ -290,7 +293,7 @@ mod tests {
             opts.window = window.map(|(a, b)| (Duration::from_millis(a), Duration::from_millis(b)));
             opts.percentiles = vec![0.1, 50.0, 95.0, 99.0, 99.9];
             if goodput {
-                opts.goodput = Some(Slo { ttft_ms: Some(250.0), tpot_ms: Some(40.0), e2el_ms: None });
+                opts.goodput = Some(Slo { ttft_ms: Some(250.0), tpot_ms: Some(40.0), ..Slo::default() });
             }
             same(&records, &opts)?;
         }
