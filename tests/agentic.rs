@@ -492,3 +492,82 @@ fn a_session_run_stopped_by_ctrl_c_keeps_what_ran() {
     assert_eq!(f.turns, n as u64);
     assert!(f.sessions >= 2, "{f:?}");
 }
+
+/// Tool calls on the Responses and Messages APIs: the example server streams each call as
+/// its API's events (a `function_call` item's argument deltas; a `tool_use` block's
+/// `input_json_delta` pieces), the client collects and checks them, and a server breaking
+/// a fifth of them is measured at a fifth within sampling error; the Responses API's
+/// structured output (`text.format`) is checked the same way.
+#[test]
+fn tool_calls_and_structured_output_on_the_responses_and_messages_apis() {
+    let s = server(|o| {
+        o.invalid_tool_calls = 0.20;
+        o.invalid_json = 0.25;
+        o.checks_seed = 5;
+    });
+    let target = format!("http://{}", s.local_addr());
+    let tools = fixture("tools.json");
+    let run = |endpoint: &str, name: &str, extra: &[&str]| {
+        let out = tmp(name);
+        let o = Command::new(env!("CARGO_BIN_EXE_servebench"))
+            .args([
+                "bench",
+                "--target",
+                &target,
+                "--quiet",
+                "--endpoint",
+                endpoint,
+            ])
+            .args([
+                "--input-tokens",
+                "32",
+                "--output-tokens",
+                "24",
+                "--rate",
+                "100",
+            ])
+            .args(["--max-requests", "250", "--output"])
+            .arg(&out)
+            .args(extra)
+            .output()
+            .unwrap();
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        RunFile::read(&out).unwrap()
+    };
+    for endpoint in ["responses", "messages"] {
+        let r = run(
+            endpoint,
+            &format!("{endpoint}-tools.json"),
+            &[
+                "--tools",
+                tools.to_str().unwrap(),
+                "--tool-choice",
+                "required",
+            ],
+        );
+        let c = r.result.checks.as_ref().expect("checked");
+        assert_eq!((c.requests, c.tool_calls), (250, 250), "{endpoint}");
+        let v = c.tool_call_validity.unwrap();
+        // 250 draws at 80 % valid: sd 2.5 points.
+        assert!((v.value - 0.80).abs() < 0.075, "{endpoint}: {v:?}");
+        assert!(v.lo < 0.80 && v.hi > 0.80, "{endpoint}: {v:?}");
+        for rec in &r.records {
+            let k = rec.checks.as_ref().unwrap();
+            assert_eq!(
+                (k.tool_calls, k.first_tool_chunk),
+                (1, Some(0)),
+                "{endpoint}"
+            );
+        }
+    }
+    let schema = fixture("answer-schema.json");
+    let r = run(
+        "responses",
+        "responses-structured.json",
+        &["--response-format", schema.to_str().unwrap()],
+    );
+    let c = r.result.checks.as_ref().unwrap();
+    assert_eq!(c.structured, 250);
+    let rate = c.structured_correct_rate.unwrap();
+    assert!((rate.value - 0.75).abs() < 0.08, "{rate:?}");
+}

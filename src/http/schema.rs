@@ -116,9 +116,56 @@ impl Tools {
         Ok(Tools { json, functions })
     }
 
-    /// The array as sent.
+    /// The array as sent to chat completions.
     pub fn json(&self) -> &Value {
         &self.json
+    }
+
+    /// The same tools in the Responses API's shape: `{"type": "function", "name",
+    /// "description", "parameters"}` (the function's fields one level up).
+    pub fn responses_json(&self) -> Value {
+        self.each(|f| {
+            let mut t = json!({"type": "function"});
+            for key in ["name", "description", "parameters", "strict"] {
+                if let Some(v) = f.get(key) {
+                    t[key] = v.clone();
+                }
+            }
+            t
+        })
+    }
+
+    /// The same tools in Anthropic's Messages API shape: `{"name", "description",
+    /// "input_schema"}`.
+    pub fn messages_json(&self) -> Value {
+        self.each(|f| {
+            let mut t = json!({});
+            for (from, to) in [
+                ("name", "name"),
+                ("description", "description"),
+                ("parameters", "input_schema"),
+            ] {
+                if let Some(v) = f.get(from) {
+                    t[to] = v.clone();
+                }
+            }
+            if t.get("input_schema").is_none() {
+                t["input_schema"] = json!({"type": "object"});
+            }
+            t
+        })
+    }
+
+    fn each(&self, f: impl Fn(&Value) -> Value) -> Value {
+        Value::Array(
+            self.json
+                .as_array()
+                .into_iter()
+                .flatten()
+                .filter_map(|t| t.get("function"))
+                .map(f)
+                .collect(),
+        )
     }
 
     /// The functions' names and parameter schemas, in order.

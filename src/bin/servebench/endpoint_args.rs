@@ -83,13 +83,17 @@ impl EndpointArgs {
         if self.images.is_some() && endpoint != Endpoint::Chat {
             return refuse("images", "--endpoint chat");
         }
-        if (self.tools.is_some() || self.response_format.is_some()) && endpoint != Endpoint::Chat {
-            let flag = if self.tools.is_some() {
-                "tools"
-            } else {
-                "response-format"
-            };
-            return refuse(flag, "--endpoint chat");
+        let generates = matches!(
+            endpoint,
+            Endpoint::Chat | Endpoint::Responses | Endpoint::Messages
+        );
+        if self.tools.is_some() && !generates {
+            return refuse("tools", "--endpoint chat, responses or messages");
+        }
+        if self.response_format.is_some()
+            && !matches!(endpoint, Endpoint::Chat | Endpoint::Responses)
+        {
+            return refuse("response-format", "--endpoint chat or responses");
         }
         let read_json =
             |flag: &str, path: &std::path::Path| -> Result<serde_json::Value, InputError> {

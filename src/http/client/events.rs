@@ -5,12 +5,14 @@
 //! * Responses (OpenAI API reference, "Streaming events"): text arrives as
 //!   `response.output_text.delta`, reasoning as `response.reasoning_text.delta` (vLLM) or
 //!   `response.reasoning_summary_text.delta`, tool-call arguments as
-//!   `response.function_call_arguments.delta`; `response.completed` (or
+//!   `response.function_call_arguments.delta` (for the `function_call` item
+//!   `response.output_item.added` opened with the tool's name, by `output_index`); `response.completed` (or
 //!   `response.incomplete`, a length stop) ends the stream with `response.usage`
 //!   (`input_tokens`, `output_tokens`); `response.failed` and `error` are failures.
 //! * Messages (Anthropic API reference, "Streaming messages"): `message_start` carries
 //!   `message.usage.input_tokens`; each `content_block_delta` carries a `text_delta`,
-//!   `thinking_delta` (reasoning) or `input_json_delta` (tool arguments); `message_delta`
+//!   `thinking_delta` (reasoning) or `input_json_delta` (tool arguments, for the
+//!   `tool_use` block `content_block_start` opened with the tool's name); `message_delta`
 //!   carries the cumulative `usage.output_tokens`; `message_stop` ends the stream; an
 //!   `error` event is a failure. `ping` and `signature_delta` carry no tokens.
 //!
@@ -65,6 +67,32 @@ fn non_empty_str(v: Option<&Value>) -> bool {
     v.and_then(Value::as_str).is_some_and(|s| !s.is_empty())
 }
 
+/// A tool call opens at stream index `slot` (`name` given), or a piece of arguments comes
+/// for the call there; a token chunk of the call when `piece` is some text.
+fn tool_piece(state: &mut StreamState, slot: u64, name: Option<&str>, piece: &str) -> bool {
+    let at = match state.tool_slots.iter().position(|&s| s == slot) {
+        Some(i) => i,
+        None => {
+            state.tool_slots.push(slot);
+            state.tool_calls.push((String::new(), String::new()));
+            state.tool_calls.len() - 1
+        }
+    };
+    if let Some(n) = name {
+        state.tool_calls[at].0.push_str(n);
+    }
+    state.tool_calls[at].1.push_str(piece);
+    if piece.is_empty() {
+        return false;
+    }
+    state
+        .first_tool_chunk
+        .get_or_insert(u32::try_from(state.token_chunks).unwrap_or(u32::MAX));
+    state.tool_tokens = state.tool_tokens.saturating_add(1);
+    state.count_chunk(1, false, true);
+    true
+}
+
 fn message_of(v: &Value) -> String {
     v.get("message")
         .and_then(Value::as_str)
@@ -76,10 +104,27 @@ fn message_of(v: &Value) -> String {
 fn on_responses_event(state: &mut StreamState, data: &str) -> Result<Option<u32>, Failure> {
     let v = parse(data)?;
     let kind = v.get("type").and_then(Value::as_str).unwrap_or("");
+    let slot = v.get("output_index").and_then(Value::as_u64).unwrap_or(0);
     match kind {
-        "response.output_text.delta" | "response.function_call_arguments.delta"
-            if non_empty_str(v.get("delta")) =>
+        "response.output_item.added"
+            if v.pointer("/item/type").and_then(Value::as_str) == Some("function_call") =>
         {
+            let name = v
+                .pointer("/item/name")
+                .and_then(Value::as_str)
+                .unwrap_or("");
+            tool_piece(state, slot, Some(name), "");
+            Ok(None)
+        }
+        "response.function_call_arguments.delta" => {
+            let piece = v.get("delta").and_then(Value::as_str).unwrap_or("");
+            Ok(tool_piece(state, slot, None, piece).then_some(1))
+        }
+        "response.output_text.delta" if non_empty_str(v.get("delta")) => {
+            if state.keep_content {
+                let text = v.get("delta").and_then(Value::as_str).unwrap_or("");
+                state.content.push_str(text);
+            }
             state.count_chunk(1, false, true);
             Ok(Some(1))
         }
@@ -119,14 +164,37 @@ fn on_messages_event(state: &mut StreamState, data: &str) -> Result<Option<u32>,
             }
             Ok(None)
         }
+        "content_block_start"
+            if v.pointer("/content_block/type").and_then(Value::as_str) == Some("tool_use") =>
+        {
+            let slot = v.get("index").and_then(Value::as_u64).unwrap_or(0);
+            let name = v
+                .pointer("/content_block/name")
+                .and_then(Value::as_str)
+                .unwrap_or("");
+            tool_piece(state, slot, Some(name), "");
+            Ok(None)
+        }
         "content_block_delta" => {
             let delta = v.get("delta").unwrap_or(&Value::Null);
-            let (reasoning, answer) = match delta.get("type").and_then(Value::as_str) {
+            let kind = delta.get("type").and_then(Value::as_str);
+            if kind == Some("input_json_delta") {
+                let slot = v.get("index").and_then(Value::as_u64).unwrap_or(0);
+                let piece = delta
+                    .get("partial_json")
+                    .and_then(Value::as_str)
+                    .unwrap_or("");
+                return Ok(tool_piece(state, slot, None, piece).then_some(1));
+            }
+            let (reasoning, answer) = match kind {
                 Some("text_delta") => (false, non_empty_str(delta.get("text"))),
-                Some("input_json_delta") => (false, non_empty_str(delta.get("partial_json"))),
                 Some("thinking_delta") => (non_empty_str(delta.get("thinking")), false),
                 _ => (false, false),
             };
+            if answer && state.keep_content {
+                let text = delta.get("text").and_then(Value::as_str).unwrap_or("");
+                state.content.push_str(text);
+            }
             if reasoning || answer {
                 state.count_chunk(1, reasoning, answer);
                 Ok(Some(1))
@@ -201,6 +269,66 @@ mod tests {
         let split = s.reasoning_split().unwrap();
         assert_eq!((split.reasoning_tokens, split.answer_tokens), (2, 2));
         assert_eq!((s.prompt_tokens, s.completion_tokens), (Some(25), Some(15)));
+    }
+
+    /// OpenAI's function-calling guide, "Streaming": a `function_call` output item, its
+    /// arguments in `response.function_call_arguments.delta` events.
+    const RESPONSES_TOOL: &str =
+        include_str!("../../../tests/fixtures/api/responses-tool-call-stream.txt");
+    /// Anthropic's "Streaming messages" page, its tool-use example: a text block, then a
+    /// `tool_use` block whose input streams as `input_json_delta` pieces.
+    const MESSAGES_TOOL: &str =
+        include_str!("../../../tests/fixtures/api/messages-tool-use-stream.txt");
+
+    fn weather() -> crate::http::schema::Tools {
+        crate::http::schema::Tools::from_json(serde_json::json!([{"type": "function",
+            "function": {"name": "get_weather", "parameters": {"type": "object",
+            "properties": {"location": {"type": "string"},
+                "unit": {"type": "string", "enum": ["celsius", "fahrenheit"]}},
+            "required": ["location"]}}}]))
+        .unwrap()
+    }
+
+    #[test]
+    fn a_responses_function_call_is_collected_timed_and_checked() {
+        let (chunks, s) = replay(Endpoint::Responses, RESPONSES_TOOL);
+        // Seven argument pieces, each a token chunk of the call.
+        assert_eq!(chunks.len(), 7);
+        assert_eq!(
+            s.tool_calls,
+            vec![(
+                "get_weather".into(),
+                r#"{"location":"Paris, France"}"#.into()
+            )]
+        );
+        assert_eq!((s.first_tool_chunk, s.tool_tokens), (Some(0), 7));
+        let c = crate::http::client::checks::output_checks(Some(&weather()), None, &s).unwrap();
+        assert_eq!((c.tool_calls, c.valid_tool_calls), (1, 1));
+        assert_eq!((s.prompt_tokens, s.completion_tokens), (Some(61), Some(7)));
+    }
+
+    #[test]
+    fn a_messages_tool_use_block_is_collected_after_its_text() {
+        let (chunks, s) = replay(Endpoint::Messages, MESSAGES_TOOL);
+        // Eight text pieces, then nine non-empty input pieces (the first is empty).
+        assert_eq!(chunks.len(), 8 + 9);
+        assert_eq!(s.tool_calls.len(), 1);
+        let (name, args) = &s.tool_calls[0];
+        assert_eq!(name, "get_weather");
+        assert_eq!(
+            args,
+            r#"{"location": "San Francisco, CA", "unit": "fahrenheit"}"#
+        );
+        // The call starts at the ninth token chunk.
+        assert_eq!((s.first_tool_chunk, s.tool_tokens), (Some(8), 9));
+        let c = crate::http::client::checks::output_checks(Some(&weather()), None, &s).unwrap();
+        assert_eq!((c.tool_calls, c.valid_tool_calls), (1, 1));
+        // Broken arguments are caught the same way.
+        let mut broken = s.clone();
+        broken.tool_calls[0].1 = r#"{"unit": "kelvin"}"#.into();
+        let c =
+            crate::http::client::checks::output_checks(Some(&weather()), None, &broken).unwrap();
+        assert_eq!(c.valid_tool_calls, 0);
     }
 
     #[test]

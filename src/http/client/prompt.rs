@@ -81,6 +81,30 @@ fn chat_content(
     (Value::Array(parts), Some(sent))
 }
 
+/// `tool_choice` (as chat takes it: `"auto"`, `"required"`, `"none"` or `{"type":
+/// "function", "function": {"name"}}`) in the Responses API's shape: the same strings,
+/// `{"type": "function", "name"}`.
+fn responses_tool_choice(choice: Option<&Value>) -> Value {
+    match choice {
+        None => json!("auto"),
+        Some(c) => match c.pointer("/function/name") {
+            Some(name) => json!({"type": "function", "name": name}),
+            None => c.clone(),
+        },
+    }
+}
+
+/// `tool_choice` in Anthropic's shape: `{"type": "auto" | "any" | "none"}` or `{"type":
+/// "tool", "name"}` ("required" is "any").
+fn messages_tool_choice(choice: Option<&Value>) -> Value {
+    match choice.map(|c| (c.as_str(), c.pointer("/function/name"))) {
+        Some((_, Some(name))) => json!({"type": "tool", "name": name}),
+        Some((Some("required"), _)) => json!({"type": "any"}),
+        Some((Some("none"), _)) => json!({"type": "none"}),
+        _ => json!({"type": "auto"}),
+    }
+}
+
 pub(super) fn request_body(config: &HttpConfig, request: &EngineRequest) -> (Value, Payload) {
     let prompt = request
         .prompt
@@ -129,16 +153,35 @@ pub(super) fn request_body(config: &HttpConfig, request: &EngineRequest) -> (Val
             }
             body
         }
-        Endpoint::Responses => json!({
-            "input": prompt,
-            "max_output_tokens": request.max_output_tokens,
-            "stream": true,
-        }),
-        Endpoint::Messages => json!({
-            "messages": [{"role": "user", "content": prompt}],
-            "max_tokens": request.max_output_tokens,
-            "stream": true,
-        }),
+        Endpoint::Responses => {
+            let mut body = json!({
+                "input": prompt,
+                "max_output_tokens": request.max_output_tokens,
+                "stream": true,
+            });
+            if let Some(tools) = &config.tools {
+                body["tools"] = tools.responses_json();
+                body["tool_choice"] = responses_tool_choice(config.tool_choice.as_ref());
+            }
+            if let Some(schema) = &config.response_format {
+                // The Responses API's structured outputs: `text.format`.
+                body["text"] = json!({"format": {"type": "json_schema", "name": "answer",
+                    "schema": schema.source(), "strict": true}});
+            }
+            body
+        }
+        Endpoint::Messages => {
+            let mut body = json!({
+                "messages": [{"role": "user", "content": prompt}],
+                "max_tokens": request.max_output_tokens,
+                "stream": true,
+            });
+            if let Some(tools) = &config.tools {
+                body["tools"] = tools.messages_json();
+                body["tool_choice"] = messages_tool_choice(config.tool_choice.as_ref());
+            }
+            body
+        }
         Endpoint::Embeddings | Endpoint::Pooling | Endpoint::Classify => {
             let mut input = vec![Value::String(prompt)];
             input.extend(texts(request.prompt_tokens));

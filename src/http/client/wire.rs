@@ -117,6 +117,9 @@ pub struct StreamState {
     pub keep_content: bool,
     /// The answer's text, when `keep_content`.
     pub content: String,
+    /// The stream's index of each tool call in `tool_calls` (the Responses API's
+    /// `output_index`, the Messages API's content block `index`).
+    pub(super) tool_slots: Vec<u64>,
 }
 
 /// The event vocabularies of the streamed APIs.

@@ -22,6 +22,8 @@ pub(super) enum Phase {
     Reasoning,
     /// The answer's item / text block is open.
     Answer,
+    /// A function call item / tool-use block is open.
+    Tool,
 }
 
 fn event(out: &mut String, name: &str, data: serde_json::Value) {
@@ -44,6 +46,10 @@ pub(super) struct TypedEvents {
     pub(super) phase: Phase,
     /// A reasoning part came before the answer.
     pub(super) reasoned: bool,
+    /// The tool the answer calls, when it calls one.
+    pub(super) tool: Option<String>,
+    /// The tool call's arguments written so far.
+    pub(super) tool_args: String,
 }
 
 impl TypedEvents {
@@ -90,13 +96,13 @@ impl TypedEvents {
 
     /// Index of the open output item (Responses) or content block (Messages).
     fn index(&self) -> u32 {
-        u32::from(self.reasoned && self.phase == Phase::Answer)
+        u32::from(self.reasoned && matches!(self.phase, Phase::Answer | Phase::Tool))
     }
 
     fn close_part(&mut self, out: &mut String) {
         let index = self.index();
         match (self.endpoint, self.phase) {
-            (Endpoint::Messages, Phase::Reasoning | Phase::Answer) => event(
+            (Endpoint::Messages, Phase::Reasoning | Phase::Answer | Phase::Tool) => event(
                 out,
                 "content_block_stop",
                 json!({"type": "content_block_stop", "index": index}),
@@ -107,6 +113,24 @@ impl TypedEvents {
                 json!({"type": "response.output_item.done", "output_index": index,
                     "item": {"id": format!("rs_{}", self.id), "type": "reasoning"}}),
             ),
+            (_, Phase::Tool) => {
+                let item = json!({"type": "function_call", "id": format!("fc_{}", self.id),
+                    "call_id": format!("call_{}", self.id), "name": self.tool,
+                    "arguments": self.tool_args, "status": "completed"});
+                event(
+                    out,
+                    "response.function_call_arguments.done",
+                    json!({"type": "response.function_call_arguments.done",
+                        "item_id": format!("fc_{}", self.id), "output_index": index,
+                        "arguments": self.tool_args}),
+                );
+                event(
+                    out,
+                    "response.output_item.done",
+                    json!({"type": "response.output_item.done", "output_index": index,
+                        "item": item}),
+                );
+            }
             (_, Phase::Answer) => {
                 let item = format!("msg_{}", self.id);
                 event(
@@ -139,6 +163,21 @@ impl TypedEvents {
         self.phase = phase;
         let index = self.index();
         match (self.endpoint, phase) {
+            (Endpoint::Messages, Phase::Tool) => event(
+                out,
+                "content_block_start",
+                json!({"type": "content_block_start", "index": index,
+                    "content_block": {"type": "tool_use", "id": format!("toolu_{}", self.id),
+                    "name": self.tool, "input": {}}}),
+            ),
+            (_, Phase::Tool) => event(
+                out,
+                "response.output_item.added",
+                json!({"type": "response.output_item.added", "output_index": index,
+                    "item": {"type": "function_call", "id": format!("fc_{}", self.id),
+                    "call_id": format!("call_{}", self.id), "name": self.tool,
+                    "arguments": "", "status": "in_progress"}}),
+            ),
             (Endpoint::Messages, Phase::Reasoning) => event(
                 out,
                 "content_block_start",
@@ -221,13 +260,46 @@ impl TypedEvents {
         }
     }
 
+    /// A piece of the tool call's arguments (the call opens at its first piece).
+    pub(super) fn tool_delta(&mut self, out: &mut String, piece: &str) {
+        self.enter(out, Phase::Tool);
+        if piece.is_empty() {
+            return;
+        }
+        self.tool_args.push_str(piece);
+        let index = self.index();
+        match self.endpoint {
+            Endpoint::Messages => event(
+                out,
+                "content_block_delta",
+                json!({"type": "content_block_delta", "index": index,
+                    "delta": {"type": "input_json_delta", "partial_json": piece}}),
+            ),
+            _ => event(
+                out,
+                "response.function_call_arguments.delta",
+                json!({"type": "response.function_call_arguments.delta",
+                    "item_id": format!("fc_{}", self.id), "output_index": index,
+                    "delta": piece}),
+            ),
+        }
+    }
+
     /// The end: `input` and `output` tokens, `length` when the output hit its limit.
     pub(super) fn finish(&mut self, out: &mut String, input: u64, output: u64, length: bool) {
         self.open(out);
+        let called = self.phase == Phase::Tool;
         self.close_part(out);
+        if called {
+            self.phase = Phase::Tool;
+        }
         match self.endpoint {
             Endpoint::Messages => {
-                let stop = if length { "max_tokens" } else { "end_turn" };
+                let stop = match (length, self.phase == Phase::Tool) {
+                    (true, _) => "max_tokens",
+                    (false, true) => "tool_use",
+                    (false, false) => "end_turn",
+                };
                 event(
                     out,
                     "message_delta",

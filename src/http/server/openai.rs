@@ -33,9 +33,22 @@ pub(super) struct Parsed {
     pub(super) response_schema: Option<Value>,
 }
 
-/// The tool a chat request's answer calls: the one `tool_choice` names, else the first of
-/// `tools`; none without tools or with `tool_choice: "none"`.
-fn tool_of(v: &Value) -> Result<Option<(String, Value)>, ApiError> {
+/// Where each API keeps a tool's name and parameters schema, a named `tool_choice`, and
+/// the "call no tool" choice: chat `{"type": "function", "function": {"name", "parameters"}}`
+/// and `{"function": {"name"}}`; Responses `{"type": "function", "name", "parameters"}` and
+/// `{"type": "function", "name"}`; Messages `{"name", "input_schema"}` and
+/// `{"type": "tool", "name"}` (`{"type": "none"}` for none).
+fn tool_paths(endpoint: Endpoint) -> (&'static str, &'static str, &'static str) {
+    match endpoint {
+        Endpoint::Responses => ("/name", "/parameters", "/name"),
+        Endpoint::Messages => ("/name", "/input_schema", "/name"),
+        _ => ("/function/name", "/function/parameters", "/function/name"),
+    }
+}
+
+/// The tool a request's answer calls: the one `tool_choice` names, else the first of
+/// `tools`; none without tools or when `tool_choice` says none.
+fn tool_of(v: &Value, endpoint: Endpoint) -> Result<Option<(String, Value)>, ApiError> {
     let Some(tools) = v.get("tools").filter(|t| !t.is_null()) else {
         return Ok(None);
     };
@@ -43,19 +56,23 @@ fn tool_of(v: &Value) -> Result<Option<(String, Value)>, ApiError> {
         .as_array()
         .filter(|t| !t.is_empty())
         .ok_or_else(|| bad("`tools` must be a non-empty array"))?;
+    let (name_at, params_at, choice_at) = tool_paths(endpoint);
     let named = match v.get("tool_choice") {
         Some(Value::String(c)) if c == "none" => return Ok(None),
-        Some(c) => c.pointer("/function/name").and_then(Value::as_str),
+        Some(c) if c.get("type").and_then(Value::as_str) == Some("none") => return Ok(None),
+        Some(c) => c.pointer(choice_at).and_then(Value::as_str),
         None => None,
     };
     let mut first = None;
     for (i, t) in tools.iter().enumerate() {
-        let name = t
-            .pointer("/function/name")
-            .and_then(Value::as_str)
-            .ok_or_else(|| bad(format!("tools[{i}] needs `function.name`")))?;
+        let name = t.pointer(name_at).and_then(Value::as_str).ok_or_else(|| {
+            bad(format!(
+                "tools[{i}] needs `{}`",
+                &name_at[1..].replace('/', ".")
+            ))
+        })?;
         let params = t
-            .pointer("/function/parameters")
+            .pointer(params_at)
             .cloned()
             .unwrap_or_else(|| serde_json::json!({"type": "object"}));
         if named.is_none_or(|n| n == name) && first.is_none() {
@@ -70,20 +87,27 @@ fn tool_of(v: &Value) -> Result<Option<(String, Value)>, ApiError> {
     }
 }
 
-/// The schema of a `response_format: {"type": "json_schema", "json_schema": {"schema": …}}`.
-fn response_schema_of(v: &Value) -> Result<Option<Value>, ApiError> {
-    let Some(f) = v.get("response_format").filter(|f| !f.is_null()) else {
+/// The schema of a structured answer: chat's `response_format: {"type": "json_schema",
+/// "json_schema": {"schema": …}}`, the Responses API's `text.format: {"type":
+/// "json_schema", "schema": …}`.
+fn response_schema_of(v: &Value, endpoint: Endpoint) -> Result<Option<Value>, ApiError> {
+    let (at, schema_at, field) = match endpoint {
+        Endpoint::Responses => ("/text/format", "/schema", "text.format"),
+        _ => ("/response_format", "/json_schema/schema", "response_format"),
+    };
+    let Some(f) = v.pointer(at).filter(|f| !f.is_null()) else {
         return Ok(None);
     };
     match f.get("type").and_then(Value::as_str) {
-        Some("json_schema") => f
-            .pointer("/json_schema/schema")
-            .cloned()
-            .map(Some)
-            .ok_or_else(|| bad("`response_format.json_schema.schema` is required")),
+        Some("json_schema") => f.pointer(schema_at).cloned().map(Some).ok_or_else(|| {
+            bad(format!(
+                "`{field}{}` is required",
+                schema_at.replace('/', ".")
+            ))
+        }),
         Some("json_object") => Ok(Some(serde_json::json!({"type": "object"}))),
         Some("text") | None => Ok(None),
-        Some(other) => Err(bad(format!("unknown `response_format.type` `{other}`"))),
+        Some(other) => Err(bad(format!("unknown `{field}.type` `{other}`"))),
     }
 }
 
@@ -348,15 +372,13 @@ pub(super) fn parse_request(
         continuous_usage: opt_bool(&so, "continuous_usage_stats")?.unwrap_or(false),
         ignore_eos: opt_bool(&v, "ignore_eos")?.unwrap_or(false),
         image_patches: prompt.image_patches,
-        tool: if endpoint == Endpoint::Chat {
-            tool_of(&v)?
-        } else {
-            None
+        tool: match endpoint {
+            Endpoint::Chat | Endpoint::Responses | Endpoint::Messages => tool_of(&v, endpoint)?,
+            _ => None,
         },
-        response_schema: if endpoint == Endpoint::Chat {
-            response_schema_of(&v)?
-        } else {
-            None
+        response_schema: match endpoint {
+            Endpoint::Chat | Endpoint::Responses => response_schema_of(&v, endpoint)?,
+            _ => None,
         },
     })
 }

@@ -425,6 +425,8 @@ pub(super) async fn generate(
             prompt_tokens: parsed.prompt_tokens,
             phase: Default::default(),
             reasoned: false,
+            tool: parsed.tool.as_ref().map(|(name, _)| name.clone()),
+            tool_args: String::new(),
         },
     };
     inc(&ctx.counters.open_streams, 1);

@@ -341,6 +341,7 @@ impl SseBody {
 
     /// One engine item as Responses or Messages events.
     pub(super) fn render_events(&mut self, item: Item, out: &mut String) -> Result<(), BodyError> {
+        let finished = matches!(item.end, Some(End::Finished(_)));
         if item.tokens > 0 {
             if let Some(e) = self.injected_fault(out)? {
                 self.typed.error_event(out, &e);
@@ -348,13 +349,26 @@ impl SseBody {
             }
             let before = self.completion;
             self.count_tokens(item.tokens);
-            let r = self.reasoning_left(before).map_or(0, |left| {
-                u32::try_from(left.min(u64::from(item.tokens))).unwrap_or(0)
-            });
-            let reasoning = self.text(r);
-            let answer = self.text(item.tokens - r);
-            self.typed.delta(out, &reasoning, true);
-            self.typed.delta(out, &answer, false);
+            if self.script.is_none() {
+                let r = self.reasoning_left(before).map_or(0, |left| {
+                    u32::try_from(left.min(u64::from(item.tokens))).unwrap_or(0)
+                });
+                let reasoning = self.text(r);
+                let answer = self.text(item.tokens - r);
+                self.typed.delta(out, &reasoning, true);
+                self.typed.delta(out, &answer, false);
+            }
+        }
+        // A scripted answer: the tool call's arguments or the structured answer, piece by
+        // piece (what is left goes with the end).
+        if let Some(script) = &mut self.script {
+            if item.tokens > 0 || finished {
+                let piece = script.take(u64::from(item.tokens), finished).to_string();
+                match &script.tool {
+                    Some(_) => self.typed.tool_delta(out, &piece),
+                    None => self.typed.delta(out, &piece, false),
+                }
+            }
         }
         match item.end {
             None => {}
