@@ -56,6 +56,9 @@ pub struct EngineRequest {
     /// query's documents): the API server rendered and tokenized it with the request's first
     /// input, so a simulator charges it no admission work of its own.
     pub shares_admission: bool,
+    /// The answer follows a grammar (a structured-output schema): the server computes the
+    /// allowed-token mask before each of its sampling steps, which a simulator charges.
+    pub constrained: bool,
 }
 
 /// Token usage as reported by the server (defined with the records that keep it).

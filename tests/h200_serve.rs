@@ -529,6 +529,7 @@ fn cancelled_requests_leave_no_work_behind_in_the_sim() {
         shared_prefix_tokens: 0,
         image_patches: Vec::new(),
         shares_admission: false,
+        constrained: false,
     };
     let probe_ttft = |zombies: u64| -> Duration {
         let mut sim = H200Sim::new(Config::named("baseline").unwrap()).warmed_up();

@@ -235,6 +235,7 @@ fn energy_from_the_example_servers_dcgm_metrics_equals_the_simulators() {
             shared_prefix_tokens: 0,
             image_patches: Vec::new(),
             shares_admission: false,
+            constrained: false,
         })
         .unwrap();
     }

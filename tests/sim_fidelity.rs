@@ -215,6 +215,7 @@ fn huge_token_counts_are_rejected_not_an_overflow() {
         shared_prefix_tokens: 0,
         image_patches: Vec::new(),
         shares_admission: false,
+        constrained: false,
     })
     .unwrap();
     let mut ev = Vec::new();
@@ -251,6 +252,7 @@ fn cancelled_requests_leave_the_engine_and_stay_silent() {
         shared_prefix_tokens: 0,
         image_patches: Vec::new(),
         shares_admission: false,
+        constrained: false,
     };
     for id in 0..4 {
         e.submit(req(id)).unwrap();
@@ -304,6 +306,7 @@ fn images_cost_their_vision_tokens_and_the_encoder() {
             shared_prefix_tokens: 0,
             image_patches,
             shares_admission: false,
+            constrained: false,
         })
         .unwrap();
         let mut ev = Vec::new();
@@ -366,6 +369,7 @@ fn pooling_batches_share_their_admission_and_a_small_model_prefills_faster() {
                 shared_prefix_tokens: 0,
                 image_patches: Vec::new(),
                 shares_admission: shared && i > 0,
+                constrained: false,
             })
             .unwrap();
         }
@@ -461,6 +465,7 @@ fn a_hybrid_models_prefix_hits_are_floored_to_its_checkpoints() {
                 shared_prefix_tokens: 2000,
                 image_patches: Vec::new(),
                 shares_admission: false,
+                constrained: false,
             })
             .unwrap();
             let mut ev = Vec::new();
@@ -497,5 +502,53 @@ fn a_hybrid_models_prefix_hits_are_floored_to_its_checkpoints() {
     assert!(
         h_gain > 0.0 && p_gain > h_gain,
         "hybrid saves {h_gain} s, pure {p_gain} s"
+    );
+}
+
+/// A structured-output request pays its grammar's token mask at every sampling step: on an
+/// idle server, a constrained answer of 64 tokens ends 64 × 40 µs (`GRAMMAR_MASK_S`, the
+/// XGrammar paper's per-token mask time) after the same answer unconstrained, and its
+/// first token 40 µs later — the TPOT overhead `compare` shows between the two runs.
+#[test]
+fn a_constrained_answer_pays_the_grammar_mask_per_token() {
+    use servebench::engine::{Engine, EngineEvent, EngineRequest};
+    use std::time::Duration;
+    let times = |constrained: bool| {
+        let mut e = H200Sim::new(config("baseline"));
+        e.submit(EngineRequest {
+            id: 1,
+            prompt_tokens: 200,
+            prompt: None,
+            max_output_tokens: 64,
+            ignore_eos: true,
+            arrival: Duration::ZERO,
+            shared_prefix_tokens: 0,
+            image_patches: Vec::new(),
+            shares_admission: false,
+            constrained,
+        })
+        .unwrap();
+        let mut ev = Vec::new();
+        while e.in_flight() > 0 {
+            e.advance(None, &mut ev).unwrap();
+        }
+        let chunks: Vec<f64> = ev
+            .iter()
+            .filter_map(|x| match x {
+                EngineEvent::Chunk { at, .. } => Some(at.as_secs_f64()),
+                _ => None,
+            })
+            .collect();
+        (chunks[0], *chunks.last().unwrap())
+    };
+    let (free_first, free_last) = times(false);
+    let (held_first, held_last) = times(true);
+    let mask = servebench::sim::GRAMMAR_MASK_S;
+    assert!((held_first - free_first - mask).abs() < 1e-9);
+    assert!(
+        (held_last - free_last - 64.0 * mask).abs() < 1e-9,
+        "{} vs {}",
+        held_last - free_last,
+        64.0 * mask
     );
 }

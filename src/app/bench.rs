@@ -720,6 +720,7 @@ mod tests {
                 shared_prefix_tokens: 0,
                 image_patches: Vec::new(),
                 shares_admission: false,
+                constrained: false,
             })
             .unwrap();
         }

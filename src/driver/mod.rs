@@ -654,6 +654,7 @@ fn request_of(id: usize, w: &WorkItem, scheduled: Duration) -> EngineRequest {
         shared_prefix_tokens: w.shared_prefix_tokens,
         image_patches: Vec::new(),
         shares_admission: false,
+        constrained: false,
     }
 }
 

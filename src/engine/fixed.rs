@@ -20,6 +20,7 @@
 //!     shared_prefix_tokens: 0,
 //!     image_patches: Vec::new(),
 //!     shares_admission: false,
+//!     constrained: false,
 //! })
 //! .unwrap();
 //! let mut events = Vec::new();

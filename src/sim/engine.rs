@@ -18,6 +18,7 @@ use crate::rng::{SplitMix64, GOLDEN_GAMMA};
 pub use super::config::{Config, Params, CONFIG_NAMES};
 use super::frontend::Frontend;
 use super::metrics::{Gauges, SimMetrics};
+use super::model::GRAMMAR_MASK_S;
 use super::power::{EnergyMeter, PowerModel, StepWork};
 use super::prefix_cache::{block_hashes, PrefixCache, PrefixCacheCounts};
 use super::step_load::StepLoad;
@@ -50,6 +51,8 @@ struct Req {
     /// The vision encoder's forward over the request's images, s, charged to the step
     /// that first schedules it (0 once paid, and for text).
     encoder_s: f64,
+    /// Its answer follows a grammar: a token mask before each sampling step.
+    constrained: bool,
 }
 
 /// The simulated server. See the module docs.
@@ -421,16 +424,23 @@ impl H200Sim {
             return false;
         }
         let mut emitting = 0u64;
+        // Sampled positions of constrained requests: each needs its grammar's token mask.
+        let mut masked = 0u64;
         for &(idx, n) in &self.scheduled {
             let r = &self.running[idx];
             let prefill = r.computed < r.prefill_target;
             let rows = if prefill { 1 } else { n };
-            emitting += u64::from(!prefill || r.computed + n >= r.prefill_target);
+            let samples = !prefill || r.computed + n >= r.prefill_target;
+            emitting += u64::from(samples);
+            if r.constrained && samples {
+                masked += rows;
+            }
             load.add_sampled(n, r.computed, prefill, rows);
         }
         let step = &self.params.step;
         let mut step_s = step.step_seconds(&load)
             + encoder_s
+            + masked as f64 * GRAMMAR_MASK_S
             + step.draft_seconds(
                 self.params.spec_tokens,
                 load.tokens,
@@ -626,6 +636,7 @@ impl Engine for H200Sim {
                 scheduled_s: None,
                 first_token_s: 0.0,
                 encoder_s: p.step.vision_encoder_seconds(&request.image_patches),
+                constrained: request.constrained,
             },
         );
         self.in_flight += 1;

@@ -60,7 +60,7 @@ pub use kernels::{
     TableError, FUSED_MOE, KERNELS_FORMAT, KNEE_WEIGHT, ROOFLINE, STREAM_CEILING,
 };
 pub use metrics::SimMetrics;
-pub use model::{Efficiencies, StepModel, Weights, EFFICIENCIES, MIXED_SEQ_S};
+pub use model::{Efficiencies, StepModel, Weights, EFFICIENCIES, GRAMMAR_MASK_S, MIXED_SEQ_S};
 pub use noise::{
     seed_for, simulate_repetition, NoiseModel, ARRIVAL_JITTER_S, RUN_SIGMA, STEP_SIGMA,
 };

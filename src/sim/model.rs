@@ -164,6 +164,16 @@ pub struct StepModel {
 /// every one within its bounds.
 pub const MIXED_SEQ_S: f64 = 0.195e-3;
 
+/// Host time to compute one sampled position's allowed-token mask for a request whose
+/// answer follows a grammar (structured output), s. vLLM's default backend, XGrammar,
+/// fills a JSON-schema mask in under 40 µs per token (Dong et al., "XGrammar: Flexible and
+/// Efficient Structured Generation Engine for Large Language Models", MLSys 2025,
+/// arXiv:2411.15100); vLLM computes the batch's masks in the scheduler before the forward
+/// (`StructuredOutputManager.grammar_bitmask`), so the simulator charges them serially,
+/// 40 µs per masked position (an upper bound where the masks are filled in parallel
+/// threads or overlapped by async scheduling).
+pub const GRAMMAR_MASK_S: f64 = 40e-6;
+
 impl StepModel {
     /// The step model of `model` on `gpu`.
     pub fn for_deployment(

@@ -123,6 +123,7 @@ fn request_bodies_match_the_openai_shapes() {
         shared_prefix_tokens: 0,
         image_patches: Vec::new(),
         shares_admission: false,
+        constrained: false,
     };
     let (b, payload) = request_body(&cfg, &req);
     assert_eq!(payload, crate::record::Payload::default());
@@ -164,6 +165,7 @@ fn bodies_of_every_endpoint() {
         shared_prefix_tokens: 0,
         image_patches: Vec::new(),
         shares_admission: false,
+        constrained: false,
     };
     cfg.endpoint = Endpoint::Responses;
     let (b, p) = request_body(&cfg, &req);

@@ -375,6 +375,7 @@ pub(super) async fn generate(
         shared_prefix_tokens: 0,
         image_patches: std::mem::take(&mut parsed.image_patches),
         shares_admission: false,
+        constrained: parsed.response_schema.is_some(),
     };
     let response_id = match endpoint {
         Endpoint::Completions => format!("cmpl-{id}"),
@@ -500,6 +501,7 @@ pub(super) async fn pool(
             image_patches: Vec::new(),
             // The request's inputs are rendered and tokenized together, with the first.
             shares_admission: i > 0,
+            constrained: false,
         };
         if !ctx.send(Control::Submit {
             request,

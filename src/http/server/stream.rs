@@ -71,7 +71,15 @@ pub(super) struct Script {
 }
 
 impl Script {
-    pub(super) fn new(tool: Option<String>, text: String, tokens: u64) -> Script {
+    /// A script of `text` over `tokens` tokens. A text shorter than its tokens is padded
+    /// with trailing spaces (JSON allows them) so that every token carries a piece: a
+    /// client counts a chunk without text as no token, and the answer's tokens and chunks
+    /// must agree.
+    pub(super) fn new(tool: Option<String>, mut text: String, tokens: u64) -> Script {
+        let want = usize::try_from(tokens).unwrap_or(usize::MAX).min(1 << 20);
+        if text.len() < want {
+            text.extend(std::iter::repeat_n(' ', want - text.len()));
+        }
         Script {
             tool,
             text,
