@@ -205,8 +205,13 @@ pub struct ImagesSent {
     pub count: u32,
     /// Their encoded size (PNG bytes, before base64).
     pub bytes: u64,
-    /// Prompt tokens the images become (vision tokens and their start/end markers).
+    /// Prompt tokens the images become (vision tokens and their start/end markers), of the
+    /// images whose size the client knows.
     pub vision_tokens: u64,
+    /// Images sent by URL whose size the client does not know (the server fetches them):
+    /// their bytes and vision tokens are not in `bytes` and `vision_tokens`.
+    #[serde(default, skip_serializing_if = "is_zero_u32")]
+    pub of_unknown_size: u32,
 }
 
 /// What an engine tells about a request beyond its text: how its answer comes, how many

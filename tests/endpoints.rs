@@ -247,3 +247,213 @@ fn lint_names_documents_that_exceed_the_context() {
         "{text}"
     );
 }
+
+/// Sharded load works for the new endpoints: two `--shard K/2` processes of an embeddings
+/// run (4 inputs per request) and of an image chat run, merged with `servebench merge`,
+/// hold the single process's requests — whole answers with their inputs, images with their
+/// bytes and vision tokens — and the merged figures are those of the union (inputs/s, no
+/// TTFT for embeddings; vision tokens for the images).
+#[test]
+fn sharded_runs_of_embeddings_and_images_merge_like_one_process() {
+    let server = server();
+    let target = format!("http://{}", server.local_addr());
+    let d = dir();
+    for (name, shape) in [
+        (
+            "emb",
+            vec![
+                "--endpoint",
+                "embeddings",
+                "--batch-size",
+                "4",
+                "--input-tokens",
+                "64",
+            ],
+        ),
+        (
+            "img",
+            vec![
+                "--endpoint",
+                "chat",
+                "--images",
+                "1",
+                "--image-size",
+                "512x512",
+                "--input-tokens",
+                "32",
+                "--output-tokens",
+                "8",
+            ],
+        ),
+    ] {
+        let common = |out: &Path| {
+            let mut a: Vec<String> = shape.iter().map(|s| s.to_string()).collect();
+            a.extend(
+                ["--num-prompts", "16", "--request-rate", "16", "--seed", "3"].map(String::from),
+            );
+            a.extend(["--output".to_string(), out.display().to_string()]);
+            a
+        };
+        let single = d.join(format!("{name}-single.json"));
+        let o = Command::new(env!("CARGO_BIN_EXE_servebench"))
+            .args(["bench", "--target", &target, "--quiet"])
+            .args(common(&single))
+            .output()
+            .unwrap();
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        let barrier = format!("barrier:{}", d.join(format!("{name}-barrier")).display());
+        let kids: Vec<_> = (1..=2)
+            .map(|k| {
+                Command::new(env!("CARGO_BIN_EXE_servebench"))
+                    .args(["bench", "--target", &target, "--quiet"])
+                    .args(common(&d.join(format!("{name}-{k}.json"))))
+                    .args(["--shard", &format!("{k}/2"), "--start-at", &barrier])
+                    .spawn()
+                    .unwrap()
+            })
+            .collect();
+        for mut k in kids {
+            assert!(k.wait().unwrap().success());
+        }
+        let merged = d.join(format!("{name}-merged.json"));
+        let o = Command::new(env!("CARGO_BIN_EXE_servebench"))
+            .arg("merge")
+            .arg(d.join(format!("{name}-1.json")))
+            .arg(d.join(format!("{name}-2.json")))
+            .arg("--out")
+            .arg(&merged)
+            .output()
+            .unwrap();
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        let (single, merged) = (
+            RunFile::read(&single).unwrap(),
+            RunFile::read(&merged).unwrap(),
+        );
+        assert_eq!(merged.records.len(), 16, "{name}");
+        let shape_of = |r: &RunFile| {
+            let mut v: Vec<_> = r
+                .records
+                .iter()
+                .map(|x| {
+                    (
+                        x.id,
+                        x.response,
+                        x.inputs,
+                        x.images,
+                        x.prompt_tokens,
+                    )
+                })
+                .collect();
+            v.sort_by_key(|x| x.0);
+            v
+        };
+        assert_eq!(shape_of(&merged), shape_of(&single), "{name}");
+        assert_eq!(merged.result.meta.endpoint, single.result.meta.endpoint);
+        let want =
+            servebench::metrics::compute(&merged.records, merged.metrics_options.clone().unwrap());
+        assert_eq!(merged.result.inputs_per_s, want.inputs_per_s, "{name}");
+        assert_eq!(merged.result.images, want.images, "{name}");
+        if name == "emb" {
+            assert!(merged.result.ttft.is_none() && merged.result.inputs_per_s.is_some());
+        } else {
+            assert_eq!(merged.result.images.as_ref().unwrap().images, 16);
+        }
+    }
+}
+
+/// Images from a dataset file (aiperf's single-turn JSON Lines, `image` / `images` fields)
+/// of two sizes as base64 data URLs: each request carries the next ones in turn, the client
+/// counts their vision tokens from their headers, and the server's prompt tokens agree
+/// (text + vision); the report says so. A URL of another kind is refused with its line.
+#[test]
+fn images_from_a_dataset_file_are_sent_in_turn_and_counted() {
+    use base64::Engine as _;
+    use servebench::driver::images::{png_image, ImageSize, VisionPreprocessor};
+    let server = server();
+    let target = format!("http://{}", server.local_addr());
+    let d = dir();
+    let url = |w, h, seed| {
+        format!(
+            "data:image/png;base64,{}",
+            base64::engine::general_purpose::STANDARD.encode(png_image(ImageSize::new(w, h), seed))
+        )
+    };
+    let file = d.join("images.jsonl");
+    std::fs::write(
+        &file,
+        format!(
+            "{{\"text\": \"a\", \"image\": \"{}\"}}\n{{\"images\": [\"{}\"]}}\n",
+            url(256, 256, 1),
+            url(640, 480, 2)
+        ),
+    )
+    .unwrap();
+    let out = d.join("image-file.json");
+    let run = bench(
+        &target,
+        &out,
+        &[
+            "--endpoint",
+            "chat",
+            "--images",
+            "1",
+            "--image-file",
+            file.to_str().unwrap(),
+            "--input-tokens",
+            "32",
+            "--output-tokens",
+            "4",
+            "--num-prompts",
+            "6",
+            "--request-rate",
+            "20",
+        ],
+    );
+    let q = VisionPreprocessor::QWEN3_5;
+    let small = q.prompt_tokens(ImageSize::new(256, 256));
+    let large = q.prompt_tokens(ImageSize::new(640, 480));
+    for r in &run.records {
+        let i = r.images.unwrap();
+        // Request k carries entry k mod 2.
+        let want = if r.id % 2 == 0 { small } else { large };
+        assert_eq!(
+            (i.count, i.vision_tokens, i.of_unknown_size),
+            (1, want, 0),
+            "{}",
+            r.id
+        );
+    }
+    // The server counted the same vision tokens: what it counted beyond them is the text,
+    // of one length in every request.
+    let text: std::collections::BTreeSet<u64> = run
+        .records
+        .iter()
+        .map(|r| r.usage_prompt_tokens.unwrap() - r.images.unwrap().vision_tokens)
+        .collect();
+    assert_eq!(text.len(), 1, "{text:?}");
+    assert!(*text.first().unwrap() >= 32);
+    let f = run.result.images.as_ref().unwrap();
+    assert_eq!(f.vision_tokens, 3 * (small + large));
+    // A line of another URL kind is refused, naming its line.
+    std::fs::write(&file, "{\"image\": \"ftp://host/x.png\"}\n").unwrap();
+    let o = Command::new(env!("CARGO_BIN_EXE_servebench"))
+        .args([
+            "bench",
+            "--target",
+            &target,
+            "--endpoint",
+            "chat",
+            "--images",
+            "1",
+        ])
+        .arg("--image-file")
+        .arg(&file)
+        .args(["--input-tokens", "8", "--output-tokens", "2"])
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        !o.status.success() && err.contains("images.jsonl:1: image 0"),
+        "{err}"
+    );
+}

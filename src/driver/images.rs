@@ -98,6 +98,8 @@ impl FromStr for ImageSize {
     }
 }
 
+pub use super::image_file::ImageFileError;
+
 /// What a request's images are: `per_request` images, each of a size drawn from weighted
 /// buckets (vLLM's `--random-mm-bucket-config`, a map from `(height, width, frames)` to a
 /// probability; here written `WxH:weight,…`, frames always 1).
@@ -107,6 +109,23 @@ pub struct ImageLoad {
     pub per_request: u32,
     /// Sizes and their weights (summing to any positive total).
     pub sizes: Vec<(ImageSize, f64)>,
+    /// Images from a dataset file ([`ImageLoad::from_file`]): when any, request `id`'s
+    /// image `i` is entry `(id × per_request + i) mod len`, sent as it is, instead of a
+    /// generated PNG of a drawn size.
+    pub sources: Vec<ImageSource>,
+}
+
+/// An image of a dataset file: its URL (an `http(s)` URL the server fetches, or a `data:`
+/// URL), and, when the file holds the image itself (a base64 data URL of a PNG or JPEG),
+/// its size and encoded bytes.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ImageSource {
+    /// The URL as sent in the request's `image_url` part.
+    pub url: String,
+    /// Width and height, when known from the image's own header.
+    pub size: Option<ImageSize>,
+    /// Encoded bytes, when the URL carries the image.
+    pub bytes: Option<u64>,
 }
 
 impl ImageLoad {
@@ -115,6 +134,7 @@ impl ImageLoad {
         ImageLoad {
             per_request,
             sizes: vec![(size, 1.0)],
+            sources: Vec::new(),
         }
     }
 
@@ -154,7 +174,11 @@ impl ImageLoad {
                 reason: "no size given".into(),
             });
         }
-        Ok(ImageLoad { per_request, sizes })
+        Ok(ImageLoad {
+            per_request,
+            sizes,
+            sources: Vec::new(),
+        })
     }
 
     /// The size of request `id`'s image `index`: a seeded draw from the buckets, the same

@@ -52,6 +52,7 @@ pub(crate) mod arrivals;
 pub(crate) mod conversations;
 pub(crate) mod datasets;
 pub(crate) mod gone;
+pub(crate) mod image_file;
 pub mod images;
 pub(crate) mod lora;
 pub(crate) mod phases;

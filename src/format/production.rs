@@ -235,8 +235,23 @@ pub fn check_lines(c: &crate::result::CheckFigures) -> Vec<String> {
     out
 }
 
-/// The images line: how many, their size, the prompt tokens they became.
+/// The images line: how many, their size, the prompt tokens they became. Images of
+/// unknown size (URLs the server fetched) are said apart: their tokens are the server's.
 fn images_line(i: &crate::result::ImageFigures) -> String {
+    if i.unsized_images > 0 {
+        let sized = i.images.saturating_sub(i.unsized_images);
+        return format!(
+            "Images: {} in {} requests, {} of them by URL of unknown size (fetched by the \
+             server: their vision tokens are only in the {} prompt tokens the server \
+             counted); the {sized} of known size: {:.1} KB each on average, vision tokens {}",
+            i.images,
+            i.requests,
+            i.unsized_images,
+            i.prompt_tokens,
+            i.bytes as f64 / sized.max(1) as f64 / 1000.0,
+            i.vision_tokens,
+        );
+    }
     let share = if i.prompt_tokens > 0 {
         format!(
             " ({:.1} % of their {} prompt tokens)",

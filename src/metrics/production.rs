@@ -156,7 +156,7 @@ pub fn measured_window_s(records: &[RequestRecord]) -> Option<(f64, f64)> {
 /// use servebench::record::{ImagesSent, RequestRecord};
 /// let mut r = RequestRecord::new(0, Duration::ZERO);
 /// r.usage_prompt_tokens = Some(300);
-/// r.images = Some(ImagesSent { count: 1, bytes: 90_000, vision_tokens: 258 });
+/// r.images = Some(ImagesSent { count: 1, bytes: 90_000, vision_tokens: 258, of_unknown_size: 0 });
 /// let f = image_figures(&[r]).unwrap();
 /// assert_eq!((f.images, f.vision_tokens, f.prompt_tokens), (1, 258, 300));
 /// assert!(image_figures(&[RequestRecord::new(1, Duration::ZERO)]).is_none());
@@ -171,6 +171,7 @@ pub fn image_figures(records: &[RequestRecord]) -> Option<ImageFigures> {
         f.images += u64::from(i.count);
         f.bytes += i.bytes;
         f.vision_tokens += i.vision_tokens;
+        f.unsized_images += u64::from(i.of_unknown_size);
         f.prompt_tokens += r.input_tokens().unwrap_or(0);
     }
     (f.requests > 0).then_some(f)

@@ -169,6 +169,10 @@ pub struct ImageFigures {
     pub vision_tokens: u64,
     /// All prompt tokens of those requests (text and images).
     pub prompt_tokens: u64,
+    /// Images of unknown size (URLs the server fetched): not in `bytes` and
+    /// `vision_tokens`, their tokens in `prompt_tokens` only.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub unsized_images: u64,
 }
 
 /// What the answers' checks found (`bench --tools`, `--response-format`): how many tool

@@ -35,6 +35,16 @@ pub struct EndpointArgs {
     /// semantics, frames always 1).
     #[arg(long, value_name = "WxH[:WEIGHT],…", requires = "images")]
     pub image_size: Option<String>,
+    /// Images from a dataset file instead of generated ones: JSON Lines in aiperf's
+    /// single-turn format (`image` or `images` URLs per line) or one URL per line; http(s)
+    /// URLs are sent for the server to fetch, base64 data URLs are sized from their header.
+    #[arg(
+        long,
+        value_name = "FILE",
+        requires = "images",
+        conflicts_with = "image_size"
+    )]
+    pub image_file: Option<std::path::PathBuf>,
     /// An OpenAI `tools` array (JSON file) offered with every chat request; each tool call
     /// in an answer is checked against its tool's parameters schema.
     #[arg(long, value_name = "TOOLS.json")]
@@ -131,7 +141,12 @@ impl EndpointArgs {
         }
         http.inputs_per_request = self.batch_size.or(self.documents).unwrap_or(1);
         http.document_tokens = self.document_tokens;
-        if let Some(n) = self.images {
+        if let (Some(n), Some(path)) = (self.images, &self.image_file) {
+            http.images = Some(
+                ImageLoad::from_file(n, path)
+                    .map_err(|e| InputError(format!("--image-file: {e}")))?,
+            );
+        } else if let Some(n) = self.images {
             let spec = self.image_size.as_deref().unwrap_or("512x512");
             http.images = Some(
                 ImageLoad::parse(n, spec).map_err(|e| InputError(format!("--image-size: {e}")))?,

@@ -67,6 +67,30 @@ fn chat_content(
     };
     let mut parts = vec![json!({"type": "text", "text": prompt})];
     let mut sent = ImagesSent::default();
+    if !load.sources.is_empty() {
+        // A dataset's images, in turn: sent as their URLs.
+        let n = load.sources.len() as u64;
+        for i in 0..u64::from(load.per_request) {
+            let k = request
+                .id
+                .wrapping_mul(u64::from(load.per_request))
+                .wrapping_add(i)
+                % n;
+            let Some(src) = load.sources.get(k as usize) else {
+                continue;
+            };
+            sent.count += 1;
+            match (src.size, src.bytes) {
+                (Some(size), Some(bytes)) => {
+                    sent.bytes += bytes;
+                    sent.vision_tokens += config.vision.prompt_tokens(size);
+                }
+                _ => sent.of_unknown_size += 1,
+            }
+            parts.push(json!({"type": "image_url", "image_url": {"url": src.url}}));
+        }
+        return (Value::Array(parts), Some(sent));
+    }
     for (i, size) in load.sizes_of(request.id).enumerate() {
         let png = png_image(
             size,

@@ -264,3 +264,69 @@ fn streamed_tool_calls_are_collected_and_checked() {
         .unwrap()
         .contains("\"city\" is a required property"));
 }
+
+/// Images from a dataset file go out as their URLs, in turn; an http(s) URL's size is
+/// unknown to the client and counted as such, a data URL's is known.
+#[test]
+fn dataset_images_are_sent_by_url_in_turn() {
+    use crate::driver::images::{ImageLoad, ImageSize, ImageSource};
+    let mut cfg = HttpConfig::new("http://127.0.0.1:1");
+    cfg.endpoint = Endpoint::Chat;
+    cfg.images = Some(ImageLoad {
+        per_request: 2,
+        sizes: Vec::new(),
+        sources: vec![
+            ImageSource {
+                url: "https://example.com/a.jpg".into(),
+                size: None,
+                bytes: None,
+            },
+            ImageSource {
+                url: "data:image/png;base64,AAAA".into(),
+                size: Some(ImageSize::new(512, 512)),
+                bytes: Some(3),
+            },
+            ImageSource {
+                url: "https://example.com/c.jpg".into(),
+                size: None,
+                bytes: None,
+            },
+        ],
+    });
+    let req = |id| EngineRequest {
+        id,
+        prompt_tokens: 5,
+        prompt: None,
+        max_output_tokens: 9,
+        ignore_eos: true,
+        arrival: Duration::ZERO,
+        shared_prefix_tokens: 0,
+        image_patches: Vec::new(),
+        shares_admission: false,
+        constrained: false,
+    };
+    // Request 1's images are entries 2 and 0 (2 × 1 + 0, 2 × 1 + 1 mod 3).
+    let (b, p) = request_body(&cfg, &req(1));
+    let parts = b["messages"][0]["content"].as_array().unwrap();
+    let urls: Vec<&str> = parts[1..]
+        .iter()
+        .map(|x| x["image_url"]["url"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        urls,
+        ["https://example.com/c.jpg", "https://example.com/a.jpg"]
+    );
+    let sent = p.images.unwrap();
+    assert_eq!((sent.count, sent.of_unknown_size, sent.bytes), (2, 2, 0));
+    // Request 0: entries 0 and 1 — the data URL's 258 vision tokens are counted.
+    let sent = request_body(&cfg, &req(0)).1.images.unwrap();
+    assert_eq!(
+        (
+            sent.count,
+            sent.of_unknown_size,
+            sent.vision_tokens,
+            sent.bytes
+        ),
+        (2, 1, 258, 3)
+    );
+}
