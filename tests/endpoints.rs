@@ -334,15 +334,7 @@ fn sharded_runs_of_embeddings_and_images_merge_like_one_process() {
             let mut v: Vec<_> = r
                 .records
                 .iter()
-                .map(|x| {
-                    (
-                        x.id,
-                        x.response,
-                        x.inputs,
-                        x.images,
-                        x.prompt_tokens,
-                    )
-                })
+                .map(|x| (x.id, x.response, x.inputs, x.images, x.prompt_tokens))
                 .collect();
             v.sort_by_key(|x| x.0);
             v

@@ -143,6 +143,11 @@ struct Args {
     #[cfg(feature = "http")]
     #[arg(long, value_name = "S", default_value_t = 0)]
     checks_seed: u64,
+    /// With --serve: compute nothing — every answer streams all its tokens at once, the
+    /// cheapest valid stream — to measure the client's own ceiling (`servebench
+    /// self-test`).
+    #[arg(long, requires = "serve")]
+    zero_compute: bool,
 }
 
 fn non_negative_seconds(v: &str) -> Result<f64, String> {
@@ -308,13 +313,15 @@ fn main() -> ExitCode {
                 o.lora_modules = lora_modules;
                 o.answerer = answerer;
             };
-            if let Err(e) = serve::run(
-                config,
-                &serve_args,
-                args.timeline.as_deref(),
-                args.sim.noise_seed,
-                tune,
-            ) {
+            let engine = if args.zero_compute {
+                serve::Engine::ZeroCompute
+            } else {
+                serve::Engine::Simulator {
+                    noise_seed: args.sim.noise_seed,
+                }
+            };
+            if let Err(e) = serve::run(config, &serve_args, args.timeline.as_deref(), engine, tune)
+            {
                 eprintln!("h200_server: {e}");
                 return ExitCode::from(1);
             }

@@ -70,18 +70,30 @@ pub fn connection_cap(max_connections: usize) -> (usize, Option<String>) {
     }
 }
 
+/// What answers the requests.
+pub enum Engine {
+    /// The simulator; with a noise seed, varying as a real server does
+    /// (`servebench::sim::NoiseModel`, its documented defaults).
+    Simulator {
+        /// The noise model's seed.
+        noise_seed: Option<u64>,
+    },
+    /// Nothing: every answer's tokens at once (`servebench::engine::FixedEngine` with no
+    /// time to first token and none between tokens).
+    ZeroCompute,
+}
+
 /// Serve until the process is stopped. With `timeline`, the server records every request
 /// (`GET /timeline` serves them) and, on SIGTERM or SIGINT, writes them to that file
 /// (atomically, JSON Lines; see `servebench::http::timeline`) before exiting.
-/// With `noise_seed`, the served simulator varies as a real server does
-/// (`servebench::sim::NoiseModel`, its documented defaults).
+/// `engine` says what answers (see [`Engine`]).
 /// `tune` sets what the flags add to the library's options (a reasoning phase, LoRA
 /// adapters).
 pub fn run(
     config: Config,
     args: &ServeArgs,
     timeline: Option<&Path>,
-    noise_seed: Option<u64>,
+    engine: Engine,
     tune: impl FnOnce(&mut server::ServeOptions),
 ) -> Result<(), String> {
     let mut args = args.clone();
@@ -94,22 +106,30 @@ pub fn run(
     opts.record_timeline = timeline.is_some();
     tune(&mut opts);
     // Warm, or cold with --cold, as `serve::spawn` serves it.
-    let handle = server::spawn(
-        serve::engine(
-            match noise_seed {
-                Some(seed) => {
-                    let mut params = servebench::sim::Params::for_config(&config);
-                    params.noise = Some(servebench::sim::NoiseModel::typical(seed));
-                    H200Sim::with_params(config.clone(), params)
-                }
-                None => H200Sim::new(config.clone()),
-            },
-            &args,
+    let handle = match engine {
+        Engine::ZeroCompute => server::spawn(
+            servebench::engine::FixedEngine::new(0, 0, 1),
+            args.addr,
+            args.speed,
+            opts.clone(),
         ),
-        args.addr,
-        args.speed,
-        opts.clone(),
-    )
+        Engine::Simulator { noise_seed } => server::spawn(
+            serve::engine(
+                match noise_seed {
+                    Some(seed) => {
+                        let mut params = servebench::sim::Params::for_config(&config);
+                        params.noise = Some(servebench::sim::NoiseModel::typical(seed));
+                        H200Sim::with_params(config.clone(), params)
+                    }
+                    None => H200Sim::new(config.clone()),
+                },
+                &args,
+            ),
+            args.addr,
+            args.speed,
+            opts.clone(),
+        ),
+    }
     .map_err(|e| e.to_string())?;
     eprintln!(
         "h200_server: serving {} ({} config) on http://{} at {}x speed; chat deltas in `{:?}`; \

@@ -221,10 +221,11 @@ pub fn energy_figures(
     let enough = inside.len() >= MIN_WINDOW_SAMPLES;
     if !enough {
         // With energy, mean power is energy ÷ time and stands; the samples give the rest.
-        let what = if energy_j.is_some() {
-            "no peak power, utilization or clock"
-        } else {
-            "no mean or peak power, utilization or clock"
+        let what = match (energy_j.is_some(), inside.is_empty()) {
+            (true, false) => "no utilization or clock",
+            (true, true) => "no peak power, utilization or clock",
+            (false, false) => "no mean power, utilization or clock",
+            (false, true) => "no mean or peak power, utilization or clock",
         };
         notes.push(format!(
             "{what}: {} GPU sample(s) inside the {span:.2} s run, at least \
@@ -255,9 +256,10 @@ pub fn energy_figures(
         .map(|j| j / (span * speed))
         .or_else(|| total(means(POWER)));
     // The peak of the samples inside the window (the scrapes before and after a run are
-    // idle); one below the mean missed the run's busiest moments and is no peak.
-    let peak_power_w = match (enough, s.metric(&[POWER])) {
-        (true, Some(col)) => inside
+    // idle), however few; one below the mean missed the run's busiest moments and is no
+    // peak.
+    let peak_power_w = match (inside.is_empty(), s.metric(&[POWER])) {
+        (false, Some(col)) => inside
             .iter()
             .filter_map(|&i| col.get(i).copied().flatten())
             .reduce(f64::max),

@@ -7,6 +7,9 @@ use servebench::Convention;
 
 /// Prints the notes of a finished run on stderr.
 pub fn print(run: &BenchRun) {
+    if let Some(w) = crate::self_test::near_ceiling(&run.file) {
+        eprintln!("servebench: {w}");
+    }
     use servebench::app::bench::{BUILT_IN_SHAREGPT, DATASET_SOURCE_LABEL};
     if run
         .file

@@ -55,6 +55,8 @@ mod quality;
 mod render;
 mod report;
 #[cfg(feature = "http")]
+mod self_test;
+#[cfg(feature = "http")]
 mod shard;
 #[cfg(feature = "http")]
 mod signals;
@@ -129,6 +131,11 @@ enum Command {
     /// Draw runs as SVG charts and a self-contained DIR/index.html.
     #[cfg(feature = "plot")]
     Plot(observe::PlotArgs),
+    /// The client's own ceiling on this machine: the highest request rate (and streamed
+    /// events/s) it sustains with p99 TTFT <= 1 ms against a zero-compute server
+    /// (`h200_server --serve ADDR --zero-compute`); saved, and `bench` warns near it.
+    #[cfg(feature = "http")]
+    SelfTest(self_test::Args),
 }
 
 fn main() -> ExitCode {
@@ -168,6 +175,8 @@ fn main() -> ExitCode {
         Command::Quality(a) => quality::run(&a),
         #[cfg(feature = "plot")]
         Command::Plot(a) => observe::run_plot(&a),
+        #[cfg(feature = "http")]
+        Command::SelfTest(a) => self_test::run(&a),
     };
     match output {
         Ok(text) => match print_stdout(&text) {
