@@ -220,18 +220,7 @@ pub fn energy_figures(
         .collect();
     let enough = inside.len() >= MIN_WINDOW_SAMPLES;
     if !enough {
-        // With energy, mean power is energy ÷ time and stands; the samples give the rest.
-        let what = match (energy_j.is_some(), inside.is_empty()) {
-            (true, false) => "no utilization or clock",
-            (true, true) => "no peak power, utilization or clock",
-            (false, false) => "no mean power, utilization or clock",
-            (false, true) => "no mean or peak power, utilization or clock",
-        };
-        notes.push(format!(
-            "{what}: {} GPU sample(s) inside the {span:.2} s run, at least \
-             {MIN_WINDOW_SAMPLES} needed (sample more often: --scrape-interval)",
-            inside.len()
-        ));
+        notes.push(too_few_samples(energy_j.is_some(), inside.len(), span));
     }
     let times: Vec<f64> = inside.iter().map(|&i| s.times_s[i]).collect();
     let means = |name: &str| -> Vec<f64> {
@@ -255,26 +244,7 @@ pub fn energy_figures(
         .filter(|_| span > 0.0)
         .map(|j| j / (span * speed))
         .or_else(|| total(means(POWER)));
-    // The peak of the samples inside the window (the scrapes before and after a run are
-    // idle), however few; one below the mean missed the run's busiest moments and is no
-    // peak.
-    let peak_power_w = match (inside.is_empty(), s.metric(&[POWER])) {
-        (false, Some(col)) => inside
-            .iter()
-            .filter_map(|&i| col.get(i).copied().flatten())
-            .reduce(f64::max),
-        _ => None,
-    };
-    let peak_power_w = match (peak_power_w, mean_power_w) {
-        (Some(p), Some(m)) if p < m => {
-            notes.push(format!(
-                "no peak power: the highest sample inside the run ({p:.1} W) is below its mean \
-                 power ({m:.1} W), so the samples missed its busiest moments"
-            ));
-            None
-        }
-        (p, _) => p,
-    };
+    let peak_power_w = peak_power(s, &inside, mean_power_w, &mut notes);
     Some(EnergyFigures {
         source: format!("dcgm:{}", s.target),
         gpus,
@@ -290,6 +260,47 @@ pub fn energy_figures(
         server_speed: (speed != 1.0).then_some(speed),
         notes,
     })
+}
+
+/// The note of a run with fewer than [`MIN_WINDOW_SAMPLES`] samples inside it: what it
+/// lacks (with energy, mean power is energy ÷ time and stands; the samples give the rest).
+fn too_few_samples(energy: bool, inside: usize, span: f64) -> String {
+    let what = match (energy, inside == 0) {
+        (true, false) => "no utilization or clock",
+        (true, true) => "no peak power, utilization or clock",
+        (false, false) => "no mean power, utilization or clock",
+        (false, true) => "no mean or peak power, utilization or clock",
+    };
+    format!(
+        "{what}: {inside} GPU sample(s) inside the {span:.2} s run, at least \
+         {MIN_WINDOW_SAMPLES} needed (sample more often: --scrape-interval)"
+    )
+}
+
+/// The peak of the power samples at `inside` (the scrapes before and after a run are idle),
+/// however few; one below the run's mean power missed its busiest moments and is no peak
+/// (a note says so).
+fn peak_power(
+    s: &ServerSeries,
+    inside: &[usize],
+    mean_power_w: Option<f64>,
+    notes: &mut Vec<String>,
+) -> Option<f64> {
+    let col = s.metric(&[POWER])?;
+    let peak = inside
+        .iter()
+        .filter_map(|&i| col.get(i).copied().flatten())
+        .reduce(f64::max)?;
+    match mean_power_w {
+        Some(m) if peak < m => {
+            notes.push(format!(
+                "no peak power: the highest sample inside the run ({peak:.1} W) is below its \
+                 mean power ({m:.1} W), so the samples missed its busiest moments"
+            ));
+            None
+        }
+        _ => Some(peak),
+    }
 }
 
 /// Speculative decoding from vLLM's counters in `s` over the scraped span; `None` when the

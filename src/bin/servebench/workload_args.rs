@@ -198,38 +198,39 @@ impl WorkloadArgs {
                 seed: c.seed,
                 path: c.path.cloned(),
             },
-            Structured::Sessions => {
-                let turns = self.turns.ok_or("--sessions synthetic needs --turns T")?;
-                let per =
-                    u64::from(turns) + u64::from(self.fanout) * u64::from(self.subagent_turns);
-                let input_tokens = c.input_tokens.unwrap_or(128);
-                DatasetSpec::Sessions(SessionSpec {
-                    sessions: match (self.conversations, c.max_requests) {
-                        (Some(n), _) => n,
-                        (None, Some(m)) => m.div_ceil(per),
-                        _ => {
-                            return Err("--sessions synthetic needs --conversations C (or \
-                                        --max-requests N)"
-                                .into())
-                        }
-                    },
-                    turns,
-                    input_tokens,
-                    output_tokens: c.output_tokens.unwrap_or(128),
-                    tool_result_tokens: self.tool_result_tokens.unwrap_or(input_tokens),
-                    tool_result_sigma: self.tool_result_sigma,
-                    think_time_s: self.think_time.seconds,
-                    think_time: self.think_time.kind,
-                    fanout: self.fanout,
-                    subagent_turns: self.subagent_turns,
-                    seed: c.seed,
-                })
-            }
+            Structured::Sessions => self.sessions_spec(c)?,
             Structured::Jsonl => DatasetSpec::Jsonl {
                 path: need_path("jsonl")?,
                 default_output_tokens: c.output_tokens.unwrap_or(128),
             },
         })
+    }
+    /// `--sessions synthetic`: the generated agent sessions of these flags.
+    fn sessions_spec(&self, c: &Common<'_>) -> Result<DatasetSpec, String> {
+        let turns = self.turns.ok_or("--sessions synthetic needs --turns T")?;
+        let per = u64::from(turns) + u64::from(self.fanout) * u64::from(self.subagent_turns);
+        let input_tokens = c.input_tokens.unwrap_or(128);
+        Ok(DatasetSpec::Sessions(SessionSpec {
+            sessions: match (self.conversations, c.max_requests) {
+                (Some(n), _) => n,
+                (None, Some(m)) => m.div_ceil(per),
+                _ => {
+                    return Err("--sessions synthetic needs --conversations C (or \
+                                --max-requests N)"
+                        .into())
+                }
+            },
+            turns,
+            input_tokens,
+            output_tokens: c.output_tokens.unwrap_or(128),
+            tool_result_tokens: self.tool_result_tokens.unwrap_or(input_tokens),
+            tool_result_sigma: self.tool_result_sigma,
+            think_time_s: self.think_time.seconds,
+            think_time: self.think_time.kind,
+            fanout: self.fanout,
+            subagent_turns: self.subagent_turns,
+            seed: c.seed,
+        }))
     }
 }
 

@@ -105,6 +105,58 @@ fn chat_content(
     (Value::Array(parts), Some(sent))
 }
 
+/// A chat completions body: the user message, tools and response format when asked for.
+fn chat_body(config: &HttpConfig, content: Value, max_tokens: u64, stream_options: Value) -> Value {
+    let mut body = json!({
+        "messages": [{"role": "user", "content": content}],
+        "max_completion_tokens": max_tokens,
+        "stream": true,
+        "stream_options": stream_options,
+    });
+    if let Some(tools) = &config.tools {
+        body["tools"] = tools.json().clone();
+        body["tool_choice"] = config.tool_choice.clone().unwrap_or(json!("auto"));
+    }
+    if let Some(schema) = &config.response_format {
+        // OpenAI's structured outputs; vLLM reads the same field (its guided decoding).
+        body["response_format"] = json!({"type": "json_schema", "json_schema":
+            {"name": "answer", "schema": schema.source(), "strict": true}});
+    }
+    body
+}
+
+/// A Responses API body: tools in its shape, a structured answer as `text.format`.
+fn responses_body(config: &HttpConfig, prompt: String, max_tokens: u64) -> Value {
+    let mut body = json!({
+        "input": prompt,
+        "max_output_tokens": max_tokens,
+        "stream": true,
+    });
+    if let Some(tools) = &config.tools {
+        body["tools"] = tools.responses_json();
+        body["tool_choice"] = responses_tool_choice(config.tool_choice.as_ref());
+    }
+    if let Some(schema) = &config.response_format {
+        body["text"] = json!({"format": {"type": "json_schema", "name": "answer",
+            "schema": schema.source(), "strict": true}});
+    }
+    body
+}
+
+/// A Messages API body: tools in Anthropic's shape.
+fn messages_body(config: &HttpConfig, prompt: String, max_tokens: u64) -> Value {
+    let mut body = json!({
+        "messages": [{"role": "user", "content": prompt}],
+        "max_tokens": max_tokens,
+        "stream": true,
+    });
+    if let Some(tools) = &config.tools {
+        body["tools"] = tools.messages_json();
+        body["tool_choice"] = messages_tool_choice(config.tool_choice.as_ref());
+    }
+    body
+}
+
 /// `tool_choice` (as chat takes it: `"auto"`, `"required"`, `"none"` or `{"type":
 /// "function", "function": {"name"}}`) in the Responses API's shape: the same strings,
 /// `{"type": "function", "name"}`.
@@ -160,52 +212,10 @@ pub(super) fn request_body(config: &HttpConfig, request: &EngineRequest) -> (Val
         Endpoint::Chat => {
             let (content, images) = chat_content(config, request, prompt);
             payload.images = images;
-            let mut body = json!({
-                "messages": [{"role": "user", "content": content}],
-                "max_completion_tokens": request.max_output_tokens,
-                "stream": true,
-                "stream_options": stream_options,
-            });
-            if let Some(tools) = &config.tools {
-                body["tools"] = tools.json().clone();
-                body["tool_choice"] = config.tool_choice.clone().unwrap_or(json!("auto"));
-            }
-            if let Some(schema) = &config.response_format {
-                // OpenAI's structured outputs; vLLM reads the same field (its guided decoding).
-                body["response_format"] = json!({"type": "json_schema", "json_schema":
-                    {"name": "answer", "schema": schema.source(), "strict": true}});
-            }
-            body
+            chat_body(config, content, request.max_output_tokens, stream_options)
         }
-        Endpoint::Responses => {
-            let mut body = json!({
-                "input": prompt,
-                "max_output_tokens": request.max_output_tokens,
-                "stream": true,
-            });
-            if let Some(tools) = &config.tools {
-                body["tools"] = tools.responses_json();
-                body["tool_choice"] = responses_tool_choice(config.tool_choice.as_ref());
-            }
-            if let Some(schema) = &config.response_format {
-                // The Responses API's structured outputs: `text.format`.
-                body["text"] = json!({"format": {"type": "json_schema", "name": "answer",
-                    "schema": schema.source(), "strict": true}});
-            }
-            body
-        }
-        Endpoint::Messages => {
-            let mut body = json!({
-                "messages": [{"role": "user", "content": prompt}],
-                "max_tokens": request.max_output_tokens,
-                "stream": true,
-            });
-            if let Some(tools) = &config.tools {
-                body["tools"] = tools.messages_json();
-                body["tool_choice"] = messages_tool_choice(config.tool_choice.as_ref());
-            }
-            body
-        }
+        Endpoint::Responses => responses_body(config, prompt, request.max_output_tokens),
+        Endpoint::Messages => messages_body(config, prompt, request.max_output_tokens),
         Endpoint::Embeddings | Endpoint::Pooling | Endpoint::Classify => {
             let mut input = vec![Value::String(prompt)];
             input.extend(texts(request.prompt_tokens));

@@ -314,25 +314,9 @@ pub(super) async fn generate(
         .get("x-request-id")
         .and_then(|v| v.to_str().ok())
         .map(str::to_string);
-    let body = match http_body_util::Limited::new(req.into_body(), ctx.options.max_body_bytes)
-        .collect()
-        .await
-    {
-        Ok(c) => {
-            // The body's reads belong to this request: the next one arrives with a later read.
-            arrivals.reset();
-            c.to_bytes()
-        }
-        Err(e) if e.is::<http_body_util::LengthLimitError>() => {
-            return error_response(
-                &ctx,
-                StatusCode::PAYLOAD_TOO_LARGE,
-                &format!("request body over {} bytes", ctx.options.max_body_bytes),
-            )
-        }
-        Err(e) => {
-            return error_response(&ctx, StatusCode::BAD_REQUEST, &format!("reading body: {e}"))
-        }
+    let body = match read_body(req.into_body(), &ctx, arrivals).await {
+        Ok(b) => b,
+        Err(response) => return response,
     };
     if !endpoint.streams() {
         return pool(ctx, endpoint, &body, tag, received).await;
@@ -365,24 +349,7 @@ pub(super) async fn generate(
         _ => None,
     };
     let (tx, rx) = super::handoff::channel(&ctx.gate, ctx.options.stream_buffer);
-    let request = EngineRequest {
-        id,
-        prompt_tokens: parsed.prompt_tokens,
-        prompt: parsed.prompt_text.take(),
-        max_output_tokens: parsed.max_tokens,
-        ignore_eos: parsed.ignore_eos,
-        arrival: Duration::ZERO,
-        shared_prefix_tokens: 0,
-        image_patches: std::mem::take(&mut parsed.image_patches),
-        shares_admission: false,
-        constrained: parsed.response_schema.is_some(),
-    };
-    let response_id = match endpoint {
-        Endpoint::Completions => format!("cmpl-{id}"),
-        Endpoint::Responses => format!("resp_{id}"),
-        Endpoint::Messages => format!("msg_{id}"),
-        _ => format!("chatcmpl-{id}"),
-    };
+    let (request, response_id) = submission(id, endpoint, &mut parsed);
     let first_write = FirstWrite::default();
     if !ctx.send(Control::Submit {
         request,
@@ -403,7 +370,7 @@ pub(super) async fn generate(
         ctx: Arc::clone(&ctx),
         armed: true,
     };
-    let mut sse = SseBody {
+    let sse = SseBody {
         rx,
         endpoint,
         parsed: parsed.clone(),
@@ -431,7 +398,74 @@ pub(super) async fn generate(
         },
     };
     inc(&ctx.counters.open_streams, 1);
-    let mut resp = if parsed.stream {
+    let mut resp = respond(sse, parsed.stream).await;
+    if let Some(tag) = tag.and_then(|t| hyper::header::HeaderValue::from_str(&t).ok()) {
+        resp.headers_mut().insert("x-request-id", tag);
+    }
+    resp
+}
+
+/// The request's body, read whole; the error response when it is too large or cannot be
+/// read.
+async fn read_body(
+    body: Incoming,
+    ctx: &Ctx,
+    arrivals: &ReadStamp,
+) -> Result<bytes::Bytes, Response<ServerBody>> {
+    match http_body_util::Limited::new(body, ctx.options.max_body_bytes)
+        .collect()
+        .await
+    {
+        Ok(c) => {
+            // The body's reads belong to this request: the next one arrives with a later read.
+            arrivals.reset();
+            Ok(c.to_bytes())
+        }
+        Err(e) if e.is::<http_body_util::LengthLimitError>() => Err(error_response(
+            ctx,
+            StatusCode::PAYLOAD_TOO_LARGE,
+            &format!("request body over {} bytes", ctx.options.max_body_bytes),
+        )),
+        Err(e) => Err(error_response(
+            ctx,
+            StatusCode::BAD_REQUEST,
+            &format!("reading body: {e}"),
+        )),
+    }
+}
+
+/// The engine request of a parsed generation request (its prompt and images moved out),
+/// and the id its answer carries in the endpoint's style.
+fn submission(
+    id: u64,
+    endpoint: Endpoint,
+    parsed: &mut super::openai::Parsed,
+) -> (EngineRequest, String) {
+    let request = EngineRequest {
+        id,
+        prompt_tokens: parsed.prompt_tokens,
+        prompt: parsed.prompt_text.take(),
+        max_output_tokens: parsed.max_tokens,
+        ignore_eos: parsed.ignore_eos,
+        arrival: Duration::ZERO,
+        shared_prefix_tokens: 0,
+        image_patches: std::mem::take(&mut parsed.image_patches),
+        shares_admission: false,
+        constrained: parsed.response_schema.is_some(),
+    };
+    let response_id = match endpoint {
+        Endpoint::Completions => format!("cmpl-{id}"),
+        Endpoint::Responses => format!("resp_{id}"),
+        Endpoint::Messages => format!("msg_{id}"),
+        _ => format!("chatcmpl-{id}"),
+    };
+    (request, response_id)
+}
+
+/// The answer: the event stream, or for `stream: false` its events collected into one
+/// JSON body.
+async fn respond(mut sse: SseBody, stream: bool) -> Response<ServerBody> {
+    if stream {
         let mut r = Response::new(ServerBody::Sse(Box::new(sse)));
         let h = r.headers_mut();
         h.insert(
@@ -442,21 +476,16 @@ pub(super) async fn generate(
             hyper::header::CACHE_CONTROL,
             hyper::header::HeaderValue::from_static("no-cache"),
         );
-        r
-    } else {
-        match sse.collect_all().await {
-            Ok(body) => full(StatusCode::OK, "application/json", body),
-            Err(message) => full(
-                StatusCode::INTERNAL_SERVER_ERROR,
-                "application/json",
-                error_json(StatusCode::INTERNAL_SERVER_ERROR, &message),
-            ),
-        }
-    };
-    if let Some(tag) = tag.and_then(|t| hyper::header::HeaderValue::from_str(&t).ok()) {
-        resp.headers_mut().insert("x-request-id", tag);
+        return r;
     }
-    resp
+    match sse.collect_all().await {
+        Ok(body) => full(StatusCode::OK, "application/json", body),
+        Err(message) => full(
+            StatusCode::INTERNAL_SERVER_ERROR,
+            "application/json",
+            error_json(StatusCode::INTERNAL_SERVER_ERROR, &message),
+        ),
+    }
 }
 
 /// Serves one pooling request whose body was read ([`super::pooling`]): one prefill-only
