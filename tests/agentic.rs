@@ -27,15 +27,9 @@ fn server(tune: impl FnOnce(&mut ServeOptions)) -> server::ServerHandle {
 /// `config` served by the example server (speed 10) with `tune` applied to its options.
 fn serve(config: Config, tune: impl FnOnce(&mut ServeOptions)) -> server::ServerHandle {
     let args = ServeArgs {
-        addr: "127.0.0.1:0".parse().unwrap(),
         speed: 10.0,
-        delta: None,
-        fault: None,
         max_connections: 256,
-        api_key: None,
-        handoff_window: server::DEFAULT_HANDOFF_WINDOW,
-        worker_threads: server::default_worker_threads(),
-        startup_s: None,
+        ..ServeArgs::default()
     };
     let mut opts = sim_serve::options(&config, &args);
     tune(&mut opts);

@@ -23,15 +23,9 @@ const BIN: &str = env!("CARGO_BIN_EXE_servebench");
 fn spawn_sim(speed: f64) -> server::ServerHandle {
     let config = Config::named("baseline").unwrap();
     let args = ServeArgs {
-        addr: "127.0.0.1:0".parse().unwrap(),
         speed,
-        delta: None,
-        fault: None,
         max_connections: 8192,
-        api_key: None,
-        handoff_window: servebench::http::server::DEFAULT_HANDOFF_WINDOW,
-        worker_threads: servebench::http::server::default_worker_threads(),
-        startup_s: None,
+        ..ServeArgs::default()
     };
     let opts = sim_serve::options(&config, &args);
     server::spawn(H200Sim::new(config).warmed_up(), args.addr, speed, opts).unwrap()

@@ -19,15 +19,8 @@ fn server() -> servebench::http::ServerHandle {
 
 fn server_with(config: Config) -> servebench::http::ServerHandle {
     let args = ServeArgs {
-        addr: "127.0.0.1:0".parse().unwrap(),
-        speed: 1.0,
-        delta: None,
-        fault: None,
         max_connections: 256,
-        api_key: None,
-        handoff_window: servebench::http::server::DEFAULT_HANDOFF_WINDOW,
-        worker_threads: servebench::http::server::default_worker_threads(),
-        startup_s: None,
+        ..ServeArgs::default()
     };
     serve::spawn(&config, &args).unwrap()
 }

@@ -38,15 +38,9 @@ fn serial() -> std::sync::MutexGuard<'static, ()> {
 
 fn args(speed: f64) -> ServeArgs {
     ServeArgs {
-        addr: "127.0.0.1:0".parse().unwrap(),
         speed,
-        delta: None,
-        fault: None,
         max_connections: 8192,
-        api_key: None,
-        handoff_window: servebench::http::server::DEFAULT_HANDOFF_WINDOW,
-        worker_threads: servebench::http::server::default_worker_threads(),
-        startup_s: None,
+        ..ServeArgs::default()
     }
 }
 

@@ -33,15 +33,9 @@ fn value(text: &str, name: &str) -> f64 {
 #[test]
 fn live_metrics_are_scraped_mid_run() {
     let args = ServeArgs {
-        addr: "127.0.0.1:0".parse().unwrap(),
         speed: 10.0,
-        delta: None,
-        fault: None,
         max_connections: 256,
-        api_key: None,
-        handoff_window: servebench::http::server::DEFAULT_HANDOFF_WINDOW,
-        worker_threads: servebench::http::server::default_worker_threads(),
-        startup_s: None,
+        ..ServeArgs::default()
     };
     let server = serve::spawn(&Config::named("baseline").unwrap(), &args).unwrap();
     let target = format!("http://{}", server.local_addr());

@@ -31,15 +31,10 @@ fn serve_baseline_from(
     startup_s: Option<f64>,
 ) -> (servebench::http::ServerHandle, String) {
     let args = ServeArgs {
-        addr: "127.0.0.1:0".parse().unwrap(),
         speed,
-        delta: None,
-        fault: None,
         max_connections,
-        api_key: None,
-        handoff_window: servebench::http::server::DEFAULT_HANDOFF_WINDOW,
-        worker_threads: servebench::http::server::default_worker_threads(),
         startup_s,
+        ..ServeArgs::default()
     };
     let server = serve::spawn(&Config::named("baseline").unwrap(), &args).unwrap();
     let target = format!("http://{}", server.local_addr());

@@ -17,15 +17,9 @@ const MODEL: &str = "Qwen/Qwen3.5-35B-A3B";
 
 fn args(max_connections: usize) -> ServeArgs {
     ServeArgs {
-        addr: "127.0.0.1:0".parse().unwrap(),
         speed: 50.0,
-        delta: None,
-        fault: None,
         max_connections,
-        api_key: None,
-        handoff_window: servebench::http::server::DEFAULT_HANDOFF_WINDOW,
-        worker_threads: servebench::http::server::default_worker_threads(),
-        startup_s: None,
+        ..ServeArgs::default()
     }
 }
 

@@ -75,15 +75,8 @@ fn four_shard_processes_merge_into_the_single_process_run() {
     let server = spawn(
         &Config::named("baseline").unwrap(),
         &ServeArgs {
-            addr: "127.0.0.1:0".parse().unwrap(),
             speed: 20.0,
-            delta: None,
-            fault: None,
-            max_connections: 1024,
-            api_key: None,
-            handoff_window: servebench::http::server::DEFAULT_HANDOFF_WINDOW,
-            worker_threads: servebench::http::server::default_worker_threads(),
-            startup_s: None,
+            ..ServeArgs::default()
         },
     )
     .unwrap();

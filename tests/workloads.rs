@@ -135,15 +135,9 @@ fn mooncake_replay_in_virtual_time_sends_at_the_traces_times() {
 
 fn spawn_sim(config: Config, speed: f64, timeline: bool) -> server::ServerHandle {
     let args = ServeArgs {
-        addr: "127.0.0.1:0".parse().unwrap(),
         speed,
-        delta: None,
-        fault: None,
         max_connections: 8192,
-        api_key: None,
-        handoff_window: servebench::http::server::DEFAULT_HANDOFF_WINDOW,
-        worker_threads: servebench::http::server::default_worker_threads(),
-        startup_s: None,
+        ..ServeArgs::default()
     };
     let opts = ServeOptions {
         record_timeline: timeline,

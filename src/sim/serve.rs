@@ -37,6 +37,25 @@ pub struct ServeArgs {
     pub startup_s: Option<f64>,
 }
 
+impl Default for ServeArgs {
+    /// A warm server on a free loopback port (`127.0.0.1:0`) at speed 1: the configuration's
+    /// delta field, no fault, 1024 connections, no API key, the library's handoff window and
+    /// worker threads.
+    fn default() -> ServeArgs {
+        ServeArgs {
+            addr: SocketAddr::from(([127, 0, 0, 1], 0)),
+            speed: 1.0,
+            delta: None,
+            fault: None,
+            max_connections: 1024,
+            api_key: None,
+            handoff_window: server::DEFAULT_HANDOFF_WINDOW,
+            worker_threads: server::default_worker_threads(),
+            startup_s: None,
+        }
+    }
+}
+
 /// Parses a `--delta` value.
 pub fn parse_delta(v: &str) -> Result<DeltaField, String> {
     match v {
