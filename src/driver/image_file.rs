@@ -154,7 +154,7 @@ mod tests {
     fn bad_lines_name_their_line_and_field() {
         let dir = tempfile::tempdir().unwrap();
         for (body, says) in [
-            ("{\"image\": 3}\n", ":1: image 0"),
+            ("{\"image\": 3}\n", ":1: `image` is not a string"),
             (
                 "\n{\"images\": [\"https://a/x.png\", 7]}\n",
                 ":2: `images[1]` is not a string",
