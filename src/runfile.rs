@@ -693,3 +693,6 @@ pub fn check_writable(path: &Path) -> Result<(), RunFileError> {
 
 #[cfg(test)]
 mod tests;
+
+#[cfg(feature = "parquet")]
+pub mod parquet;

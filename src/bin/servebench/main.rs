@@ -37,6 +37,7 @@ mod compare;
 mod cost_args;
 mod endpoint_args;
 mod exit;
+mod export;
 mod flagged;
 mod input;
 mod lint;
@@ -136,6 +137,9 @@ enum Command {
     /// (`h200_server --serve ADDR --zero-compute`); saved, and `bench` warns near it.
     #[cfg(feature = "http")]
     SelfTest(self_test::Args),
+    /// Write a run file's records in another format: Parquet, one row per request (needs
+    /// the `parquet` cargo feature).
+    Export(export::Args),
 }
 
 fn main() -> ExitCode {
@@ -177,6 +181,7 @@ fn main() -> ExitCode {
         Command::Plot(a) => observe::run_plot(&a),
         #[cfg(feature = "http")]
         Command::SelfTest(a) => self_test::run(&a),
+        Command::Export(a) => export::run(&a),
     };
     match output {
         Ok(text) => match print_stdout(&text) {
