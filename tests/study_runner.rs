@@ -1070,3 +1070,69 @@ fn a_study_judges_prefix_caching_on_agent_sessions_against_launched_servers() {
     assert!(verdict.starts_with("Kept: better"), "{verdict}");
     assert_no_server_left(&out);
 }
+
+/// `study run --metrics-listen ADDR` serves the run in progress's live metrics while the
+/// study runs against launched servers: scraped mid-study, a run is under way (requests
+/// sent and completed) and the runs started so far are counted.
+#[test]
+fn a_study_serves_live_metrics_while_it_runs() {
+    use common::scrape::{scrape, value};
+    use std::io::BufRead;
+    let dir = tmp("live");
+    // Speed 1 and 40 requests per run at 20 req/s: each run lasts about two seconds.
+    let text = study_text(&good_engine("vLLM", 1)).replace(
+        "request_rate = 1000\ntotal_requests = 6",
+        "request_rate = 20\ntotal_requests = 40",
+    );
+    let file = write_study(&dir, &text);
+    let out = dir.join("out");
+    let mut child = Command::new(servebench())
+        .args([
+            "study",
+            "run",
+            file.to_str().unwrap(),
+            "--out",
+            out.to_str().unwrap(),
+        ])
+        .args(["-q", "--metrics-listen", "127.0.0.1:0"])
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut lines = std::io::BufReader::new(child.stderr.take().unwrap()).lines();
+    let addr = loop {
+        let line = lines
+            .next()
+            .expect("study exited before listening")
+            .unwrap();
+        if let Some(rest) = line.strip_prefix("servebench: live metrics at http://") {
+            break rest.trim_end_matches("/metrics").to_string();
+        }
+    };
+    std::thread::spawn(move || for _ in lines {});
+    let start = Instant::now();
+    let body = loop {
+        std::thread::sleep(Duration::from_millis(300));
+        let t = scrape(&addr);
+        let body = t.split("\r\n\r\n").nth(1).unwrap_or_default().to_string();
+        if body.contains("servebench_requests_completed_total")
+            && value(&body, "servebench_requests_completed_total") > 0.0
+        {
+            break body;
+        }
+        assert!(
+            start.elapsed() < Duration::from_secs(60),
+            "no run under way:\n{body}"
+        );
+    };
+    assert!(
+        value(&body, "servebench_runs_started_total") >= 1.0,
+        "{body}"
+    );
+    assert!(
+        value(&body, "servebench_requests_sent_total") >= 1.0,
+        "{body}"
+    );
+    assert!(child.wait().unwrap().success());
+    assert_no_server_left(&out);
+}

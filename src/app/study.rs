@@ -52,6 +52,8 @@ pub struct Runner {
     exchange: Option<crate::study::shards::Exchange>,
     /// The warm-up run of the session in progress (its first request starts the server's).
     warmup_run: Option<RunFile>,
+    /// Live metrics of the runs against launched servers (`study run --metrics-listen`).
+    live: Option<std::sync::Arc<crate::observe::live::LiveRuns>>,
 }
 
 /// What [`Runner::run`] ended with.
@@ -80,6 +82,7 @@ impl Runner {
             outcomes: Outcomes::default(),
             exchange: None,
             warmup_run: None,
+            live: None,
         }
     }
 
@@ -107,6 +110,7 @@ impl Runner {
             outcomes: Outcomes::default(),
             exchange: None,
             warmup_run: None,
+            live: None,
         })
     }
 
@@ -149,6 +153,7 @@ impl Runner {
             outcomes,
             exchange: None,
             warmup_run: None,
+            live: None,
         })
     }
 
@@ -169,6 +174,12 @@ impl Runner {
             return self.run_sharded(cancel, log);
         }
         self.run_loop(cancel, log)
+    }
+
+    /// Feeds the live metrics of every run against a launched server to `live` (`study run
+    /// --metrics-listen`).
+    pub fn set_live(&mut self, live: std::sync::Arc<crate::observe::live::LiveRuns>) {
+        self.live = Some(live);
     }
 
     fn run_loop(
@@ -629,6 +640,7 @@ impl Runner {
             };
             log(&format!("  {pname} r{rep}: prefix cache {reset}"));
             let mut args = http(profile.clone());
+            args.live = self.live.as_ref().map(|l| l.next_run());
             match self.gate(pname, *rep, cancel)? {
                 sharded::Gate::Whole => {}
                 sharded::Gate::Start(shard, at) => {

@@ -215,3 +215,55 @@ impl LiveMetrics {
         out
     }
 }
+
+/// The live metrics of a sequence of runs (a study's): each run feeds its own
+/// [`LiveMetrics`] ([`LiveRuns::next_run`]), and the listener renders the run in progress
+/// with how many runs have started (`servebench_runs_started_total`) — the run's counters
+/// restart at each run, which Prometheus' `rate()` reads as a counter reset.
+///
+/// ```
+/// use servebench::observe::live::LiveRuns;
+/// let runs = LiveRuns::default();
+/// let first = runs.next_run();
+/// let _second = runs.next_run();
+/// let text = runs.render();
+/// assert!(text.contains("servebench_runs_started_total 2\n"));
+/// assert!(text.contains("servebench_requests_completed_total 0\n"));
+/// # drop(first);
+/// ```
+#[derive(Debug, Default)]
+pub struct LiveRuns {
+    current: Mutex<std::sync::Arc<LiveMetrics>>,
+    started: std::sync::atomic::AtomicU64,
+}
+
+impl LiveRuns {
+    /// A fresh [`LiveMetrics`] for the run about to start, which the listener renders from
+    /// now on.
+    pub fn next_run(&self) -> std::sync::Arc<LiveMetrics> {
+        let live = std::sync::Arc::new(LiveMetrics::default());
+        let mut c = match self.current.lock() {
+            Ok(g) => g,
+            Err(p) => p.into_inner(),
+        };
+        *c = std::sync::Arc::clone(&live);
+        self.started
+            .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        live
+    }
+
+    /// The run in progress's metrics, and the runs started so far.
+    pub fn render(&self) -> String {
+        let current = match self.current.lock() {
+            Ok(g) => std::sync::Arc::clone(&g),
+            Err(p) => std::sync::Arc::clone(&p.into_inner()),
+        };
+        let mut out = current.render();
+        out.push_str(&format!(
+            "# HELP servebench_runs_started_total Runs started so far (a study's).\n\
+             # TYPE servebench_runs_started_total counter\nservebench_runs_started_total {}\n",
+            self.started.load(std::sync::atomic::Ordering::Relaxed)
+        ));
+        out
+    }
+}

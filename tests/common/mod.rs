@@ -7,6 +7,7 @@
 pub mod example_server;
 pub mod kids;
 pub mod request_keys;
+pub mod scrape;
 
 use std::time::Duration;
 

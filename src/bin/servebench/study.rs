@@ -75,6 +75,11 @@ struct RunArgs {
     /// server on top of its start_timeout_s) before giving up, naming the missing shards.
     #[arg(long, value_name = "SECONDS", default_value_t = 600.0)]
     shard_timeout_s: f64,
+    /// Serve the run in progress's live metrics in Prometheus' text format at
+    /// http://ADDR/metrics (as `bench --metrics-listen`, plus the runs started so far);
+    /// runs against launched servers only (simulated runs take no wall time).
+    #[arg(long, value_name = "ADDR")]
+    metrics_listen: Option<std::net::SocketAddr>,
     /// Print no progress lines.
     #[arg(long, short)]
     quiet: bool,
@@ -220,6 +225,24 @@ fn run_study(args: &RunArgs) -> Result<ExitCode, study::StudyError> {
         (None, Some(_)) => return Err(start_needs_shard()),
         (None, None) => {}
     }
+    let _listener = match args.metrics_listen {
+        Some(addr) => {
+            let live = Arc::new(servebench::observe::live::LiveRuns::default());
+            let render = Arc::clone(&live);
+            let l = servebench::http::listen::TextListener::start(
+                addr,
+                Arc::new(move || render.render()),
+            )
+            .map_err(|e| study::StudyError::Usage(format!("--metrics-listen: {e}")))?;
+            eprintln!(
+                "servebench: live metrics at http://{}/metrics",
+                l.local_addr()
+            );
+            runner.set_live(live);
+            Some(l)
+        }
+        None => None,
+    };
     let cancel = Arc::new(AtomicBool::new(false));
     let flag = Arc::clone(&cancel);
     // A second Ctrl-C while stopping is ignored: the runner is already stopping the server.
