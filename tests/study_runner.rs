@@ -94,6 +94,23 @@ fn write_study(dir: &Path, text: &str) -> PathBuf {
     p
 }
 
+/// Writes the study `text` in `dir` and runs it to the end (`study run FILE --out DIR/out
+/// -q`), which must succeed; the output directory.
+fn run_study(dir: &Path, text: &str) -> PathBuf {
+    let file = write_study(dir, text);
+    let out = dir.join("out");
+    let o = run_cli(&[
+        "study",
+        "run",
+        file.to_str().unwrap(),
+        "--out",
+        out.to_str().unwrap(),
+        "-q",
+    ]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    out
+}
+
 fn run_cli(args: &[&str]) -> std::process::Output {
     Command::new(servebench()).args(args).output().unwrap()
 }
@@ -905,17 +922,7 @@ add = ["--config=optimized"]
 profiles = ["a"]
 "#
     );
-    let file = write_study(&dir, &text);
-    let out = dir.join("out");
-    let o = run_cli(&[
-        "study",
-        "run",
-        file.to_str().unwrap(),
-        "--out",
-        out.to_str().unwrap(),
-        "-q",
-    ]);
-    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let out = run_study(&dir, &text);
     let j = Journal::read(&out).unwrap();
     assert_eq!(j.startups.len(), 2, "{:?}", j.startups);
     for (key, launches) in &j.startups {
@@ -957,17 +964,7 @@ fn a_study_of_an_embeddings_tier_calls_the_endpoint_in_every_run() {
         "[ladder]",
         "[endpoint]\nname = \"embeddings\"\nbatch_size = 4\n\n[ladder]",
     );
-    let file = write_study(&dir, &text);
-    let out = dir.join("out");
-    let o = run_cli(&[
-        "study",
-        "run",
-        file.to_str().unwrap(),
-        "--out",
-        out.to_str().unwrap(),
-        "-q",
-    ]);
-    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let out = run_study(&dir, &text);
     let j = Journal::read(&out).unwrap();
     assert_eq!(j.runs.len(), 8);
     assert!(j.failures.is_empty(), "{:?}", j.failures);
@@ -1028,17 +1025,7 @@ fn a_study_judges_prefix_caching_on_agent_sessions_against_launched_servers() {
         .replace("profiles = [\"a\", \"b\"]", "profiles = [\"s\"]")
         .replace("add = [\"--config=optimized\"]", "add = [\"--engine-args=--enable-prefix-caching\"]")
         .replace("name = \"Optimized\"", "name = \"Prefix Cache\"");
-    let file = write_study(&dir, &text);
-    let out = dir.join("out");
-    let o = run_cli(&[
-        "study",
-        "run",
-        file.to_str().unwrap(),
-        "--out",
-        out.to_str().unwrap(),
-        "-q",
-    ]);
-    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let out = run_study(&dir, &text);
     let j = Journal::read(&out).unwrap();
     assert!(j.failures.is_empty(), "{:?}", j.failures);
     let mut cached = 0;

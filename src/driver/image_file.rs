@@ -20,43 +20,18 @@
 //! assert_eq!(load.sources[0].size, None);
 //! ```
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use base64::Engine as _;
 
+use super::datasets::DatasetError;
 use super::images::{image_size, ImageLoad, ImageSource};
-
-/// An image file could not be read: the file, the 1-based line and what is wrong.
-#[derive(Debug, thiserror::Error)]
-pub enum ImageFileError {
-    /// The file could not be read.
-    #[error("cannot read {path}: {source}")]
-    Io {
-        /// The file.
-        path: PathBuf,
-        /// Why.
-        source: std::io::Error,
-    },
-    /// A line is not what the format says.
-    #[error("{path}:{line}: {message}")]
-    Invalid {
-        /// The file.
-        path: PathBuf,
-        /// 1-based line.
-        line: usize,
-        /// What is wrong, with the JSON path of the field.
-        message: String,
-    },
-    /// No image in the whole file.
-    #[error("{0}: no image URL in the file")]
-    Empty(PathBuf),
-}
 
 impl ImageLoad {
     /// `per_request` images per request, taken in turn from the file at `path` (see the
-    /// module docs for its formats).
-    pub fn from_file(per_request: u32, path: &Path) -> Result<ImageLoad, ImageFileError> {
-        let text = std::fs::read_to_string(path).map_err(|source| ImageFileError::Io {
+    /// module docs for its formats); errors name the file and line.
+    pub fn from_file(per_request: u32, path: &Path) -> Result<ImageLoad, DatasetError> {
+        let text = std::fs::read_to_string(path).map_err(|source| DatasetError::Io {
             path: path.to_path_buf(),
             source,
         })?;
@@ -66,7 +41,7 @@ impl ImageLoad {
             if line.is_empty() {
                 continue;
             }
-            let invalid = |message: String| ImageFileError::Invalid {
+            let invalid = |message: String| DatasetError::Invalid {
                 path: path.to_path_buf(),
                 line: i + 1,
                 message,
@@ -81,7 +56,11 @@ impl ImageLoad {
             }
         }
         if sources.is_empty() {
-            return Err(ImageFileError::Empty(path.to_path_buf()));
+            return Err(DatasetError::Invalid {
+                path: path.to_path_buf(),
+                line: 0,
+                message: "no image URL in the file".into(),
+            });
         }
         Ok(ImageLoad {
             per_request,

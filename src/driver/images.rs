@@ -98,8 +98,6 @@ impl FromStr for ImageSize {
     }
 }
 
-pub use super::image_file::ImageFileError;
-
 /// What a request's images are: `per_request` images, each of a size drawn from weighted
 /// buckets (vLLM's `--random-mm-bucket-config`, a map from `(height, width, frames)` to a
 /// probability; here written `WxH:weight,…`, frames always 1).
