@@ -67,6 +67,46 @@ impl JsonSchema {
     }
 }
 
+/// The request field a chat request's schema goes in: OpenAI's `response_format`, or vLLM's
+/// own structured-output fields — `structured_outputs: {"json": …}` (vLLM 0.12 and later)
+/// or `guided_json` (before; vLLM's structured-outputs docs name both).
+///
+/// ```
+/// use serde_json::json;
+/// use servebench::http::schema::{JsonSchema, SchemaField};
+/// let s = JsonSchema::new(json!({"type": "object"})).unwrap();
+/// assert_eq!(SchemaField::StructuredOutputs.field(&s), ("structured_outputs", json!({"json": {"type": "object"}})));
+/// assert_eq!(SchemaField::GuidedJson.field(&s).0, "guided_json");
+/// assert_eq!(SchemaField::ResponseFormat.field(&s).1["type"], "json_schema");
+/// ```
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum SchemaField {
+    /// `response_format: {"type": "json_schema", "json_schema": {"name", "schema", "strict"}}`.
+    #[default]
+    ResponseFormat,
+    /// vLLM's `structured_outputs: {"json": SCHEMA}`.
+    StructuredOutputs,
+    /// vLLM's older `guided_json: SCHEMA`.
+    GuidedJson,
+}
+
+impl SchemaField {
+    /// The field's name and value for `schema`.
+    pub fn field(self, schema: &JsonSchema) -> (&'static str, Value) {
+        match self {
+            SchemaField::ResponseFormat => (
+                "response_format",
+                json!({"type": "json_schema", "json_schema":
+                    {"name": "answer", "schema": schema.source(), "strict": true}}),
+            ),
+            SchemaField::StructuredOutputs => {
+                ("structured_outputs", json!({"json": schema.source()}))
+            }
+            SchemaField::GuidedJson => ("guided_json", schema.source().clone()),
+        }
+    }
+}
+
 /// An OpenAI `tools` array, each function's `parameters` compiled.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Tools {

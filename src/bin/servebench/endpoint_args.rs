@@ -3,7 +3,7 @@
 
 use clap::builder::TypedValueParser as _;
 use servebench::driver::images::ImageLoad;
-use servebench::http::schema::{JsonSchema, Tools};
+use servebench::http::schema::{JsonSchema, SchemaField, Tools};
 use servebench::http::{Endpoint, HttpConfig};
 
 use crate::input::InputError;
@@ -56,6 +56,28 @@ pub struct EndpointArgs {
     /// (`json_schema`) and checked on each answer.
     #[arg(long, value_name = "SCHEMA.json")]
     pub response_format: Option<std::path::PathBuf>,
+    /// The chat request field the schema goes in: OpenAI's `response_format`, or vLLM's
+    /// `structured_outputs` (`{"json": SCHEMA}`, vLLM 0.12 and later) or `guided_json`
+    /// (earlier vLLM).
+    #[arg(
+        long,
+        value_enum,
+        value_name = "FIELD",
+        default_value = "response-format",
+        requires = "response_format"
+    )]
+    pub schema_field: SchemaFieldArg,
+}
+
+/// `--schema-field`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum SchemaFieldArg {
+    /// OpenAI's `response_format` (json_schema).
+    ResponseFormat,
+    /// vLLM's `structured_outputs: {"json": SCHEMA}`.
+    StructuredOutputs,
+    /// vLLM's `guided_json: SCHEMA`.
+    GuidedJson,
 }
 
 impl EndpointArgs {
@@ -129,6 +151,14 @@ impl EndpointArgs {
             };
             http.tools = Some(tools);
         }
+        if self.schema_field != SchemaFieldArg::ResponseFormat && endpoint != Endpoint::Chat {
+            return refuse("schema-field", "--endpoint chat");
+        }
+        http.schema_field = match self.schema_field {
+            SchemaFieldArg::ResponseFormat => SchemaField::ResponseFormat,
+            SchemaFieldArg::StructuredOutputs => SchemaField::StructuredOutputs,
+            SchemaFieldArg::GuidedJson => SchemaField::GuidedJson,
+        };
         if let Some(path) = &self.response_format {
             http.response_format = Some(
                 JsonSchema::new(read_json("response-format", path)?).map_err(|e| {

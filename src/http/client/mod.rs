@@ -104,6 +104,8 @@ pub struct HttpConfig {
     /// A JSON Schema every chat answer must follow (`bench --response-format`), sent as
     /// `response_format: {"type": "json_schema", …}` and checked on the answer.
     pub response_format: Option<crate::http::schema::JsonSchema>,
+    /// Which request field carries `response_format`'s schema on chat requests.
+    pub schema_field: crate::http::schema::SchemaField,
 }
 
 impl HttpConfig {
@@ -131,6 +133,7 @@ impl HttpConfig {
             tools: None,
             tool_choice: None,
             response_format: None,
+            schema_field: crate::http::schema::SchemaField::default(),
         }
     }
 }

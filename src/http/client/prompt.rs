@@ -118,9 +118,9 @@ fn chat_body(config: &HttpConfig, content: Value, max_tokens: u64, stream_option
         body["tool_choice"] = config.tool_choice.clone().unwrap_or(json!("auto"));
     }
     if let Some(schema) = &config.response_format {
-        // OpenAI's structured outputs; vLLM reads the same field (its guided decoding).
-        body["response_format"] = json!({"type": "json_schema", "json_schema":
-            {"name": "answer", "schema": schema.source(), "strict": true}});
+        // OpenAI's structured outputs (vLLM reads the same field), or vLLM's own fields.
+        let (name, value) = config.schema_field.field(schema);
+        body[name] = value;
     }
     body
 }

@@ -330,3 +330,37 @@ fn dataset_images_are_sent_by_url_in_turn() {
         (2, 1, 258, 3)
     );
 }
+
+/// The schema goes in the field asked for, and only there.
+#[test]
+fn the_schema_goes_in_the_chosen_field() {
+    use crate::http::schema::{JsonSchema, SchemaField};
+    let mut cfg = HttpConfig::new("http://127.0.0.1:1");
+    cfg.endpoint = Endpoint::Chat;
+    cfg.response_format = Some(JsonSchema::new(serde_json::json!({"type": "object"})).unwrap());
+    let req = EngineRequest {
+        id: 1,
+        prompt_tokens: 5,
+        prompt: None,
+        max_output_tokens: 9,
+        ignore_eos: true,
+        arrival: Duration::ZERO,
+        shared_prefix_tokens: 0,
+        image_patches: Vec::new(),
+        shares_admission: false,
+        constrained: false,
+    };
+    for (field, name) in [
+        (SchemaField::ResponseFormat, "response_format"),
+        (SchemaField::StructuredOutputs, "structured_outputs"),
+        (SchemaField::GuidedJson, "guided_json"),
+    ] {
+        cfg.schema_field = field;
+        let (b, _) = request_body(&cfg, &req);
+        let fields: Vec<&str> = ["response_format", "structured_outputs", "guided_json"]
+            .into_iter()
+            .filter(|f| b.get(*f).is_some())
+            .collect();
+        assert_eq!(fields, [name]);
+    }
+}

@@ -91,6 +91,15 @@ fn tool_of(v: &Value, endpoint: Endpoint) -> Result<Option<(String, Value)>, Api
 /// "json_schema": {"schema": …}}`, the Responses API's `text.format: {"type":
 /// "json_schema", "schema": …}`.
 fn response_schema_of(v: &Value, endpoint: Endpoint) -> Result<Option<Value>, ApiError> {
+    // vLLM's own structured-output fields on chat (`structured_outputs.json`, the older
+    // `guided_json`) carry the schema itself.
+    if endpoint == Endpoint::Chat {
+        for at in ["/structured_outputs/json", "/guided_json"] {
+            if let Some(schema) = v.pointer(at).filter(|s| !s.is_null()) {
+                return Ok(Some(schema.clone()));
+            }
+        }
+    }
     let (at, schema_at, field) = match endpoint {
         Endpoint::Responses => ("/text/format", "/schema", "text.format"),
         _ => ("/response_format", "/json_schema/schema", "response_format"),
