@@ -175,6 +175,24 @@ fn check_api_keys(s: &StudyFile) -> Result<(), study::StudyError> {
     Ok(())
 }
 
+/// Serves the runs' live metrics at `addr` (`--metrics-listen`) and has the runner feed
+/// them; the listener, which serves while it lives.
+fn live_metrics(
+    addr: std::net::SocketAddr,
+    runner: &mut Runner,
+) -> Result<servebench::http::listen::TextListener, study::StudyError> {
+    let live = Arc::new(servebench::observe::live::LiveRuns::default());
+    let render = Arc::clone(&live);
+    let l = servebench::http::listen::TextListener::start(addr, Arc::new(move || render.render()))
+        .map_err(|e| study::StudyError::Usage(format!("--metrics-listen: {e}")))?;
+    eprintln!(
+        "servebench: live metrics at http://{}/metrics",
+        l.local_addr()
+    );
+    runner.set_live(live);
+    Ok(l)
+}
+
 fn run_study(args: &RunArgs) -> Result<ExitCode, study::StudyError> {
     let shared = shared_dir(args)?;
     if shared.is_some() && args.shard.is_none() && args.resume.is_none() {
@@ -225,24 +243,10 @@ fn run_study(args: &RunArgs) -> Result<ExitCode, study::StudyError> {
         (None, Some(_)) => return Err(start_needs_shard()),
         (None, None) => {}
     }
-    let _listener = match args.metrics_listen {
-        Some(addr) => {
-            let live = Arc::new(servebench::observe::live::LiveRuns::default());
-            let render = Arc::clone(&live);
-            let l = servebench::http::listen::TextListener::start(
-                addr,
-                Arc::new(move || render.render()),
-            )
-            .map_err(|e| study::StudyError::Usage(format!("--metrics-listen: {e}")))?;
-            eprintln!(
-                "servebench: live metrics at http://{}/metrics",
-                l.local_addr()
-            );
-            runner.set_live(live);
-            Some(l)
-        }
-        None => None,
-    };
+    let _listener = args
+        .metrics_listen
+        .map(|addr| live_metrics(addr, &mut runner))
+        .transpose()?;
     let cancel = Arc::new(AtomicBool::new(false));
     let flag = Arc::clone(&cancel);
     // A second Ctrl-C while stopping is ignored: the runner is already stopping the server.

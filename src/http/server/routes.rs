@@ -333,15 +333,7 @@ pub(super) async fn generate(
         .filter(|f| n.is_multiple_of(f.every))
         .map(|f| f.kind);
     if fault == Some(FaultKind::Status500) {
-        inc(&ctx.counters.injected_faults, 1);
-        return full(
-            StatusCode::INTERNAL_SERVER_ERROR,
-            "application/json",
-            error_json(
-                StatusCode::INTERNAL_SERVER_ERROR,
-                &format!("injected fault: request {n} fails with 500"),
-            ),
-        );
+        return injected_500(&ctx, n);
     }
     let id = ctx.next_id.fetch_add(1, Ordering::Relaxed);
     let answer = match (&ctx.options.answerer, parsed.prompt_text.as_deref()) {
@@ -403,6 +395,19 @@ pub(super) async fn generate(
         resp.headers_mut().insert("x-request-id", tag);
     }
     resp
+}
+
+/// The answer of request `n` when the server is set to fail it with a 500 (`--fault 500:N`).
+fn injected_500(ctx: &Ctx, n: u64) -> Response<ServerBody> {
+    inc(&ctx.counters.injected_faults, 1);
+    full(
+        StatusCode::INTERNAL_SERVER_ERROR,
+        "application/json",
+        error_json(
+            StatusCode::INTERNAL_SERVER_ERROR,
+            &format!("injected fault: request {n} fails with 500"),
+        ),
+    )
 }
 
 /// The request's body, read whole; the error response when it is too large or cannot be
