@@ -530,6 +530,10 @@ pub fn run(args: &BenchArgs, progress: &mut dyn FnMut(&Progress)) -> Result<Benc
             DatasetSpec::Mooncake { .. } | DatasetSpec::Jsonl { .. } => None,
         },
     };
+    // The run's trace, for finding a tracing server's spans of its requests.
+    if let Some(t) = &args.http.trace {
+        file.labels.insert("trace_id".into(), t.hex());
+    }
     // Where a ShareGPT profile's requests came from: the file, or the built-in lengths.
     if let Dataset::ShareGpt { path } = &args.profile.dataset {
         file.labels.insert(

@@ -13,6 +13,7 @@ pub mod server;
 pub(crate) mod sse;
 mod stamped;
 pub mod timeline;
+pub mod trace;
 
 pub use client::{HttpConfig, HttpEngine};
 pub use server::{serve, spawn, ServeOptions, ServerHandle};

@@ -21,6 +21,8 @@ pub(super) fn bench_args(
     args.http.api_key = bearer.map(str::to_string);
     args.http.request_timeout = Some(Duration::from_secs_f64(spec.request_timeout_s));
     args.scrape_interval = Some(crate::study::observe::SCRAPE_INTERVAL);
+    // Each run its own trace (the run file's `trace_id` label).
+    args.http.trace = Some(crate::http::trace::TraceId::random());
     if let Some(e) = endpoint {
         // The study file's check accepted only known names.
         args.http.endpoint = e.name.parse().unwrap_or(Endpoint::Completions);

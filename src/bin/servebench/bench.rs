@@ -541,6 +541,7 @@ fn run(args: &Args) -> Result<(String, u8), Failure> {
     http.request_timeout = Some(seconds(args.timeout));
     http.continuous_usage = !args.no_continuous_usage;
     http.preconnect = !args.no_preconnect;
+    http.trace = args.extras.trace();
     if !args.lora_modules.is_empty() {
         let split = servebench::driver::LoraSplit::new(
             args.lora_modules.clone(),

@@ -44,9 +44,20 @@ pub struct RunExtras {
     #[arg(long, value_name = "TOKENS", default_value_t = 16,
           value_parser = clap::value_parser!(u64).range(1..))]
     pub prefix_block_tokens: u64,
+    /// Send no W3C `traceparent` header (by default every request carries one: one trace
+    /// per run, kept in the run file's `trace_id` label, a span per request).
+    #[cfg(feature = "http")]
+    #[arg(long)]
+    pub no_trace_context: bool,
 }
 
 impl RunExtras {
+    /// A new trace for the run's requests, unless `--no-trace-context`.
+    #[cfg(feature = "http")]
+    pub fn trace(&self) -> Option<servebench::http::trace::TraceId> {
+        (!self.no_trace_context).then(servebench::http::trace::TraceId::random)
+    }
+
     /// Starts the live-metrics listener when asked, and has the run feed it.
     #[cfg(feature = "http")]
     pub fn listen(

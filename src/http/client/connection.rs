@@ -111,6 +111,9 @@ pub(super) fn build_request(
         .header(hyper::header::CONTENT_TYPE, "application/json")
         .header(hyper::header::ACCEPT, accept)
         .header("x-request-id", format!("{REQUEST_ID_PREFIX}{id}"));
+    if let Some(trace) = &shared.config.trace {
+        builder = builder.header("traceparent", trace.traceparent(id));
+    }
     if endpoint == Endpoint::Messages {
         // Anthropic's headers: the key as `x-api-key`, the API version always.
         builder = builder.header(

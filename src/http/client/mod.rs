@@ -106,6 +106,9 @@ pub struct HttpConfig {
     pub response_format: Option<crate::http::schema::JsonSchema>,
     /// Which request field carries `response_format`'s schema on chat requests.
     pub schema_field: crate::http::schema::SchemaField,
+    /// The run's trace: every request carries a W3C `traceparent` header in it
+    /// ([`crate::http::trace`]); `None`: no header.
+    pub trace: Option<crate::http::trace::TraceId>,
 }
 
 impl HttpConfig {
@@ -134,6 +137,7 @@ impl HttpConfig {
             tool_choice: None,
             response_format: None,
             schema_field: crate::http::schema::SchemaField::default(),
+            trace: None,
         }
     }
 }
