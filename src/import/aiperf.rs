@@ -170,6 +170,25 @@ fn number(path: &str, v: &Value) -> Result<f64, ImportError> {
         .ok_or_else(|| ImportError::invalid(path, format!("expected a number, found {v}")))
 }
 
+/// The outcome of a line that is not a success: aiperf's error (an HTTP status of 400 or
+/// more is one), or a request it cancelled.
+fn outcome(l: &Line) -> Option<Outcome> {
+    if let Some(e) = &l.error {
+        let kind = match e.code {
+            Some(c) if c >= 400 => ErrorKind::HttpStatus,
+            _ => ErrorKind::Other,
+        };
+        let message = match &e.kind {
+            Some(t) => format!("{t}: {}", e.message),
+            None => e.message.clone(),
+        };
+        return Some(Outcome::Error { kind, message });
+    }
+    l.metadata.was_cancelled.then(|| Outcome::Incomplete {
+        reason: "cancelled by aiperf".into(),
+    })
+}
+
 fn record(id: u64, line: usize, l: &Line, origin_ns: u64) -> Result<RequestRecord, ImportError> {
     let at = |key: &str| format!("line {line}: $.metrics.{key}.value");
     let start_ns = l.metadata.request_start_ns.ok_or_else(|| {
@@ -206,20 +225,8 @@ fn record(id: u64, line: usize, l: &Line, origin_ns: u64) -> Result<RequestRecor
     r.usage_prompt_tokens = count("usage_prompt_tokens")?;
     let osl = count("output_sequence_length")?;
     r.usage_output_tokens = count("usage_completion_tokens")?;
-    if let Some(e) = &l.error {
-        let kind = match e.code {
-            Some(c) if c >= 400 => ErrorKind::HttpStatus,
-            _ => ErrorKind::Other,
-        };
-        let mut message = e.message.clone();
-        if let Some(t) = &e.kind {
-            message = format!("{t}: {message}");
-        }
-        r.outcome = Outcome::Error { kind, message };
-    } else if l.metadata.was_cancelled {
-        r.outcome = Outcome::Incomplete {
-            reason: "cancelled by aiperf".into(),
-        };
+    if let Some(o) = outcome(l) {
+        r.outcome = o;
     }
     if let Some(v) = get("time_to_first_token") {
         let ttft = ms_duration(

@@ -389,6 +389,25 @@ fn itls_ms(g: &[&Stats], out: &mut Vec<(f64, f64)>) {
     }));
 }
 
+/// guidellm's goodput over the window `[ws, we]`: the rate of the successful requests
+/// meeting every SLO, when an SLO judges requests.
+fn goodput(
+    successful: &[&Stats],
+    slo: Option<super::Slo>,
+    ws: f64,
+    we: f64,
+) -> Option<StatusDistributions> {
+    let slo = slo.filter(crate::metrics::slo::Slo::judges_requests)?;
+    let rate = |xs: &[(f64, f64)]| WeightedDistribution::rate_from_timings(xs, Some(ws), Some(we));
+    let conforming = conforming(successful, &slo);
+    Some(StatusDistributions {
+        successful: rate(&conforming),
+        errored: rate(&[]),
+        incomplete: rate(&[]),
+        total: rate(&conforming),
+    })
+}
+
 /// `(end, 1)` of each successful request meeting every SLO (guidellm's goodput).
 fn conforming(successful: &[&Stats], slo: &super::Slo) -> Vec<(f64, f64)> {
     let ok = |limit: Option<f64>, v: Option<f64>| match (limit, v) {
@@ -452,18 +471,7 @@ pub fn guidellm_metrics(records: &[RequestRecord], opts: &MetricsOptions) -> Gui
         total: n.successful + n.incomplete + n.errored,
     };
 
-    let goodput = opts
-        .goodput
-        .filter(crate::metrics::slo::Slo::judges_requests)
-        .map(|slo| {
-            let conforming = conforming(&main.successful, &slo);
-            StatusDistributions {
-                successful: rate(&conforming),
-                errored: rate(&[]),
-                incomplete: rate(&[]),
-                total: rate(&conforming),
-            }
-        });
+    let goodput = goodput(&main.successful, opts.goodput, ws, we);
 
     GuidellmMetrics {
         window_start_s: ws,
