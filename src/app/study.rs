@@ -590,6 +590,25 @@ impl Runner {
         })
     }
 
+    /// The session's warm-up run (`warmup_requests` of its first profile), by shard 1 only.
+    fn warm_up(
+        &mut self,
+        session: &Session,
+        http: &dyn Fn(Profile) -> crate::app::bench::BenchArgs,
+    ) -> Result<(), StudyError> {
+        if self.study.warmup_requests == 0 || !self.leads() {
+            return Ok(());
+        }
+        if let Some((pname, _)) = session.runs.first() {
+            let mut p = self.study.profile(pname).map_err(StudyError::Usage)?;
+            p.total_requests = self.study.warmup_requests;
+            self.warmup_run = crate::app::bench::run(&http(p), &mut |_| {})
+                .ok()
+                .map(|r| r.file);
+        }
+        Ok(())
+    }
+
     #[allow(clippy::too_many_arguments)]
     fn session_runs(
         &mut self,
@@ -602,16 +621,7 @@ impl Runner {
         cancel: &AtomicBool,
         log: &mut dyn FnMut(&str),
     ) -> Result<Option<String>, StudyError> {
-        // The warm-up and the cache resets are the server's: shard 1's in a sharded study.
-        if self.study.warmup_requests > 0 && self.leads() {
-            if let Some((pname, _)) = session.runs.first() {
-                let mut p = self.study.profile(pname).map_err(StudyError::Usage)?;
-                p.total_requests = self.study.warmup_requests;
-                self.warmup_run = crate::app::bench::run(&http(p), &mut |_| {})
-                    .ok()
-                    .map(|r| r.file);
-            }
-        }
+        self.warm_up(session, http)?;
         for (pname, rep) in &session.runs {
             if cancel.load(Ordering::SeqCst) {
                 return Ok(None);
