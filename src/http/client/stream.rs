@@ -121,30 +121,7 @@ pub(super) async fn stream_request(
     let mut state = StreamState::for_endpoint(endpoint);
     state.keep_content = shared.config.response_format.is_some();
     let result = read_stream(shared, id, &mut conn, &mut body, &mut state).await;
-    // The split goes before the event that ends the request, whether the stream ended well.
-    if let Some(split) = state.reasoning_split() {
-        let at = match &result {
-            Ok(done_at) => *done_at,
-            Err(_) => shared.now(),
-        };
-        shared
-            .inbox
-            .push([EngineEvent::Reasoning { id, at, split }]);
-    }
-    if let (Ok(at), Some(checks)) = (
-        &result,
-        super::checks::output_checks(
-            shared.config.tools.as_ref(),
-            shared.config.response_format.as_ref(),
-            &state,
-        ),
-    ) {
-        shared.inbox.push([EngineEvent::Checked {
-            id,
-            at: *at,
-            checks,
-        }]);
-    }
+    report_end(shared, id, &result, &state);
     let done_at = result?;
     give_back(shared, conn);
     if state.token_chunks == 0 {
@@ -160,6 +137,33 @@ pub(super) async fn stream_request(
             completion_tokens: state.completion_tokens,
         },
     ))
+}
+
+/// Hands the engine what a stream's end tells beside its chunks, before the event that
+/// ends the request: the reasoning split (whether or not the stream ended well) and, after
+/// a complete stream, the answer's checks.
+fn report_end(shared: &Shared, id: u64, result: &Result<Duration, Failure>, state: &StreamState) {
+    if let Some(split) = state.reasoning_split() {
+        let at = match result {
+            Ok(done_at) => *done_at,
+            Err(_) => shared.now(),
+        };
+        shared
+            .inbox
+            .push([EngineEvent::Reasoning { id, at, split }]);
+    }
+    let checks = super::checks::output_checks(
+        shared.config.tools.as_ref(),
+        shared.config.response_format.as_ref(),
+        state,
+    );
+    if let (Ok(at), Some(checks)) = (result, checks) {
+        shared.inbox.push([EngineEvent::Checked {
+            id,
+            at: *at,
+            checks,
+        }]);
+    }
 }
 
 /// Read the SSE body to `[DONE]`, pushing token chunks to the inbox as they arrive; the
