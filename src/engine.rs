@@ -30,7 +30,7 @@ mod fixed;
 pub use fixed::FixedEngine;
 
 /// One request handed to an engine.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, Default, PartialEq)]
 pub struct EngineRequest {
     /// Request id, unique within a run.
     pub id: u64,

@@ -512,20 +512,15 @@ fn a_hybrid_models_prefix_hits_are_floored_to_its_checkpoints() {
 #[test]
 fn a_constrained_answer_pays_the_grammar_mask_per_token() {
     use servebench::engine::{Engine, EngineEvent, EngineRequest};
-    use std::time::Duration;
     let times = |constrained: bool| {
         let mut e = H200Sim::new(config("baseline"));
         e.submit(EngineRequest {
             id: 1,
             prompt_tokens: 200,
-            prompt: None,
             max_output_tokens: 64,
             ignore_eos: true,
-            arrival: Duration::ZERO,
-            shared_prefix_tokens: 0,
-            image_patches: Vec::new(),
-            shares_admission: false,
             constrained,
+            ..EngineRequest::default()
         })
         .unwrap();
         let mut ev = Vec::new();

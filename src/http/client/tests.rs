@@ -296,14 +296,9 @@ fn dataset_images_are_sent_by_url_in_turn() {
     let req = |id| EngineRequest {
         id,
         prompt_tokens: 5,
-        prompt: None,
         max_output_tokens: 9,
         ignore_eos: true,
-        arrival: Duration::ZERO,
-        shared_prefix_tokens: 0,
-        image_patches: Vec::new(),
-        shares_admission: false,
-        constrained: false,
+        ..EngineRequest::default()
     };
     // Request 1's images are entries 2 and 0 (2 × 1 + 0, 2 × 1 + 1 mod 3).
     let (b, p) = request_body(&cfg, &req(1));
@@ -341,14 +336,9 @@ fn the_schema_goes_in_the_chosen_field() {
     let req = EngineRequest {
         id: 1,
         prompt_tokens: 5,
-        prompt: None,
         max_output_tokens: 9,
         ignore_eos: true,
-        arrival: Duration::ZERO,
-        shared_prefix_tokens: 0,
-        image_patches: Vec::new(),
-        shares_admission: false,
-        constrained: false,
+        ..EngineRequest::default()
     };
     for (field, name) in [
         (SchemaField::ResponseFormat, "response_format"),
