@@ -172,10 +172,18 @@ pub fn run(args: &Args) -> Result<String, InputError> {
         output_tokens: args.output_tokens,
         slo: slo.clone(),
     };
+    // The saved figure is the highest rate judged to hold, not the interpolated capacity
+    // printed above it: say which, so the two figures side by side do not disagree.
+    let estimate = run
+        .estimate
+        .estimate
+        .filter(|e| *e > rate)
+        .map(|e| format!("; the interpolated capacity above is {e:.0}"))
+        .unwrap_or_default();
     text.push_str(&format!(
-        "\nClient ceiling: {:.0} req/s, {:.0} streamed events/s ({} tokens per answer) within \
-         {slo} against a zero-compute server ({}), the server's own work on this machine \
-         included",
+        "\nClient ceiling: {:.0} req/s (the highest probed rate judged to hold{estimate}), \
+         {:.0} streamed events/s ({} tokens per answer) within {slo} against a zero-compute \
+         server ({}), the server's own work on this machine included",
         ceiling.requests_per_s, ceiling.events_per_s, ceiling.output_tokens, ceiling.target
     ));
     match args.save.clone().or_else(ceiling_path) {
