@@ -322,6 +322,15 @@ fn sharded_runs_of_embeddings_and_images_merge_like_one_process() {
             RunFile::read(&single).unwrap(),
             RunFile::read(&merged).unwrap(),
         );
+        // Each shard sent in its own trace; the merged run names both, in shard order.
+        let traces: Vec<String> = (1..=2)
+            .map(|k| {
+                let f = RunFile::read(d.join(format!("{name}-{k}.json"))).unwrap();
+                f.labels["trace_id"].clone()
+            })
+            .collect();
+        assert_ne!(traces[0], traces[1]);
+        assert_eq!(merged.labels["trace_id"], traces.join(","), "{name}");
         assert_eq!(merged.records.len(), 16, "{name}");
         let shape_of = |r: &RunFile| {
             let mut v: Vec<_> = r

@@ -4,7 +4,9 @@
 //! (`00-TRACE_ID-SPAN_ID-01`, sampled). A server that traces (vLLM with
 //! `--otlp-traces-endpoint`) makes its span for the request a child of that span, so the
 //! server's spans of a run are found by the run's trace id (its run file's `trace_id`
-//! label), and each one's parent span id names the request: [`TraceId::span_of`].
+//! label), and each one's parent span id names the request: [`TraceId::span_of`]. Each
+//! shard of a sharded run has a trace of its own; the merged run's label lists them all,
+//! comma-separated, in shard order.
 //!
 //! ```
 //! use servebench::http::trace::TraceId;

@@ -451,6 +451,15 @@ pub fn merge(runs: &[(String, RunFile)], opts: &MergeOptions) -> Result<Merged, 
         }
     };
     run.shard = None;
+    // Each shard sent its requests in a trace of its own: the merged run names them all,
+    // in shard order.
+    let traces: Vec<&str> = order
+        .iter()
+        .filter_map(|&i| runs[i].1.labels.get("trace_id").map(String::as_str))
+        .collect();
+    if !traces.is_empty() {
+        run.labels.insert("trace_id".into(), traces.join(","));
+    }
     run.server_clock = None;
     run.schedule_origin = Some(schedule_origin);
     run.start_at = agreed;
